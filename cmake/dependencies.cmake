@@ -1,0 +1,25 @@
+# Every dependency is a Debian 12 package (design.md §5); scripts/install-deps installs them.
+# Imported targets get SYSTEM include directories so third-party warnings never trip -Werror.
+
+# Boost 1.81 exactly: Debian's default 1.74 lacks as_tuple, per-operation cancellation and
+# awaitable operators (style.md §0).
+find_package(Boost 1.81...<1.82 REQUIRED CONFIG COMPONENTS system json)
+find_package(OpenSSL 3 REQUIRED)
+find_package(Threads REQUIRED)
+find_package(fmt 9 REQUIRED CONFIG)
+find_package(yaml-cpp REQUIRED CONFIG)
+find_package(simdjson REQUIRED CONFIG)
+find_package(pugixml REQUIRED CONFIG)
+find_package(ZLIB REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+find_package(Catch2 2 REQUIRED CONFIG)
+
+find_package(date REQUIRED CONFIG)   # date::date-tz: time zones (GCC 12 has no std::chrono::tzdb)
+
+# Boost headers without Asio's separate-compilation switch, for code that must not see Asio
+# (proto, sigv4): Boost.System's error_code and result only.
+add_library(iss_boost_headers INTERFACE)
+target_link_libraries(iss_boost_headers INTERFACE Boost::headers)
+target_compile_definitions(iss_boost_headers INTERFACE BOOST_ALLOW_DEPRECATED_HEADERS)

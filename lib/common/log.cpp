@@ -1,0 +1,223 @@
+#include "common/log.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+
+namespace iss::log {
+namespace {
+
+std::atomic<level> g_level{level::info};
+std::atomic<output_format> g_format{output_format::text};
+std::atomic<const iss::clock*> g_clock{nullptr};
+std::mutex g_sink_mu;
+std::function<void(std::string_view)> g_sink;  // guarded by g_sink_mu
+
+bool needs_quotes(std::string_view v) {
+    if (v.empty()) return true;
+    for (unsigned char c : v) {
+        if (c <= 0x20 || c == '"' || c == '=' || c == 0x7f) return true;
+    }
+    return false;
+}
+
+void append_text_value(std::string& out, std::string_view v) {
+    if (!needs_quotes(v)) {
+        out += v;
+        return;
+    }
+    out += '"';
+    append_json_escaped(out, v);
+    out += '"';
+}
+
+void append_json_field(std::string& out, std::string_view k, std::string_view v) {
+    out += ",\"";
+    append_json_escaped(out, k);
+    out += "\":\"";
+    append_json_escaped(out, v);
+    out += '"';
+}
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when it is not valid (RFC 3629).
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = b(i);
+    if (c < 0x80) return 1;
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) n = 2;
+    else if (c == 0xe0) { n = 3; lo = 0xa0; }
+    else if (c >= 0xe1 && c <= 0xec) n = 3;
+    else if (c == 0xed) { n = 3; hi = 0x9f; }
+    else if (c >= 0xee && c <= 0xef) n = 3;
+    else if (c == 0xf0) { n = 4; lo = 0x90; }
+    else if (c >= 0xf1 && c <= 0xf3) n = 4;
+    else if (c == 0xf4) { n = 4; hi = 0x8f; }
+    else return 0;
+    if (i + n > s.size()) return 0;
+    if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+    for (std::size_t k = 2; k < n; ++k) {
+        if (b(i + k) < 0x80 || b(i + k) > 0xbf) return 0;
+    }
+    return n;
+}
+
+}  // namespace
+
+std::string_view to_string(level l) noexcept {
+    switch (l) {
+        case level::trace: return "trace";
+        case level::debug: return "debug";
+        case level::info: return "info";
+        case level::warn: return "warn";
+        case level::error: return "error";
+        case level::off: return "off";
+    }
+    return "?";
+}
+
+std::optional<level> parse_level(std::string_view s) noexcept {
+    for (auto l : {level::trace, level::debug, level::info, level::warn, level::error, level::off}) {
+        if (s == to_string(l)) return l;
+    }
+    if (s == "warning") return level::warn;
+    return std::nullopt;
+}
+
+std::optional<output_format> parse_format(std::string_view s) noexcept {
+    if (s == "text") return output_format::text;
+    if (s == "json") return output_format::json;
+    return std::nullopt;
+}
+
+void append_json_escaped(std::string& out, std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            const std::size_t n = utf8_sequence_length(s, i);
+            if (n == 0) {
+                out += "\xef\xbf\xbd";  // U+FFFD REPLACEMENT CHARACTER
+                ++i;
+            } else {
+                out.append(s.substr(i, n));
+                i += n;
+            }
+            continue;
+        }
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            case '\b': out += "\\b"; break;
+            case '\f': out += "\\f"; break;
+            default:
+                if (c < 0x20) {
+                    out += "\\u00";
+                    out += hex[c >> 4];
+                    out += hex[c & 0xf];
+                } else {
+                    out += static_cast<char>(c);
+                }
+        }
+        ++i;
+    }
+}
+
+std::string format_rfc3339_micros(clock::system_time t) {
+    using namespace std::chrono;
+    const auto us = duration_cast<microseconds>(t.time_since_epoch()).count();
+    auto secs = us / 1'000'000;
+    auto frac = us % 1'000'000;
+    if (frac < 0) {
+        frac += 1'000'000;
+        --secs;
+    }
+    const std::time_t tt = static_cast<std::time_t>(secs);
+    std::tm tm{};
+    gmtime_r(&tt, &tm);
+    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                       tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+}
+
+std::string format_record(const record& r, output_format f) {
+    std::string out;
+    out.reserve(96 + r.message.size());
+    const std::string ts = format_rfc3339_micros(r.time);
+    if (f == output_format::json) {
+        out += "{\"ts\":\"";
+        out += ts;
+        out += "\",\"level\":\"";
+        out += to_string(r.lvl);
+        out += "\",\"logger\":\"";
+        append_json_escaped(out, r.logger);
+        out += "\",\"msg\":\"";
+        append_json_escaped(out, r.message);
+        out += '"';
+        for (const auto& fl : r.context) append_json_field(out, fl.key, fl.value);
+        for (const auto& fl : r.fields) append_json_field(out, fl.key, fl.value);
+        out += '}';
+        return out;
+    }
+    out += ts;
+    out += ' ';
+    const auto lv = to_string(r.lvl);
+    out += lv;
+    out.append(6 - std::min<std::size_t>(lv.size(), 5), ' ');
+    out += r.logger;
+    out += ": ";
+    // The message is free text; keep it on one line.
+    for (char c : r.message) out += (c == '\n' || c == '\r') ? ' ' : c;
+    for (const auto* list : {&r.context, &r.fields}) {
+        for (const auto& fl : *list) {
+            out += ' ';
+            out += fl.key;
+            out += '=';
+            append_text_value(out, fl.value);
+        }
+    }
+    return out;
+}
+
+void configure(level min, output_format f) {
+    g_level.store(min);
+    g_format.store(f);
+}
+
+level min_level() noexcept { return g_level.load(std::memory_order_relaxed); }
+
+void set_sink(std::function<void(std::string_view)> sink) {
+    std::lock_guard lk{g_sink_mu};
+    g_sink = std::move(sink);
+}
+
+void set_clock(const iss::clock* c) { g_clock.store(c); }
+
+logger::logger(std::string name, fields context) : name_{std::move(name)}, context_{std::move(context)} {}
+
+logger logger::with(fields extra) const {
+    fields all = context_;
+    all.insert(all.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
+    return logger{name_, std::move(all)};
+}
+
+void logger::write(level l, std::string_view message, std::span<const field> extra) const {
+    if (!enabled(l)) return;
+    const iss::clock* c = g_clock.load();
+    const record r{c != nullptr ? c->system_now() : std::chrono::system_clock::now(), l, name_, message, context_, extra};
+    std::string line = format_record(r, g_format.load());
+    std::lock_guard lk{g_sink_mu};
+    if (g_sink) {
+        g_sink(line);
+        return;
+    }
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fflush(stderr);
+}
+
+}  // namespace iss::log

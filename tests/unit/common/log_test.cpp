@@ -1,0 +1,93 @@
+#include "common/log.hpp"
+#include "common/types.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+using namespace std::chrono_literals;
+namespace lg = iss::log;
+
+namespace {
+const iss::clock::system_time t0 = iss::clock::system_time{1'795'999'323s} + 4us;  // 2026-11-30T...
+
+struct capture {
+    std::vector<std::string> lines;
+    iss::manual_clock clock{t0};
+    capture() {
+        lg::set_sink([this](std::string_view l) { lines.emplace_back(l); });
+        lg::set_clock(&clock);
+    }
+    ~capture() {
+        lg::set_sink({});
+        lg::set_clock(nullptr);
+        lg::configure(lg::level::info, lg::output_format::text);
+    }
+};
+}  // namespace
+
+TEST_CASE("timestamps are RFC 3339 UTC with microseconds", "[log]") {
+    CHECK(lg::format_rfc3339_micros(iss::clock::system_time{0s}) == "1970-01-01T00:00:00.000000Z");
+    CHECK(lg::format_rfc3339_micros(t0) == "2026-11-30T00:42:03.000004Z");
+}
+
+TEST_CASE("text lines carry time, level, logger, message and fields", "[log]") {
+    const std::vector<lg::field> ctx{{"bucket", "lake"}};
+    const std::vector<lg::field> f{{"key", "a b"}, {"attempt", "2/10"}, {"empty", ""}};
+    const lg::record r{t0, lg::level::warn, "s3", "retrying\nnow", ctx, f};
+    CHECK(lg::format_record(r, lg::output_format::text) ==
+          "2026-11-30T00:42:03.000004Z warn  s3: retrying now bucket=lake key=\"a b\" attempt=2/10 empty=\"\"");
+}
+
+TEST_CASE("JSON lines are valid JSON with escaped strings", "[log]") {
+    const std::vector<lg::field> f{{"key", "q\"\\\x01\xff"}};
+    const lg::record r{t0, lg::level::error, "iggy", "tab\there", {}, f};
+    CHECK(lg::format_record(r, lg::output_format::json) ==
+          "{\"ts\":\"2026-11-30T00:42:03.000004Z\",\"level\":\"error\",\"logger\":\"iggy\","
+          "\"msg\":\"tab\\there\",\"key\":\"q\\\"\\\\\\u0001\xef\xbf\xbd\"}");
+}
+
+TEST_CASE("valid multi-byte UTF-8 passes through JSON escaping unchanged", "[log]") {
+    std::string out;
+    lg::append_json_escaped(out, "caf\xc3\xa9 \xf0\x9f\x98\x80");
+    CHECK(out == "caf\xc3\xa9 \xf0\x9f\x98\x80");
+    out.clear();
+    lg::append_json_escaped(out, "\xed\xa0\x80");  // a UTF-16 surrogate encoded in UTF-8 is invalid
+    CHECK(out == "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+}
+
+TEST_CASE("levels below the minimum are dropped; fields and context are emitted", "[log]") {
+    capture cap;
+    lg::configure(lg::level::info, lg::output_format::text);
+    const lg::logger base{"pipeline"};
+    const auto log = base.with({lg::kv("stream", "app"), lg::kv("partition", 3)});
+    log.debug("not shown {}", 1);
+    log.info({lg::kv("offset", 42)}, "uploaded {} records", 10);
+    REQUIRE(cap.lines.size() == 1);
+    CHECK(cap.lines[0] == "2026-11-30T00:42:03.000004Z info  pipeline: uploaded 10 records stream=app partition=3 offset=42");
+    lg::configure(lg::level::off, lg::output_format::text);
+    log.error("silenced");
+    CHECK(cap.lines.size() == 1);
+}
+
+TEST_CASE("a secret passed as a field is redacted in both formats", "[log][redaction]") {
+    capture cap;
+    const iss::secret_access_key secret{"SUPERSECRET"};
+    lg::configure(lg::level::trace, lg::output_format::json);
+    lg::logger{"s3"}.trace({lg::kv("secret", secret)}, "signing with {}", secret);
+    lg::configure(lg::level::trace, lg::output_format::text);
+    lg::logger{"s3"}.trace({lg::kv("secret", secret)}, "signing with {}", secret);
+    REQUIRE(cap.lines.size() == 2);
+    for (const auto& l : cap.lines) {
+        CHECK(l.find("SUPERSECRET") == std::string::npos);
+        CHECK(l.find("****") != std::string::npos);
+    }
+}
+
+TEST_CASE("level and format names parse", "[log]") {
+    CHECK(lg::parse_level("debug") == lg::level::debug);
+    CHECK(lg::parse_level("warning") == lg::level::warn);
+    CHECK_FALSE(lg::parse_level("loud").has_value());
+    CHECK(lg::parse_format("json") == lg::output_format::json);
+    CHECK_FALSE(lg::parse_format("xml").has_value());
+}
