@@ -4,9 +4,13 @@
 
 namespace iss::app {
 
+int run_sigv4(std::span<const std::string_view> args);  // cmd_sigv4.cpp
+
 // Subcommands arrive with their issues; keep this table sorted as --help shows it.
 std::span<const command> commands() {
-    static const std::array<command, 0> table{};
+    static const command table[] = {
+      {"sigv4", "sign a request file with SigV4 and print it (debug SignatureDoesNotMatch)", run_sigv4},
+    };
     return table;
 }
 
