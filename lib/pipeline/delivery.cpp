@@ -1,0 +1,532 @@
+// The delivery contract: see the essay at the top of delivery.hpp before changing anything
+// here. Every function below says which invariant it serves.
+#include "pipeline/delivery.hpp"
+
+#include "pipeline/error.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <algorithm>
+#include <cassert>
+
+namespace iss::pipeline {
+
+std::string_view to_string(store_status s) noexcept {
+    switch (s) {
+        case store_status::ok: return "ok";
+        case store_status::exists: return "exists";
+        case store_status::not_found: return "not_found";
+        case store_status::retryable: return "retryable";
+        case store_status::fatal: return "fatal";
+    }
+    return "?";
+}
+
+std::string_view to_string(offset_status s) noexcept {
+    switch (s) {
+        case offset_status::ok: return "ok";
+        case offset_status::not_owner: return "not_owner";
+        case offset_status::retryable: return "retryable";
+        case offset_status::fatal: return "fatal";
+    }
+    return "?";
+}
+
+std::string_view to_string(source_status s) noexcept {
+    switch (s) {
+        case source_status::ok: return "ok";
+        case source_status::not_member: return "not_member";
+        case source_status::retryable: return "retryable";
+        case source_status::fatal: return "fatal";
+    }
+    return "?";
+}
+
+// ---------------------------------------------------------------------------------------
+// Invariant 4: the strategy follows the probed capabilities; the guarantee is named.
+
+result<delivery_plan> plan_delivery(store_capabilities caps, conditional_writes cw, consumer_mode mode) {
+    const std::string_view rebalance =
+      mode == consumer_mode::group ? "; in a consumer group a forced rebalance can duplicate (never lose) data"
+                                   : "";
+    if (cw == conditional_writes::off) {
+        return delivery_plan{
+          upload_strategy::head_then_write, false,
+          fmt::format(
+            "s3.conditional_writes=off: exactly-once after crashes for a single owner (HEAD before each "
+            "write adopts what exists){}",
+            rebalance)};
+    }
+    if (!caps.conditional_put) {
+        if (cw == conditional_writes::required) return error{errc::conditional_required, "s3.conditional_writes"};
+        return delivery_plan{
+          upload_strategy::head_then_write, false,
+          fmt::format(
+            "the store ignores If-None-Match on PutObject: exactly-once after crashes for a single owner "
+            "(HEAD before each write adopts what exists){}",
+            rebalance)};
+    }
+    if (caps.conditional_complete) {
+        return delivery_plan{
+          upload_strategy::multipart_conditional, true,
+          "exactly-once in the bucket: every object is written once with If-None-Match (PutObject, and "
+          "CompleteMultipartUpload above s3.part_size) and a 412 adopts the existing object's range"};
+    }
+    return delivery_plan{
+      upload_strategy::single_part_conditional, true,
+      "exactly-once in the bucket: the store ignores If-None-Match on CompleteMultipartUpload, so objects "
+      "are closed at s3.part_size and written only with a conditional PutObject; a 412 adopts the existing "
+      "object's range"};
+}
+
+// Invariant 2: keys depend on (partition, first offset) only.
+result<void> check_key_namer(const key_namer& namer, const partition_ref& sample) {
+    const auto a = namer.key(sample, 0);
+    const auto b = namer.key(sample, 0);
+    if (a != b) return error{errc::nondeterministic_key, fmt::format("{:?} then {:?} for the same input", a.get(), b.get())};
+    const auto c = namer.key(sample, 1);
+    if (c == a) return error{errc::nondeterministic_key, "the key does not contain the first offset ({start_offset})"};
+    partition_ref other = sample;
+    other.partition += 1;
+    if (namer.key(other, 1) == c) return error{errc::nondeterministic_key, "the key does not contain the partition"};
+    const auto big1 = namer.key(sample, 18'446'744'073'709'551'615ull);
+    const auto big2 = namer.key(sample, 18'446'744'073'709'551'615ull);
+    if (big1 != big2) return error{errc::nondeterministic_key, "renders differently for the same input"};
+    return {};
+}
+
+// ---------------------------------------------------------------------------------------
+// The partition writer
+
+struct partition_writer::open_object {
+    explicit open_object(std::string spool_dir) : spilled{std::move(spool_dir)} {}
+    object_key key;
+    std::unique_ptr<record_encoder> encoder;
+    std::string buf;  ///< encoder output not yet spilled (at most about one part)
+    spool spilled;    ///< encoder output beyond one part (multipart objects)
+    std::uint64_t first_offset = 0;
+    std::uint64_t last_offset = 0;  ///< last offset accounted for (records, skipped, dead-lettered)
+    std::uint64_t records = 0;
+    std::uint64_t first_timestamp_us = 0;
+    clock::steady_time last_append{};
+    std::optional<clock::system_time> schedule_deadline;
+};
+
+partition_writer::partition_writer(
+  partition_ref p, const writer_options& o, const rotation_policy& rotation, writer_ports ports,
+  std::optional<std::uint64_t> committed)
+    : p_{std::move(p)}
+    , o_{o}
+    , rotation_{rotation}
+    , ports_{ports}
+    , log_{"pipeline",
+           {iss::log::kv("stream", p_.stream), iss::log::kv("topic", p_.topic), iss::log::kv("partition", p_.partition)}}
+    , committed_{committed}
+    , rng_{std::random_device{}()} {
+    if (committed_) next_ = *committed_ + 1;
+}
+
+partition_writer::~partition_writer() = default;
+
+open_object_state partition_writer::rotation_state() const {
+    open_object_state s;
+    if (!open_) return s;
+    s.records = open_->records;
+    s.bytes = open_->spilled.size() + open_->buf.size();
+    s.first_timestamp_us = open_->first_timestamp_us;
+    s.last_append = open_->last_append;
+    s.schedule_deadline = open_->schedule_deadline;
+    return s;
+}
+
+std::optional<std::chrono::nanoseconds> partition_writer::time_to_due() const {
+    if (state_ != writer_state::running) return std::nullopt;
+    if (pending_commit_) return std::chrono::nanoseconds{o_.retry_backoff.base};
+    return rotation_.time_to_due(rotation_state(), ports_.clock.steady_now(), ports_.clock.system_now());
+}
+
+void partition_writer::open(const message& m) {
+    auto o = std::make_unique<open_object>(o_.spool_dir);
+    // Invariant 2: the key is rendered once, from the partition and the first offset only.
+    o->key = ports_.namer.key(p_, m.offset);
+    o->encoder = ports_.encoders.make();
+    o->encoder->begin(o->buf);
+    o->first_offset = o->last_offset = m.offset;
+    o->first_timestamp_us = m.timestamp_us;
+    o->last_append = ports_.clock.steady_now();
+    o->schedule_deadline = rotation_.schedule_deadline(ports_.clock.system_now());
+    open_ = std::move(o);
+}
+
+void partition_writer::discard_open() { open_.reset(); }
+
+void partition_writer::drop(std::string_view why) {
+    if (open_) {
+        counters_.records_dropped += open_->records;
+        log_.warn(
+          {iss::log::kv("key", open_->key), iss::log::kv("first_offset", open_->first_offset),
+           iss::log::kv("last_offset", open_->last_offset)},
+          "dropping {} buffered records without uploading: {}", open_->records, why);
+        discard_open();
+    }
+    // Re-read from what is durable: the committed offset (or a durable one whose commit is
+    // still pending; re-writing it would be adopted anyway).
+    const auto durable = pending_commit_ ? pending_commit_ : committed_;
+    next_ = durable ? std::optional<std::uint64_t>{*durable + 1} : std::nullopt;
+}
+
+void partition_writer::give_up(std::string_view why) { drop(why); }
+
+task<feed_status> partition_writer::feed(std::span<const message> batch) {
+    for (const message& m : batch) {
+        if (state_ != writer_state::running) co_return feed_status::stopped;
+        if (next_ && m.offset < *next_) continue;  // held already, or covered by an adopted object
+        const feed_status s = co_await feed_one(m);
+        if (s != feed_status::ok) co_return s;
+    }
+    co_return state_ == writer_state::running ? feed_status::ok : feed_status::stopped;
+}
+
+feed_status partition_writer::to_feed(delivered d) noexcept {
+    switch (d) {
+        case delivered::ok: return feed_status::ok;
+        case delivered::stopped: return feed_status::stopped;
+        case delivered::rewound:
+        case delivered::given_up: return feed_status::rewind;
+    }
+    return feed_status::stopped;
+}
+
+task<feed_status> partition_writer::feed_one(const message& m) {
+    if (open_ && rotation_.span_exceeded(rotation_state(), m.timestamp_us)) {
+        const delivered d = co_await close_and_deliver(rotate_reason::max_span);
+        if (d != delivered::ok) co_return to_feed(d);
+        if (next_ && m.offset < *next_) co_return feed_status::ok;  // an adopted object covers m
+    }
+    if (!open_) open(m);
+    if (auto r = open_->encoder->append(m, p_, open_->buf); !r) {
+        const delivered d = co_await handle_bad_message(m, r.error());
+        co_return to_feed(d);
+    }
+    open_->records += 1;
+    open_->last_offset = m.offset;
+    open_->last_append = ports_.clock.steady_now();
+    next_ = m.offset + 1;
+
+    std::uint64_t cap = 0;
+    if (o_.plan.strategy == upload_strategy::single_part_conditional) {
+        cap = o_.part_size;  // invariant 4: never multipart where Complete ignores the condition
+    } else if (open_->buf.size() >= o_.part_size) {
+        // Memory per open object stays about one part: the rest waits in the spool file.
+        if (auto w = open_->spilled.append(open_->buf); !w) {
+            log_.warn("cannot spool beyond one part ({}); closing the object now", w.error());
+            const delivered d = co_await close_and_deliver(rotate_reason::part_size);
+            co_return to_feed(d);
+        }
+        open_->buf.clear();
+    }
+    if (auto why = rotation_.full(rotation_state(), cap)) {
+        const delivered d = co_await close_and_deliver(*why);
+        co_return to_feed(d);
+    }
+    co_return feed_status::ok;
+}
+
+// Invariants 1 and 3: upload with If-None-Match; on 412 adopt; then (and only then) commit.
+task<partition_writer::delivered> partition_writer::close_and_deliver(rotate_reason why) {
+    assert(open_);
+    open_object& o = *open_;
+    o.encoder->finish(o.buf);
+    const object_range r{o.first_offset, o.last_offset, o.records};
+    const iss::log::fields ctx{
+      iss::log::kv("key", o.key), iss::log::kv("first_offset", r.first_offset), iss::log::kv("last_offset", r.last_offset),
+      iss::log::kv("count", r.count), iss::log::kv("bytes", o.spilled.size() + o.buf.size()),
+      iss::log::kv("reason", to_string(why))};
+    for (;;) {
+        const store_result<none> up = co_await upload(o, r);
+        if (up.status == store_status::ok) {
+            counters_.objects_written += 1;
+            counters_.records_written += r.count;
+            log_.info(ctx, "object uploaded");
+            discard_open();
+            co_return co_await finish_delivery(r.last_offset);
+        }
+        if (up.status != store_status::exists) {  // gave up (group mode)
+            give_up(fmt::format("upload of {} failed: {}", o.key, up.detail));
+            co_return delivered::given_up;
+        }
+        // 412: an earlier run (crashed, or a stale/new owner) wrote this key. Adopt it.
+        bool gave_up = false;
+        bool vanished = false;
+        const std::optional<object_range> existing = co_await read_existing(o.key, gave_up, vanished);
+        if (vanished) continue;  // deleted between the 412 and the HEAD: write it again
+        if (!existing) {
+            if (gave_up) {
+                give_up(fmt::format("HEAD of existing {} failed", o.key));
+                co_return delivered::given_up;
+            }
+            // No usable metadata: we cannot tell what it holds; never overwrite, stop here.
+            log_.error(ctx, "the existing object has no usable iggy-* metadata; stopping this partition");
+            counters_.records_dropped += r.count;
+            discard_open();
+            state_ = writer_state::failed;
+            co_return delivered::stopped;
+        }
+        counters_.objects_adopted += 1;
+        counters_.records_dropped += r.count;
+        log_.warn(
+          ctx, "object exists already (412): adopting its range {}..{} ({} records) instead of overwriting",
+          existing->first_offset, existing->last_offset, existing->count);
+        if (existing->first_offset != r.first_offset)
+            log_.warn(ctx, "existing object's first offset {} differs from ours", existing->first_offset);
+        discard_open();
+        if (existing->last_offset < r.last_offset) {
+            // It holds less than we did: re-read what follows it, so the next key is the one
+            // a crash-free run would have written.
+            next_ = existing->last_offset + 1;
+            const delivered d = co_await finish_delivery(existing->last_offset);
+            co_return d == delivered::ok ? delivered::rewound : d;
+        }
+        next_ = std::max(next_.value_or(0), existing->last_offset + 1);
+        co_return co_await finish_delivery(existing->last_offset);
+    }
+}
+
+task<store_result<none>> partition_writer::upload(open_object& o, const object_range& r) {
+    const std::string content_type = ports_.encoders.content_type();
+    unsigned attempt = 0;
+    for (;;) {
+        if (o_.plan.strategy == upload_strategy::head_then_write) {
+            // No usable If-None-Match: look first (racy against a concurrent owner, which is
+            // the guarantee named at start; safe against a crashed earlier run).
+            const auto h = co_await ports_.store.head_object(o.key);
+            if (h.status == store_status::ok) co_return store_result<none>{store_status::exists, {}, "HEAD found it"};
+            if (h.status != store_status::not_found) {
+                const bool ok1 = co_await retry_or_give_up(attempt, "HEAD before write", h.detail, h.status == store_status::fatal);
+                if (!ok1)
+                    co_return store_result<none>{store_status::retryable, {}, h.detail};
+                continue;
+            }
+        }
+        store_result<none> res;
+        if (o.spilled.size() == 0) {
+            res = co_await ports_.store.put_object(o.key, o.buf, r, content_type, o_.plan.if_none_match);
+        } else {
+            res = co_await upload_multipart(o, r);
+        }
+        if (res.status == store_status::ok || res.status == store_status::exists) co_return res;
+        const bool ok2 = co_await retry_or_give_up(attempt, "upload", res.detail, res.status == store_status::fatal);
+        if (!ok2)
+            co_return store_result<none>{store_status::retryable, {}, res.detail};
+    }
+}
+
+task<store_result<none>> partition_writer::upload_multipart(open_object& o, const object_range& r) {
+    auto created = co_await ports_.store.create_multipart(o.key, r, ports_.encoders.content_type());
+    if (created.status != store_status::ok) co_return store_result<none>{created.status, {}, created.detail};
+    const std::string upload_id = created.value;
+    std::vector<completed_part> parts;
+    const std::uint64_t spooled = o.spilled.size();
+    const std::uint64_t total = spooled + o.buf.size();
+    std::string chunk;
+    store_result<none> failure{store_status::ok, {}, {}};
+    int number = 1;
+    for (std::uint64_t off = 0; off < total; off += o_.part_size, ++number) {
+        const std::uint64_t len = std::min<std::uint64_t>(o_.part_size, total - off);
+        chunk.clear();
+        if (off < spooled) {
+            const std::uint64_t from_spool = std::min(len, spooled - off);
+            if (auto rd = o.spilled.read(off, static_cast<std::size_t>(from_spool), chunk); !rd) {
+                failure = {store_status::fatal, {}, rd.error().message()};
+                break;
+            }
+        }
+        if (chunk.size() < len) {
+            const std::uint64_t buf_off = off + chunk.size() - spooled;
+            chunk.append(o.buf, static_cast<std::size_t>(buf_off), static_cast<std::size_t>(len - chunk.size()));
+        }
+        auto part = co_await ports_.store.upload_part(o.key, upload_id, number, chunk);
+        if (part.status != store_status::ok) {
+            failure = {part.status == store_status::exists ? store_status::retryable : part.status, {}, part.detail};
+            break;
+        }
+        parts.push_back(completed_part{number, part.value});
+    }
+    store_result<none> done = failure;
+    if (failure.status == store_status::ok) {
+        done = co_await ports_.store.complete_multipart(o.key, upload_id, parts, o_.plan.if_none_match);
+    }
+    if (done.status != store_status::ok) {
+        // Not completed (failed, or 412): the upload stays pending in S3 until aborted.
+        const auto ab = co_await ports_.store.abort_multipart(o.key, upload_id);
+        if (ab.status != store_status::ok)
+            log_.debug({iss::log::kv("key", o.key)}, "abort of upload failed: {}", ab.detail);
+    }
+    co_return done;
+}
+
+task<std::optional<object_range>> partition_writer::read_existing(const object_key& key, bool& gave_up, bool& vanished) {
+    unsigned attempt = 0;
+    for (;;) {
+        const auto h = co_await ports_.store.head_object(key);
+        if (h.status == store_status::ok) {
+            auto range = from_user_metadata(h.value);
+            if (!range) {
+                log_.error({iss::log::kv("key", key)}, "existing object: {}", range.error());
+                co_return std::nullopt;
+            }
+            co_return *range;
+        }
+        if (h.status == store_status::not_found) {
+            vanished = true;
+            co_return std::nullopt;
+        }
+        const bool ok3 = co_await retry_or_give_up(attempt, "HEAD of existing object", h.detail, h.status == store_status::fatal);
+        if (!ok3) {
+            gave_up = true;
+            co_return std::nullopt;
+        }
+    }
+}
+
+// Invariant 5: group mode never retries past the operation's deadline (the adapter bounds
+// each call by s3.retry.deadline); single mode retries without end.
+task<bool> partition_writer::retry_or_give_up(unsigned& attempt, std::string_view what, std::string_view detail, bool fatal) {
+    if (o_.mode == consumer_mode::group) {
+        log_.warn("{} failed ({}); group mode: giving up, the partition is re-read from its committed offset", what, detail);
+        co_return false;
+    }
+    counters_.retries += 1;
+    const auto delay = full_jitter_delay(o_.retry_backoff, attempt++, rng_);
+    if (fatal) {
+        log_.error("{} failed ({}): check the s3 settings and permissions; retrying in {} ms (attempt {})", what, detail,
+                   delay.count(), attempt);
+    } else {
+        log_.warn("{} failed ({}); retrying in {} ms (attempt {})", what, detail, delay.count(), attempt);
+    }
+    co_await ports_.sleep.sleep_for(delay);
+    co_return true;
+}
+
+task<partition_writer::delivered> partition_writer::finish_delivery(std::uint64_t durable_through) {
+    const bool ok4 = co_await commit_through(durable_through);
+    if (!ok4) co_return delivered::stopped;
+    co_return delivered::ok;
+}
+
+// Invariant 1: the ONLY place an offset is stored; callers pass a durable offset.
+task<bool> partition_writer::commit_through(std::uint64_t offset) {
+    if (committed_ && offset <= *committed_) {
+        pending_commit_.reset();
+        co_return true;
+    }
+    unsigned attempt = 0;
+    for (;;) {
+        const offset_result r = co_await ports_.offsets.store_offset(p_, offset);
+        switch (r.status) {
+            case offset_status::ok:
+                committed_ = offset;
+                pending_commit_.reset();
+                counters_.commits += 1;
+                log_.debug({iss::log::kv("offset", offset)}, "offset stored");
+                co_return true;
+            case offset_status::not_owner:
+                // 3022/5006: the partition is someone else's now. What we delivered is
+                // durable; anything still held is dropped (invariant 5).
+                log_.warn({iss::log::kv("offset", offset)}, "offset refused, not the owner any more ({})", r.detail);
+                pending_commit_.reset();
+                if (open_) drop("partition taken over by another group member");
+                state_ = writer_state::revoked;
+                co_return false;
+            case offset_status::retryable:
+            case offset_status::fatal:
+                if (o_.mode == consumer_mode::group) {
+                    pending_commit_ = offset;  // durable; retried at the next tick
+                    log_.warn({iss::log::kv("offset", offset)}, "storing the offset failed ({}); will retry", r.detail);
+                    co_return true;
+                }
+                counters_.retries += 1;
+                {
+                    const auto delay = full_jitter_delay(o_.retry_backoff, attempt++, rng_);
+                    log_.warn({iss::log::kv("offset", offset)}, "storing the offset failed ({}); retrying in {} ms",
+                              r.detail, delay.count());
+                    co_await ports_.sleep.sleep_for(delay);
+                }
+                break;
+        }
+    }
+}
+
+// Skipped / dead-lettered messages: covered by the open object, or committed at once.
+task<partition_writer::delivered> partition_writer::absorb(std::uint64_t offset) {
+    next_ = offset + 1;
+    if (open_) {
+        open_->last_offset = offset;
+        co_return delivered::ok;
+    }
+    // No object open: everything before `offset` is durable already (sequential writes).
+    co_return co_await finish_delivery(offset);
+}
+
+task<partition_writer::delivered> partition_writer::handle_bad_message(const message& m, const error& e) {
+    if (open_ && open_->records == 0) discard_open();  // opened for this message only: nothing in it
+    const iss::log::fields ctx{iss::log::kv("offset", m.offset), iss::log::kv("reason", e.message())};
+    switch (o_.on_bad_message) {
+        case bad_message_policy::skip:
+            counters_.bad_skipped += 1;
+            log_.warn(ctx, "bad message skipped (delivery.on_bad_message: skip)");
+            co_return co_await absorb(m.offset);
+        case bad_message_policy::dead_letter: {
+            assert(ports_.dead_letters != nullptr);
+            unsigned attempt = 0;
+            for (;;) {
+                const source_status s = co_await ports_.dead_letters->send(m, p_, e.message());
+                if (s == source_status::ok) break;
+                const bool ok5 = co_await retry_or_give_up(attempt, "dead-letter send", to_string(s), s == source_status::fatal);
+                if (!ok5) {
+                    give_up("dead-letter send failed");
+                    co_return delivered::given_up;
+                }
+            }
+            counters_.bad_dead_lettered += 1;
+            log_.warn(ctx, "bad message sent to the dead-letter topic");
+            co_return co_await absorb(m.offset);
+        }
+        case bad_message_policy::fail:
+            break;
+    }
+    log_.error(ctx, "bad message: this partition stops here (the others go on); fix the producer, or set "
+                    "delivery.on_bad_message to skip or dead_letter");
+    if (open_) {
+        const delivered d = co_await close_and_deliver(rotate_reason::bad_message);
+        if (d == delivered::given_up || d == delivered::stopped) co_return d;
+        if (next_ && *next_ > m.offset) co_return delivered::ok;  // an adopted object already covers it
+    }
+    state_ = writer_state::failed;
+    next_ = m.offset;
+    co_return delivered::stopped;
+}
+
+task<void> partition_writer::tick() {
+    if (state_ != writer_state::running) co_return;
+    if (pending_commit_) {
+        const bool ok6 = co_await commit_through(*pending_commit_);
+        if (!ok6) co_return;
+    }
+    if (!open_) co_return;
+    if (auto why = rotation_.due(rotation_state(), ports_.clock.steady_now(), ports_.clock.system_now())) {
+        co_await close_and_deliver(*why);
+    }
+}
+
+task<bool> partition_writer::flush(rotate_reason why) {
+    if (state_ == writer_state::running && pending_commit_) {
+        const bool ok7 = co_await commit_through(*pending_commit_);
+        if (!ok7) co_return !open_;
+    }
+    if (state_ != writer_state::running || !open_) co_return !open_ && !pending_commit_;
+    const delivered d = co_await close_and_deliver(why);
+    co_return (d == delivered::ok || d == delivered::rewound) && !pending_commit_;
+}
+
+}  // namespace iss::pipeline

@@ -1,0 +1,213 @@
+#pragma once
+/// \file
+/// The ports of the pipeline: small interfaces it defines for what it needs from the outside
+/// (an object store, an offset store, a message source, a dead-letter topic, record encoders,
+/// key naming, sleeping). The daemon plugs in thin adapters over `s3::client`, `iggy::client`
+/// and `format`; the unit tests plug in fakes. Every call is awaited directly by the pipeline,
+/// so arguments passed by reference or view stay valid until the awaitable completes.
+///
+/// Outcomes are values, never exceptions: each adapter is the one place where its client's
+/// exceptions and error codes become these outcomes (style.md §4.4). Cancellation
+/// (`operation_aborted`) is the exception: it propagates as an exception.
+
+#include "common/types.hpp"
+#include "pipeline/types.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace iss::pipeline {
+
+template <class T>
+using task = boost::asio::awaitable<T>;
+
+// ---------------------------------------------------------------------------------------
+// Object store (S3)
+
+/// The outcome class of one store operation, after the client's own retries.
+enum class store_status {
+    ok,         ///< done (200 on Put / Complete / Head ...)
+    exists,     ///< 412 Precondition Failed on a conditional write: the key already exists
+    not_found,  ///< NoSuchKey / NoSuchUpload / 404 on HEAD
+    retryable,  ///< the client gave up within its budget, but a later attempt may succeed
+    fatal,      ///< will not succeed without operator action (AccessDenied, NoSuchBucket ...)
+};
+
+/// "ok", "exists", ...
+[[nodiscard]] std::string_view to_string(store_status s) noexcept;
+
+/// A store outcome with a value for `ok` (for example an ETag or an upload id).
+template <class T>
+struct store_result {
+    store_status status = store_status::ok;
+    T value{};
+    std::string detail;  ///< why, for the log (error code, request id); never a secret
+};
+struct none {};
+
+/// One uploaded part of a multipart upload.
+struct completed_part {
+    int number = 0;    ///< 1-based
+    std::string etag;  ///< as returned, quotes kept
+};
+
+/// What the pipeline needs from S3. Implementations apply the client's retry policy and,
+/// in consumer-group mode, the per-operation deadline (`s3.retry.deadline`) inside each call.
+class object_store {
+public:
+    virtual ~object_store() = default;
+    /// PutObject with user metadata (`range` as `x-amz-meta-iggy-*`), and `If-None-Match: *`
+    /// when `if_none_match`. A 412 answers `exists`.
+    virtual task<store_result<none>> put_object(
+      const object_key& key, std::string_view body, const object_range& range,
+      std::string_view content_type, bool if_none_match)
+      = 0;
+    /// CreateMultipartUpload with the object's final metadata (S3 fixes user metadata at
+    /// Create, so the pipeline creates the upload once the range is known); value = upload id.
+    virtual task<store_result<std::string>> create_multipart(
+      const object_key& key, const object_range& range, std::string_view content_type)
+      = 0;
+    /// UploadPart; value = ETag.
+    virtual task<store_result<std::string>> upload_part(
+      const object_key& key, const std::string& upload_id, int part_number, std::string_view body)
+      = 0;
+    /// CompleteMultipartUpload of `parts` (in order), with `If-None-Match: *` when asked.
+    virtual task<store_result<none>> complete_multipart(
+      const object_key& key, const std::string& upload_id, const std::vector<completed_part>& parts,
+      bool if_none_match)
+      = 0;
+    /// AbortMultipartUpload (cleanup; failures are logged by the caller, never fatal).
+    virtual task<store_result<none>> abort_multipart(const object_key& key, const std::string& upload_id) = 0;
+    /// HeadObject; value = user metadata (names lower-case, without `x-amz-meta-`).
+    virtual task<store_result<user_metadata>> head_object(const object_key& key) = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// Offsets (Iggy)
+
+/// The outcome of storing or loading a consumer offset.
+enum class offset_status {
+    ok,
+    not_owner,  ///< 3022 NotResolvedConsumer or 5006 ConsumerGroupMemberNotFound: not ours any more
+    retryable,  ///< connection trouble; the adapter reconnects
+    fatal,
+};
+[[nodiscard]] std::string_view to_string(offset_status s) noexcept;
+
+struct offset_result {
+    offset_status status = offset_status::ok;
+    std::optional<std::uint64_t> offset;  ///< load: the stored offset, nullopt when none is stored
+    std::string detail;
+};
+
+/// Consumer offsets of this consumer (or group) in Iggy, always with an explicit partition.
+class offset_store {
+public:
+    virtual ~offset_store() = default;
+    /// StoreConsumerOffset(partition, offset): `offset` is the last consumed message.
+    virtual task<offset_result> store_offset(const partition_ref& p, std::uint64_t offset) = 0;
+    /// GetConsumerOffset(partition).
+    virtual task<offset_result> load_offset(const partition_ref& p) = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// Messages (Iggy)
+
+/// One poll reply. `messages` are views valid until the next call on the source.
+struct poll_reply {
+    std::uint32_t partition = 0;       ///< the partition the server answered for
+    std::uint64_t current_offset = 0;  ///< the partition's newest offset (0 when empty)
+    std::vector<message> messages;     ///< ascending offsets
+};
+
+enum class source_status {
+    ok,
+    not_member,  ///< 5006: join again
+    retryable,   ///< connection trouble; the adapter reconnects (see `session`)
+    fatal,       ///< e.g. unknown stream or topic, permission denied
+};
+[[nodiscard]] std::string_view to_string(source_status s) noexcept;
+
+struct poll_result {
+    source_status status = source_status::ok;
+    poll_reply reply;
+    std::string detail;
+};
+
+/// Polls Iggy with `auto_commit = 0`. In group mode the consumer is the group.
+class message_source {
+public:
+    virtual ~message_source() = default;
+    /// Poll `count` messages. `partition`: explicit, or nullopt for a group's partition-less
+    /// poll (the server picks round-robin). `from`: strategy Offset(from), or nullopt for
+    /// First.
+    virtual task<poll_result> poll(
+      const topic_ref& t, std::optional<std::uint32_t> partition, std::optional<std::uint64_t> from,
+      std::uint32_t count)
+      = 0;
+    /// JoinConsumerGroup (group mode; creates the group when missing).
+    virtual task<source_status> join(const topic_ref& t) = 0;
+    /// LeaveConsumerGroup (group mode).
+    virtual task<source_status> leave(const topic_ref& t) = 0;
+    /// The topic's partition ids (single-consumer `partitions: all`, assignment discovery).
+    virtual task<std::optional<std::vector<std::uint32_t>>> partitions(const topic_ref& t) = 0;
+    /// A number that changes on every reconnect: a new connection is a new group member, so
+    /// everything held for the old one is dropped (design.md §3.5).
+    [[nodiscard]] virtual std::uint64_t session() const = 0;
+};
+
+/// Sends a refused message to the dead-letter topic (design: original headers plus
+/// `iggy-s3-sink-error` and `iggy-s3-sink-source`), balanced, and waits for the ack.
+class dead_letter_sink {
+public:
+    virtual ~dead_letter_sink() = default;
+    virtual task<source_status> send(const message& m, const partition_ref& source, std::string reason) = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// Encoding and naming
+
+/// Turns messages into the bytes of ONE object (format writer + compressor).
+/// Contract: `append` either appends the whole record to `out` and returns success, or
+/// leaves `out` untouched and returns an error (a bad message). Output may lag input (a
+/// compressor buffers); `finish` writes everything that is left.
+class record_encoder {
+public:
+    virtual ~record_encoder() = default;
+    virtual void begin(std::string& out) = 0;
+    virtual result<void> append(const message& m, const partition_ref& p, std::string& out) = 0;
+    virtual void finish(std::string& out) = 0;
+};
+
+/// Makes one encoder per object; knows the object's content type.
+class encoder_factory {
+public:
+    virtual ~encoder_factory() = default;
+    [[nodiscard]] virtual std::unique_ptr<record_encoder> make() const = 0;
+    [[nodiscard]] virtual std::string content_type() const = 0;
+};
+
+/// Renders an object key from the only inputs a key may depend on (design.md §3.2): the
+/// source partition and the offset of the object's first message. Nothing else is passed,
+/// so a replay cannot render a different key.
+class key_namer {
+public:
+    virtual ~key_namer() = default;
+    [[nodiscard]] virtual object_key key(const partition_ref& p, std::uint64_t first_offset) const = 0;
+};
+
+/// Waits (backoff between retries). Tests advance a manual clock instead of sleeping.
+class sleeper {
+public:
+    virtual ~sleeper() = default;
+    virtual task<void> sleep_for(std::chrono::milliseconds d) = 0;
+};
+
+}  // namespace iss::pipeline

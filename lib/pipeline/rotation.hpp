@@ -1,0 +1,111 @@
+#pragma once
+/// \file
+/// Rotation: when an open object is closed and uploaded. Pure: every decision takes the
+/// time from its caller (the injected clock, style.md §7.4).
+///
+/// An object rotates when ANY trigger fires:
+/// - `max_records`: it holds that many records (checked after each append);
+/// - `max_bytes`: the object as uploaded (after compression) reached that size (after append);
+/// - `max_span`: record time: the next message's timestamp is `max_span` or more after the
+///   object's first message (checked BEFORE appending it, so an object spans < max_span);
+/// - `schedule`: the wall clock crossed a boundary aligned in `timezone` after the object was
+///   opened (boundaries are multiples of `schedule` since local midnight 1970-01-01, so 1h
+///   means every full local hour and 1d every local midnight);
+/// - `idle`: no message was appended for that long (a timer: quiet partitions flush without
+///   new data).
+/// Zero disables a trigger. Record-time and size triggers are deterministic for a given
+/// input; the wall-clock ones are not, which is why keys never depend on them and replays
+/// adopt what exists (delivery.hpp).
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace date {
+class time_zone;
+}
+
+namespace iss::pipeline {
+
+/// The `rotation:` options (config fills them; zero disables a trigger).
+struct rotation_options {
+    std::uint64_t max_records = 10'000;                 ///< records per object; 0 = off
+    std::uint64_t max_bytes = 64ull << 20;              ///< bytes of the object as uploaded; 0 = off
+    std::chrono::microseconds max_span{std::chrono::minutes{10}};  ///< record-time span; 0 = off
+    std::chrono::seconds schedule{std::chrono::hours{1}};          ///< wall-clock period; 0 = off
+    std::string timezone = "UTC";                       ///< IANA name the schedule aligns in
+    std::chrono::milliseconds idle{std::chrono::minutes{1}};       ///< no new message for; 0 = off
+};
+
+/// Why an object was closed (logged with the upload).
+enum class rotate_reason {
+    max_records,
+    max_bytes,
+    part_size,  ///< the store ignores conditional Complete: objects stay single-part (delivery.hpp)
+    max_span,
+    schedule,
+    idle,
+    hand_over,  ///< group polls stopped returning the partition
+    stop,       ///< clean shutdown
+    bad_message,  ///< on_bad_message: fail; what precedes the bad message is delivered
+};
+[[nodiscard]] std::string_view to_string(rotate_reason r) noexcept;
+
+/// Wall-clock schedule boundaries aligned in a time zone (date::date-tz, system tzdata).
+class schedule_aligner {
+public:
+    /// Looks `tz` up in the time-zone database; errc::invalid_option naming it when unknown.
+    static result<schedule_aligner> make(std::chrono::seconds period, std::string_view tz);
+    /// The first boundary strictly after `t`; nullopt when the schedule is off (period 0).
+    [[nodiscard]] std::optional<clock::system_time> next_boundary(clock::system_time t) const;
+
+private:
+    schedule_aligner(std::chrono::seconds period, const date::time_zone* tz) : period_{period}, tz_{tz} {}
+    std::chrono::seconds period_;
+    const date::time_zone* tz_;
+};
+
+/// What the rotation policy needs to know about an open object.
+struct open_object_state {
+    std::uint64_t records = 0;
+    std::uint64_t bytes = 0;                 ///< as uploaded so far (encoder output)
+    std::uint64_t first_timestamp_us = 0;    ///< record time of the first message
+    clock::steady_time last_append{};        ///< when the last message was appended
+    std::optional<clock::system_time> schedule_deadline;  ///< next boundary after opening
+};
+
+/// The rotation decisions for one partition writer.
+class rotation_policy {
+public:
+    rotation_policy(rotation_options o, schedule_aligner a) : o_{std::move(o)}, aligner_{std::move(a)} {}
+    /// Builds the aligner from `o.schedule`/`o.timezone`; errors as schedule_aligner::make.
+    static result<rotation_policy> make(rotation_options o);
+
+    [[nodiscard]] const rotation_options& options() const noexcept { return o_; }
+    /// Schedule deadline for an object opened at `opened` (wall clock).
+    [[nodiscard]] std::optional<clock::system_time> schedule_deadline(clock::system_time opened) const {
+        return aligner_.next_boundary(opened);
+    }
+    /// max_span: must the object be closed BEFORE appending a message with this timestamp?
+    [[nodiscard]] bool span_exceeded(const open_object_state& s, std::uint64_t next_timestamp_us) const noexcept;
+    /// max_records / max_bytes after an append (`max_bytes_cap` further caps max_bytes,
+    /// 0 = no cap: part_size where objects must stay single-part).
+    [[nodiscard]] std::optional<rotate_reason> full(const open_object_state& s, std::uint64_t max_bytes_cap) const noexcept;
+    /// idle / schedule: is the object due at these times?
+    [[nodiscard]] std::optional<rotate_reason> due(
+      const open_object_state& s, clock::steady_time steady_now, clock::system_time system_now) const noexcept;
+    /// How long from now until `due` can first fire (nullopt: never, no timer needed).
+    [[nodiscard]] std::optional<std::chrono::nanoseconds> time_to_due(
+      const open_object_state& s, clock::steady_time steady_now, clock::system_time system_now) const noexcept;
+
+private:
+    rotation_options o_;
+    schedule_aligner aligner_;
+};
+
+}  // namespace iss::pipeline

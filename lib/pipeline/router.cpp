@@ -1,0 +1,123 @@
+#include "pipeline/router.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+namespace iss::pipeline {
+
+router::router(writer_options o, rotation_policy rotation, writer_ports ports)
+    : o_{std::move(o)}, rotation_{std::move(rotation)}, ports_{ports} {}
+
+partition_writer* router::find(const partition_ref& p) const {
+    auto it = writers_.find(p);
+    return it == writers_.end() ? nullptr : it->second.get();
+}
+
+task<partition_writer*> router::writer_for(const partition_ref& p) {
+    if (auto* w = find(p)) co_return w;
+    const offset_result r = co_await ports_.offsets.load_offset(p);
+    if (r.status != offset_status::ok) {
+        log_.warn({iss::log::kv("partition", p)}, "cannot read the committed offset ({}: {}); will retry",
+                  to_string(r.status), r.detail);
+        co_return nullptr;
+    }
+    auto w = std::make_unique<partition_writer>(p, o_, rotation_, ports_, r.offset);
+    auto* raw = w.get();
+    writers_.emplace(p, std::move(w));
+    log_.info({iss::log::kv("partition", p)}, "partition writer started at offset {}",
+              r.offset ? fmt::format("{}", *r.offset + 1) : std::string{"first"});
+    co_return raw;
+}
+
+task<feed_status> router::feed(const partition_ref& p, std::span<const message> batch) {
+    partition_writer* w = co_await writer_for(p);
+    if (!w) co_return feed_status::rewind;
+    co_return co_await w->feed(batch);
+}
+
+task<void> router::tick() {
+    // Writers may be added while we await; iterate over a snapshot of keys.
+    for (const auto& p : partitions()) {
+        if (auto* w = find(p)) co_await w->tick();
+    }
+}
+
+task<void> router::release(const partition_ref& p) {
+    auto* w = find(p);
+    if (!w) co_return;
+    if (w->holds_data() || w->pending_commit()) {
+        log_.info({iss::log::kv("partition", p)}, "hand-over: group polls stopped returning this partition; flushing it now");
+        co_await w->flush(rotate_reason::hand_over);
+    }
+    forget(p);
+}
+
+void router::add_to_retired(const partition_writer& w) {
+    const auto& c = w.counters();
+    retired_.objects_written += c.objects_written;
+    retired_.objects_adopted += c.objects_adopted;
+    retired_.records_written += c.records_written;
+    retired_.records_dropped += c.records_dropped;
+    retired_.bad_skipped += c.bad_skipped;
+    retired_.bad_dead_lettered += c.bad_dead_lettered;
+    retired_.retries += c.retries;
+    retired_.commits += c.commits;
+}
+
+void router::forget(const partition_ref& p) {
+    auto it = writers_.find(p);
+    if (it == writers_.end()) return;
+    add_to_retired(*it->second);
+    writers_.erase(it);
+}
+
+void router::drop_all(std::string_view why) {
+    for (auto& [p, w] : writers_) {
+        w->drop(why);
+        add_to_retired(*w);
+    }
+    writers_.clear();
+}
+
+task<bool> router::stop() {
+    bool all = true;
+    for (const auto& p : partitions()) {
+        if (auto* w = find(p)) {
+            if (w->state() != writer_state::running) continue;
+            all = co_await w->flush(rotate_reason::stop) && all;
+        }
+    }
+    co_return all;
+}
+
+std::optional<std::chrono::nanoseconds> router::time_to_due() const {
+    std::optional<std::chrono::nanoseconds> best;
+    for (const auto& [p, w] : writers_) {
+        if (auto d = w->time_to_due(); d && (!best || *d < *best)) best = d;
+    }
+    return best;
+}
+
+std::vector<partition_ref> router::partitions() const {
+    std::vector<partition_ref> out;
+    out.reserve(writers_.size());
+    for (const auto& [p, w] : writers_) out.push_back(p);
+    return out;
+}
+
+writer_counters router::totals() const {
+    writer_counters t = retired_;
+    for (const auto& [p, w] : writers_) {
+        const auto& c = w->counters();
+        t.objects_written += c.objects_written;
+        t.objects_adopted += c.objects_adopted;
+        t.records_written += c.records_written;
+        t.records_dropped += c.records_dropped;
+        t.bad_skipped += c.bad_skipped;
+        t.bad_dead_lettered += c.bad_dead_lettered;
+        t.retries += c.retries;
+        t.commits += c.commits;
+    }
+    return t;
+}
+
+}  // namespace iss::pipeline

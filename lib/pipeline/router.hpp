@@ -1,0 +1,59 @@
+#pragma once
+/// \file
+/// The router: one partition_writer per (stream, topic, partition), made on first use with
+/// the offset committed in Iggy. It owns the writers and awaits them one at a time (the
+/// sequencing that delivery.hpp relies on). The consumer loop (consumer.hpp) calls it.
+
+#include "pipeline/delivery.hpp"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace iss::pipeline {
+
+class router {
+public:
+    /// `ports` outlive the router.
+    router(writer_options o, rotation_policy rotation, writer_ports ports);
+    /// Writers refer to the router's options: it never moves.
+    router(const router&) = delete;
+    router& operator=(const router&) = delete;
+
+    /// The writer for `p`, made when missing (loads the committed offset). nullptr when the
+    /// committed offset could not be read (retry on the next poll).
+    task<partition_writer*> writer_for(const partition_ref& p);
+    /// The writer for `p` if there is one.
+    [[nodiscard]] partition_writer* find(const partition_ref& p) const;
+    /// Feeds a poll batch to `p`'s writer (made when missing).
+    task<feed_status> feed(const partition_ref& p, std::span<const message> batch);
+    /// Rotates whatever idle/schedule says is due; retries pending commits.
+    task<void> tick();
+    /// Hand-over (group polls stopped returning `p`): flush at once, upload, commit, forget.
+    task<void> release(const partition_ref& p);
+    /// Forgets every writer and what it holds, without uploading (after a reconnect).
+    void drop_all(std::string_view why);
+    /// Forgets `p` (revoked writers; their data is durable or already dropped).
+    void forget(const partition_ref& p);
+    /// Clean stop: flushes every writer; true when nothing is held any more.
+    task<bool> stop();
+    /// Time until the next writer is due for idle/schedule (nullopt: none).
+    [[nodiscard]] std::optional<std::chrono::nanoseconds> time_to_due() const;
+    [[nodiscard]] std::vector<partition_ref> partitions() const;
+    /// Counters summed over current and forgotten writers.
+    [[nodiscard]] writer_counters totals() const;
+    [[nodiscard]] const writer_options& options() const noexcept { return o_; }
+
+private:
+    void add_to_retired(const partition_writer& w);
+    writer_options o_;
+    rotation_policy rotation_;
+    writer_ports ports_;
+    iss::log::logger log_{"pipeline"};
+    std::map<partition_ref, std::unique_ptr<partition_writer>> writers_;
+    writer_counters retired_;
+};
+
+}  // namespace iss::pipeline

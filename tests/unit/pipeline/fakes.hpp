@@ -1,0 +1,322 @@
+#pragma once
+// Fakes of the pipeline's ports for unit tests: an in-memory S3 with switchable conditional
+// behaviour and scripted failures, an in-memory offset store, a line encoder, a namer, a
+// sleeper that advances a manual clock. All record their calls in one shared event log, so
+// tests can assert on ORDER (commit after durability).
+
+#include "common/clock.hpp"
+#include "pipeline/delivery.hpp"
+#include "pipeline/ports.hpp"
+#include "pipeline/router.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <deque>
+#include <exception>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fakes {
+
+namespace pl = iss::pipeline;
+
+/// Runs an awaitable to completion on a fresh io_context.
+template <class T>
+T run(boost::asio::awaitable<T> t) {
+    boost::asio::io_context io;
+    std::optional<T> out;
+    std::exception_ptr ep;
+    boost::asio::co_spawn(io, std::move(t), [&](std::exception_ptr e, T v) {
+        ep = e;
+        if (!e) out = std::move(v);
+    });
+    io.run();
+    if (ep) std::rethrow_exception(ep);
+    return std::move(*out);
+}
+inline void run(boost::asio::awaitable<void> t) {
+    boost::asio::io_context io;
+    std::exception_ptr ep;
+    boost::asio::co_spawn(io, std::move(t), [&](std::exception_ptr e) { ep = e; });
+    io.run();
+    if (ep) std::rethrow_exception(ep);
+}
+
+using event_log = std::vector<std::string>;
+
+struct stored_object {
+    std::string body;
+    pl::object_range range;
+    std::string content_type;
+    bool multipart = false;
+};
+
+struct fake_store final : pl::object_store {
+    explicit fake_store(event_log& log) : log_{log} {}
+    bool honours_put = true;       ///< If-None-Match on PutObject
+    bool honours_complete = true;  ///< If-None-Match on CompleteMultipartUpload
+    int fail_next = 0;             ///< the next N writes (put/part/complete) answer `failure`
+    pl::store_status failure = pl::store_status::retryable;
+    int fail_heads = 0;
+    bool strip_metadata = false;  ///< HEAD answers without the iggy-* metadata
+    std::map<std::string, stored_object> objects;
+    int puts = 0, creates = 0, parts = 0, completes = 0, aborts = 0, heads = 0, overwrites = 0;
+    std::size_t largest_part = 0;
+    std::vector<bool> complete_conditions;
+
+    struct upload {
+        std::string key;
+        pl::object_range range;
+        std::string content_type;
+        std::map<int, std::string> parts;
+    };
+    std::map<std::string, upload> uploads;
+    int next_upload = 1;
+
+    pl::task<pl::store_result<pl::none>> put_object(
+      const iss::object_key& key, std::string_view body, const pl::object_range& range, std::string_view ct,
+      bool if_none_match) override {
+        ++puts;
+        if (fail_next > 0) {
+            --fail_next;
+            log_.push_back("put-failed " + key.get());
+            co_return pl::store_result<pl::none>{failure, {}, "injected"};
+        }
+        if (objects.count(key.get())) {
+            if (if_none_match && honours_put) {
+                log_.push_back("put-412 " + key.get());
+                co_return pl::store_result<pl::none>{pl::store_status::exists, {}, "412"};
+            }
+            ++overwrites;
+        }
+        objects[key.get()] = stored_object{std::string{body}, range, std::string{ct}, false};
+        log_.push_back(fmt::format("put {} {}..{}", key.get(), range.first_offset, range.last_offset));
+        co_return pl::store_result<pl::none>{};
+    }
+    pl::task<pl::store_result<std::string>> create_multipart(
+      const iss::object_key& key, const pl::object_range& range, std::string_view ct) override {
+        ++creates;
+        std::string id = "up" + std::to_string(next_upload++);
+        uploads[id] = upload{key.get(), range, std::string{ct}, {}};
+        co_return pl::store_result<std::string>{pl::store_status::ok, id, {}};
+    }
+    pl::task<pl::store_result<std::string>> upload_part(
+      const iss::object_key&, const std::string& id, int n, std::string_view body) override {
+        ++parts;
+        largest_part = std::max(largest_part, body.size());
+        if (fail_next > 0) {
+            --fail_next;
+            co_return pl::store_result<std::string>{failure, {}, "injected"};
+        }
+        uploads.at(id).parts[n] = std::string{body};
+        co_return pl::store_result<std::string>{pl::store_status::ok, "\"etag" + std::to_string(n) + "\"", {}};
+    }
+    pl::task<pl::store_result<pl::none>> complete_multipart(
+      const iss::object_key& key, const std::string& id, const std::vector<pl::completed_part>& ps,
+      bool if_none_match) override {
+        ++completes;
+        complete_conditions.push_back(if_none_match);
+        if (fail_next > 0) {
+            --fail_next;
+            co_return pl::store_result<pl::none>{failure, {}, "injected"};
+        }
+        if (objects.count(key.get())) {
+            if (if_none_match && honours_complete) {
+                log_.push_back("complete-412 " + key.get());
+                co_return pl::store_result<pl::none>{pl::store_status::exists, {}, "412"};
+            }
+            ++overwrites;
+        }
+        auto& u = uploads.at(id);
+        std::string body;
+        for (const auto& p : ps) body += u.parts.at(p.number);
+        objects[key.get()] = stored_object{body, u.range, u.content_type, true};
+        uploads.erase(id);
+        log_.push_back(fmt::format("complete {} {}..{}", key.get(), u.range.first_offset, u.range.last_offset));
+        co_return pl::store_result<pl::none>{};
+    }
+    pl::task<pl::store_result<pl::none>> abort_multipart(const iss::object_key&, const std::string& id) override {
+        ++aborts;
+        uploads.erase(id);
+        co_return pl::store_result<pl::none>{};
+    }
+    pl::task<pl::store_result<pl::user_metadata>> head_object(const iss::object_key& key) override {
+        ++heads;
+        if (fail_heads > 0) {
+            --fail_heads;
+            co_return pl::store_result<pl::user_metadata>{pl::store_status::retryable, {}, "injected"};
+        }
+        auto it = objects.find(key.get());
+        if (it == objects.end()) co_return pl::store_result<pl::user_metadata>{pl::store_status::not_found, {}, "404"};
+        pl::user_metadata m;
+        if (!strip_metadata)
+            for (auto& [k, v] : pl::to_user_metadata(it->second.range)) m[k] = v;
+        co_return pl::store_result<pl::user_metadata>{pl::store_status::ok, m, {}};
+    }
+
+private:
+    event_log& log_;
+};
+
+struct fake_offsets final : pl::offset_store {
+    explicit fake_offsets(event_log& log) : log_{log} {}
+    std::map<pl::partition_ref, std::uint64_t> stored;
+    int fail_next = 0;
+    pl::offset_status failure = pl::offset_status::retryable;
+    bool not_owner = false;
+    int stores = 0;
+
+    pl::task<pl::offset_result> store_offset(const pl::partition_ref& p, std::uint64_t off) override {
+        ++stores;
+        if (not_owner) {
+            log_.push_back(fmt::format("commit-refused {} {}", p.partition, off));
+            co_return pl::offset_result{pl::offset_status::not_owner, {}, "3022"};
+        }
+        if (fail_next > 0) {
+            --fail_next;
+            co_return pl::offset_result{failure, {}, "injected"};
+        }
+        stored[p] = off;
+        log_.push_back(fmt::format("commit {} {}", p.partition, off));
+        co_return pl::offset_result{pl::offset_status::ok, off, {}};
+    }
+    pl::task<pl::offset_result> load_offset(const pl::partition_ref& p) override {
+        auto it = stored.find(p);
+        if (it == stored.end()) co_return pl::offset_result{pl::offset_status::ok, std::nullopt, {}};
+        co_return pl::offset_result{pl::offset_status::ok, it->second, {}};
+    }
+
+private:
+    event_log& log_;
+};
+
+/// "offset:payload\n" per record; a payload "BAD" is a bad message. begin/finish write
+/// nothing (so an object body is exactly its records).
+struct line_encoder final : pl::record_encoder {
+    void begin(std::string&) override {}
+    iss::result<void> append(const pl::message& m, const pl::partition_ref&, std::string& out) override {
+        std::string_view payload{reinterpret_cast<const char*>(m.payload.data()), m.payload.size()};
+        if (payload == "BAD") return iss::error{iss::errc::parse_error, "payload is not JSON"};
+        out += fmt::format("{}:{}\n", m.offset, payload);
+        return {};
+    }
+    void finish(std::string&) override {}
+};
+struct line_encoders final : pl::encoder_factory {
+    std::unique_ptr<pl::record_encoder> make() const override { return std::make_unique<line_encoder>(); }
+    std::string content_type() const override { return "application/x-ndjson"; }
+};
+
+struct offset_namer final : pl::key_namer {
+    iss::object_key key(const pl::partition_ref& p, std::uint64_t first) const override {
+        return iss::object_key{fmt::format("{}/{}/partition={}/{:020}.jsonl", p.stream, p.topic, p.partition, first)};
+    }
+};
+
+struct clock_sleeper final : pl::sleeper {
+    explicit clock_sleeper(iss::manual_clock& c) : clock_{c} {}
+    int sleeps = 0;
+    pl::task<void> sleep_for(std::chrono::milliseconds d) override {
+        ++sleeps;
+        clock_.advance(d);
+        co_return;
+    }
+
+private:
+    iss::manual_clock& clock_;
+};
+
+struct fake_dead_letters final : pl::dead_letter_sink {
+    explicit fake_dead_letters(event_log& log) : log_{log} {}
+    int fail_next = 0;
+    std::vector<std::pair<std::uint64_t, std::string>> sent;
+    pl::task<pl::source_status> send(const pl::message& m, const pl::partition_ref& src, std::string reason) override {
+        if (fail_next > 0) {
+            --fail_next;
+            co_return pl::source_status::retryable;
+        }
+        sent.emplace_back(m.offset, reason);
+        log_.push_back(fmt::format("dead-letter {} {}", src.partition, m.offset));
+        co_return pl::source_status::ok;
+    }
+
+private:
+    event_log& log_;
+};
+
+/// Messages with owned payloads (the views point into `payloads`).
+struct batch {
+    std::deque<std::string> payloads;
+    std::vector<pl::message> messages;
+    /// offsets [from, to], record time `ts0 + i * step_us`, payload "m<offset>" unless given.
+    static batch range(std::uint64_t from, std::uint64_t to, std::uint64_t ts0 = 1'000'000, std::uint64_t step_us = 1000) {
+        batch b;
+        for (std::uint64_t o = from; o <= to; ++o) b.add(o, ts0 + (o - from) * step_us, fmt::format("m{}", o));
+        return b;
+    }
+    void add(std::uint64_t offset, std::uint64_t ts, std::string payload) {
+        payloads.push_back(std::move(payload));
+        pl::message m;
+        m.offset = offset;
+        m.timestamp_us = ts;
+        m.payload = std::as_bytes(std::span{payloads.back().data(), payloads.back().size()});
+        messages.push_back(m);
+    }
+    std::span<const pl::message> span() const { return messages; }
+};
+
+/// One writer's world: fakes, options, clock.
+struct world {
+    event_log events;
+    iss::manual_clock clock;
+    fake_store store{events};
+    fake_offsets offsets{events};
+    line_encoders encoders;
+    offset_namer namer;
+    clock_sleeper sleeper{clock};
+    fake_dead_letters dead_letters{events};
+    pl::writer_options options;
+    pl::rotation_options rotation;
+    pl::partition_ref p{"app", "requests", 1};
+
+    world() {
+        options.plan = *pl::plan_delivery({true, true}, pl::conditional_writes::auto_detect, pl::consumer_mode::single);
+        options.part_size = 64;
+        options.retry_backoff = {std::chrono::milliseconds{10}, std::chrono::milliseconds{100}};
+        rotation.max_records = 0;
+        rotation.max_bytes = 0;
+        rotation.max_span = {};
+        rotation.schedule = {};
+        rotation.idle = {};
+    }
+    pl::writer_ports ports() { return pl::writer_ports{store, offsets, encoders, namer, sleeper, clock, &dead_letters}; }
+    pl::rotation_policy policy() const { return *pl::rotation_policy::make(rotation); }
+    std::unique_ptr<pl::router> make_router() {
+        return std::make_unique<pl::router>(options, policy(), ports());
+    }
+    /// Every (offset) held by the bucket, from the objects' bodies: offset -> times present.
+    std::map<std::uint64_t, int> bucket_offsets() const {
+        std::map<std::uint64_t, int> out;
+        for (const auto& [k, o] : store.objects) {
+            std::string_view b = o.body;
+            while (!b.empty()) {
+                auto nl = b.find('\n');
+                auto line = b.substr(0, nl);
+                out[std::stoull(std::string{line.substr(0, line.find(':'))})] += 1;
+                b.remove_prefix(nl + 1);
+            }
+        }
+        return out;
+    }
+    std::size_t index_of(std::string_view prefix) const {
+        for (std::size_t i = 0; i < events.size(); ++i)
+            if (events[i].rfind(prefix, 0) == 0) return i;
+        return events.size();
+    }
+};
+
+}  // namespace fakes
