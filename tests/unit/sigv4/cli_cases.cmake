@@ -51,3 +51,10 @@ add_test(NAME cli.sigv4.usage COMMAND iggy-s3-sink sigv4 --request)
 set_tests_properties(cli.sigv4.usage PROPERTIES LABELS "unit;sigv4;cli" TIMEOUT 10 WILL_FAIL TRUE)
 add_test(NAME cli.sigv4.help COMMAND iggy-s3-sink sigv4 --help)
 set_tests_properties(cli.sigv4.help PROPERTIES LABELS "unit;sigv4;cli" TIMEOUT 10 PASS_REGULAR_EXPRESSION "--request FILE")
+
+# Cross-check against botocore (the AWS SDK for Python, installed with awscli) on seeded random
+# S3 requests, header and presigned form. Needs python3 + botocore, hence not a unit test.
+add_test(NAME cli.sigv4.botocore_crosscheck
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/botocore_crosscheck.py $<TARGET_FILE:iggy-s3-sink> 20261130 200)
+set_tests_properties(cli.sigv4.botocore_crosscheck PROPERTIES LABELS "integration;s3;sigv4" TIMEOUT 300
+  SKIP_RETURN_CODE 77 ENVIRONMENT "CI=$ENV{CI}")
