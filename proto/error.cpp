@@ -122,6 +122,8 @@ std::string_view server_error_name(std::uint32_t code) noexcept {
 }
 
 std::uint32_t server_status_for_decode_error(const iss::error& e) noexcept {
+    // The SendMessages decoder reports the server's own codes (send.hpp).
+    if (e.code().category() == server_category()) return static_cast<std::uint32_t>(e.code().value());
     if (e.code() == errc::invalid_length) return 4;
     return 3;
 }

@@ -111,7 +111,7 @@ std::string_view server_error_name(std::uint32_t code) noexcept;
 /// The status a 0.8.0 server answers when its request decoder fails with `e`
 /// (iggy-protocol.md §3): 4 (InvalidFormat) for validation errors (numeric identifier with
 /// len != 4, empty name or string identifier), 3 (InvalidCommand) for everything else.
-/// SendMessages metadata has its own rule (6 for identifiers) and is not covered here.
+/// An error already in the server category (the SendMessages decoder's) gives its own value.
 std::uint32_t server_status_for_decode_error(const iss::error& e) noexcept;
 
 }  // namespace iss::proto

@@ -133,6 +133,11 @@ struct message_view {
     [[nodiscard]] std::uint64_t compute_checksum() const noexcept;
     /// True if `checksum` matches the bytes.
     [[nodiscard]] bool checksum_ok() const noexcept { return compute_checksum() == checksum; }
+    /// Same bytes (the whole message), wherever they are.
+    friend bool operator==(const message_view& a, const message_view& b) noexcept {
+        return a.raw.size() == b.raw.size() &&
+               (a.raw.empty() || std::memcmp(a.raw.data(), b.raw.data(), a.raw.size()) == 0);
+    }
 };
 
 /// XXH3-64 (seed 0) of a message's bytes from offset 8 to its end (`message` is 64+P+H bytes).

@@ -1,0 +1,184 @@
+#include "proto/framing.hpp"
+
+#include <cstring>
+#include <string>
+
+namespace iss::proto {
+
+std::string_view command_name(std::uint32_t code) noexcept {
+    switch (static_cast<command>(code)) {
+        case command::ping: return "Ping";
+        case command::get_me: return "GetMe";
+        case command::login_user: return "LoginUser";
+        case command::logout_user: return "LogoutUser";
+        case command::login_with_personal_access_token: return "LoginWithPersonalAccessToken";
+        case command::poll_messages: return "PollMessages";
+        case command::send_messages: return "SendMessages";
+        case command::get_consumer_offset: return "GetConsumerOffset";
+        case command::store_consumer_offset: return "StoreConsumerOffset";
+        case command::delete_consumer_offset: return "DeleteConsumerOffset";
+        case command::get_stream: return "GetStream";
+        case command::get_streams: return "GetStreams";
+        case command::create_stream: return "CreateStream";
+        case command::delete_stream: return "DeleteStream";
+        case command::get_topic: return "GetTopic";
+        case command::get_topics: return "GetTopics";
+        case command::create_topic: return "CreateTopic";
+        case command::delete_topic: return "DeleteTopic";
+        case command::create_partitions: return "CreatePartitions";
+        case command::delete_partitions: return "DeletePartitions";
+        case command::get_consumer_group: return "GetConsumerGroup";
+        case command::get_consumer_groups: return "GetConsumerGroups";
+        case command::create_consumer_group: return "CreateConsumerGroup";
+        case command::delete_consumer_group: return "DeleteConsumerGroup";
+        case command::join_consumer_group: return "JoinConsumerGroup";
+        case command::leave_consumer_group: return "LeaveConsumerGroup";
+    }
+    return "Unknown";
+}
+
+bool is_known_command(std::uint32_t code) noexcept { return command_name(code) != "Unknown"; }
+
+std::ostream& operator<<(std::ostream& os, command c) {
+    return os << command_name(c) << " (" << static_cast<std::uint32_t>(c) << ")";
+}
+
+std::size_t begin_request(byte_buffer& out, command code) {
+    const std::size_t start = out.size();
+    writer w{out};
+    w.u32(0);
+    w.u32(static_cast<std::uint32_t>(code));
+    return start;
+}
+
+void finish_request(byte_buffer& out, std::size_t start) noexcept {
+    store_le<std::uint32_t>(out.data() + start, static_cast<std::uint32_t>(out.size() - start - 4));
+}
+
+std::size_t begin_reply(byte_buffer& out) {
+    const std::size_t start = out.size();
+    writer w{out};
+    w.u32(0);
+    w.u32(0);
+    return start;
+}
+
+void finish_reply(byte_buffer& out, std::size_t start) noexcept {
+    store_le<std::uint32_t>(out.data() + start + 4,
+                            static_cast<std::uint32_t>(out.size() - start - reply_header_size));
+}
+
+void append_ok_reply(byte_buffer& out, bytes_view payload) {
+    const std::size_t at = begin_reply(out);
+    writer{out}.bytes(payload);
+    finish_reply(out, at);
+}
+
+void append_error_reply(byte_buffer& out, std::uint32_t status) {
+    writer w{out};
+    w.u32(status);
+    w.u32(0);
+}
+
+result<bytes_view> ok_payload(const reply_frame& f) {
+    if (f.status != 0) return iss::error{server_error(f.status)};
+    return f.payload;
+}
+
+void frame_assembler::compact() {
+    begin_ += release_;
+    release_ = 0;
+    if (begin_ == 0) return;
+    if (begin_ == end_) {
+        begin_ = end_ = 0;
+        return;
+    }
+    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+}
+
+void frame_assembler::feed(bytes_view data) {
+    auto space = prepare(data.size());
+    if (!data.empty()) std::memcpy(space.data(), data.data(), data.size());
+    commit(data.size());
+}
+
+std::span<std::byte> frame_assembler::prepare(std::size_t n) {
+    compact();
+    if (buf_.size() < end_ + n) buf_.resize(end_ + n);
+    return {buf_.data() + end_, n};
+}
+
+void frame_assembler::commit(std::size_t n) noexcept { end_ += n; }
+
+std::size_t frame_assembler::bytes_wanted() const noexcept {
+    const std::size_t have = end_ - begin_ - release_;
+    if (have < 8) return 8 - have;
+    const std::byte* p = buf_.data() + begin_ + release_;
+    std::size_t total;
+    if (dir_ == frame_direction::request) {
+        const auto len = load_le<std::uint32_t>(p);
+        total = 4 + std::size_t{len};
+        if (total < 8) return 1;
+    } else {
+        total = 8 + std::size_t{load_le<std::uint32_t>(p + 4)};
+    }
+    return have >= total ? 0 : total - have;
+}
+
+result<std::optional<std::size_t>> frame_assembler::header_payload_size() {
+    begin_ += release_;
+    release_ = 0;
+    if (failed_) return *failed_;
+    if (end_ - begin_ < 8) return std::optional<std::size_t>{};
+    const std::byte* p = buf_.data() + begin_;
+    std::size_t payload;
+    if (dir_ == frame_direction::request) {
+        const auto len = load_le<std::uint32_t>(p);
+        const auto code = load_le<std::uint32_t>(p + 4);
+        if (len < 4) {
+            failed_ = iss::error{errc::invalid_length, "request.length (below 4)"};
+            return *failed_;
+        }
+        payload = len - 4;
+        const bool send = code == static_cast<std::uint32_t>(command::send_messages);
+        const std::size_t cap = send ? limits_.max_send_payload : limits_.max_control_payload;
+        if (payload > cap) {
+            failed_ = iss::error{errc::limit_exceeded,
+                                 send ? "request.length (SendMessages payload over its limit)"
+                                      : "request.length (control frame payload over 10 MiB)"};
+            return *failed_;
+        }
+    } else {
+        payload = load_le<std::uint32_t>(p + 4);
+        if (payload > limits_.max_reply_payload) {
+            failed_ = iss::error{errc::limit_exceeded, "reply.length (over max_reply_payload)"};
+            return *failed_;
+        }
+    }
+    if (end_ - begin_ - 8 < payload) return std::optional<std::size_t>{};
+    return std::optional<std::size_t>{payload};
+}
+
+result<std::optional<request_frame>> frame_assembler::next_request() {
+    auto n = header_payload_size();
+    if (!n) return n.error();
+    if (!*n) return std::optional<request_frame>{};
+    const std::byte* p = buf_.data() + begin_;
+    request_frame f{load_le<std::uint32_t>(p + 4), bytes_view{p + 8, **n}};
+    release_ = 8 + **n;
+    return std::optional<request_frame>{f};
+}
+
+result<std::optional<reply_frame>> frame_assembler::next_reply() {
+    auto n = header_payload_size();
+    if (!n) return n.error();
+    if (!*n) return std::optional<reply_frame>{};
+    const std::byte* p = buf_.data() + begin_;
+    reply_frame f{load_le<std::uint32_t>(p), bytes_view{p + 8, **n}};
+    release_ = 8 + **n;
+    return std::optional<reply_frame>{f};
+}
+
+}  // namespace iss::proto

@@ -1,0 +1,274 @@
+#include "proto/records.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace iss::proto {
+
+namespace {
+
+std::string f(std::string_view prefix, std::string_view name) {
+    std::string s{prefix};
+    s += '.';
+    s += name;
+    return s;
+}
+
+std::string fi(std::string_view prefix, std::string_view list, std::size_t i) {
+    std::string s{prefix};
+    s += '.';
+    s += list;
+    s += '[';
+    s += std::to_string(i);
+    s += ']';
+    return s;
+}
+
+result<void> append_name(writer& w, const std::string& name, std::string_view field) {
+    if (name.empty() || name.size() > 255)
+        return iss::error{errc::invalid_length, std::string{field} + " (name 1..255 bytes)"};
+    w.u8(static_cast<std::uint8_t>(name.size()));
+    w.text(name);
+    return {};
+}
+
+// Reads a count and checks that `count` records of at least `min_size` bytes can fit, so a
+// hostile count cannot make us reserve or loop for nothing.
+result<std::uint32_t> read_count(reader& r, std::string_view field, std::size_t min_size) {
+    auto n = r.u32(field);
+    if (!n) return n.error();
+    if (min_size != 0 && r.remaining() / min_size < *n)
+        return iss::error{errc::truncated, std::string{field} + " (more records than bytes)"};
+    return *n;
+}
+
+#define ISS_TRY_ASSIGN(dst, expr)          \
+    do {                                   \
+        auto _r = (expr);                  \
+        if (!_r) return _r.error();        \
+        dst = std::move(*_r);              \
+    } while (0)
+
+}  // namespace
+
+result<void> append_stream_info(writer& w, const stream_info& s) {
+    w.u32(s.id);
+    w.u64(s.created_at);
+    w.u32(s.topics_count);
+    w.u64(s.size_bytes);
+    w.u64(s.messages_count);
+    return append_name(w, s.name, "stream.name");
+}
+
+result<void> append_topic_info(writer& w, const topic_info& t) {
+    w.u32(t.id);
+    w.u64(t.created_at);
+    w.u32(t.partitions_count);
+    w.u64(t.message_expiry);
+    w.u8(t.compression);
+    w.u64(t.max_topic_size);
+    w.u8(t.replication_factor);
+    w.u64(t.size_bytes);
+    w.u64(t.messages_count);
+    return append_name(w, t.name, "topic.name");
+}
+
+void append_partition_info(writer& w, const partition_info& p) {
+    w.u32(p.id);
+    w.u64(p.created_at);
+    w.u32(p.segments_count);
+    w.u64(p.current_offset);
+    w.u64(p.size_bytes);
+    w.u64(p.messages_count);
+}
+
+result<void> append_stream_details(writer& w, const stream_details& s) {
+    stream_info head = s.stream;
+    head.topics_count = static_cast<std::uint32_t>(s.topics.size());
+    if (auto r = append_stream_info(w, head); !r) return r;
+    for (const auto& t : s.topics)
+        if (auto r = append_topic_info(w, t); !r) return r;
+    return {};
+}
+
+result<void> append_topic_details(writer& w, const topic_details& t) {
+    topic_info head = t.topic;
+    head.partitions_count = static_cast<std::uint32_t>(t.partitions.size());
+    if (auto r = append_topic_info(w, head); !r) return r;
+    for (const auto& p : t.partitions) append_partition_info(w, p);
+    return {};
+}
+
+result<void> append_consumer_group_info(writer& w, const consumer_group_info& g) {
+    w.u32(g.id);
+    w.u32(g.partitions_count);
+    w.u32(g.members_count);
+    return append_name(w, g.name, "consumer_group.name");
+}
+
+result<void> append_consumer_group_details(writer& w, const consumer_group_details& g) {
+    consumer_group_info head = g.group;
+    head.members_count = static_cast<std::uint32_t>(g.members.size());
+    if (auto r = append_consumer_group_info(w, head); !r) return r;
+    for (const auto& m : g.members) {
+        w.u32(m.id);
+        w.u32(static_cast<std::uint32_t>(m.partitions.size()));
+        for (auto p : m.partitions) w.u32(p);
+    }
+    return {};
+}
+
+void append_client_details(writer& w, const client_details& c) {
+    w.u32(c.client_id);
+    w.u32(c.user_id);
+    w.u8(c.transport);
+    w.u32(static_cast<std::uint32_t>(c.address.size()));
+    w.text(c.address);
+    w.u32(static_cast<std::uint32_t>(c.consumer_groups.size()));
+    for (const auto& g : c.consumer_groups) {
+        w.u32(g.stream_id);
+        w.u32(g.topic_id);
+        w.u32(g.group_id);
+    }
+}
+
+void append_consumer_offset_info(writer& w, const consumer_offset_info& o) {
+    w.u32(o.partition_id);
+    w.u64(o.current_offset);
+    w.u64(o.stored_offset);
+}
+
+result<stream_info> read_stream_info(reader& r, std::string_view field) {
+    stream_info s;
+    ISS_TRY_ASSIGN(s.id, r.u32(f(field, "id")));
+    ISS_TRY_ASSIGN(s.created_at, r.u64(f(field, "created_at")));
+    ISS_TRY_ASSIGN(s.topics_count, r.u32(f(field, "topics_count")));
+    ISS_TRY_ASSIGN(s.size_bytes, r.u64(f(field, "size_bytes")));
+    ISS_TRY_ASSIGN(s.messages_count, r.u64(f(field, "messages_count")));
+    auto name = r.name(f(field, "name"));
+    if (!name) return name.error();
+    s.name.assign(*name);
+    return s;
+}
+
+result<topic_info> read_topic_info(reader& r, std::string_view field) {
+    topic_info t;
+    ISS_TRY_ASSIGN(t.id, r.u32(f(field, "id")));
+    ISS_TRY_ASSIGN(t.created_at, r.u64(f(field, "created_at")));
+    ISS_TRY_ASSIGN(t.partitions_count, r.u32(f(field, "partitions_count")));
+    ISS_TRY_ASSIGN(t.message_expiry, r.u64(f(field, "message_expiry")));
+    ISS_TRY_ASSIGN(t.compression, r.u8(f(field, "compression")));
+    ISS_TRY_ASSIGN(t.max_topic_size, r.u64(f(field, "max_topic_size")));
+    ISS_TRY_ASSIGN(t.replication_factor, r.u8(f(field, "replication_factor")));
+    ISS_TRY_ASSIGN(t.size_bytes, r.u64(f(field, "size_bytes")));
+    ISS_TRY_ASSIGN(t.messages_count, r.u64(f(field, "messages_count")));
+    auto name = r.name(f(field, "name"));
+    if (!name) return name.error();
+    t.name.assign(*name);
+    return t;
+}
+
+result<partition_info> read_partition_info(reader& r, std::string_view field) {
+    partition_info p;
+    ISS_TRY_ASSIGN(p.id, r.u32(f(field, "id")));
+    ISS_TRY_ASSIGN(p.created_at, r.u64(f(field, "created_at")));
+    ISS_TRY_ASSIGN(p.segments_count, r.u32(f(field, "segments_count")));
+    ISS_TRY_ASSIGN(p.current_offset, r.u64(f(field, "current_offset")));
+    ISS_TRY_ASSIGN(p.size_bytes, r.u64(f(field, "size_bytes")));
+    ISS_TRY_ASSIGN(p.messages_count, r.u64(f(field, "messages_count")));
+    return p;
+}
+
+result<stream_details> read_stream_details(reader& r, std::string_view field) {
+    stream_details d;
+    ISS_TRY_ASSIGN(d.stream, read_stream_info(r, field));
+    if (r.remaining() / 52 < d.stream.topics_count)
+        return iss::error{errc::truncated, f(field, "topics (fewer bytes than topics_count needs)")};
+    d.topics.reserve(d.stream.topics_count);
+    for (std::uint32_t i = 0; i < d.stream.topics_count; ++i) {
+        auto t = read_topic_info(r, fi(field, "topics", i));
+        if (!t) return t.error();
+        d.topics.push_back(std::move(*t));
+    }
+    return d;
+}
+
+result<topic_details> read_topic_details(reader& r, std::string_view field) {
+    topic_details d;
+    ISS_TRY_ASSIGN(d.topic, read_topic_info(r, field));
+    if (r.remaining() / 40 < d.topic.partitions_count)
+        return iss::error{errc::truncated, f(field, "partitions (fewer bytes than partitions_count needs)")};
+    d.partitions.reserve(d.topic.partitions_count);
+    for (std::uint32_t i = 0; i < d.topic.partitions_count; ++i) {
+        auto p = read_partition_info(r, fi(field, "partitions", i));
+        if (!p) return p.error();
+        d.partitions.push_back(*p);
+    }
+    return d;
+}
+
+result<consumer_group_info> read_consumer_group_info(reader& r, std::string_view field) {
+    consumer_group_info g;
+    ISS_TRY_ASSIGN(g.id, r.u32(f(field, "id")));
+    ISS_TRY_ASSIGN(g.partitions_count, r.u32(f(field, "partitions_count")));
+    ISS_TRY_ASSIGN(g.members_count, r.u32(f(field, "members_count")));
+    auto name = r.name(f(field, "name"));
+    if (!name) return name.error();
+    g.name.assign(*name);
+    return g;
+}
+
+result<consumer_group_details> read_consumer_group_details(reader& r, std::string_view field) {
+    consumer_group_details d;
+    ISS_TRY_ASSIGN(d.group, read_consumer_group_info(r, field));
+    if (r.remaining() / 8 < d.group.members_count)
+        return iss::error{errc::truncated, f(field, "members (fewer bytes than members_count needs)")};
+    d.members.reserve(d.group.members_count);
+    for (std::uint32_t i = 0; i < d.group.members_count; ++i) {
+        const std::string mf = fi(field, "members", i);
+        consumer_group_member m;
+        ISS_TRY_ASSIGN(m.id, r.u32(f(mf, "id")));
+        std::uint32_t n = 0;
+        ISS_TRY_ASSIGN(n, read_count(r, f(mf, "partitions_count"), 4));
+        m.partitions.reserve(n);
+        for (std::uint32_t k = 0; k < n; ++k) {
+            auto p = r.u32(fi(mf, "partitions", k));
+            if (!p) return p.error();
+            m.partitions.push_back(*p);
+        }
+        d.members.push_back(std::move(m));
+    }
+    return d;
+}
+
+result<client_details> read_client_details(reader& r, std::string_view field) {
+    client_details c;
+    ISS_TRY_ASSIGN(c.client_id, r.u32(f(field, "client_id")));
+    ISS_TRY_ASSIGN(c.user_id, r.u32(f(field, "user_id")));
+    ISS_TRY_ASSIGN(c.transport, r.u8(f(field, "transport")));
+    auto addr = r.u32_text(f(field, "address"), 255);
+    if (!addr) return addr.error();
+    c.address.assign(*addr);
+    std::uint32_t n = 0;
+    ISS_TRY_ASSIGN(n, read_count(r, f(field, "consumer_groups_count"), 12));
+    c.consumer_groups.reserve(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const std::string gf = fi(field, "consumer_groups", i);
+        client_group_ref g;
+        ISS_TRY_ASSIGN(g.stream_id, r.u32(f(gf, "stream_id")));
+        ISS_TRY_ASSIGN(g.topic_id, r.u32(f(gf, "topic_id")));
+        ISS_TRY_ASSIGN(g.group_id, r.u32(f(gf, "group_id")));
+        c.consumer_groups.push_back(g);
+    }
+    return c;
+}
+
+result<consumer_offset_info> read_consumer_offset_info(reader& r, std::string_view field) {
+    consumer_offset_info o;
+    ISS_TRY_ASSIGN(o.partition_id, r.u32(f(field, "partition_id")));
+    ISS_TRY_ASSIGN(o.current_offset, r.u64(f(field, "current_offset")));
+    ISS_TRY_ASSIGN(o.stored_offset, r.u64(f(field, "stored_offset")));
+    return o;
+}
+
+}  // namespace iss::proto
