@@ -1,0 +1,277 @@
+#pragma once
+/// \file
+/// The daemon's configuration: one YAML file -> `sink_config`, plain structs that mirror the
+/// YAML schema (style.md §6). The daemon maps these sections to each module's own
+/// `*_options` struct; no module reads this struct itself.
+///
+/// Loading (`parse`, `load_file`) and checking (`validate`) are separate and pure: both
+/// collect *every* problem, each with its YAML path (`rotation.max_records: must be > 0`),
+/// and neither opens a socket. `parse` reports what the YAML says wrongly (syntax, unknown or
+/// duplicate keys, a value of the wrong type, an unset `${VAR}`); `validate` reports what a
+/// well-typed config gets wrong (limits, combinations, the key template's rules).
+///
+/// Values:
+/// - `${VAR}` and `${VAR:-default}` are replaced in every scalar before it is read, from an
+///   injectable environment (`env_lookup`). An unset VAR without a default is an error that
+///   names it; `:-` also applies when VAR is set but empty (shell semantics). `$${` is a
+///   literal `${`. The replaced text is not parsed as YAML again.
+/// - sizes: `8MiB`, `8MB`, `512KiB`, `1.5GiB`, plain bytes (`8388608`); units are B, KB, MB,
+///   GB, TB (powers of 1000) and KiB, MiB, GiB, TiB (powers of 1024), case-insensitive.
+/// - durations: `250ms`, `10s`, `10m`, `1h`, `1d`, and sums such as `1h30m`; a bare `0` is
+///   allowed, any other bare number is an error (seconds or milliseconds?).
+/// - booleans: true/false (also yes/no, on/off).
+///
+/// Secrets (`iggy.password`, `iggy.token`, `s3.secret_access_key`, `s3.session_token`) are
+/// `iss::secret` values: `to_yaml` and every formatter print them as `****`.
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "common/types.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace iss::config {
+
+using std::chrono::milliseconds;
+
+inline constexpr std::uint64_t kib = 1024;
+inline constexpr std::uint64_t mib = 1024 * kib;
+inline constexpr std::uint64_t gib = 1024 * mib;
+
+/// Which Iggy wire protocol to speak (design.md §4).
+enum class protocol_version : std::uint8_t { automatic, v0_8, v0_9 };
+/// S3 addressing: `auto` (virtual-hosted for AWS, path style for a custom endpoint or a
+/// bucket name with dots), `true` (path style), `false` (virtual-hosted).
+enum class path_style : std::uint8_t { automatic, path, virtual_hosted };
+/// The one checksum sent with each upload request.
+enum class checksum_kind : std::uint8_t { md5, crc32c, none };
+/// SigV4 payload signing: a signed SHA-256 of the body, or UNSIGNED-PAYLOAD (TLS only).
+enum class payload_signing : std::uint8_t { signed_payload, unsigned_payload };
+/// Conditional writes (`If-None-Match: *`): probed at start (`auto`), required (refuse to
+/// start without them), or not used (`off`).
+enum class conditional_writes : std::uint8_t { automatic, required, off };
+enum class format_type : std::uint8_t { json_lines, json_array, raw };
+enum class compression : std::uint8_t { none, gzip, zstd };
+/// How a payload goes into the JSON envelope.
+enum class payload_mode : std::uint8_t { automatic, json, string, base64 };
+enum class bad_message_policy : std::uint8_t { fail, skip, dead_letter };
+
+/// `iggy.tls`
+struct iggy_tls_section {
+    bool enabled = false;     ///< TLS to the Iggy server (default false)
+    std::string ca_file;      ///< PEM CA bundle; empty: the system's trust store
+    std::string server_name;  ///< name checked in the certificate; empty: the address's host
+};
+
+/// `iggy.poll`
+struct poll_section {
+    std::uint32_t messages = 1000;   ///< messages per poll request (default 1000)
+    milliseconds interval{100};      ///< wait after an empty poll (default 100 ms)
+};
+
+/// `iggy`: the connection and the consumer.
+struct iggy_section {
+    std::string address = "127.0.0.1:8090";   ///< host:port of the TCP listener
+    std::string username = "iggy";            ///< user for password login
+    iggy_password password;                   ///< default: env IGGY_PASSWORD when set
+    iggy_token token;                         ///< personal access token (instead of a password)
+    iggy_tls_section tls;
+    std::string consumer_group = "s3-sink";   ///< consumer group name (group mode)
+    std::string consumer;                     ///< non-empty: single consumer with this name
+    poll_section poll;
+    bool verify_checksum = true;              ///< check each message's XXH3 checksum
+    std::uint64_t max_response_bytes = 64 * mib;  ///< largest poll reply accepted (bytes)
+    protocol_version protocol = protocol_version::automatic;
+
+    /// True in consumer-group mode (no `consumer:` given).
+    [[nodiscard]] bool group_mode() const noexcept { return consumer.empty(); }
+};
+
+/// One entry of `sources`: a stream, its topics, and which partitions.
+struct source_section {
+    std::string stream;                      ///< stream name
+    std::vector<std::string> topics;         ///< topic names (a scalar is one topic)
+    bool all_partitions = true;              ///< `partitions: all` (default)
+    std::vector<std::uint32_t> partitions;   ///< explicit ids when !all_partitions (from 0)
+};
+
+struct s3_tls_section {
+    std::string ca_file;     ///< PEM CA bundle for a private endpoint; empty: system store
+    bool insecure = false;   ///< skip certificate verification (testing only)
+};
+
+struct s3_timeouts_section {
+    milliseconds connect{5'000};    ///< TCP connect + TLS handshake
+    milliseconds request{10'000};   ///< one request: send and full response
+};
+
+struct s3_retry_section {
+    std::uint32_t attempts = 10;     ///< attempts per operation (>= 1)
+    milliseconds base{200};          ///< first backoff ceiling
+    milliseconds cap{5'000};         ///< largest backoff ceiling
+    milliseconds deadline{15'000};   ///< bound on one operation with its retries; 0: none (single consumer only)
+};
+
+/// `s3`: where and how objects are written.
+struct s3_section {
+    bucket_name bucket;
+    region_name region{"us-east-1"};
+    std::string endpoint;                 ///< empty: AWS; else http(s)://host[:port]
+    config::path_style path_style = config::path_style::automatic;
+    std::string prefix = "iggy";          ///< `{prefix}` in naming.key
+    iss::access_key_id access_key_id;     ///< default: env AWS_ACCESS_KEY_ID
+    iss::secret_access_key secret_access_key;  ///< default: env AWS_SECRET_ACCESS_KEY
+    iss::session_token session_token;     ///< default: env AWS_SESSION_TOKEN
+    s3_tls_section tls;
+    std::uint64_t part_size = 8 * mib;    ///< multipart part size, 5 MiB .. 5 GiB
+    checksum_kind checksum = checksum_kind::md5;
+    config::payload_signing payload_signing = config::payload_signing::signed_payload;
+    config::conditional_writes conditional_writes = config::conditional_writes::automatic;
+    s3_timeouts_section timeouts;
+    s3_retry_section retry;
+};
+
+/// `format`: the records inside each object.
+struct format_section {
+    format_type type = format_type::json_lines;
+    config::compression compression = config::compression::none;
+    bool metadata = true;               ///< envelope fields besides payload (JSON types)
+    bool headers = true;                ///< the `headers` object (JSON types)
+    payload_mode payload = payload_mode::automatic;
+    std::string separator = "\n";       ///< between payloads (raw only); may be empty
+};
+
+/// `rotation`: an object is closed when ANY trigger fires; 0 disables a time trigger.
+struct rotation_section {
+    std::uint64_t max_records = 10'000;
+    std::uint64_t max_bytes = 64 * mib;   ///< of the object as uploaded (after compression)
+    milliseconds max_span{10 * 60'000};   ///< message-timestamp span from the first message
+    milliseconds schedule{60 * 60'000};   ///< wall-clock boundaries aligned in `timezone`
+    std::string timezone = "UTC";         ///< IANA name for `schedule`
+    milliseconds idle{60'000};            ///< no new message for this long
+};
+
+struct naming_section {
+    /// Key template (format/key_template.hpp).
+    std::string key = "{prefix}/{stream}/{topic}/partition={partition}/{stream}+{topic}+{partition}+{start_offset:020}.{ext}";
+};
+
+struct dead_letter_section {
+    std::string stream;
+    std::string topic;
+    [[nodiscard]] bool empty() const noexcept { return stream.empty() && topic.empty(); }
+};
+
+struct delivery_section {
+    bad_message_policy on_bad_message = bad_message_policy::fail;
+    dead_letter_section dead_letter;
+};
+
+struct shutdown_section {
+    milliseconds grace{30'000};   ///< time to finish, upload and commit after SIGTERM
+};
+
+struct log_section {
+    log::level level = log::level::info;
+    log::output_format format = log::output_format::text;
+};
+
+/// The whole file. Default-constructed, it holds every default.
+struct sink_config {
+    iggy_section iggy;
+    std::vector<source_section> sources;
+    s3_section s3;
+    format_section format;
+    rotation_section rotation;
+    naming_section naming;
+    delivery_section delivery;
+    shutdown_section shutdown;
+    log_section log;
+};
+
+/// One problem: the YAML path (`s3.retry.deadline`, `sources[1].topics`), what is wrong, and
+/// the line in the file where known (0: unknown).
+struct problem {
+    std::string path;
+    std::string message;
+    int line = 0;
+    friend bool operator==(const problem&, const problem&) = default;
+};
+/// `path: message` (and ` (line N)` when known).
+[[nodiscard]] std::string to_string(const problem& p);
+
+/// Looks an environment variable up; nullopt when unset.
+using env_lookup = std::function<std::optional<std::string>(std::string_view name)>;
+/// The process environment (getenv).
+[[nodiscard]] env_lookup process_environment();
+
+/// What `parse` made of a file: the config (defaults where a key is absent or wrong) and
+/// every problem found while reading it.
+struct loaded {
+    sink_config config;
+    std::vector<problem> problems;
+    std::map<std::string, int> lines;   ///< YAML path -> line, for placing validate()'s problems
+    std::set<std::string> set_paths;    ///< paths written in the file (not defaulted)
+};
+
+/// Reads YAML text (no I/O). Never throws on bad input.
+[[nodiscard]] loaded parse(std::string_view yaml, const env_lookup& env);
+/// Reads and parses a file; an unreadable file is a problem with path "" (I/O: the file only).
+[[nodiscard]] loaded load_file(const std::string& file, const env_lookup& env);
+
+/// Every rule a well-typed config can break (pure: no I/O besides the time-zone database).
+[[nodiscard]] std::vector<problem> validate(const sink_config& c);
+
+/// `parse` then `validate`, with validate()'s problems placed at their lines.
+[[nodiscard]] std::vector<problem> check(loaded& l);
+
+/// The effective config as YAML, every key present, secrets as `****`.
+[[nodiscard]] std::string to_yaml(const sink_config& c);
+
+/// One documented key: the README's table and `--help-config`.
+struct key_doc {
+    std::string path;      ///< `s3.retry.deadline`; list items as `sources[].stream`
+    std::string type;      ///< string, bool, integer, size, duration, `a | b | c`, ...
+    std::string default_text;
+    std::string help;
+};
+/// Every key of the schema, in file order.
+[[nodiscard]] std::vector<key_doc> describe();
+/// `describe()` as a Markdown table.
+[[nodiscard]] std::string describe_markdown();
+
+/// Parses a size (`8MiB`, `8MB`, `1.5GiB`, `4096`). Error detail says what is wrong.
+[[nodiscard]] result<std::uint64_t> parse_size(std::string_view s);
+/// Parses a duration (`250ms`, `10s`, `10m`, `1h`, `1d`, `1h30m`, `0`).
+[[nodiscard]] result<milliseconds> parse_duration(std::string_view s);
+/// `8MiB`, `64KiB` where exact, else `12345` (bytes).
+[[nodiscard]] std::string format_size(std::uint64_t bytes);
+/// `250ms`, `10s`, `10m`, `1h`, `1d`, `1h30m` (shortest exact form).
+[[nodiscard]] std::string format_duration(milliseconds d);
+/// Replaces `${VAR}` / `${VAR:-default}` in `s`; the error names the unset variable.
+[[nodiscard]] result<std::string> interpolate(std::string_view s, const env_lookup& env);
+
+/// Errors of the config module.
+enum class errc {
+    invalid_value = 1,  ///< a value cannot be read as its key's type
+    unset_variable,     ///< `${VAR}` without default, and VAR is not set
+    invalid_config,     ///< validation failed (the detail lists the problems)
+    unreadable_file,    ///< the config file cannot be read
+};
+const boost::system::error_category& config_category() noexcept;
+inline error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), config_category()}; }
+
+}  // namespace iss::config
+
+namespace boost::system {
+template <>
+struct is_error_code_enum<iss::config::errc> : std::true_type {};
+}  // namespace boost::system

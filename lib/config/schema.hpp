@@ -1,0 +1,188 @@
+#pragma once
+/// \file
+/// The schema, declared once (style.md §6.2): `visit_schema` walks every key of
+/// `sink_config` with its type and help text. Three visitors use it: the loader (YAML ->
+/// struct, unknown keys, types), the printer (struct -> YAML, secrets as ****) and the
+/// describer (the README table and `--help-config`). Internal to lib/config.
+///
+/// A visitor provides:
+///   section(key, help, fn)                  a nested mapping
+///   list(key, vec, help, fn(item))          a sequence of mappings
+///   field(key, value, help)                 string, bool, u32/u64 counts, durations, secrets, named types
+///   size(key, u64, help)                    a byte size
+///   choice(key, enum, table, help)          one of named values
+///   strings(key, vector<string>, help)      a scalar or a sequence of scalars
+///   partitions(key, all, ids, help)         `all` or a sequence of ids
+///   env_default(var)                        the next key defaults to env VAR (docs, loader)
+///   hide_next(bool)                         the printer omits the next key
+
+#include "config/config.hpp"
+
+#include <array>
+#include <span>
+#include <string_view>
+
+namespace iss::config::detail {
+
+template <class E>
+struct choice {
+    std::string_view name;
+    E value;
+};
+
+inline constexpr std::array<choice<protocol_version>, 3> protocol_choices{
+  {{"auto", protocol_version::automatic}, {"0.8", protocol_version::v0_8}, {"0.9", protocol_version::v0_9}}};
+inline constexpr std::array<choice<path_style>, 7> path_style_choices{{{"auto", path_style::automatic},
+                                                                      {"true", path_style::path},
+                                                                      {"false", path_style::virtual_hosted},
+                                                                      {"yes", path_style::path},
+                                                                      {"no", path_style::virtual_hosted},
+                                                                      {"on", path_style::path},
+                                                                      {"off", path_style::virtual_hosted}}};
+inline constexpr std::array<choice<checksum_kind>, 3> checksum_choices{
+  {{"md5", checksum_kind::md5}, {"crc32c", checksum_kind::crc32c}, {"none", checksum_kind::none}}};
+inline constexpr std::array<choice<payload_signing>, 2> payload_signing_choices{
+  {{"signed", payload_signing::signed_payload}, {"unsigned", payload_signing::unsigned_payload}}};
+inline constexpr std::array<choice<conditional_writes>, 3> conditional_writes_choices{
+  {{"auto", conditional_writes::automatic}, {"required", conditional_writes::required}, {"off", conditional_writes::off}}};
+inline constexpr std::array<choice<format_type>, 3> format_type_choices{
+  {{"json_lines", format_type::json_lines}, {"json_array", format_type::json_array}, {"raw", format_type::raw}}};
+inline constexpr std::array<choice<compression>, 3> compression_choices{
+  {{"none", compression::none}, {"gzip", compression::gzip}, {"zstd", compression::zstd}}};
+inline constexpr std::array<choice<payload_mode>, 4> payload_mode_choices{{{"auto", payload_mode::automatic},
+                                                                          {"json", payload_mode::json},
+                                                                          {"string", payload_mode::string},
+                                                                          {"base64", payload_mode::base64}}};
+inline constexpr std::array<choice<bad_message_policy>, 3> bad_message_choices{{{"fail", bad_message_policy::fail},
+                                                                               {"skip", bad_message_policy::skip},
+                                                                               {"dead_letter", bad_message_policy::dead_letter}}};
+inline constexpr std::array<choice<log::level>, 6> log_level_choices{{{"trace", log::level::trace},
+                                                                     {"debug", log::level::debug},
+                                                                     {"info", log::level::info},
+                                                                     {"warn", log::level::warn},
+                                                                     {"error", log::level::error},
+                                                                     {"off", log::level::off}}};
+inline constexpr std::array<choice<log::output_format>, 2> log_format_choices{
+  {{"text", log::output_format::text}, {"json", log::output_format::json}}};
+
+template <class E, std::size_t N>
+std::span<const choice<E>> table(const std::array<choice<E>, N>& a) {
+    return {a.data(), a.size()};
+}
+
+/// Walks the schema. C is `sink_config` or `const sink_config`.
+template <class V, class C>
+void visit_schema(V& v, C& c) {
+    v.section("iggy", "The Iggy server and the consumer.", [&] {
+        auto& i = c.iggy;
+        v.field("address", i.address, "host:port of the Iggy server's TCP listener (IPv6 as [::1]:8090).");
+        v.field("username", i.username, "User for password login.");
+        v.env_default("IGGY_PASSWORD");
+        v.field("password", i.password, "Password for `username` (secret). Absent: env IGGY_PASSWORD. Set this or `token`.");
+        v.field("token", i.token, "Personal access token, instead of username/password (secret).");
+        v.section("tls", "TLS to the Iggy server.", [&] {
+            v.field("enabled", i.tls.enabled, "Connect with TLS.");
+            v.field("ca_file", i.tls.ca_file, "PEM CA bundle to verify the server; empty: the system's trust store.");
+            v.field("server_name", i.tls.server_name, "Name checked in the server certificate (and sent as SNI); empty: the host of `address`.");
+        });
+        v.hide_next(!i.consumer.empty());
+        v.field("consumer_group", i.consumer_group,
+                "Consumer group to join: the server assigns partitions among the group's members (group mode).");
+        v.hide_next(i.consumer.empty());
+        v.field("consumer", i.consumer,
+                "Instead of `consumer_group`: a single consumer with this name reading every configured partition itself.");
+        v.section("poll", "Polling.", [&] {
+            v.field("messages", i.poll.messages, "Messages asked for per poll request.");
+            v.field("interval", i.poll.interval, "Wait after a poll that returned nothing.");
+        });
+        v.field("verify_checksum", i.verify_checksum, "Check every message's XXH3-64 checksum; a mismatch is a bad message.");
+        v.size("max_response_bytes", i.max_response_bytes, "Largest poll reply accepted; a bigger frame closes the connection.");
+        v.choice("protocol", i.protocol, table(protocol_choices),
+                 "Wire protocol: `auto` detects at connect; `0.8` the released G1 framing; `0.9` the consensus framing.");
+    });
+    v.list("sources", c.sources, "What to read: streams, their topics and partitions. At least one entry.", [&](auto& s) {
+        v.field("stream", s.stream, "Stream name.");
+        v.strings("topics", s.topics, "Topic names (one name or a list).");
+        v.partitions("partitions", s.all_partitions, s.partitions,
+                     "`all`, or a list of partition ids (from 0; single-consumer mode only: a group gets its partitions from the server).");
+    });
+    v.section("s3", "The bucket and the S3 client.", [&] {
+        auto& s = c.s3;
+        v.field("bucket", s.bucket, "Bucket name (required).");
+        v.field("region", s.region, "Region used in the SigV4 signature (MinIO/RGW: usually us-east-1).");
+        v.field("endpoint", s.endpoint, "Empty: AWS S3 for `region`. Otherwise http(s)://host[:port] of an S3-compatible store, no path.");
+        v.choice("path_style", s.path_style, table(path_style_choices),
+                 "`true`: https://host/bucket/key; `false`: https://bucket.host/key; `auto`: virtual-hosted on AWS unless the bucket has dots, path style on a custom endpoint.");
+        v.field("prefix", s.prefix, "`{prefix}` in naming.key (may contain `/`; may be empty).");
+        v.env_default("AWS_ACCESS_KEY_ID");
+        v.field("access_key_id", s.access_key_id, "Access key id. Absent: env AWS_ACCESS_KEY_ID.");
+        v.env_default("AWS_SECRET_ACCESS_KEY");
+        v.field("secret_access_key", s.secret_access_key, "Secret access key (secret). Absent: env AWS_SECRET_ACCESS_KEY.");
+        v.env_default("AWS_SESSION_TOKEN");
+        v.field("session_token", s.session_token, "Session token of temporary credentials (secret). Absent: env AWS_SESSION_TOKEN.");
+        v.section("tls", "TLS to the store.", [&] {
+            v.field("ca_file", s.tls.ca_file, "PEM CA bundle for a private endpoint; empty: the system's trust store.");
+            v.field("insecure", s.tls.insecure, "Skip certificate verification (tests only; never in production).");
+        });
+        v.size("part_size", s.part_size, "Multipart part size (5MiB to 5GiB). Objects larger than this go up as multipart uploads while they grow; memory per open object is about one part.");
+        v.choice("checksum", s.checksum, table(checksum_choices),
+                 "The one checksum sent with each upload: Content-MD5 (checked by every store), x-amz-checksum-crc32c, or none.");
+        v.choice("payload_signing", s.payload_signing, table(payload_signing_choices),
+                 "`signed`: SigV4 signs the body's SHA-256; `unsigned`: UNSIGNED-PAYLOAD (https only; saves hashing).");
+        v.choice("conditional_writes", s.conditional_writes, table(conditional_writes_choices),
+                 "If-None-Match writes (design.md §3): `auto` probes the store at start, `required` refuses to start without them, `off` never sends them (a group rebalance may then duplicate data, never lose it).");
+        v.section("timeouts", "Per-request deadlines.", [&] {
+            v.field("connect", s.timeouts.connect, "TCP connect plus TLS handshake.");
+            v.field("request", s.timeouts.request, "One request, from sending to the end of the response.");
+        });
+        v.section("retry", "Retries with full-jitter exponential backoff.", [&] {
+            v.field("attempts", s.retry.attempts, "Attempts per operation (>= 1).");
+            v.field("base", s.retry.base, "Backoff ceiling of the first retry; doubles each retry.");
+            v.field("cap", s.retry.cap, "Largest backoff ceiling.");
+            v.field("deadline", s.retry.deadline,
+                    "Bound on one operation with all its retries. Group mode: at most 25s (the server forces a partition hand-over after 30s). Single consumer: 0 means none; a failed upload is retried without end.");
+        });
+    });
+    v.section("format", "The records inside each object.", [&] {
+        auto& f = c.format;
+        v.choice("type", f.type, table(format_type_choices),
+                 "`json_lines`: one JSON envelope per line (.jsonl); `json_array`: one JSON array (.json); `raw`: payloads joined by `separator` (.bin).");
+        v.choice("compression", f.compression, table(compression_choices),
+                 "`gzip` adds .gz and Content-Type application/gzip (no Content-Encoding, so downloads stay .gz files). `zstd` is reserved (not yet supported).");
+        v.field("metadata", f.metadata, "JSON types: the envelope's stream, topic, partition_id, offset, id, timestamps. `false` keeps only payload (and headers).");
+        v.field("headers", f.headers, "JSON types: the `headers` object of user headers.");
+        v.choice("payload", f.payload, table(payload_mode_choices),
+                 "JSON types: `auto` embeds valid JSON (minified), else valid UTF-8 as a string, else base64; `json` requires JSON (anything else is a bad message); `string` (invalid UTF-8 replaced by U+FFFD) and `base64` force one form.");
+        v.field("separator", f.separator, "`raw` only: written between payloads (YAML escapes: \"\\n\"); may be empty.");
+    });
+    v.section("rotation", "When an object is closed and uploaded: whichever trigger fires first; 0 disables a time trigger.", [&] {
+        auto& r = c.rotation;
+        v.field("max_records", r.max_records, "Messages per object.");
+        v.size("max_bytes", r.max_bytes, "Bytes per object as uploaded (after compression).");
+        v.field("max_span", r.max_span, "Span of message timestamps from the object's first message (record time, not wall clock).");
+        v.field("schedule", r.schedule, "Close at wall-clock boundaries of this period, aligned in `timezone` (must divide 1d: 15m, 1h, 6h, 1d).");
+        v.field("timezone", r.timezone, "IANA time zone for `schedule`.");
+        v.field("idle", r.idle, "Close when a partition has had no new message for this long, so quiet partitions get uploaded and committed.");
+    });
+    v.section("naming", "Object keys.", [&] {
+        v.field("key", c.naming.key,
+                "Key template: {prefix} {stream} {topic} {partition} {start_offset} {ext}, numbers zero-padded as {start_offset:020}. Must contain {partition} and {start_offset}; see \"Object keys\".");
+    });
+    v.section("delivery", "Messages that cannot be written.", [&] {
+        v.choice("on_bad_message", c.delivery.on_bad_message, table(bad_message_choices),
+                 "`fail`: stop that partition and log why; `skip`: count, log and go on; `dead_letter`: send the message to `dead_letter` and go on.");
+        v.section("dead_letter", "Iggy topic for bad messages (on_bad_message: dead_letter).", [&] {
+            v.field("stream", c.delivery.dead_letter.stream, "Stream of the dead-letter topic.");
+            v.field("topic", c.delivery.dead_letter.topic, "Dead-letter topic; must not be one of the sources.");
+        });
+    });
+    v.section("shutdown", "Stopping.", [&] {
+        v.field("grace", c.shutdown.grace, "After SIGTERM: time to finish, upload and commit what is buffered before exiting.");
+    });
+    v.section("log", "Logging (stderr).", [&] {
+        v.choice("level", c.log.level, table(log_level_choices), "Minimum level.");
+        v.choice("format", c.log.format, table(log_format_choices), "`text` or `json` (one JSON object per line).");
+    });
+}
+
+}  // namespace iss::config::detail

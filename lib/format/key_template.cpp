@@ -1,0 +1,245 @@
+#include "format/key_template.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <iterator>
+
+namespace iss::format {
+
+namespace {
+
+const char* format_message(int ev) noexcept {
+    switch (static_cast<errc>(ev)) {
+        case errc::bad_key_template: return "invalid key template (check naming.key)";
+        case errc::bad_payload: return "payload does not fit the configured format.payload mode";
+        case errc::compression_failed: return "compression failed";
+        case errc::bad_state: return "format writer used out of order (a record after finish)";
+    }
+    return nullptr;
+}
+
+struct known_placeholder {
+    std::string_view name;
+    placeholder what;
+    bool numeric;
+};
+
+constexpr std::array<known_placeholder, 6> known{{
+    {"prefix", placeholder::prefix, false},
+    {"stream", placeholder::stream, false},
+    {"topic", placeholder::topic, false},
+    {"partition", placeholder::partition, true},
+    {"start_offset", placeholder::start_offset, true},
+    {"ext", placeholder::ext, false},
+}};
+
+constexpr unsigned max_width = 40;
+
+bool is_unreserved(unsigned char c) noexcept {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
+        || c == '-';
+}
+
+/// Why a tempting but unsupported placeholder is refused (empty: just unknown).
+std::string_view refusal_reason(std::string_view name) noexcept {
+    static constexpr std::array<std::string_view, 8> cut_dependent{
+      "end_offset", "last_offset", "count", "records", "record_count", "size", "bytes", "end"};
+    static constexpr std::array<std::string_view, 16> time_dependent{
+      "date", "time", "datetime", "timestamp", "now", "upload_time", "year", "month",
+      "day", "hour", "minute", "second", "dt", "ts", "epoch", "yyyy"};
+    static constexpr std::array<std::string_view, 6> random_parts{"uuid", "random", "rand", "nonce", "guid", "id"};
+    static constexpr std::array<std::string_view, 5> host_parts{"host", "hostname", "pid", "instance", "node"};
+    for (auto n : cut_dependent)
+        if (n == name)
+            return "depends on where the object was cut, and a replay after a crash may cut elsewhere, so it "
+                   "would write a second object instead of finding the first (design.md §3.2)";
+    for (auto n : time_dependent)
+        if (n == name)
+            return "the upload time differs on a replay, so a replay would write a second copy instead of finding "
+                   "the first (design.md §3.2)";
+    for (auto n : random_parts)
+        if (n == name) return "a random part differs on a replay, so a replay would write a second copy (design.md §3.2)";
+    for (auto n : host_parts)
+        if (n == name)
+            return "differs between daemons, so a group member taking a partition over would write a second copy "
+                   "(design.md §3.2)";
+    return {};
+}
+
+}  // namespace
+
+const boost::system::error_category& format_category() noexcept {
+    static const simple_category cat{"format", format_message};
+    return cat;
+}
+
+std::string_view to_string(placeholder p) noexcept {
+    for (const auto& k : known)
+        if (k.what == p) return k.name;
+    return "?";
+}
+
+void append_name_encoded(std::string& out, std::string_view name) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    const bool only_dots = !name.empty() && name.find_first_not_of('.') == std::string_view::npos;
+    for (const char ch : name) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (is_unreserved(c) && !only_dots) {
+            out += ch;
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 0xf];
+        }
+    }
+}
+
+std::vector<std::string> key_template::check(std::string_view text) {
+    std::vector<std::string> problems;
+    (void)parse_into(text, problems);
+    return problems;
+}
+
+result<key_template> key_template::parse(std::string_view text) {
+    std::vector<std::string> problems;
+    key_template t = parse_into(text, problems);
+    if (problems.empty()) return t;
+    std::string detail;
+    for (const auto& p : problems) {
+        if (!detail.empty()) detail += "; ";
+        detail += p;
+    }
+    return error{errc::bad_key_template, std::move(detail)};
+}
+
+key_template key_template::parse_into(std::string_view text, std::vector<std::string>& problems) {
+    key_template t;
+    t.text_ = std::string{text};
+    std::string literal;
+    auto flush_literal = [&] {
+        if (literal.empty()) return;
+        t.segments_.push_back(segment{true, std::move(literal), placeholder::prefix, 0});
+        literal.clear();
+    };
+    for (std::size_t i = 0; i < text.size();) {
+        const char c = text[i];
+        if (c == '{') {
+            if (i + 1 < text.size() && text[i + 1] == '{') {
+                literal += '{';
+                i += 2;
+                continue;
+            }
+            const auto close = text.find('}', i + 1);
+            if (close == std::string_view::npos) {
+                problems.push_back(fmt::format("'{{' at position {} is never closed (write '{{{{' for a literal brace)", i));
+                break;
+            }
+            const std::string_view inner = text.substr(i + 1, close - i - 1);
+            i = close + 1;
+            const auto colon = inner.find(':');
+            const std::string_view name = inner.substr(0, colon);
+            const std::string_view spec = colon == std::string_view::npos ? std::string_view{} : inner.substr(colon + 1);
+            const known_placeholder* k = nullptr;
+            for (const auto& kp : known)
+                if (kp.name == name) k = &kp;
+            if (k == nullptr) {
+                if (name.empty()) {
+                    problems.push_back("empty placeholder {} (write '{{}}' for literal braces)");
+                } else if (auto why = refusal_reason(name); !why.empty()) {
+                    problems.push_back(fmt::format("placeholder {{{}}} is not allowed: it {}", name, why));
+                } else {
+                    problems.push_back(fmt::format(
+                      "unknown placeholder {{{}}}; the known ones are {{prefix}} {{stream}} {{topic}} {{partition}} "
+                      "{{start_offset}} {{ext}}",
+                      name));
+                }
+                continue;
+            }
+            unsigned width = 0;
+            if (colon != std::string_view::npos) {
+                bool ok = spec.size() >= 2 && spec.front() == '0';
+                for (std::size_t j = 1; ok && j < spec.size(); ++j) {
+                    if (spec[j] < '0' || spec[j] > '9') ok = false;
+                    else width = width * 10 + static_cast<unsigned>(spec[j] - '0');
+                    if (width > max_width) ok = false;
+                }
+                if (!ok || width == 0) {
+                    problems.push_back(fmt::format(
+                      "{{{}}}: the part after ':' must be 0 and a width from 1 to {} (zero padding, e.g. "
+                      "{{start_offset:020}}), not '{}'",
+                      inner, max_width, spec));
+                    width = 0;
+                } else if (!k->numeric) {
+                    problems.push_back(fmt::format(
+                      "{{{}}}: zero padding applies to {{partition}} and {{start_offset}} only", inner));
+                    width = 0;
+                }
+            }
+            flush_literal();
+            t.segments_.push_back(segment{false, {}, k->what, width});
+            continue;
+        }
+        if (c == '}') {
+            if (i + 1 < text.size() && text[i + 1] == '}') {
+                literal += '}';
+                i += 2;
+                continue;
+            }
+            problems.push_back(fmt::format("'}}' at position {} has no '{{' (write '}}}}' for a literal brace)", i));
+            ++i;
+            continue;
+        }
+        const auto uc = static_cast<unsigned char>(c);
+        if (uc < 0x20 || uc == 0x7f) {
+            problems.push_back(fmt::format("control character 0x{:02x} at position {}", uc, i));
+        }
+        literal += c;
+        ++i;
+    }
+    flush_literal();
+    if (!t.uses(placeholder::partition))
+        problems.push_back("must contain {partition}: without it two partitions write the same keys");
+    if (!t.uses(placeholder::start_offset))
+        problems.push_back("must contain {start_offset}: without it every object of a partition gets the same key");
+    return t;
+}
+
+bool key_template::uses(placeholder p) const noexcept {
+    for (const auto& s : segments_)
+        if (!s.is_literal && s.what == p) return true;
+    return false;
+}
+
+std::string key_template::render(const key_values& v) const {
+    std::string out;
+    out.reserve(128);
+    // Slashes from literals and the prefix: no leading '/', no '//'.
+    auto append_path = [&out](std::string_view s) {
+        for (const char c : s) {
+            if (c == '/' && (out.empty() || out.back() == '/')) continue;
+            out += c;
+        }
+    };
+    for (const auto& s : segments_) {
+        if (s.is_literal) {
+            append_path(s.literal);
+            continue;
+        }
+        switch (s.what) {
+            case placeholder::prefix: append_path(v.prefix); break;
+            case placeholder::stream: append_name_encoded(out, v.stream); break;
+            case placeholder::topic: append_name_encoded(out, v.topic); break;
+            case placeholder::partition:
+                fmt::format_to(std::back_inserter(out), "{:0{}}", v.partition, s.width);
+                break;
+            case placeholder::start_offset:
+                fmt::format_to(std::back_inserter(out), "{:0{}}", v.start_offset, s.width);
+                break;
+            case placeholder::ext: append_path(v.ext); break;
+        }
+    }
+    return out;
+}
+
+}  // namespace iss::format

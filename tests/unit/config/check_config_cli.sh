@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# CLI test of `iggy-s3-sink check-config`: exit codes 0 / 78 / 2, every problem listed,
+# secrets redacted. usage: check_config_cli.sh BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# 1. The packaged example with its secrets from the environment: valid, secrets redacted.
+out=$(env -i IGGY_PASSWORD=pw-very-secret AWS_ACCESS_KEY_ID=AKID AWS_SECRET_ACCESS_KEY=sk-very-secret \
+      "$bin" check-config --config "$src/packaging/iggy-s3-sink.yaml" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "valid example: exit $rc, want 0: $out"
+grep -q 'secret_access_key: "\*\*\*\*"' <<<"$out" || fail "secret not shown as ****: $out"
+grep -q 'password: "\*\*\*\*"' <<<"$out" || fail "password not shown as ****"
+grep -q 'very-secret' <<<"$out" && fail "a secret was printed: $out"
+grep -q 'access_key_id: "AKID"' <<<"$out" || fail "access key id missing"
+
+# 2. Several problems at once: exit 78, each listed with its path (before any connection).
+cat >"$tmp/bad.yaml" <<'YAML'
+iggy: {password: "${NOT_SET_ANYWHERE}", address: "localhost"}
+sources: [{stream: app, topics: [requests]}]
+s3: {bucket: lake, access_key_id: a, secret_access_key: b, part_size: 1MiB, part_sise: 8MiB}
+rotation: {max_records: 0}
+naming: {key: "{prefix}/{stream}/{end_offset}"}
+YAML
+out=$(env -i "$bin" check-config --config "$tmp/bad.yaml" 2>&1)
+rc=$?
+[ $rc -eq 78 ] || fail "invalid config: exit $rc, want 78: $out"
+for want in "iggy.password: environment variable NOT_SET_ANYWHERE is not set" \
+            "iggy.address: 'localhost' has no port" \
+            "s3.part_sise: unknown key (did you mean part_size?)" \
+            "s3.part_size: must be >= 5MiB" \
+            "rotation.max_records: must be > 0" \
+            "naming.key: placeholder {end_offset} is not allowed" \
+            "naming.key: must contain {partition}"; do
+  grep -qF "$want" <<<"$out" || fail "missing problem '$want' in: $out"
+done
+grep -q '^  ' <<<"$out" || fail "problems not listed one per line"
+
+# 3. A file that does not exist: 78; usage errors: 2.
+env -i "$bin" check-config --config "$tmp/missing.yaml" >/dev/null 2>&1; rc=$?
+[ $rc -eq 78 ] || fail "missing file: exit $rc, want 78"
+"$bin" check-config >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "no --config: exit $rc, want 2"
+"$bin" check-config --bogus >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "unknown option: exit $rc, want 2"
+"$bin" check-config --help-config | grep -q '`s3.retry.deadline`' || fail "--help-config lacks keys"
+echo "check-config CLI: all checks passed"

@@ -1,0 +1,184 @@
+#include "config/config.hpp"
+#include "test_env.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace iss::config;
+using namespace std::chrono_literals;
+
+namespace {
+bool has_problem(const std::vector<problem>& ps, std::string_view path, std::string_view text) {
+    return std::any_of(ps.begin(), ps.end(), [&](const problem& p) {
+        return p.path == path && p.message.find(text) != std::string::npos;
+    });
+}
+std::string dump(const std::vector<problem>& ps) {
+    std::string s;
+    for (const auto& p : ps) s += to_string(p) + "\n";
+    return s;
+}
+}  // namespace
+
+TEST_CASE("the issue's example file loads with every value", "[config][load]") {
+    auto l = parse(test::full_yaml, test::full_env());
+    INFO(dump(l.problems));
+    REQUIRE(l.problems.empty());
+    const auto& c = l.config;
+    CHECK(c.iggy.address == "127.0.0.1:8090");
+    CHECK(c.iggy.password.reveal() == "iggy-secret");
+    CHECK(c.iggy.token.empty());
+    CHECK(c.iggy.consumer_group == "s3-sink");
+    CHECK(c.iggy.group_mode());
+    CHECK(c.iggy.poll.interval == 100ms);
+    CHECK(c.iggy.max_response_bytes == 64 * mib);
+    REQUIRE(c.sources.size() == 1);
+    CHECK(c.sources[0].stream == "app");
+    CHECK(c.sources[0].topics == std::vector<std::string>{"requests", "errors"});
+    CHECK(c.sources[0].all_partitions);
+    CHECK(c.s3.bucket.get() == "lake");
+    CHECK(c.s3.secret_access_key.reveal() == "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY");
+    CHECK(c.s3.part_size == 8 * mib);
+    CHECK(c.s3.retry.deadline == 15s);
+    CHECK(c.format.separator == "\n");
+    CHECK(c.rotation.max_span == 10min);
+    CHECK(c.delivery.dead_letter.topic == "s3-dead-letter");
+    CHECK(c.log.level == iss::log::level::info);
+    auto all = check(l);
+    INFO(dump(all));
+    CHECK(all.empty());
+}
+
+TEST_CASE("absent keys keep their defaults", "[config][load]") {
+    auto l = parse(test::minimal_yaml(), test::fixed_env({}));
+    INFO(dump(l.problems));
+    REQUIRE(l.problems.empty());
+    const sink_config d{};
+    CHECK(l.config.s3.part_size == d.s3.part_size);
+    CHECK(l.config.rotation.max_records == 10'000);
+    CHECK(l.config.naming.key == d.naming.key);
+    CHECK(l.config.format.type == format_type::json_lines);
+    CHECK(validate(l.config).empty());
+}
+
+TEST_CASE("secrets default to the standard environment variables", "[config][load]") {
+    auto l = parse("sources: [{stream: a, topics: b}]\ns3: {bucket: lake}\n",
+                   test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}, {"AWS_SECRET_ACCESS_KEY", "SK"},
+                                    {"AWS_SESSION_TOKEN", "ST"}, {"IGGY_PASSWORD", "PW"}}));
+    REQUIRE(l.problems.empty());
+    CHECK(l.config.s3.access_key_id.get() == "AK");
+    CHECK(l.config.s3.secret_access_key.reveal() == "SK");
+    CHECK(l.config.s3.session_token.reveal() == "ST");
+    CHECK(l.config.iggy.password.reveal() == "PW");
+    CHECK(l.config.sources[0].topics == std::vector<std::string>{"b"});
+    // An explicit value wins over the environment.
+    auto e = parse("s3: {access_key_id: mine}\n", test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}}));
+    CHECK(e.config.s3.access_key_id.get() == "mine");
+}
+
+TEST_CASE("unknown keys are errors with a suggestion", "[config][load]") {
+    auto l = parse("s3: {bucket: lake, part_sise: 8MiB}\nrotaton: {}\nformat: {colour: red}\n", test::fixed_env({}));
+    INFO(dump(l.problems));
+    CHECK(has_problem(l.problems, "s3.part_sise", "did you mean part_size?"));
+    CHECK(has_problem(l.problems, "rotaton", "did you mean rotation?"));
+    CHECK(has_problem(l.problems, "format.colour", "unknown key"));
+    CHECK(l.config.s3.bucket.get() == "lake");
+}
+
+TEST_CASE("a duplicate key is an error, not a silent override", "[config][load]") {
+    auto l = parse("s3:\n  bucket: a\n  bucket: b\n", test::fixed_env({}));
+    CHECK(has_problem(l.problems, "s3.bucket", "duplicate key"));
+    REQUIRE(!l.problems.empty());
+    CHECK(l.problems[0].line == 3);
+}
+
+TEST_CASE("wrong types name the path, the value and the line", "[config][load]") {
+    const char* yaml =
+      "iggy:\n"
+      "  poll: {messages: lots, interval: 30}\n"
+      "  verify_checksum: maybe\n"
+      "s3: {part_size: 8M, checksum: sha1, retry: [1, 2]}\n"
+      "rotation: {max_records: -1}\n"
+      "sources: {stream: a}\n";
+    auto l = parse(yaml, test::fixed_env({}));
+    INFO(dump(l.problems));
+    CHECK(has_problem(l.problems, "iggy.poll.messages", "whole number"));
+    CHECK(has_problem(l.problems, "iggy.poll.interval", "needs a unit"));
+    CHECK(has_problem(l.problems, "iggy.verify_checksum", "true or false"));
+    CHECK(has_problem(l.problems, "s3.part_size", "ambiguous"));
+    CHECK(has_problem(l.problems, "s3.checksum", "one of md5, crc32c, none"));
+    CHECK(has_problem(l.problems, "s3.retry", "must be a mapping"));
+    CHECK(has_problem(l.problems, "rotation.max_records", "whole number"));
+    CHECK(has_problem(l.problems, "sources", "must be a list"));
+    CHECK(l.problems.size() == 8);
+    for (const auto& p : l.problems) CHECK(p.line > 0);
+    CHECK(l.problems[0].line == 2);
+}
+
+TEST_CASE("an unset variable is reported with its path and name", "[config][load]") {
+    auto l = parse("iggy: {password: '${IGGY_PASSWORD}'}\ns3: {bucket: '${BUCKET:-lake}'}\n", test::fixed_env({}));
+    REQUIRE(l.problems.size() == 1);
+    CHECK(l.problems[0].path == "iggy.password");
+    CHECK(l.problems[0].message.find("IGGY_PASSWORD is not set") != std::string::npos);
+    CHECK(l.config.s3.bucket.get() == "lake");
+}
+
+TEST_CASE("interpolated values are typed after replacement and never reparsed as YAML", "[config][load]") {
+    auto l = parse("s3: {part_size: '${PS}', prefix: '${P}'}\n", test::fixed_env({{"PS", "16MiB"}, {"P", "a: b # c"}}));
+    REQUIRE(l.problems.empty());
+    CHECK(l.config.s3.part_size == 16 * mib);
+    CHECK(l.config.s3.prefix == "a: b # c");
+}
+
+TEST_CASE("YAML syntax errors carry the line", "[config][load]") {
+    auto l = parse("iggy:\n  address: [unclosed\n", test::fixed_env({}));
+    REQUIRE(l.problems.size() == 1);
+    CHECK(l.problems[0].message.find("YAML syntax") != std::string::npos);
+    CHECK(l.problems[0].line >= 2);
+    auto t = parse("- a\n- b\n", test::fixed_env({}));
+    REQUIRE(t.problems.size() == 1);
+    CHECK(t.problems[0].message.find("must be a mapping") != std::string::npos);
+}
+
+TEST_CASE("an empty file is all defaults (and then fails validation)", "[config][load]") {
+    auto l = parse("", test::fixed_env({}));
+    CHECK(l.problems.empty());
+    CHECK_FALSE(validate(l.config).empty());
+}
+
+TEST_CASE("words YAML 1.1 would turn into booleans stay words", "[config][load]") {
+    auto l = parse("s3: {conditional_writes: off, path_style: no}\nsources: [{stream: no, topics: [on, 007]}]\n",
+                   test::fixed_env({}));
+    INFO(dump(l.problems));
+    REQUIRE(l.problems.empty());
+    CHECK(l.config.s3.conditional_writes == conditional_writes::off);
+    CHECK(l.config.s3.path_style == path_style::virtual_hosted);
+    CHECK(l.config.sources[0].stream == "no");
+    CHECK(l.config.sources[0].topics == std::vector<std::string>{"on", "007"});
+}
+
+TEST_CASE("consumer and consumer_group together are an error", "[config][load]") {
+    auto l = parse("iggy: {consumer_group: g, consumer: c}\n", test::fixed_env({}));
+    CHECK(has_problem(l.problems, "iggy.consumer", "not both"));
+    auto single = parse("iggy: {consumer: c}\n", test::fixed_env({}));
+    CHECK(single.problems.empty());
+    CHECK_FALSE(single.config.iggy.group_mode());
+}
+
+TEST_CASE("partitions are all, a list, or one id", "[config][load]") {
+    auto l = parse("sources: [{stream: a, topics: t, partitions: [0, 2]}, {stream: b, topics: t, partitions: 3},"
+                   " {stream: c, topics: t, partitions: some}]\n",
+                   test::fixed_env({}));
+    CHECK(l.config.sources[0].partitions == std::vector<std::uint32_t>{0, 2});
+    CHECK_FALSE(l.config.sources[0].all_partitions);
+    CHECK(l.config.sources[1].partitions == std::vector<std::uint32_t>{3});
+    CHECK(has_problem(l.problems, "sources[2].partitions", "must be all or a list"));
+}
+
+TEST_CASE("check() places validation problems at the line of their key", "[config][load]") {
+    auto l = parse(test::minimal_yaml() + "rotation:\n  max_records: 0\n", test::fixed_env({}));
+    auto all = check(l);
+    REQUIRE(all.size() == 1);
+    CHECK(to_string(all[0]) == "rotation.max_records: must be > 0 (line 5)");
+}

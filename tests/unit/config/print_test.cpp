@@ -1,0 +1,81 @@
+#include "config/config.hpp"
+#include "test_env.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+using namespace iss::config;
+
+TEST_CASE("the printed config redacts every secret", "[config][print]") {
+    auto l = parse(test::full_yaml, test::full_env());
+    l.config.s3.session_token = iss::session_token{"session-secret"};
+    const std::string y = to_yaml(l.config);
+    CHECK(y.find("iggy-secret") == std::string::npos);
+    CHECK(y.find("wJalrXUtnFEMI") == std::string::npos);
+    CHECK(y.find("session-secret") == std::string::npos);
+    CHECK(y.find("password: \"****\"") != std::string::npos);
+    CHECK(y.find("secret_access_key: \"****\"") != std::string::npos);
+    CHECK(y.find("token: \"\"") != std::string::npos);  // unset stays visibly empty
+    CHECK(y.find("access_key_id: \"AKIDEXAMPLE\"") != std::string::npos);
+}
+
+TEST_CASE("the printed config reads back to the same config", "[config][print]") {
+    auto l = parse(test::full_yaml, test::full_env());
+    l.config.sources.push_back(source_section{"other", {"t1"}, false, {0, 3}});
+    l.config.s3.prefix = "has ${dollar} and \"quotes\"";
+    l.config.format.separator = "\x1e";
+    const std::string first = to_yaml(l.config);
+    auto again = parse(first, test::fixed_env({}));
+    INFO(first);
+    REQUIRE(again.problems.empty());
+    CHECK(again.config.s3.prefix == l.config.s3.prefix);
+    CHECK(again.config.format.separator == "\x1e");
+    CHECK(to_yaml(again.config) == first);
+}
+
+TEST_CASE("single-consumer mode prints consumer, group mode consumer_group", "[config][print]") {
+    sink_config c;
+    CHECK(to_yaml(c).find("consumer_group: \"s3-sink\"") != std::string::npos);
+    CHECK(to_yaml(c).find("  consumer: ") == std::string::npos);
+    c.iggy.consumer = "solo";
+    CHECK(to_yaml(c).find("consumer_group:") == std::string::npos);
+    CHECK(to_yaml(c).find("consumer: \"solo\"") != std::string::npos);
+}
+
+TEST_CASE("every key is described with type, default and help", "[config][print]") {
+    const auto rows = describe();
+    CHECK(rows.size() > 50);
+    for (const auto& r : rows) {
+        INFO(r.path);
+        CHECK_FALSE(r.type.empty());
+        CHECK_FALSE(r.default_text.empty());
+        CHECK_FALSE(r.help.empty());
+    }
+    const auto md = describe_markdown();
+    CHECK(md.find("| `s3.retry.deadline` | duration | `15s` |") != std::string::npos);
+    CHECK(md.find("| `s3.secret_access_key` | string, secret | `env AWS_SECRET_ACCESS_KEY` |") != std::string::npos);
+    CHECK(md.find("json_lines \\| json_array \\| raw") != std::string::npos);
+}
+
+TEST_CASE("the README documents every key", "[config][print]") {
+    std::ifstream in{std::string{ISS_SOURCE_DIR} + "/README.md"};
+    REQUIRE(in);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string readme = ss.str();
+    for (const auto& r : describe()) {
+        INFO(r.path);
+        CHECK(readme.find("`" + r.path + "`") != std::string::npos);
+    }
+}
+
+TEST_CASE("the example config in packaging/ is valid", "[config][print]") {
+    auto l = load_file(std::string{ISS_SOURCE_DIR} + "/packaging/iggy-s3-sink.yaml", test::full_env());
+    auto all = check(l);
+    std::string s;
+    for (const auto& p : all) s += to_string(p) + "\n";
+    INFO(s);
+    CHECK(all.empty());
+}

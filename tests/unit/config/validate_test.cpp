@@ -1,0 +1,258 @@
+#include "config/config.hpp"
+#include "test_env.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace iss::config;
+using namespace std::chrono_literals;
+
+namespace {
+sink_config valid() {
+    auto l = parse(test::minimal_yaml(), test::fixed_env({}));
+    REQUIRE(l.problems.empty());
+    REQUIRE(validate(l.config).empty());
+    return l.config;
+}
+/// The one problem `c` has (fails the test when there are none or several).
+problem only_problem(const sink_config& c) {
+    const auto ps = validate(c);
+    std::string s;
+    for (const auto& p : ps) s += to_string(p) + "\n";
+    INFO(s);
+    REQUIRE(ps.size() == 1);
+    return ps[0];
+}
+bool mentions(const problem& p, std::string_view path, std::string_view text) {
+    UNSCOPED_INFO(to_string(p));
+    return p.path == path && p.message.find(text) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("validation reports every problem at once", "[config][validate]") {
+    sink_config c;  // nothing set: no bucket, no sources, no credentials, no password
+    c.rotation.max_records = 0;
+    c.s3.part_size = 1 * mib;
+    const auto ps = validate(c);
+    std::vector<std::string> paths;
+    for (const auto& p : ps) paths.push_back(p.path);
+    for (const char* expected : {"iggy.password", "sources", "s3.bucket", "s3.access_key_id", "s3.secret_access_key",
+                                 "s3.part_size", "rotation.max_records"}) {
+        INFO(expected);
+        CHECK(std::find(paths.begin(), paths.end(), expected) != paths.end());
+    }
+    CHECK(to_string(problem{"rotation.max_records", "must be > 0", 0}) == "rotation.max_records: must be > 0");
+}
+
+TEST_CASE("iggy rules", "[config][validate]") {
+    auto c = valid();
+    c.iggy.address = "localhost";
+    CHECK(mentions(only_problem(c), "iggy.address", "has no port"));
+    c.iggy.address = "tcp://localhost:8090";
+    CHECK(mentions(only_problem(c), "iggy.address", "without a scheme"));
+    c.iggy.address = "[::1]:8090";
+    CHECK(validate(c).empty());
+    c.iggy.address = "::1:8090";
+    CHECK(mentions(only_problem(c), "iggy.address", "[addr]:port"));
+    c.iggy.address = "host:70000";
+    CHECK(mentions(only_problem(c), "iggy.address", "1..65535"));
+    c = valid();
+    c.iggy.token = iss::iggy_token{"tok"};
+    CHECK(mentions(only_problem(c), "iggy.token", "not both"));
+    c.iggy.password = {};
+    CHECK(validate(c).empty());
+    c = valid();
+    c.iggy.tls.ca_file = "/etc/ca.pem";
+    CHECK(mentions(only_problem(c), "iggy.tls.ca_file", "enabled is false"));
+    c = valid();
+    c.iggy.poll.messages = 0;
+    CHECK(mentions(only_problem(c), "iggy.poll.messages", "> 0"));
+    c = valid();
+    c.iggy.poll.interval = 0ms;
+    CHECK(mentions(only_problem(c), "iggy.poll.interval", "busy loop"));
+    c = valid();
+    c.iggy.consumer_group = std::string(256, 'g');
+    CHECK(mentions(only_problem(c), "iggy.consumer_group", "at most 255"));
+    c = valid();
+    c.iggy.max_response_bytes = 1024;
+    CHECK(mentions(only_problem(c), "iggy.max_response_bytes", ">= 64KiB"));
+}
+
+TEST_CASE("sources rules", "[config][validate]") {
+    auto c = valid();
+    c.sources.push_back(source_section{"app", {"requests"}, true, {}});
+    CHECK(mentions(only_problem(c), "sources[1].topics[0]", "listed twice"));
+    c = valid();
+    c.sources[0].topics.clear();
+    CHECK(mentions(only_problem(c), "sources[0].topics", "at least one topic"));
+    c = valid();
+    c.sources[0].all_partitions = false;
+    c.sources[0].partitions = {0, 1};
+    CHECK(mentions(only_problem(c), "sources[0].partitions", "single-consumer mode"));
+    c.iggy.consumer = "solo";
+    c.s3.retry.deadline = 0ms;  // allowed for a single consumer
+    CHECK(validate(c).empty());
+    c.sources[0].partitions = {1, 1};
+    CHECK(mentions(only_problem(c), "sources[0].partitions", "listed twice"));
+    c.sources[0].partitions = {};
+    CHECK(mentions(only_problem(c), "sources[0].partitions", "empty list"));
+    c = valid();
+    c.sources[0].stream = "";
+    CHECK(mentions(only_problem(c), "sources[0].stream", "required"));
+    c.sources[0].stream = "bad\xff";
+    CHECK(mentions(only_problem(c), "sources[0].stream", "UTF-8"));
+}
+
+TEST_CASE("s3 rules", "[config][validate]") {
+    auto c = valid();
+    c.s3.bucket = iss::bucket_name{"My_Bucket"};
+    CHECK(mentions(only_problem(c), "s3.bucket", "not a valid AWS bucket name"));
+    c.s3.endpoint = "http://127.0.0.1:7480";
+    CHECK(validate(c).empty());  // a private store's naming rules are its own
+    c.s3.endpoint = "https://minio.local:9000/lake";
+    CHECK(mentions(only_problem(c), "s3.endpoint", "must have no path"));
+    c.s3.endpoint = "minio.local:9000";
+    CHECK(mentions(only_problem(c), "s3.endpoint", "http:// or https://"));
+    c = valid();
+    c.s3.endpoint = "http://127.0.0.1:7480";
+    c.s3.path_style = path_style::virtual_hosted;
+    CHECK(mentions(only_problem(c), "s3.path_style", "IP-address endpoint"));
+    c.s3.path_style = path_style::automatic;
+    c.s3.payload_signing = payload_signing::unsigned_payload;
+    CHECK(mentions(only_problem(c), "s3.payload_signing", "needs https"));
+    c.s3.payload_signing = payload_signing::signed_payload;
+    c.s3.tls.ca_file = "/ca.pem";
+    CHECK(mentions(only_problem(c), "s3.tls.ca_file", "http://"));
+    c = valid();
+    c.s3.part_size = 5 * mib - 1;
+    CHECK(mentions(only_problem(c), "s3.part_size", ">= 5MiB"));
+    c.s3.part_size = 5 * mib;
+    CHECK(validate(c).empty());
+    c.s3.part_size = 5 * gib;
+    CHECK(validate(c).empty());
+    c.s3.part_size = 5 * gib + 1;
+    CHECK(mentions(only_problem(c), "s3.part_size", "<= 5GiB"));
+    c = valid();
+    c.s3.access_key_id = {};
+    CHECK(mentions(only_problem(c), "s3.access_key_id", "AWS_ACCESS_KEY_ID"));
+    c = valid();
+    c.s3.region = iss::region_name{""};
+    CHECK(mentions(only_problem(c), "s3.region", "required"));
+}
+
+TEST_CASE("the retry deadline stays under the group hand-over", "[config][validate]") {
+    auto c = valid();
+    c.s3.retry.deadline = 30s;
+    CHECK(mentions(only_problem(c), "s3.retry.deadline", "hand-over"));
+    c.s3.retry.deadline = 25s;
+    CHECK(validate(c).empty());
+    c.s3.retry.deadline = 0ms;
+    CHECK(mentions(only_problem(c), "s3.retry.deadline", "must be > 0 in group mode"));
+    c.iggy.consumer = "solo";
+    c.s3.retry.deadline = 10min;
+    CHECK(validate(c).empty());
+    c = valid();
+    c.s3.retry.deadline = 5s;
+    CHECK(mentions(only_problem(c), "s3.timeouts.request", "<= s3.retry.deadline"));
+    c = valid();
+    c.s3.retry.cap = 100ms;
+    CHECK(mentions(only_problem(c), "s3.retry.cap", ">= s3.retry.base"));
+    c = valid();
+    c.s3.retry.attempts = 0;
+    CHECK(mentions(only_problem(c), "s3.retry.attempts", ">= 1"));
+}
+
+TEST_CASE("format rules", "[config][validate]") {
+    auto c = valid();
+    c.format.compression = compression::zstd;
+    CHECK(mentions(only_problem(c), "format.compression", "not supported yet"));
+    c = valid();
+    c.format.separator = "|";
+    CHECK(mentions(only_problem(c), "format.separator", "raw"));
+    c.format.type = format_type::raw;
+    CHECK(validate(c).empty());
+    c.format.separator = "";
+    CHECK(validate(c).empty());
+    c.format.payload = payload_mode::json;
+    CHECK(mentions(only_problem(c), "format.payload", "JSON types"));
+}
+
+TEST_CASE("rotation rules", "[config][validate]") {
+    auto c = valid();
+    c.rotation.max_bytes = 0;
+    CHECK(mentions(only_problem(c), "rotation.max_bytes", "> 0"));
+    c.rotation.max_bytes = 8 * mib * 10'001;
+    CHECK(mentions(only_problem(c), "rotation.max_bytes", "10000 parts"));
+    c = valid();
+    c.rotation.schedule = 7min;
+    CHECK(mentions(only_problem(c), "rotation.schedule", "divide a day"));
+    c.rotation.schedule = 48h;
+    CHECK(validate(c).empty());
+    c.rotation.schedule = 0ms;
+    c.rotation.idle = 0ms;
+    CHECK(mentions(only_problem(c), "rotation.idle", "never upload"));
+    c = valid();
+    c.rotation.timezone = "Mars/Olympus_Mons";
+    CHECK(mentions(only_problem(c), "rotation.timezone", "not a known IANA time zone"));
+    c.rotation.timezone = "Europe/Berlin";
+    CHECK(validate(c).empty());
+}
+
+TEST_CASE("naming: template problems are listed one per line under naming.key", "[config][validate]") {
+    auto c = valid();
+    c.naming.key = "{prefix}/{stream}/{end_offset}/{uuid}";
+    const auto ps = validate(c);
+    REQUIRE(ps.size() == 4);
+    for (const auto& p : ps) CHECK(p.path == "naming.key");
+    CHECK(ps[0].message.find("{end_offset}") != std::string::npos);
+    CHECK(ps[1].message.find("{uuid}") != std::string::npos);
+    c.naming.key = "{prefix}/{stream}/{start_offset}";
+    CHECK(mentions(only_problem(c), "naming.key", "must contain {partition}"));
+}
+
+TEST_CASE("naming: a key without {prefix} while a prefix is set", "[config][validate]") {
+    auto c = valid();
+    c.naming.key = "{stream}/{topic}/{partition}/{start_offset}";
+    CHECK(mentions(only_problem(c), "naming.key", "has no {prefix}"));
+    c.s3.prefix = "";
+    CHECK(validate(c).empty());
+}
+
+TEST_CASE("naming: sources whose keys would collide", "[config][validate]") {
+    auto c = valid();
+    c.s3.prefix = "";
+    c.naming.key = "{partition}/{start_offset}";
+    CHECK(validate(c).empty());  // one stream, one topic: fine
+    c.sources[0].topics.push_back("errors");
+    CHECK(mentions(only_problem(c), "naming.key", "same keys"));
+    c.naming.key = "{topic}/{partition}/{start_offset}";
+    CHECK(validate(c).empty());
+    c.sources.push_back(source_section{"other", {"requests"}, true, {}});
+    CHECK(mentions(only_problem(c), "naming.key", "lacks {stream}"));
+}
+
+TEST_CASE("naming: keys longer than S3 allows", "[config][validate]") {
+    auto c = valid();
+    c.s3.prefix = std::string(1000, 'p');
+    CHECK(mentions(only_problem(c), "naming.key", "1024"));
+}
+
+TEST_CASE("delivery rules", "[config][validate]") {
+    auto c = valid();
+    c.delivery.on_bad_message = bad_message_policy::dead_letter;
+    CHECK(validate(c).size() == 2);  // stream and topic required
+    c.delivery.dead_letter = {"app", "requests"};
+    CHECK(mentions(only_problem(c), "delivery.dead_letter.topic", "one of the sources"));
+    c.delivery.dead_letter = {"app", "s3-dead-letter"};
+    CHECK(validate(c).empty());
+    c.delivery.on_bad_message = bad_message_policy::fail;
+    c.delivery.dead_letter = {"app", ""};
+    CHECK(mentions(only_problem(c), "delivery.dead_letter", "both stream and topic"));
+}
+
+TEST_CASE("shutdown rules", "[config][validate]") {
+    auto c = valid();
+    c.shutdown.grace = 0ms;
+    CHECK(mentions(only_problem(c), "shutdown.grace", "> 0"));
+}
