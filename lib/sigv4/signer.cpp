@@ -353,6 +353,22 @@ result<std::string> canonical_uri(std::string_view path, path_form form, const s
     return p;
 }
 
+std::string wire_target(const request_view& req) {
+    std::string t = req.form == path_form::raw ? encode_path(req.path) : std::string{req.path};
+    if (!req.query.empty()) {
+        t.push_back('?');
+        t += encode_query(req.query);
+    }
+    return t;
+}
+
+std::string presigned_target(const request_view& req, const presigned_query& p) {
+    std::string t = wire_target(req);
+    t.push_back(req.query.empty() ? '?' : '&');
+    t += p.query;
+    return t;
+}
+
 result<signed_headers> sign(
   const request_view& req, const credentials& creds, const signing_params& params,
   std::chrono::system_clock::time_point now) {

@@ -188,6 +188,29 @@ struct presigned_query {
     std::string string_to_sign;
 };
 
+/// The request target to send on the wire for `req`: the path (encoded once with
+/// `encode_path` when `req.form` is raw, as given otherwise), then `?` + `encode_query(req.query)`
+/// when there is a query. This is exactly what the canonical request signs in S3 mode.
+[[nodiscard]] std::string wire_target(const request_view& req);
+
+/// The target of a presigned request: `wire_target(req)` followed by the presign parameters
+/// (`?` or `&` + `p.query`). Prefix "https://" + host for a URL.
+[[nodiscard]] std::string presigned_target(const request_view& req, const presigned_query& p);
+
+/// Adapts any header container whose elements have `name_string()` and `value()` returning
+/// string-like views (`boost::beast::http::fields`, without including Beast here) to the
+/// signer's `header` list. The views point into `fields`, which must outlive the result.
+template <class Fields>
+[[nodiscard]] std::vector<header> headers_of(const Fields& fields) {
+    std::vector<header> out;
+    for (const auto& f : fields) {
+        const auto n = f.name_string();
+        const auto v = f.value();
+        out.push_back({std::string_view{n.data(), n.size()}, std::string_view{v.data(), v.size()}});
+    }
+    return out;
+}
+
 /// "yyyymmddThhmmssZ" of `t` (UTC, truncated to seconds).
 [[nodiscard]] std::string format_amz_date(std::chrono::system_clock::time_point t);
 
