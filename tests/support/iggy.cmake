@@ -6,3 +6,15 @@ iss_library(iggy_broker_core
   PUBLIC common PkgConfig::XXHASH
   PRIVATE Boost::json)
 target_include_directories(iggy_broker_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+
+# iggy-test-broker: the G1 server around the core (Asio via common_net, codecs from proto).
+add_executable(iggy-test-broker ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/main.cpp)
+target_link_libraries(iggy-test-broker PRIVATE iggy_broker_core proto common_net iss_warnings)
+
+# iggy-produce: producer CLI over lib/iggy (demo, smoke tests, benchmarks).
+add_executable(iggy-produce ${CMAKE_CURRENT_LIST_DIR}/iggy_produce/main.cpp)
+target_link_libraries(iggy-produce PRIVATE iggy iss_warnings)
+# GCC 12 reports a false -Wmismatched-new-delete on inlined asio::awaitable frames
+# (GCC bug 109224): coroutine code turns it off, nothing else.
+target_compile_options(iggy-produce PRIVATE -Wno-mismatched-new-delete)
+target_compile_options(iggy-test-broker PRIVATE -Wno-mismatched-new-delete)
