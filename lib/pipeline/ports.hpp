@@ -208,6 +208,8 @@ class sleeper {
 public:
     virtual ~sleeper() = default;
     virtual task<void> sleep_for(std::chrono::milliseconds d) = 0;
+    /// Ends a sleep in progress early (a stop was requested). Default: nothing.
+    virtual void interrupt() {}
 };
 
 }  // namespace iss::pipeline

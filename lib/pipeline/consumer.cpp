@@ -1,0 +1,190 @@
+#include "pipeline/consumer.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <algorithm>
+
+namespace iss::pipeline {
+
+consumer_loop::consumer_loop(consumer_options o, message_source& source, router& r, sleeper& sleep, const iss::clock& clock)
+    : o_{std::move(o)}, source_{source}, router_{r}, sleep_{sleep}, clock_{clock} {}
+
+task<bool> consumer_loop::start() {
+    session_ = source_.session();
+    if (o_.mode != consumer_mode::group) co_return true;
+    for (const auto& s : o_.sources) {
+        const source_status st = co_await source_.join(s.topic);
+        if (st == source_status::fatal) {
+            log_.error({iss::log::kv("stream", s.topic.stream), iss::log::kv("topic", s.topic.topic)},
+                       "cannot join the consumer group: check iggy.consumer_group and the user's permissions");
+            co_return false;
+        }
+        if (st != source_status::ok)
+            log_.warn({iss::log::kv("topic", s.topic.topic)}, "joining the consumer group failed ({}); will retry", to_string(st));
+    }
+    co_return true;
+}
+
+void consumer_loop::request_stop() {
+    stop_ = true;
+    sleep_.interrupt();
+}
+
+std::vector<partition_ref> consumer_loop::assignment() const { return {owned_.begin(), owned_.end()}; }
+
+task<void> consumer_loop::check_session() {
+    const std::uint64_t now = source_.session();
+    if (session_ && *session_ != now) {
+        if (o_.mode == consumer_mode::group) {
+            // A new connection is a new group member (design.md §3.5): what the old member
+            // held may be re-read by another owner; drop it and re-read from the committed
+            // offsets.
+            router_.drop_all("reconnected to Iggy: a new connection is a new group member");
+            owned_.clear();
+            next_discovery_ = {};
+            for (const auto& s : o_.sources) co_await source_.join(s.topic);
+        }
+        log_.info("reconnected to Iggy (session {})", now);
+    }
+    session_ = now;
+}
+
+task<std::vector<std::uint32_t>> consumer_loop::partitions_of(const source_topic& s) {
+    if (s.partitions) co_return *s.partitions;
+    auto ps = co_await source_.partitions(s.topic);
+    if (!ps) co_return std::vector<std::uint32_t>{};
+    co_return *ps;
+}
+
+task<void> consumer_loop::discover(const source_topic& s) {
+    const auto all = co_await partitions_of(s);
+    const std::size_t polls = std::max<std::size_t>(1, all.size());
+    std::set<std::uint32_t> seen;
+    for (std::size_t i = 0; i < polls; ++i) {
+        const poll_result r = co_await source_.poll(s.topic, std::nullopt, std::nullopt, 0);
+        if (r.status == source_status::not_member) {
+            // 5006: we are not a member (any more): drop what we hold for this topic, join again.
+            for (const auto& p : assignment()) {
+                if (p.stream == s.topic.stream && p.topic == s.topic.topic) {
+                    if (auto* w = router_.find(p)) w->drop("not a member of the consumer group (5006)");
+                    router_.forget(p);
+                    owned_.erase(p);
+                }
+            }
+            co_await source_.join(s.topic);
+            co_return;
+        }
+        if (r.status != source_status::ok) co_return;  // keep the previous assignment
+        // `0, 0, no messages` is also the "nothing to poll" answer: not counted as owning
+        // partition 0. (If we did own an empty partition 0, releasing it is harmless.)
+        if (r.reply.partition == 0 && r.reply.current_offset == 0 && r.reply.messages.empty()) continue;
+        seen.insert(r.reply.partition);
+    }
+    for (const auto& p : assignment()) {
+        if (p.stream != s.topic.stream || p.topic != s.topic.topic || seen.count(p.partition)) continue;
+        log_.info({iss::log::kv("partition", p)}, "partition no longer assigned (hand-over)");
+        co_await router_.release(p);
+        owned_.erase(p);
+    }
+    for (std::uint32_t n : seen) {
+        partition_ref p{s.topic.stream, s.topic.topic, n};
+        if (owned_.insert(p).second) log_.info({iss::log::kv("partition", p)}, "partition assigned");
+    }
+}
+
+task<std::size_t> consumer_loop::poll_partition(const partition_ref& p) {
+    partition_writer* w = co_await router_.writer_for(p);
+    if (!w) co_return 0;
+    if (w->state() == writer_state::revoked) {
+        router_.forget(p);
+        owned_.erase(p);
+        co_return 0;
+    }
+    if (w->state() == writer_state::failed) co_return 0;
+    const topic_ref t{p.stream, p.topic};
+    const poll_result r = co_await source_.poll(t, p.partition, w->next_offset(), o_.poll_messages);
+    switch (r.status) {
+        case source_status::ok: break;
+        case source_status::not_member:
+            if (o_.mode == consumer_mode::group) {
+                w->drop("not a member of the consumer group (5006)");
+                router_.forget(p);
+                owned_.erase(p);
+                next_discovery_ = {};
+                co_await source_.join(t);
+            }
+            co_return 0;
+        case source_status::retryable:
+            log_.debug({iss::log::kv("partition", p)}, "poll failed ({}); the client reconnects", r.detail);
+            co_return 0;
+        case source_status::fatal:
+            log_.error({iss::log::kv("partition", p)}, "poll failed: {}", r.detail);
+            co_return 0;
+    }
+    if (o_.mode == consumer_mode::group && r.reply.partition != p.partition) {
+        // An explicit poll of a partition neither owned nor pending revocation answers as
+        // partition 0: it is someone else's now. Hand over what we hold at once.
+        log_.info({iss::log::kv("partition", p)}, "partition no longer ours (hand-over)");
+        co_await router_.release(p);
+        owned_.erase(p);
+        co_return 0;
+    }
+    if (r.reply.messages.empty()) co_return 0;
+    const feed_status st = co_await router_.feed(p, r.reply.messages);
+    if (st == feed_status::stopped) {
+        if (auto* ww = router_.find(p); ww && ww->state() == writer_state::revoked) {
+            router_.forget(p);
+            owned_.erase(p);
+        }
+    }
+    co_return r.reply.messages.size();
+}
+
+task<std::size_t> consumer_loop::round() {
+    co_await check_session();
+    if (o_.mode == consumer_mode::group) {
+        if (clock_.steady_now() >= next_discovery_) {
+            for (const auto& s : o_.sources) co_await discover(s);
+            next_discovery_ = clock_.steady_now() + o_.assignment_interval;
+        }
+    } else if (owned_.empty()) {
+        for (const auto& s : o_.sources) {
+            const auto parts = co_await partitions_of(s);
+            for (std::uint32_t n : parts) owned_.insert(partition_ref{s.topic.stream, s.topic.topic, n});
+        }
+    }
+    std::size_t n = 0;
+    for (const auto& p : assignment()) {
+        if (stop_) break;
+        n += co_await poll_partition(p);
+    }
+    co_return n;
+}
+
+task<void> consumer_loop::run() {
+    while (!stop_) {
+        const std::size_t n = co_await round();
+        if (stop_) break;
+        co_await router_.tick();
+        if (n == 0 && !stop_) {
+            auto wait = o_.poll_interval;
+            if (auto d = router_.time_to_due())
+                wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(*d));
+            if (wait.count() > 0) co_await sleep_.sleep_for(wait);
+        }
+    }
+}
+
+task<bool> consumer_loop::shutdown() {
+    const bool delivered = co_await router_.stop();
+    if (o_.mode == consumer_mode::group) {
+        for (const auto& s : o_.sources) co_await source_.leave(s.topic);
+    }
+    const auto t = router_.totals();
+    log_.info("stopped: {} objects written, {} adopted, {} records written, {} skipped, {} dead-lettered, {} commits{}",
+              t.objects_written, t.objects_adopted, t.records_written, t.bad_skipped, t.bad_dead_lettered, t.commits,
+              delivered ? "" : "; some data was NOT delivered (it will be re-read from the committed offsets)");
+    co_return delivered;
+}
+
+}  // namespace iss::pipeline

@@ -1,0 +1,91 @@
+#pragma once
+/// \file
+/// The consumer loop: decides which partitions to poll, from which offset, and tells the
+/// router about hand-overs and reconnects. It owns no data; the router and its writers do.
+///
+/// Why explicit offsets: Iggy's `Next` strategy starts at "stored offset + 1". With
+/// `auto_commit = 0` and offsets stored only after upload (delivery.hpp, invariant 1), `Next`
+/// would return the same messages on every poll until the object is uploaded. So every
+/// poll names its partition and an `Offset` (the writer's `next_offset()`; `First` when
+/// nothing is committed).
+///
+/// Single-consumer mode: every configured partition (or every partition of each topic) is
+/// polled in turn.
+///
+/// Group mode (iggy-protocol.md §7.1): the server never says that a partition was taken
+/// away; a pending revocation only shows as partition-less polls no longer returning it.
+/// So, at most every `assignment_interval`, the loop learns its assignment with
+/// partition-less polls of `count = 0` (the server's round-robin cursor walks over the
+/// member's partitions, skipping pending revocations; one poll per partition of the topic
+/// sees them all), and then polls the owned partitions explicitly (allowed for owned and
+/// pending-revoked ones). A partition that drops out of the assignment, or for which an
+/// explicit poll answers for another partition (not owned any more), is handed over at
+/// once: `router::release` uploads and commits what it holds, so the revocation completes
+/// well inside the server's 30 s timeout. A reconnect makes a new member: everything held
+/// is dropped (`router::drop_all`) and the group is joined again.
+
+#include "pipeline/router.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <vector>
+
+namespace iss::pipeline {
+
+/// One configured source: a topic, and its partitions (nullopt: all of them).
+struct source_topic {
+    topic_ref topic;
+    std::optional<std::vector<std::uint32_t>> partitions;
+};
+
+struct consumer_options {
+    consumer_mode mode = consumer_mode::single;
+    std::vector<source_topic> sources;
+    std::uint32_t poll_messages = 1000;                 ///< iggy.poll.messages
+    std::chrono::milliseconds poll_interval{100};       ///< iggy.poll.interval: wait when nothing came
+    std::chrono::milliseconds assignment_interval{1000};  ///< group mode: how often to re-learn the assignment
+};
+
+/// Drives polls into the router until stopped. Runs on the event-loop thread; not thread-safe
+/// except `request_stop`, which must be called on the same executor.
+class consumer_loop {
+public:
+    consumer_loop(consumer_options o, message_source& source, router& r, sleeper& sleep, const iss::clock& clock);
+
+    /// Group mode: joins every topic's group. Returns false (logged) on a fatal answer.
+    task<bool> start();
+    /// One round over the assignment; returns the number of messages fed.
+    task<std::size_t> round();
+    /// Rounds until `request_stop`, waiting `poll_interval` (or less, when a writer is due
+    /// for idle/schedule) after a round without messages; ticks the router after each round.
+    task<void> run();
+    /// Clean stop, after `run` returned: flushes and commits everything (router::stop), then
+    /// leaves the groups. Returns true when nothing was left undelivered.
+    task<bool> shutdown();
+    /// Asks `run` to return after the current step (and wakes its wait).
+    void request_stop();
+    [[nodiscard]] bool stop_requested() const noexcept { return stop_; }
+    /// The partitions currently polled.
+    [[nodiscard]] std::vector<partition_ref> assignment() const;
+
+private:
+    task<void> discover(const source_topic& s);
+    task<void> check_session();
+    task<std::size_t> poll_partition(const partition_ref& p);
+    task<std::vector<std::uint32_t>> partitions_of(const source_topic& s);
+
+    consumer_options o_;
+    message_source& source_;
+    router& router_;
+    sleeper& sleep_;
+    const iss::clock& clock_;
+    iss::log::logger log_{"pipeline"};
+    std::set<partition_ref> owned_;
+    std::optional<std::uint64_t> session_;
+    clock::steady_time next_discovery_{};
+    bool stop_ = false;
+};
+
+}  // namespace iss::pipeline
