@@ -1,0 +1,368 @@
+"""End-to-end harness: the Iggy test broker, a real Ceph RGW (the `rgw` CTest fixture), the
+daemon as a process, and Debian's awscli as the independent reader of what landed.
+
+Only the standard library is used. Every server listens on a port the OS picked; every wait
+has a generous bound; randomness is seeded and the seed printed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+AWS = "/usr/bin/aws"  # Debian's awscli; a pyenv shim may shadow `aws` (s3-test-server.md)
+
+
+def log(msg: str) -> None:
+    print(f"[e2e {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond: bool, msg: str) -> None:
+    if not cond:
+        raise Failure(msg)
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    env = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"^([A-Z0-9_]+)=(.*)$", line.strip())
+        if m:
+            env[m.group(1)] = m.group(2).strip("'\"")
+    return env
+
+
+@dataclass
+class Env:
+    build: Path
+    rgw: dict[str, str]
+    work: Path
+    procs: list[subprocess.Popen] = field(default_factory=list)
+
+    @staticmethod
+    def from_args(argv: list[str]) -> "Env":
+        build = Path(os.environ.get("ISS_BINARY_DIR", "build")).resolve()
+        rgw_dir = Path(os.environ.get("RGW_DIR", build / "rgw"))
+        env_file = rgw_dir / "env"
+        if not env_file.exists():
+            print(f"RGW env file {env_file} missing: run through ctest (fixture rgw)", file=sys.stderr)
+            sys.exit(1)
+        work = Path(tempfile.mkdtemp(prefix="e2e-", dir=os.environ.get("TMPDIR", "/tmp")))
+        return Env(build, read_env_file(env_file), work)
+
+    # ---- binaries -------------------------------------------------------------------
+    def bin(self, name: str) -> str:
+        for cand in (self.build / "daemon" / name, self.build / "tests" / "support" / name):
+            if cand.exists():
+                return str(cand)
+        raise Failure(f"binary {name} not built under {self.build}")
+
+    def aws_env(self) -> dict[str, str]:
+        e = dict(os.environ)
+        e.update(AWS_ACCESS_KEY_ID=self.rgw["RGW_ACCESS_KEY"], AWS_SECRET_ACCESS_KEY=self.rgw["RGW_SECRET_KEY"],
+                 AWS_DEFAULT_REGION=self.rgw.get("RGW_REGION", "us-east-1"), AWS_EC2_METADATA_DISABLED="true",
+                 AWS_PAGER="")
+        return e
+
+    def aws(self, *args: str, check_rc: bool = True) -> subprocess.CompletedProcess:
+        cmd = [AWS, "--endpoint-url", self.rgw["RGW_ENDPOINT"], *args]
+        r = subprocess.run(cmd, env=self.aws_env(), capture_output=True, text=True, timeout=300)
+        if check_rc and r.returncode != 0:
+            raise Failure(f"aws {' '.join(args)} failed: {r.stderr.strip()}")
+        return r
+
+    def make_bucket(self, name: str) -> str:
+        self.aws("s3api", "create-bucket", "--bucket", name)
+        return name
+
+    # ---- broker ---------------------------------------------------------------------
+    def start_broker(self, *extra: str, data: Path | None = None) -> "Broker":
+        args = [self.bin("iggy-test-broker"), "--listen", "127.0.0.1:0"]
+        if data is not None:
+            args += ["--data", str(data)]
+        args += list(extra)
+        out = open(self.work / f"broker-{len(self.procs)}.log", "w")
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=out, text=True)
+        self.procs.append(p)
+        line = p.stdout.readline().strip()
+        m = re.match(r"^listening on (\S+):(\d+)$", line)
+        check(m is not None, f"broker's first line was {line!r}")
+        threading.Thread(target=lambda: [None for _ in p.stdout], daemon=True).start()
+        return Broker(p, f"{m.group(1)}:{m.group(2)}", args)
+
+    def produce(self, address: str, stream: str, topic: str, *args: str) -> str:
+        cmd = [self.bin("iggy-produce"), "--address", address, "--username", "iggy", "--password", "iggy",
+               "--stream", stream, "--topic", topic, *args]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise Failure(f"iggy-produce failed ({r.returncode}): {r.stdout} {r.stderr}")
+        return r.stdout
+
+    # ---- daemon ---------------------------------------------------------------------
+    def config(self, bucket: str, address: str, *, stream: str = "app", topics: list[str] | None = None,
+               group: str | None = "s3-sink", consumer: str | None = None, prefix: str = "iggy",
+               rotation: dict | None = None, fmt: dict | None = None, endpoint: str | None = None,
+               delivery: dict | None = None, retry: dict | None = None, grace: str = "30s",
+               extra_s3: dict | None = None, name: str = "sink") -> Path:
+        iggy: dict = {"address": address, "username": "iggy", "password": "${IGGY_PASSWORD}",
+                      "poll": {"messages": 1000, "interval": "50ms"}}
+        if consumer is not None:
+            iggy["consumer"] = consumer
+        else:
+            iggy["consumer_group"] = group
+        s3 = {"bucket": bucket, "region": self.rgw.get("RGW_REGION", "us-east-1"),
+              "endpoint": endpoint or self.rgw["RGW_ENDPOINT"], "prefix": prefix,
+              "access_key_id": "${AWS_ACCESS_KEY_ID}", "secret_access_key": "${AWS_SECRET_ACCESS_KEY}",
+              "part_size": "5MiB",
+              "retry": retry or {"attempts": 10, "base": "100ms", "cap": "1s", "deadline": "15s"}}
+        if extra_s3:
+            s3.update(extra_s3)
+        cfg = {"iggy": iggy,
+               "sources": [{"stream": stream, "topics": topics or ["events"], "partitions": "all"}],
+               "s3": s3,
+               "format": fmt or {"type": "json_lines", "compression": "none"},
+               "rotation": rotation or {"max_records": 5000, "idle": "2s"},
+               "shutdown": {"grace": grace},
+               "log": {"level": "info", "format": "text"}}
+        if delivery:
+            cfg["delivery"] = delivery
+        path = self.work / f"{name}.yaml"
+        path.write_text(json.dumps(cfg, indent=2))  # JSON is YAML
+        return path
+
+    def daemon_env(self) -> dict[str, str]:
+        e = self.aws_env()
+        e["IGGY_PASSWORD"] = "iggy"
+        return e
+
+    def start_daemon(self, config: Path, tag: str = "sink") -> subprocess.Popen:
+        logf = open(self.work / f"{tag}.log", "a")
+        p = subprocess.Popen([self.bin("iggy-s3-sink"), "run", "--config", str(config)], env=self.daemon_env(),
+                             stdout=logf, stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        return p
+
+    def lag(self, config: Path, *extra: str, timeout: float = 600) -> tuple[int, str]:
+        r = subprocess.run([self.bin("iggy-s3-sink"), "lag", "--config", str(config), *extra],
+                           env=self.daemon_env(), capture_output=True, text=True, timeout=timeout)
+        return r.returncode, r.stdout + r.stderr
+
+    def lag_json(self, config: Path) -> list[dict]:
+        rc, out = self.lag(config, "--json")
+        check(rc == 0, f"lag --json exited {rc}: {out}")
+        data = json.loads(out[out.index("["):] if out.lstrip().startswith("[") else out[out.index("{"):])
+        return data if isinstance(data, list) else data.get("partitions", [])
+
+    def wait_lag_zero(self, config: Path, seconds: int = 240) -> None:
+        rc, out = self.lag(config, "--wait-zero", f"{seconds}s", timeout=seconds + 60)
+        check(rc == 0, f"lag --wait-zero {seconds}s exited {rc}:\n{out}")
+
+    def stop(self, p: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 120) -> int:
+        if p.poll() is None:
+            p.send_signal(sig)
+        try:
+            return p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise Failure(f"process {p.args[0]} did not exit within {timeout}s of signal {sig}")
+
+    def cleanup(self, ok: bool) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if ok:
+            shutil.rmtree(self.work, ignore_errors=True)
+        else:
+            log(f"kept work dir {self.work}")
+            for f in sorted(self.work.glob("*.log")):
+                text = f.read_text(errors="replace")
+                log(f"---- {f.name} (last 60 lines)\n" + "\n".join(text.splitlines()[-60:]))
+
+    # ---- what landed ----------------------------------------------------------------
+    def download(self, bucket: str, prefix: str = "") -> Path:
+        dest = self.work / f"dl-{bucket}-{time.time_ns()}"
+        dest.mkdir()
+        self.aws("s3", "cp", "--recursive", "--only-show-errors", f"s3://{bucket}/{prefix}", str(dest))
+        return dest
+
+    def list_keys(self, bucket: str, prefix: str = "") -> list[str]:
+        r = self.aws("s3api", "list-objects-v2", "--bucket", bucket, "--prefix", prefix, "--output", "json")
+        if not r.stdout.strip():
+            return []
+        return [o["Key"] for o in json.loads(r.stdout).get("Contents", [])]
+
+    def head_metadata(self, bucket: str, key: str) -> dict[str, str]:
+        r = self.aws("s3api", "head-object", "--bucket", bucket, "--key", key, "--output", "json")
+        return json.loads(r.stdout).get("Metadata", {})
+
+
+@dataclass
+class Broker:
+    proc: subprocess.Popen
+    address: str
+    args: list[str]
+
+
+@dataclass
+class Landed:
+    """Every record found in the bucket, by (stream, topic, partition, offset)."""
+    count: dict[tuple, int]
+    objects: int
+    records: int
+    per_object: list[tuple[str, list[int]]]
+
+    def duplicates(self) -> int:
+        return sum(c - 1 for c in self.count.values() if c > 1)
+
+
+def read_landed(root: Path) -> Landed:
+    count: dict[tuple, int] = {}
+    per_object = []
+    records = 0
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    for f in files:
+        offsets = []
+        for line in f.read_text().splitlines():
+            if not line:
+                continue
+            rec = json.loads(line)
+            k = (rec["stream"], rec["topic"], rec["partition_id"], rec["offset"])
+            count[k] = count.get(k, 0) + 1
+            offsets.append(rec["offset"])
+            records += 1
+        per_object.append((str(f.relative_to(root)), offsets))
+    return Landed(count, len(files), records, per_object)
+
+
+def verify_exactly_once(landed: Landed, expected: dict[int, int], stream: str, topic: str) -> None:
+    """expected: partition id -> message count (offsets 0..n-1)."""
+    missing, dups = [], []
+    for pid, n in expected.items():
+        for off in range(n):
+            c = landed.count.get((stream, topic, pid, off), 0)
+            if c == 0:
+                missing.append((pid, off))
+            elif c > 1:
+                dups.append((pid, off, c))
+    extra = [k for k in landed.count if k[2] not in expected or k[3] >= expected[k[2]]]
+    check(not missing, f"{len(missing)} messages missing from the bucket, e.g. {missing[:5]}")
+    check(not dups, f"{len(dups)} messages duplicated in the bucket, e.g. {dups[:5]}")
+    check(not extra, f"{len(extra)} unexpected records, e.g. {extra[:5]}")
+    for key, offs in landed.per_object:
+        check(offs == sorted(offs) and len(set(offs)) == len(offs), f"object {key}: offsets not in order")
+        check(offs == list(range(offs[0], offs[0] + len(offs))) if offs else True,
+              f"object {key}: offsets not contiguous")
+        m = re.search(r"partition=(\d+)/.*\+(\d+)\+(\d{20})\.", key)
+        check(m is not None, f"object {key}: key does not carry partition and zero-padded start offset")
+        check(int(m.group(3)) == offs[0], f"object {key}: key start offset {m.group(3)} != first record {offs[0]}")
+
+
+def partition_counts(produce_output: str) -> dict[int, int]:
+    """Parses iggy-produce's per-partition summary: lines like 'partition 1: 16667 messages'."""
+    counts = {}
+    for m in re.finditer(r"partition[ =]?(\d+)\D+?(\d+) messages", produce_output):
+        counts[int(m.group(1))] = counts.get(int(m.group(1)), 0) + int(m.group(2))
+    return counts
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class SwitchableProxy:
+    """A TCP proxy to an upstream that can be switched off (connections refused/reset) and on:
+    stands in for an S3 store that is unreachable for a while."""
+
+    def __init__(self, upstream_host: str, upstream_port: int):
+        self.up = (upstream_host, upstream_port)
+        self.enabled = True
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.conns: list[socket.socket] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def set_enabled(self, on: bool) -> None:
+        self.enabled = on
+        if not on:
+            with self.lock:
+                for c in self.conns:
+                    try:
+                        c.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                    c.close()
+                self.conns.clear()
+
+    def _accept(self) -> None:
+        while True:
+            c, _ = self.sock.accept()
+            if not self.enabled:
+                c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                c.close()  # reset
+                continue
+            try:
+                u = socket.create_connection(self.up, timeout=5)
+            except OSError:
+                c.close()
+                continue
+            with self.lock:
+                self.conns += [c, u]
+            for a, b in ((c, u), (u, c)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while True:
+                d = a.recv(65536)
+                if not d:
+                    break
+                b.sendall(d)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+
+def run_case(fn) -> None:
+    env = Env.from_args(sys.argv)
+    seed = int(os.environ.get("E2E_SEED", str(random.SystemRandom().randrange(1 << 30))))
+    log(f"case {fn.__name__}, seed {seed} (rerun with E2E_SEED={seed}), work dir {env.work}")
+    rng = random.Random(seed)
+    ok = False
+    try:
+        fn(env, rng)
+        ok = True
+        log("PASS")
+    except Failure as e:
+        log(f"FAIL: {e}")
+    finally:
+        env.cleanup(ok)
+    sys.exit(0 if ok else 1)
