@@ -16,6 +16,11 @@ import tempfile
 from urllib.parse import quote
 
 try:
+    try:
+        import botocore  # noqa: F401  (pip's botocore, or Debian's python3-botocore)
+    except ImportError:
+        # Debian 12's awscli (v2) vendors botocore inside its own package.
+        sys.path.insert(0, "/usr/lib/python3/dist-packages/awscli")
     import botocore.auth
     import botocore.credentials
     from botocore.awsrequest import AWSRequest
