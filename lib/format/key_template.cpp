@@ -9,16 +9,6 @@ namespace iss::format {
 
 namespace {
 
-const char* format_message(int ev) noexcept {
-    switch (static_cast<errc>(ev)) {
-        case errc::bad_key_template: return "invalid key template (check naming.key)";
-        case errc::bad_payload: return "payload does not fit the configured format.payload mode";
-        case errc::compression_failed: return "compression failed";
-        case errc::bad_state: return "format writer used out of order (a record after finish)";
-    }
-    return nullptr;
-}
-
 struct known_placeholder {
     std::string_view name;
     placeholder what;
@@ -68,11 +58,6 @@ std::string_view refusal_reason(std::string_view name) noexcept {
 }
 
 }  // namespace
-
-const boost::system::error_category& format_category() noexcept {
-    static const simple_category cat{"format", format_message};
-    return cat;
-}
 
 std::string_view to_string(placeholder p) noexcept {
     for (const auto& k : known)

@@ -30,7 +30,7 @@
 /// rendering, a leading `/` is dropped and runs of `/` collapse to one, so an empty prefix
 /// (or one ending in `/`) leaves no leading or doubled `/`.
 
-#include "common/error.hpp"
+#include "format/error.hpp"
 
 #include <cstdint>
 #include <string>
@@ -38,17 +38,6 @@
 #include <vector>
 
 namespace iss::format {
-
-/// Errors of the format module.
-enum class errc {
-    bad_key_template = 1,  ///< the key template breaks a rule (the detail says which)
-    bad_payload,           ///< a payload does not fit the configured payload mode
-    compression_failed,    ///< zlib (or a later codec) reported an error
-    bad_state,             ///< a writer call out of order (record after finish)
-};
-
-const boost::system::error_category& format_category() noexcept;
-inline error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), format_category()}; }
 
 /// The placeholders a key template knows.
 enum class placeholder : std::uint8_t { prefix, stream, topic, partition, start_offset, ext };
@@ -107,8 +96,3 @@ private:
 [[nodiscard]] std::string_view to_string(placeholder p) noexcept;
 
 }  // namespace iss::format
-
-namespace boost::system {
-template <>
-struct is_error_code_enum<iss::format::errc> : std::true_type {};
-}  // namespace boost::system

@@ -1,0 +1,39 @@
+#pragma once
+/// \file
+/// The compression stage between a record writer and the part buffer: bytes in, compressed
+/// bytes appended to the caller's output, streamed (memory does not grow with the object).
+///
+/// `gzip` is zlib's deflate with a gzip header and trailer (RFC 1952), so the object is a
+/// valid `.gz` file: the writer gives it the extension `.gz` and Content-Type
+/// `application/gzip`, and NO `Content-Encoding`, so that browsers and `aws s3 cp` keep the
+/// bytes as they are instead of unpacking them on download. `zstd` has room here (a further
+/// `compression` value and class) and is refused by config validation until it lands.
+
+#include "common/error.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace iss::format {
+
+enum class compression : std::uint8_t { none, gzip };
+
+/// One compressed stream (one object). Not thread-safe; one per open object.
+class compressor {
+public:
+    virtual ~compressor() = default;
+    /// Compresses `in`, appending whatever output is ready to `out` (may be nothing: the
+    /// codec buffers).
+    virtual void write(std::string_view in, std::string& out) = 0;
+    /// Ends the stream: appends the rest and the trailer. The compressor is then `reset`.
+    virtual void finish(std::string& out) = 0;
+    /// Starts a new stream (next object), reusing the codec's memory.
+    virtual void reset() = 0;
+};
+
+/// A gzip compressor; `level` 1 (fast) .. 9 (small), zlib's default 6.
+[[nodiscard]] std::unique_ptr<compressor> make_gzip_compressor(int level = 6);
+
+}  // namespace iss::format

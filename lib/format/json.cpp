@@ -1,0 +1,288 @@
+#include "format/json.hpp"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+
+namespace iss::format::json {
+
+namespace {
+
+constexpr char hex_lower[] = "0123456789abcdef";
+
+/// Escape class per byte: 0 copy, 1 needs escaping (control, '"', '\\').
+constexpr std::array<std::uint8_t, 256> make_escape_table() {
+    std::array<std::uint8_t, 256> t{};
+    for (int c = 0; c < 0x20; ++c) t[static_cast<std::size_t>(c)] = 1;
+    t['"'] = 1;
+    t['\\'] = 1;
+    return t;
+}
+constexpr auto escape_table = make_escape_table();
+
+void append_escape(std::string& out, unsigned char c) {
+    switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        default:
+            out += "\\u00";
+            out += hex_lower[c >> 4];
+            out += hex_lower[c & 0xf];
+    }
+}
+
+/// Length of the valid UTF-8 sequence at s[i], or 0 when it is invalid (RFC 3629 table).
+std::size_t utf8_len(std::string_view s, std::size_t i) noexcept {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+    const unsigned char c = b(0);
+    const std::size_t left = s.size() - i;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return left >= 2 && (b(1) & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (left < 3 || (b(1) & 0xC0) != 0x80 || (b(2) & 0xC0) != 0x80) return 0;
+        if (c == 0xE0 && b(1) < 0xA0) return 0;  // overlong
+        if (c == 0xED && b(1) > 0x9F) return 0;  // surrogates U+D800..U+DFFF
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (left < 4 || (b(1) & 0xC0) != 0x80 || (b(2) & 0xC0) != 0x80 || (b(3) & 0xC0) != 0x80) return 0;
+        if (c == 0xF0 && b(1) < 0x90) return 0;  // overlong
+        if (c == 0xF4 && b(1) > 0x8F) return 0;  // above U+10FFFF
+        return 4;
+    }
+    return 0;
+}
+
+/// Checks one number token against RFC 8259: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+bool valid_number(std::string_view t) noexcept {
+    std::size_t i = 0;
+    const auto digit = [&](std::size_t k) { return k < t.size() && t[k] >= '0' && t[k] <= '9'; };
+    if (i < t.size() && t[i] == '-') ++i;
+    if (!digit(i)) return false;
+    if (t[i] == '0') ++i;
+    else
+        while (digit(i)) ++i;
+    if (i < t.size() && t[i] == '.') {
+        ++i;
+        if (!digit(i)) return false;
+        while (digit(i)) ++i;
+    }
+    if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+        ++i;
+        if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+        if (!digit(i)) return false;
+        while (digit(i)) ++i;
+    }
+    return i == t.size();
+}
+
+bool is_number_char(char c) noexcept {
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+}  // namespace
+
+bool valid_utf8(std::string_view s) noexcept { return simdjson::validate_utf8(s.data(), s.size()); }
+
+void append_valid_string(std::string& out, std::string_view s) {
+    out += '"';
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (escape_table[c] == 0) continue;
+        out.append(s.data() + run, i - run);
+        append_escape(out, c);
+        run = i + 1;
+    }
+    out.append(s.data() + run, s.size() - run);
+    out += '"';
+}
+
+void append_string(std::string& out, std::string_view s) {
+    if (valid_utf8(s)) {
+        append_valid_string(out, s);
+        return;
+    }
+    out += '"';
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            if (escape_table[c] != 0) append_escape(out, c);
+            else out += static_cast<char>(c);
+            ++i;
+            continue;
+        }
+        const std::size_t n = utf8_len(s, i);
+        if (n == 0) {
+            out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+            ++i;
+        } else {
+            out.append(s.substr(i, n));
+            i += n;
+        }
+    }
+    out += '"';
+}
+
+void append_base64(std::string& out, std::span<const std::byte> bytes) {
+    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const std::size_t start = out.size();
+    out.resize(start + (bytes.size() + 2) / 3 * 4);
+    char* o = out.data() + start;
+    std::size_t i = 0;
+    const auto at = [&](std::size_t k) { return static_cast<std::uint32_t>(std::to_integer<unsigned char>(bytes[k])); };
+    for (; i + 3 <= bytes.size(); i += 3) {
+        const std::uint32_t v = (at(i) << 16) | (at(i + 1) << 8) | at(i + 2);
+        *o++ = alphabet[(v >> 18) & 63];
+        *o++ = alphabet[(v >> 12) & 63];
+        *o++ = alphabet[(v >> 6) & 63];
+        *o++ = alphabet[v & 63];
+    }
+    const std::size_t rest = bytes.size() - i;
+    if (rest == 1) {
+        const std::uint32_t v = at(i) << 16;
+        *o++ = alphabet[(v >> 18) & 63];
+        *o++ = alphabet[(v >> 12) & 63];
+        *o++ = '=';
+        *o++ = '=';
+    } else if (rest == 2) {
+        const std::uint32_t v = (at(i) << 16) | (at(i + 1) << 8);
+        *o++ = alphabet[(v >> 18) & 63];
+        *o++ = alphabet[(v >> 12) & 63];
+        *o++ = alphabet[(v >> 6) & 63];
+        *o++ = '=';
+    }
+}
+
+void append_decimal(std::string& out, proto::u128 v) {
+    char buf[40];
+    char* p = buf + sizeof buf;
+    do {
+        *--p = static_cast<char>('0' + static_cast<int>(v % 10));
+        v /= 10;
+    } while (v != 0);
+    out.append(p, static_cast<std::size_t>(buf + sizeof buf - p));
+}
+
+void append_decimal(std::string& out, proto::i128 v) {
+    if (v < 0) {
+        out += '-';
+        // -(v + 1) + 1 avoids overflow for the smallest i128.
+        append_decimal(out, static_cast<proto::u128>(-(v + 1)) + 1);
+        return;
+    }
+    append_decimal(out, static_cast<proto::u128>(v));
+}
+
+void append_hex128(std::string& out, proto::u128 v) {
+    char buf[32];
+    for (int i = 31; i >= 0; --i) {
+        buf[i] = hex_lower[static_cast<unsigned>(v & 0xf)];
+        v >>= 4;
+    }
+    out.append(buf, 32);
+}
+
+void append_rfc3339_micros(std::string& out, std::uint64_t us) {
+    // Days to civil date: Howard Hinnant's algorithm (public domain, chrono-Compatible
+    // Low-Level Date Algorithms, "civil_from_days").
+    const std::uint64_t secs = us / 1'000'000;
+    const auto frac = static_cast<unsigned>(us % 1'000'000);
+    const auto days = static_cast<std::int64_t>(secs / 86'400);
+    const auto sod = static_cast<unsigned>(secs % 86'400);
+    const std::int64_t z = days + 719'468;
+    const std::int64_t era = z / 146'097;
+    const auto doe = static_cast<unsigned>(z - era * 146'097);
+    const unsigned yoe = (doe - doe / 1460 + doe / 36'524 - doe / 146'096) / 365;
+    const std::int64_t y0 = static_cast<std::int64_t>(yoe) + era * 400;
+    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const unsigned mp = (5 * doy + 2) / 153;
+    const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+    const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+    const std::int64_t y = m <= 2 ? y0 + 1 : y0;
+    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", y, m, d, sod / 3600,
+                   sod / 60 % 60, sod % 60, frac);
+}
+
+void append_number(std::string& out, double v) {
+    if (std::isnan(v)) out += "\"NaN\"";
+    else if (std::isinf(v)) out += v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+    else fmt::format_to(std::back_inserter(out), "{}", v);
+}
+
+void append_number(std::string& out, float v) {
+    if (std::isnan(v)) out += "\"NaN\"";
+    else if (std::isinf(v)) out += v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+    else fmt::format_to(std::back_inserter(out), "{}", v);
+}
+
+struct payload_checker::impl {
+    simdjson::dom::parser parser;
+    std::string padded;  ///< the payload copied with SIMDJSON_PADDING bytes of room
+};
+
+payload_checker::payload_checker() : impl_{std::make_unique<impl>()} {}
+payload_checker::~payload_checker() = default;
+payload_checker::payload_checker(payload_checker&&) noexcept = default;
+payload_checker& payload_checker::operator=(payload_checker&&) noexcept = default;
+
+bool payload_checker::append_minified(std::string_view payload, std::string& out) {
+    auto& p = impl_->padded;
+    p.assign(payload);
+    // simdjson's number parser refuses values outside double/int64 range (a big integer, 1e400)
+    // although RFC 8259 allows them. Check every number token against the grammar here and
+    // let simdjson see a 0 in its place; strings, structure and UTF-8 stay simdjson's job.
+    bool in_string = false;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        const char c = p[i];
+        if (in_string) {
+            if (c == '\\') ++i;
+            else if (c == '"') in_string = false;
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+            continue;
+        }
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            std::size_t j = i;
+            while (j < p.size() && is_number_char(p[j])) ++j;
+            if (!valid_number(std::string_view{p}.substr(i, j - i))) {
+                last_error_ = "a number does not follow the JSON grammar";
+                return false;
+            }
+            p[i] = '0';
+            for (std::size_t k = i + 1; k < j; ++k) p[k] = ' ';
+            i = j - 1;
+        }
+    }
+    const std::size_t len = p.size();
+    p.resize(len + simdjson::SIMDJSON_PADDING);
+    simdjson::dom::element doc;
+    const auto err = impl_->parser.parse(p.data(), len, false).get(doc);
+    if (err != simdjson::SUCCESS) {
+        last_error_ = simdjson::error_message(err);
+        return false;
+    }
+    const std::size_t start = out.size();
+    out.resize(start + payload.size());
+    std::size_t written = 0;
+    if (simdjson::minify(payload.data(), payload.size(), out.data() + start, written) != simdjson::SUCCESS) {
+        out.resize(start);
+        last_error_ = "minification failed";
+        return false;
+    }
+    out.resize(start + written);
+    return true;
+}
+
+}  // namespace iss::format::json

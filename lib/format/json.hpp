@@ -1,0 +1,68 @@
+#pragma once
+/// \file
+/// JSON building blocks for the record writers: string escaping, base64, 128-bit decimals,
+/// RFC 3339 timestamps, shortest round-trip floats, and the JSON payload checker (simdjson
+/// validation + minification). All append to a `std::string` and never allocate beyond it
+/// (except the checker's reusable buffers).
+
+#include "proto/wire.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace iss::format::json {
+
+/// True when `s` is valid UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
+[[nodiscard]] bool valid_utf8(std::string_view s) noexcept;
+
+/// Appends `"s"` with RFC 8259 escapes (`\"`, `\\`, `\n`, ..., `\u00XX` for other control
+/// characters). Invalid UTF-8 sequences become U+FFFD, so the output is always valid JSON.
+void append_string(std::string& out, std::string_view s);
+/// Like `append_string` for text already known to be valid UTF-8 (faster).
+void append_valid_string(std::string& out, std::string_view s);
+
+/// Standard base64 (RFC 4648 §4, with padding), no quotes.
+void append_base64(std::string& out, std::span<const std::byte> bytes);
+
+/// Decimal text of 128-bit integers.
+void append_decimal(std::string& out, proto::u128 v);
+void append_decimal(std::string& out, proto::i128 v);
+
+/// 32 lower-case hex digits, most significant first.
+void append_hex128(std::string& out, proto::u128 v);
+
+/// RFC 3339 UTC with microseconds (`2026-11-30T01:02:03.000004Z`) for µs since the epoch.
+void append_rfc3339_micros(std::string& out, std::uint64_t us);
+
+/// A JSON number in shortest round-trip form (float32 as its own shortest text); NaN and the
+/// infinities as the strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers).
+void append_number(std::string& out, double v);
+void append_number(std::string& out, float v);
+
+/// Validates JSON payloads with simdjson (DOM, non-throwing) and appends them minified, so a
+/// record is always one line. Reuses its buffers: keep one per writer. Numbers are validated
+/// against the RFC 8259 grammar, not against double range, so `123456789012345678901234567890`
+/// and `1e400` are valid (and kept digit for digit).
+class payload_checker {
+public:
+    payload_checker();
+    ~payload_checker();
+    payload_checker(payload_checker&&) noexcept;
+    payload_checker& operator=(payload_checker&&) noexcept;
+
+    /// Appends the minified JSON text of `payload` and returns true when it is one valid JSON
+    /// value (any type, surrounding whitespace allowed); otherwise leaves `out` as it was and
+    /// returns false, with `last_error()` saying why.
+    bool append_minified(std::string_view payload, std::string& out);
+    [[nodiscard]] const char* last_error() const noexcept { return last_error_; }
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+    const char* last_error_ = "";
+};
+
+}  // namespace iss::format::json

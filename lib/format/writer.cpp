@@ -1,0 +1,245 @@
+#include "format/writer.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <iterator>
+
+namespace iss::format {
+
+namespace {
+
+std::string_view text(proto::bytes_view b) { return proto::as_text(b); }
+
+template <class T>
+T load(proto::bytes_view b) {
+    T v{};
+    std::memcpy(&v, b.data(), sizeof v);  // little-endian hosts only (as proto/)
+    return v;
+}
+
+/// The text of a non-string key (after `kind:`), or a value's JSON, by kind. Fixed-size kinds
+/// are known to have their size (header_reader checks it).
+void append_value_text(std::string& out, proto::header_kind k, proto::bytes_view v, bool as_json) {
+    using proto::header_kind;
+    switch (k) {
+        case header_kind::raw:
+            if (as_json) out += '"';
+            json::append_base64(out, v);
+            if (as_json) out += '"';
+            return;
+        case header_kind::string:
+            if (as_json) json::append_string(out, text(v));
+            else out += text(v);
+            return;
+        case header_kind::boolean: out += std::to_integer<unsigned char>(v[0]) != 0 ? "true" : "false"; return;
+        case header_kind::int8: fmt::format_to(std::back_inserter(out), "{}", load<std::int8_t>(v)); return;
+        case header_kind::int16: fmt::format_to(std::back_inserter(out), "{}", load<std::int16_t>(v)); return;
+        case header_kind::int32: fmt::format_to(std::back_inserter(out), "{}", load<std::int32_t>(v)); return;
+        case header_kind::uint8: fmt::format_to(std::back_inserter(out), "{}", load<std::uint8_t>(v)); return;
+        case header_kind::uint16: fmt::format_to(std::back_inserter(out), "{}", load<std::uint16_t>(v)); return;
+        case header_kind::uint32: fmt::format_to(std::back_inserter(out), "{}", load<std::uint32_t>(v)); return;
+        case header_kind::int64:
+        case header_kind::uint64:
+        case header_kind::int128:
+        case header_kind::uint128:
+            // 64- and 128-bit integers: decimal strings, so JSON readers do not round them.
+            if (as_json) out += '"';
+            if (k == header_kind::int64) fmt::format_to(std::back_inserter(out), "{}", load<std::int64_t>(v));
+            else if (k == header_kind::uint64) fmt::format_to(std::back_inserter(out), "{}", load<std::uint64_t>(v));
+            else if (k == header_kind::int128) json::append_decimal(out, load<proto::i128>(v));
+            else json::append_decimal(out, load<proto::u128>(v));
+            if (as_json) out += '"';
+            return;
+        case header_kind::float32:
+        case header_kind::float64: {
+            std::string num;
+            if (k == header_kind::float32) json::append_number(num, load<float>(v));
+            else json::append_number(num, load<double>(v));
+            // In a key, NaN and the infinities lose their JSON quotes (the key is quoted whole).
+            if (!as_json && !num.empty() && num.front() == '"') out.append(num, 1, num.size() - 2);
+            else out += num;
+            return;
+        }
+    }
+}
+
+/// True when `k` starts with a header kind's name and ':' ("int32:7", "string:x").
+bool looks_typed(std::string_view k) noexcept {
+    const auto colon = k.find(':');
+    if (colon == std::string_view::npos) return false;
+    const std::string_view head = k.substr(0, colon);
+    for (std::uint8_t kind = 1; kind <= 15; ++kind)
+        if (proto::header_kind_name(static_cast<proto::header_kind>(kind)) == head) return true;
+    return false;
+}
+
+}  // namespace
+
+std::string extension(const writer_options& o) {
+    std::string e;
+    switch (o.format) {
+        case record_format::json_lines: e = "jsonl"; break;
+        case record_format::json_array: e = "json"; break;
+        case record_format::raw: e = "bin"; break;
+    }
+    if (o.compression == compression::gzip) e += ".gz";
+    return e;
+}
+
+std::string_view content_type(const writer_options& o) {
+    if (o.compression == compression::gzip) return "application/gzip";
+    switch (o.format) {
+        case record_format::json_lines: return "application/x-ndjson";
+        case record_format::json_array: return "application/json";
+        case record_format::raw: return "application/octet-stream";
+    }
+    return "application/octet-stream";
+}
+
+writer::writer(writer_options o) : o_{std::move(o)} {
+    if (o_.compression == compression::gzip) compressor_ = make_gzip_compressor(o_.gzip_level);
+}
+writer::~writer() = default;
+writer::writer(writer&&) noexcept = default;
+writer& writer::operator=(writer&&) noexcept = default;
+
+void writer::emit(std::string_view bytes, std::string& out) {
+    bytes_in_ += bytes.size();
+    const std::size_t before = out.size();
+    if (compressor_) compressor_->write(bytes, out);
+    else out.append(bytes);
+    bytes_out_ += out.size() - before;
+}
+
+void writer::begin(std::string& out) {
+    records_ = 0;
+    bytes_in_ = 0;
+    bytes_out_ = 0;
+    if (compressor_) compressor_->reset();
+    if (o_.format == record_format::json_array) emit("[", out);
+}
+
+void writer::finish(std::string& out) {
+    if (o_.format == record_format::json_array) emit(records_ == 0 ? "]\n" : "\n]\n", out);
+    if (compressor_) {
+        const std::size_t before = out.size();
+        compressor_->finish(out);
+        bytes_out_ += out.size() - before;
+    }
+}
+
+result<void> writer::append(const proto::message_view& m, const record_source& src, std::string& out) {
+    if (!compressor_) {
+        // Format straight into `out`; on a bad message cut it back.
+        const std::size_t before = out.size();
+        auto r = format_record(m, src, out);
+        if (!r) {
+            out.resize(before);
+            return r;
+        }
+        ++records_;
+        bytes_in_ += out.size() - before;
+        bytes_out_ += out.size() - before;
+        return {};
+    }
+    scratch_.clear();
+    auto r = format_record(m, src, scratch_);
+    if (!r) return r;
+    ++records_;
+    emit(scratch_, out);
+    return {};
+}
+
+result<void> writer::format_record(const proto::message_view& m, const record_source& src, std::string& buf) {
+    if (o_.format == record_format::raw) {
+        if (records_ > 0) buf += o_.separator;
+        buf.append(text(m.payload));
+        return {};
+    }
+    if (o_.format == record_format::json_array) buf += records_ == 0 ? "\n" : ",\n";
+    buf += '{';
+    if (o_.metadata) {
+        buf += "\"stream\":";
+        json::append_string(buf, src.stream);
+        buf += ",\"topic\":";
+        json::append_string(buf, src.topic);
+        fmt::format_to(std::back_inserter(buf), ",\"partition_id\":{},\"offset\":{},\"id\":\"", src.partition, m.offset);
+        json::append_hex128(buf, m.id);
+        fmt::format_to(std::back_inserter(buf), "\",\"timestamp\":{},\"timestamp_iso\":\"", m.timestamp);
+        json::append_rfc3339_micros(buf, m.timestamp);
+        fmt::format_to(std::back_inserter(buf), "\",\"origin_timestamp\":{},", m.origin_timestamp);
+    }
+    if (o_.headers) {
+        buf += "\"headers\":";
+        if (auto r = append_headers(m, buf); !r) return r;
+        buf += ',';
+    }
+    buf += "\"payload\":";
+    if (auto r = append_payload(m, buf); !r) return r;
+    buf += '}';
+    if (o_.format == record_format::json_lines) buf += '\n';
+    return {};
+}
+
+result<void> writer::append_headers(const proto::message_view& m, std::string& buf) {
+    buf += '{';
+    proto::header_reader reader{m.user_headers};
+    bool first = true;
+    for (;;) {
+        auto next = reader.next();
+        if (!next) return error{errc::bad_headers, fmt::format("offset {}: {}", m.offset, next.error().message())};
+        if (!*next) break;
+        const proto::header_view& h = **next;
+        if (!first) buf += ',';
+        first = false;
+        if (h.key_kind == proto::header_kind::string) {
+            // A string key that itself starts with "<kind>:" gets "string:" in front, so that
+            // no string key can collide with a typed one (`int32:7`), and the mapping stays
+            // one-to-one ("string:x" -> "string:string:x").
+            const std::string_view k = h.key_text();
+            if (looks_typed(k)) {
+                std::string prefixed{"string:"};
+                prefixed += k;
+                json::append_string(buf, prefixed);
+            } else {
+                json::append_string(buf, k);
+            }
+        } else {
+            std::string key{proto::header_kind_name(h.key_kind)};
+            key += ':';
+            append_value_text(key, h.key_kind, h.key, false);
+            json::append_string(buf, key);
+        }
+        buf += ':';
+        append_value_text(buf, h.value_kind, h.value, true);
+    }
+    buf += '}';
+    return {};
+}
+
+result<void> writer::append_payload(const proto::message_view& m, std::string& buf) {
+    const std::string_view p = text(m.payload);
+    switch (o_.payload) {
+        case payload_mode::json:
+            if (!checker_.append_minified(p, buf))
+                return error{errc::bad_payload,
+                             fmt::format("offset {}: payload is not valid JSON ({})", m.offset, checker_.last_error())};
+            return {};
+        case payload_mode::automatic:
+            if (checker_.append_minified(p, buf)) return {};
+            if (json::valid_utf8(p)) {
+                json::append_valid_string(buf, p);
+                return {};
+            }
+            break;
+        case payload_mode::string: json::append_string(buf, p); return {};
+        case payload_mode::base64: break;
+    }
+    buf += '"';
+    json::append_base64(buf, m.payload);
+    buf += '"';
+    return {};
+}
+
+}  // namespace iss::format

@@ -1,0 +1,134 @@
+#pragma once
+/// \file
+/// Record writers: Iggy messages (`proto::message_view`) -> the bytes of ONE object, streamed.
+///
+/// ```
+/// format::writer w{opts};                 // one per open object (reusable: begin again after finish)
+/// std::string buf;                         // the pipeline drains `buf` into part buffers
+/// w.begin(buf);                            // json_array: "["
+/// for (msg : poll) {
+///     auto r = w.append(msg, {stream, topic, partition}, buf);
+///     if (!r) { /* a bad message: buf is exactly as before the call */ }
+///     if (w.bytes_out() >= max_bytes) ...  // rotate on the object's size as uploaded
+/// }
+/// w.finish(buf);                           // json_array: "]"; gzip: the rest + trailer
+/// ```
+///
+/// Formats (one record per message):
+/// - `json_lines` (`.jsonl`): one JSON envelope per line, each ending in `\n`.
+/// - `json_array` (`.json`): `[`, the envelopes separated by `,` and newlines, `]`; valid JSON
+///   with zero records (`[]`) and with one.
+/// - `raw` (`.bin`): the payloads as they are, with `separator` between two payloads (not
+///   after the last one); the separator may be empty.
+///
+/// The envelope, fields in this order: `stream`, `topic`, `partition_id`, `offset`, `id`
+/// (the u128 as 32 lower-case hex digits, most significant first), `timestamp` (µs, integer),
+/// `timestamp_iso` (RFC 3339 UTC with µs), `origin_timestamp` (µs as sent), `headers`,
+/// `payload`. `metadata = false` keeps only `headers` (if on) and `payload`.
+///
+/// `headers`: an object. A string key is written as it is; a key of another kind as
+/// `<kind>:<text>` (`int32:7`, `bool:true`, `raw:<base64>`); a string key that itself starts
+/// with `<kind>:` is written with `string:` in front (`string:int32:7`), so string and typed
+/// keys can never collide. Values: string -> string; bool -> true/false; 8..32-bit integers -> numbers;
+/// float32/float64 -> numbers in shortest round-trip text (float32 as its own shortest text,
+/// 0.1f is `0.1`), NaN and infinities as the strings `"NaN"`, `"Infinity"`, `"-Infinity"`;
+/// 64- and 128-bit integers -> decimal strings (JSON readers round numbers above 2^53); raw ->
+/// base64 string. No headers: `"headers": {}`. Invalid UTF-8 in a string key or value is
+/// replaced by U+FFFD.
+///
+/// `payload` modes: `automatic` embeds valid JSON as JSON (checked by simdjson, minified so
+/// that a record is one line), else valid UTF-8 as a JSON string, else base64 (a string);
+/// `json` requires valid JSON and refuses anything else as a bad message
+/// (`errc::bad_payload`); `string` always writes a string (invalid UTF-8 replaced by U+FFFD);
+/// `base64` always writes base64.
+///
+/// Compression (`compressor.hpp`) is a separate stage: records are formatted, then fed to the
+/// compressor, whose output is appended to `out`. `bytes_out()` counts bytes appended to
+/// `out` (the object as uploaded); with gzip it lags the input by what zlib buffers (at most a
+/// few hundred KiB), which rotation on `max_bytes` may overshoot by.
+
+#include "format/compressor.hpp"
+#include "format/error.hpp"
+#include "format/json.hpp"
+#include "proto/message.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace iss::format {
+
+enum class record_format : std::uint8_t { json_lines, json_array, raw };
+enum class payload_mode : std::uint8_t { automatic, json, string, base64 };
+
+/// What a writer writes. The daemon fills it from `config::format_section`.
+struct writer_options {
+    record_format format = record_format::json_lines;
+    format::compression compression = format::compression::none;
+    bool metadata = true;                         ///< JSON: envelope fields besides payload
+    bool headers = true;                          ///< JSON: the headers object
+    payload_mode payload = payload_mode::automatic;
+    std::string separator = "\n";                 ///< raw: between two payloads
+    int gzip_level = 6;                           ///< 1..9
+};
+
+/// The object's extension without the leading dot, for `{ext}`: `jsonl`, `json`, `bin`, plus
+/// `.gz` with gzip (`jsonl.gz`).
+[[nodiscard]] std::string extension(const writer_options& o);
+/// The object's Content-Type: `application/x-ndjson`, `application/json`,
+/// `application/octet-stream`; `application/gzip` with gzip (and no Content-Encoding).
+[[nodiscard]] std::string_view content_type(const writer_options& o);
+
+/// Where a message came from (its names are in the envelope).
+struct record_source {
+    std::string_view stream;
+    std::string_view topic;
+    std::uint32_t partition = 0;
+};
+
+/// Writes one object at a time. Not thread-safe. Holds a payload checker and, with gzip, a
+/// deflate stream (~260 KiB) that is reused from object to object.
+class writer {
+public:
+    explicit writer(writer_options o);
+    ~writer();
+    writer(writer&&) noexcept;
+    writer& operator=(writer&&) noexcept;
+
+    /// Starts an object: resets the counters and appends the format's prologue (json_array:
+    /// `[`). \pre no object open, or the previous one finished.
+    void begin(std::string& out);
+    /// Appends one record. On error (`errc::bad_payload` under `payload: json`,
+    /// `errc::bad_headers` for a malformed headers block when headers are written) `out` and
+    /// the writer are exactly as before the call. The error's detail names the offset.
+    result<void> append(const proto::message_view& m, const record_source& src, std::string& out);
+    /// Ends the object: epilogue (json_array: `]`), compressor flush and trailer.
+    void finish(std::string& out);
+
+    [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
+    /// Bytes of formatted records (before compression) in the current object.
+    [[nodiscard]] std::uint64_t bytes_in() const noexcept { return bytes_in_; }
+    /// Bytes appended to `out` for the current object (after compression).
+    [[nodiscard]] std::uint64_t bytes_out() const noexcept { return bytes_out_; }
+    [[nodiscard]] const writer_options& options() const noexcept { return o_; }
+    [[nodiscard]] std::string extension() const { return format::extension(o_); }
+    [[nodiscard]] std::string_view content_type() const { return format::content_type(o_); }
+
+private:
+    /// Formats the record into `buf` (appending). On error `buf` may hold a partial record.
+    result<void> format_record(const proto::message_view& m, const record_source& src, std::string& buf);
+    result<void> append_headers(const proto::message_view& m, std::string& buf);
+    result<void> append_payload(const proto::message_view& m, std::string& buf);
+    void emit(std::string_view bytes, std::string& out);
+
+    writer_options o_;
+    json::payload_checker checker_;
+    std::unique_ptr<compressor> compressor_;
+    std::string scratch_;  ///< one formatted record, when compressing
+    std::uint64_t records_ = 0;
+    std::uint64_t bytes_in_ = 0;
+    std::uint64_t bytes_out_ = 0;
+};
+
+}  // namespace iss::format

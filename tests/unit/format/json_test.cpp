@@ -1,0 +1,129 @@
+#include "format/json.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <limits>
+
+using namespace iss::format::json;
+namespace proto = iss::proto;
+
+namespace {
+std::string str(std::string_view s) {
+    std::string out;
+    append_string(out, s);
+    return out;
+}
+std::string b64(std::string_view s) {
+    std::string out;
+    append_base64(out, proto::as_bytes(s));
+    return out;
+}
+std::string minified(std::string_view s, bool* ok = nullptr) {
+    payload_checker c;
+    std::string out = "prefix:";
+    const bool r = c.append_minified(s, out);
+    if (ok) *ok = r;
+    if (!r) CHECK(out == "prefix:");
+    return out.substr(7);
+}
+}  // namespace
+
+TEST_CASE("strings are escaped per RFC 8259", "[format][json]") {
+    CHECK(str("plain") == "\"plain\"");
+    CHECK(str("q\"b\\s/") == "\"q\\\"b\\\\s/\"");
+    CHECK(str("\n\r\t\b\f") == "\"\\n\\r\\t\\b\\f\"");
+    CHECK(str(std::string_view{"a\0b", 3}) == "\"a\\u0000b\"");
+    CHECK(str("\x1f\x7f") == "\"\\u001f\x7f\"");
+    CHECK(str("\xe2\x80\xa8") == "\"\xe2\x80\xa8\"");  // U+2028 is valid in JSON strings
+    CHECK(str("\xf0\x9f\x98\x80") == "\"\xf0\x9f\x98\x80\"");
+}
+
+TEST_CASE("invalid UTF-8 becomes U+FFFD, one per bad byte", "[format][json]") {
+    const std::string fffd = "\xef\xbf\xbd";
+    CHECK(str("a\xff" "b") == "\"a" + fffd + "b\"");
+    CHECK(str("\xc0\xaf") == "\"" + fffd + fffd + "\"");           // overlong '/'
+    CHECK(str("\xed\xa0\x80") == "\"" + fffd + fffd + fffd + "\"");  // UTF-16 surrogate D800
+    CHECK(str("\xf4\x90\x80\x80") == "\"" + fffd + fffd + fffd + fffd + "\"");  // above U+10FFFF
+    CHECK(str("ok\xe2\x82") == "\"ok" + fffd + fffd + "\"");       // truncated at the end
+    CHECK_FALSE(valid_utf8("\xed\xa0\x80"));
+    CHECK(valid_utf8("\xed\x9f\xbf"));  // U+D7FF
+}
+
+TEST_CASE("base64 pads to a multiple of four", "[format][json]") {
+    CHECK(b64("") == "");
+    CHECK(b64("f") == "Zg==");
+    CHECK(b64("fo") == "Zm8=");
+    CHECK(b64("foo") == "Zm9v");
+    CHECK(b64("foobar") == "Zm9vYmFy");
+    CHECK(b64("\xff\xfe\xfd") == "//79");
+}
+
+TEST_CASE("128-bit integers print as exact decimals and hex", "[format][json]") {
+    std::string out;
+    append_decimal(out, ~proto::u128{0});
+    CHECK(out == "340282366920938463463374607431768211455");
+    out.clear();
+    const proto::i128 min = -static_cast<proto::i128>((~proto::u128{0}) >> 1) - 1;
+    append_decimal(out, min);
+    CHECK(out == "-170141183460469231731687303715884105728");
+    out.clear();
+    append_decimal(out, proto::u128{0});
+    CHECK(out == "0");
+    out.clear();
+    append_hex128(out, (proto::u128{0x0123456789abcdefULL} << 64) | 0xfedcba9876543210ULL);
+    CHECK(out == "0123456789abcdeffedcba9876543210");
+    out.clear();
+    append_hex128(out, 1);
+    CHECK(out == "00000000000000000000000000000001");
+}
+
+TEST_CASE("timestamps are RFC 3339 UTC with microseconds", "[format][json]") {
+    std::string out;
+    append_rfc3339_micros(out, 1'796'000'523'000'004ULL);
+    CHECK(out == "2026-11-30T01:02:03.000004Z");
+    out.clear();
+    append_rfc3339_micros(out, 0);
+    CHECK(out == "1970-01-01T00:00:00.000000Z");
+    out.clear();
+    append_rfc3339_micros(out, 951'782'400'000'000ULL);  // leap day 2000-02-29
+    CHECK(out == "2000-02-29T00:00:00.000000Z");
+    out.clear();
+    append_rfc3339_micros(out, 4'102'444'799'999'999ULL);
+    CHECK(out == "2099-12-31T23:59:59.999999Z");
+}
+
+TEST_CASE("floats print in shortest round-trip form, specials as strings", "[format][json]") {
+    const auto num = [](auto v) {
+        std::string out;
+        append_number(out, v);
+        return out;
+    };
+    CHECK(num(0.1f) == "0.1");
+    CHECK(num(0.1) == "0.1");
+    CHECK(num(1.0 / 3) == "0.3333333333333333");
+    CHECK(num(16777217.0f) == "16777216");
+    CHECK(num(-0.0) == "-0");
+    CHECK(num(1e300) == "1e+300");
+    CHECK(num(std::numeric_limits<double>::quiet_NaN()) == "\"NaN\"");
+    CHECK(num(std::numeric_limits<float>::infinity()) == "\"Infinity\"");
+    CHECK(num(-std::numeric_limits<double>::infinity()) == "\"-Infinity\"");
+}
+
+TEST_CASE("valid JSON payloads are minified to one line", "[format][json]") {
+    CHECK(minified("{ \"a\" : [1, 2,\n 3],\n \"b\": \"x y\\n\" }") == "{\"a\":[1,2,3],\"b\":\"x y\\n\"}");
+    CHECK(minified("  42  ") == "42");
+    CHECK(minified("\"text\"") == "\"text\"");
+    CHECK(minified("null") == "null");
+    CHECK(minified("123456789012345678901234567890") == "123456789012345678901234567890");
+    CHECK(minified("[1e400, -0.5E-7]") == "[1e400,-0.5E-7]");
+}
+
+TEST_CASE("invalid JSON payloads are refused and leave the output alone", "[format][json]") {
+    for (std::string_view bad : {"", "{", "{\"a\":1,}", "[01]", "1.", "-", "tru", "{\"a\" 1}", "[1] [2]",
+                                 "\"\xff\"", "\"a\\ud800\"", "'single'", "12abc", "\"unterminated"}) {
+        INFO(bad);
+        bool ok = true;
+        (void)minified(bad, &ok);
+        CHECK_FALSE(ok);
+    }
+}
