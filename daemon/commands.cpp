@@ -5,12 +5,14 @@
 namespace iss::app {
 
 int run_check_config(std::span<const std::string_view> args);  // cmd_check_config.cpp
+int run_lag(std::span<const std::string_view> args);  // cmd_lag.cpp
 int run_sigv4(std::span<const std::string_view> args);  // cmd_sigv4.cpp
 
 // Subcommands arrive with their issues; keep this table sorted as --help shows it.
 std::span<const command> commands() {
     static const command table[] = {
       {"check-config", "validate a configuration file and print the effective config", run_check_config},
+      {"lag", "show each partition's head, committed offset and lag (--wait-zero, --json)", run_lag},
       {"sigv4", "sign a request file with SigV4 and print it (debug SignatureDoesNotMatch)", run_sigv4},
     };
     return table;

@@ -1,0 +1,179 @@
+// `iggy-s3-sink lag --config FILE [--wait-zero DURATION] [--json]`: per stream/topic/partition,
+// the head offset, the committed offset and the lag of the configured consumer (group).
+// Exit 0; 2 when Iggy cannot be reached; with --wait-zero, 1 when the lag is not 0 in time.
+#include "daemon/commands.hpp"
+#include "daemon/wiring.hpp"
+#include "iggy/error.hpp"
+#include "pipeline/lag.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+namespace iss::app {
+
+int run_lag(std::span<const std::string_view> args);
+
+namespace {
+namespace net = boost::asio;
+
+void print_usage(std::FILE* to) {
+    fmt::print(to,
+               "Usage: iggy-s3-sink lag --config FILE [--wait-zero DURATION] [--json]\n\n"
+               "Prints, for every configured stream/topic/partition, the head offset, the offset committed\n"
+               "by the configured consumer group (or consumer) and the lag between them. An empty\n"
+               "partition has lag 0; with nothing committed yet, every message is lag.\n\n"
+               "Options:\n"
+               "  --config FILE          the configuration file (YAML)\n"
+               "  --wait-zero DURATION   wait until every lag is 0 (exit 0) or DURATION passed (exit 1)\n"
+               "  --json                 one JSON object instead of the table\n"
+               "  --help                 show this help\n\n"
+               "Exit codes: 0 ok, 1 lag not zero in time (--wait-zero), 2 Iggy unreachable or usage error,\n"
+               "78 invalid configuration.\n");
+}
+
+struct lag_args {
+    std::string config_file;
+    std::optional<std::chrono::milliseconds> wait_zero;
+    bool json = false;
+};
+
+/// Reads every configured partition's lag; an error when Iggy does not answer.
+net::awaitable<result<std::vector<pipeline::lag_row>>> collect(iggy::client& c, const config::sink_config& cfg) {
+    std::vector<pipeline::lag_row> rows;
+    const auto name = consumer_name(cfg);
+    const auto consumer = cfg.iggy.group_mode() ? proto::consumer::group(proto::identifier::named(name))
+                                                : proto::consumer::single(proto::identifier::named(name));
+    for (const auto& src : consumer_options(cfg).sources) {
+        auto t = co_await c.get_topic(proto::identifier::named(src.topic.stream), proto::identifier::named(src.topic.topic));
+        if (!t) co_return t.error();
+        if (!*t) {
+            fmt::print(stderr, "iggy-s3-sink lag: topic {}/{} not found\n", src.topic.stream, src.topic.topic);
+            continue;
+        }
+        for (const auto& p : (*t)->partitions) {
+            if (src.partitions && std::find(src.partitions->begin(), src.partitions->end(), p.id) == src.partitions->end())
+                continue;
+            auto off = co_await c.get_offset(consumer, proto::identifier::named(src.topic.stream),
+                                             proto::identifier::named(src.topic.topic), p.id);
+            if (!off) co_return off.error();
+            pipeline::lag_row row;
+            row.partition = {src.topic.stream, src.topic.topic, p.id};
+            row.messages_count = p.messages_count;
+            row.head = p.current_offset;
+            if (*off) row.committed = (*off)->stored_offset;
+            row.lag = pipeline::compute_lag(row.messages_count, row.head, row.committed);
+            rows.push_back(std::move(row));
+        }
+    }
+    co_return rows;
+}
+
+net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_options opts, lag_args a) {
+    auto ex = co_await net::this_coro::executor;
+    iggy::client c{ex, opts};
+    auto print = [&](const std::vector<pipeline::lag_row>& rows) {
+        fmt::print("{}", a.json ? pipeline::render_lag_json(rows) : pipeline::render_lag_table(rows));
+        std::fflush(stdout);
+    };
+    if (auto r = co_await c.connect(); !r) {
+        fmt::print(stderr, "iggy-s3-sink lag: cannot reach Iggy at {}: {}\n", cfg.iggy.address, iggy::describe(r.error()));
+        co_await c.close();
+        co_return 2;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + a.wait_zero.value_or(std::chrono::milliseconds{0});
+    int code = exit_ok;
+    for (;;) {
+        auto rows = co_await collect(c, cfg);
+        if (!rows) {
+            fmt::print(stderr, "iggy-s3-sink lag: {}\n", iggy::describe(rows.error()));
+            code = iggy::classify(rows.error()) == iggy::outcome::retry ? 2 : exit_failure;
+            break;
+        }
+        std::uint64_t total = 0;
+        for (const auto& r : *rows) total += r.lag;
+        if (!a.wait_zero || total == 0) {
+            print(*rows);
+            break;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            print(*rows);
+            fmt::print(stderr, "iggy-s3-sink lag: lag is still {} after {} ms\n", total, a.wait_zero->count());
+            code = exit_failure;
+            break;
+        }
+        net::steady_timer t{ex, std::chrono::milliseconds{250}};
+        co_await t.async_wait(net::use_awaitable);
+    }
+    co_await c.close();
+    co_return code;
+}
+
+}  // namespace
+
+int run_lag(std::span<const std::string_view> args) {
+    lag_args a;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view s = args[i];
+        if (s == "--help" || s == "-h") {
+            print_usage(stdout);
+            return exit_ok;
+        }
+        if (s == "--json") {
+            a.json = true;
+        } else if (s == "--config" || s == "-c" || s == "--wait-zero") {
+            if (i + 1 >= args.size()) {
+                fmt::print(stderr, "iggy-s3-sink lag: {} needs a value\n", s);
+                return exit_usage;
+            }
+            const std::string_view v = args[++i];
+            if (s == "--wait-zero") {
+                auto d = config::parse_duration(v);
+                if (!d) {
+                    fmt::print(stderr, "iggy-s3-sink lag: --wait-zero: {}\n", d.error());
+                    return exit_usage;
+                }
+                a.wait_zero = *d;
+            } else {
+                a.config_file = std::string{v};
+            }
+        } else if (s.starts_with("--config=")) {
+            a.config_file = std::string{s.substr(9)};
+        } else {
+            fmt::print(stderr, "iggy-s3-sink lag: unknown argument '{}'\n", s);
+            print_usage(stderr);
+            return exit_usage;
+        }
+    }
+    if (a.config_file.empty()) {
+        fmt::print(stderr, "iggy-s3-sink lag: --config FILE is required\n");
+        print_usage(stderr);
+        return exit_usage;
+    }
+    auto cfg = load_config_or_report("lag", a.config_file);
+    if (!cfg) return exit_config;
+    auto opts = iggy_options(*cfg);
+    if (!opts) {
+        fmt::print(stderr, "iggy-s3-sink lag: {}\n", opts.error());
+        return exit_config;
+    }
+    opts->reconnect_attempts = 3;  // unreachable -> exit 2 soon, not a retry loop
+    opts->ping_interval = std::chrono::milliseconds{0};
+    net::io_context io{1};
+    int code = exit_failure;
+    std::exception_ptr failure;
+    net::co_spawn(io, lag_main(*cfg, *opts, a), [&](std::exception_ptr e, int c) {
+        failure = e;
+        code = c;
+    });
+    io.run();
+    if (failure) std::rethrow_exception(failure);
+    return code;
+}
+
+}  // namespace iss::app

@@ -1,0 +1,106 @@
+#include "daemon/wiring.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdio>
+
+namespace iss::app {
+
+result<iggy::client_options> iggy_options(const config::sink_config& c) {
+    iggy::client_options o;
+    std::string_view a = c.iggy.address;
+    std::string_view host;
+    std::string_view port;
+    if (a.starts_with('[')) {
+        const auto close = a.find(']');
+        if (close == std::string_view::npos || close + 1 >= a.size() || a[close + 1] != ':')
+            return error{iss::errc::invalid_argument, fmt::format("iggy.address: {:?} is not [host]:port", a)};
+        host = a.substr(1, close - 1);
+        port = a.substr(close + 2);
+    } else {
+        const auto colon = a.rfind(':');
+        if (colon == std::string_view::npos)
+            return error{iss::errc::invalid_argument, fmt::format("iggy.address: {:?} is not host:port", a)};
+        host = a.substr(0, colon);
+        port = a.substr(colon + 1);
+    }
+    unsigned p = 0;
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+    if (ec != std::errc{} || end != port.data() + port.size() || p == 0 || p > 65535)
+        return error{iss::errc::invalid_argument, fmt::format("iggy.address: bad port in {:?}", a)};
+    o.host = std::string{host};
+    o.port = static_cast<std::uint16_t>(p);
+    o.username = c.iggy.username;
+    o.password = c.iggy.password;
+    o.token = c.iggy.token;
+    o.tls.enabled = c.iggy.tls.enabled;
+    o.tls.ca_file = c.iggy.tls.ca_file;
+    o.tls.server_name = c.iggy.tls.server_name;
+    o.max_reply_bytes = static_cast<std::size_t>(c.iggy.max_response_bytes);
+    return o;
+}
+
+pipeline::rotation_options rotation_options(const config::sink_config& c) {
+    pipeline::rotation_options r;
+    r.max_records = c.rotation.max_records;
+    r.max_bytes = c.rotation.max_bytes;
+    r.max_span = std::chrono::duration_cast<std::chrono::microseconds>(c.rotation.max_span);
+    r.schedule = std::chrono::duration_cast<std::chrono::seconds>(c.rotation.schedule);
+    r.timezone = c.rotation.timezone;
+    r.idle = c.rotation.idle;
+    return r;
+}
+
+std::string consumer_name(const config::sink_config& c) {
+    return c.iggy.group_mode() ? c.iggy.consumer_group : c.iggy.consumer;
+}
+
+pipeline::consumer_options consumer_options(const config::sink_config& c) {
+    pipeline::consumer_options o;
+    o.mode = c.iggy.group_mode() ? pipeline::consumer_mode::group : pipeline::consumer_mode::single;
+    o.poll_messages = c.iggy.poll.messages;
+    o.poll_interval = c.iggy.poll.interval;
+    for (const auto& s : c.sources) {
+        for (const auto& t : s.topics) {
+            pipeline::source_topic st{{s.stream, t}, std::nullopt};
+            if (!s.all_partitions) st.partitions = s.partitions;
+            o.sources.push_back(std::move(st));
+        }
+    }
+    return o;
+}
+
+std::optional<config::sink_config> load_config_or_report(std::string_view cmd, const std::string& file) {
+    auto loaded = config::load_file(file, config::process_environment());
+    const auto problems = config::check(loaded);
+    if (!problems.empty()) {
+        fmt::print(stderr, "iggy-s3-sink {}: {}: invalid configuration, {} problem{}:\n", cmd, file, problems.size(),
+                   problems.size() == 1 ? "" : "s");
+        for (const auto& p : problems) fmt::print(stderr, "  {}\n", config::to_string(p));
+        return std::nullopt;
+    }
+    return loaded.config;
+}
+
+common_args split_config_arg(std::span<const std::string_view> args, bool& missing_value) {
+    common_args out;
+    missing_value = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        if (a == "--config" || a == "-c") {
+            if (i + 1 >= args.size()) {
+                missing_value = true;
+                break;
+            }
+            out.config_file = std::string{args[++i]};
+        } else if (a.starts_with("--config=")) {
+            out.config_file = std::string{a.substr(9)};
+        } else {
+            out.rest.push_back(a);
+        }
+    }
+    return out;
+}
+
+}  // namespace iss::app

@@ -1,0 +1,37 @@
+#pragma once
+/// \file
+/// Maps the configuration (config::sink_config) to each module's own options, once, for the
+/// subcommands that connect (run, lag). Pure: no I/O.
+
+#include "config/config.hpp"
+#include "iggy/client.hpp"
+#include "pipeline/consumer.hpp"
+#include "pipeline/delivery.hpp"
+#include "pipeline/rotation.hpp"
+
+#include <span>
+#include <string_view>
+
+namespace iss::app {
+
+/// `iggy.*` -> iggy::client_options (address "host:port", IPv6 as "[::1]:8090").
+[[nodiscard]] result<iggy::client_options> iggy_options(const config::sink_config& c);
+/// `rotation.*` -> pipeline::rotation_options.
+[[nodiscard]] pipeline::rotation_options rotation_options(const config::sink_config& c);
+/// `sources` + `iggy.poll` + mode -> pipeline::consumer_options.
+[[nodiscard]] pipeline::consumer_options consumer_options(const config::sink_config& c);
+/// The consumer's name: the group (group mode) or `iggy.consumer`.
+[[nodiscard]] std::string consumer_name(const config::sink_config& c);
+
+/// Loads and checks a config file for a subcommand named `cmd`; prints every problem and
+/// returns nullopt (the caller exits 78).
+[[nodiscard]] std::optional<config::sink_config> load_config_or_report(std::string_view cmd, const std::string& file);
+
+/// Finds `--config FILE` / `--config=FILE` in args; other flags are left to the caller.
+struct common_args {
+    std::string config_file;
+    std::vector<std::string_view> rest;
+};
+[[nodiscard]] common_args split_config_arg(std::span<const std::string_view> args, bool& missing_value);
+
+}  // namespace iss::app

@@ -1,0 +1,159 @@
+#include "pipeline/adapters/iggy_ports.hpp"
+
+#include "iggy/error.hpp"
+#include "proto/message.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+namespace iss::pipeline {
+
+namespace {
+using proto::identifier;
+constexpr std::uint32_t not_resolved_consumer = 3022;
+constexpr std::uint32_t member_not_found = 5006;
+constexpr std::uint32_t group_not_found = 5000;
+
+proto::bytes_view bytes_of(std::string_view s) { return std::as_bytes(std::span{s.data(), s.size()}); }
+}  // namespace
+
+source_status source_status_of(const iss::error& e) noexcept {
+    const auto code = iggy::server_code(e);
+    if (code && *code == member_not_found) return source_status::not_member;
+    return iggy::classify(e) == iggy::outcome::retry ? source_status::retryable : source_status::fatal;
+}
+
+offset_status offset_status_of(const iss::error& e) noexcept {
+    const auto code = iggy::server_code(e);
+    if (code && (*code == not_resolved_consumer || *code == member_not_found)) return offset_status::not_owner;
+    return iggy::classify(e) == iggy::outcome::retry ? offset_status::retryable : offset_status::fatal;
+}
+
+iggy_ports::iggy_ports(iggy::client& c, iggy_ports_options o) : c_{c}, o_{std::move(o)} {}
+
+proto::consumer iggy_ports::consumer() const {
+    return o_.group_mode ? proto::consumer::group(identifier::named(o_.consumer_name))
+                         : proto::consumer::single(identifier::named(o_.consumer_name));
+}
+
+std::uint64_t iggy_ports::session() const { return c_.generation(); }
+
+task<poll_result> iggy_ports::poll(const topic_ref& t, std::optional<std::uint32_t> partition,
+                                   std::optional<std::uint64_t> from, std::uint32_t count) {
+    const auto strategy = from ? proto::polling_strategy::at_offset(*from) : proto::polling_strategy::first();
+    auto r = co_await c_.poll_messages(consumer(), identifier::named(t.stream), identifier::named(t.topic), partition,
+                                       strategy, count, false);
+    poll_result out;
+    if (!r) {
+        out.status = source_status_of(r.error());
+        out.detail = iggy::describe(r.error());
+        co_return out;
+    }
+    out.reply.partition = r->partition_id;
+    out.reply.current_offset = r->current_offset;
+    out.reply.messages.reserve(r->messages.size());
+    for (const proto::message_view& v : r->messages) {
+        message m;
+        m.offset = v.offset;
+        m.timestamp_us = v.timestamp;
+        m.origin_timestamp_us = v.origin_timestamp;
+        m.id_high = static_cast<std::uint64_t>(v.id >> 64);
+        m.id_low = static_cast<std::uint64_t>(v.id);
+        m.payload = v.payload;
+        m.user_headers = v.user_headers;
+        m.native = &v;  // the view lives in the client's poll buffer until the next poll
+        out.reply.messages.push_back(m);
+    }
+    co_return out;
+}
+
+task<source_status> iggy_ports::join(const topic_ref& t) {
+    if (!o_.group_mode) co_return source_status::ok;
+    auto r = co_await c_.join_consumer_group(identifier::named(t.stream), identifier::named(t.topic),
+                                             identifier::named(o_.consumer_name));
+    if (!r && iggy::server_code(r.error()) == group_not_found) {
+        log_.info({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)}, "creating consumer group {}",
+                  o_.consumer_name);
+        auto c = co_await c_.create_consumer_group(identifier::named(t.stream), identifier::named(t.topic),
+                                                   o_.consumer_name);
+        if (!c && iggy::classify(c.error()) == iggy::outcome::fail) {
+            // Another member may have created it in between (5004 AlreadyExists): join anyway.
+            log_.debug("create consumer group: {}", iggy::describe(c.error()));
+        }
+        r = co_await c_.join_consumer_group(identifier::named(t.stream), identifier::named(t.topic),
+                                            identifier::named(o_.consumer_name));
+    }
+    if (!r) {
+        log_.warn({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)}, "join {}: {}", o_.consumer_name,
+                  iggy::describe(r.error()));
+        co_return source_status_of(r.error());
+    }
+    log_.info({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)}, "joined consumer group {}",
+              o_.consumer_name);
+    co_return source_status::ok;
+}
+
+task<source_status> iggy_ports::leave(const topic_ref& t) {
+    if (!o_.group_mode) co_return source_status::ok;
+    auto r = co_await c_.leave_consumer_group(identifier::named(t.stream), identifier::named(t.topic),
+                                              identifier::named(o_.consumer_name));
+    if (!r) co_return source_status_of(r.error());
+    co_return source_status::ok;
+}
+
+task<std::optional<std::vector<std::uint32_t>>> iggy_ports::partitions(const topic_ref& t) {
+    auto r = co_await c_.get_topic(identifier::named(t.stream), identifier::named(t.topic));
+    if (!r) {
+        log_.warn({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)}, "get topic: {}",
+                  iggy::describe(r.error()));
+        co_return std::nullopt;
+    }
+    if (!*r) {
+        log_.error({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)},
+                   "topic not found: check sources[].stream and topics");
+        co_return std::nullopt;
+    }
+    std::vector<std::uint32_t> ids;
+    for (const auto& p : (*r)->partitions) ids.push_back(p.id);
+    co_return ids;
+}
+
+task<offset_result> iggy_ports::store_offset(const partition_ref& p, std::uint64_t offset) {
+    auto r = co_await c_.store_offset(consumer(), identifier::named(p.stream), identifier::named(p.topic), p.partition,
+                                      offset);
+    if (!r) co_return offset_result{offset_status_of(r.error()), std::nullopt, iggy::describe(r.error())};
+    co_return offset_result{offset_status::ok, offset, {}};
+}
+
+task<offset_result> iggy_ports::load_offset(const partition_ref& p) {
+    auto r = co_await c_.get_offset(consumer(), identifier::named(p.stream), identifier::named(p.topic), p.partition);
+    if (!r) co_return offset_result{offset_status_of(r.error()), std::nullopt, iggy::describe(r.error())};
+    if (!*r) co_return offset_result{offset_status::ok, std::nullopt, {}};
+    co_return offset_result{offset_status::ok, (*r)->stored_offset, {}};
+}
+
+task<source_status> iggy_ports::send(const message& m, const partition_ref& source, std::string reason) {
+    if (o_.dead_letter.stream.empty()) co_return source_status::fatal;
+    // The original headers, then the two of ours (iggy-protocol.md §2.6: entries back to back).
+    proto::byte_buffer headers(m.user_headers.begin(), m.user_headers.end());
+    const std::string src = fmt::format("{}/{}/{}/{}", source.stream, source.topic, source.partition, m.offset);
+    if (reason.size() > proto::max_header_field_size) reason.resize(proto::max_header_field_size);
+    auto a = proto::append_user_header(headers, proto::header_kind::string, bytes_of("iggy-s3-sink-error"),
+                                       proto::header_kind::string, bytes_of(reason));
+    auto b = proto::append_user_header(headers, proto::header_kind::string, bytes_of("iggy-s3-sink-source"),
+                                       proto::header_kind::string, bytes_of(src));
+    if (!a || !b) co_return source_status::fatal;
+    iggy::outgoing_message out;
+    out.id = (static_cast<proto::u128>(m.id_high) << 64) | m.id_low;
+    out.origin_timestamp = m.origin_timestamp_us;
+    out.payload = m.payload;
+    out.user_headers = headers;
+    auto r = co_await c_.send_messages(identifier::named(o_.dead_letter.stream), identifier::named(o_.dead_letter.topic),
+                                       proto::partitioning::balanced(), std::span{&out, 1});
+    if (!r) {
+        log_.warn("dead-letter send to {}/{}: {}", o_.dead_letter.stream, o_.dead_letter.topic, iggy::describe(r.error()));
+        co_return source_status_of(r.error());
+    }
+    co_return source_status::ok;
+}
+
+}  // namespace iss::pipeline

@@ -1,0 +1,61 @@
+#include "pipeline/lag.hpp"
+
+#include "common/log.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace iss::pipeline {
+
+std::uint64_t compute_lag(std::uint64_t messages_count, std::uint64_t head, std::optional<std::uint64_t> committed) noexcept {
+    if (messages_count == 0) return 0;
+    if (!committed) return messages_count;
+    return head > *committed ? head - *committed : 0;
+}
+
+std::string render_lag_table(const std::vector<lag_row>& rows) {
+    std::vector<std::array<std::string, 6>> cells;
+    cells.push_back({"STREAM", "TOPIC", "PARTITION", "HEAD", "COMMITTED", "LAG"});
+    std::uint64_t total = 0;
+    for (const auto& r : rows) {
+        total += r.lag;
+        cells.push_back({r.partition.stream, r.partition.topic, std::to_string(r.partition.partition),
+                         r.messages_count == 0 ? "-" : std::to_string(r.head),
+                         r.committed ? std::to_string(*r.committed) : "-", std::to_string(r.lag)});
+    }
+    std::array<std::size_t, 6> width{};
+    for (const auto& c : cells)
+        for (std::size_t i = 0; i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());
+    std::string out;
+    for (const auto& c : cells) {
+        for (std::size_t i = 0; i < c.size(); ++i) {
+            if (i >= 2) out += std::string(width[i] - c[i].size(), ' ') + c[i];  // numbers right-aligned
+            else out += c[i] + std::string(width[i] - c[i].size(), ' ');
+            out += i + 1 < c.size() ? "  " : "\n";
+        }
+    }
+    out += fmt::format("total lag: {}\n", total);
+    return out;
+}
+
+std::string render_lag_json(const std::vector<lag_row>& rows) {
+    std::string out = "{\"partitions\":[";
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& r = rows[i];
+        total += r.lag;
+        if (i) out += ',';
+        out += "{\"stream\":\"";
+        iss::log::append_json_escaped(out, r.partition.stream);
+        out += "\",\"topic\":\"";
+        iss::log::append_json_escaped(out, r.partition.topic);
+        out += fmt::format("\",\"partition\":{},\"messages\":{},\"head\":{},\"committed\":{},\"lag\":{}}}",
+                           r.partition.partition, r.messages_count,
+                           r.messages_count == 0 ? std::string{"null"} : std::to_string(r.head),
+                           r.committed ? std::to_string(*r.committed) : std::string{"null"}, r.lag);
+    }
+    out += fmt::format("],\"total_lag\":{}}}\n", total);
+    return out;
+}
+
+}  // namespace iss::pipeline
