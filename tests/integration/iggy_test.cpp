@@ -7,7 +7,10 @@
 #include "proto/commands.hpp"
 #include "proto/poll.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -20,6 +23,7 @@
 #include <xxhash.h>
 
 #include <csignal>
+#include <functional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -842,4 +846,170 @@ TEST_CASE("iggy-produce sends lines and synthetic messages and reports partition
         CHECK(hv[0].value_text() == "file");
     });
     fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fault injection: a scripted in-process server on 127.0.0.1:0 plays each connection.
+
+namespace {
+
+using tcp = net::ip::tcp;
+using script = std::function<net::awaitable<void>(tcp::socket&, int connection)>;
+
+/// Accepts connections forever and runs `play` on each (numbered from 1).
+net::awaitable<void> fake_server(tcp::acceptor& acceptor, script play) {
+    for (int n = 1;; ++n) {
+        auto [ec, sock] = co_await acceptor.async_accept(net::as_tuple(net::use_awaitable));
+        if (ec) co_return;
+        net::co_spawn(
+            acceptor.get_executor(),
+            [](tcp::socket s, script p, int conn) -> net::awaitable<void> { co_await p(s, conn); }(std::move(sock), play,
+                                                                                                   n),
+            net::detached);
+    }
+}
+
+/// Reads one request frame; returns its code (0 on EOF).
+net::awaitable<std::uint32_t> read_request(tcp::socket& s) {
+    std::array<std::byte, 8> h{};
+    auto [ec, n] = co_await net::async_read(s, net::buffer(h), net::as_tuple(net::use_awaitable));
+    if (ec) co_return 0;
+    proto::byte_buffer body(proto::load_le<std::uint32_t>(h.data()) - 4);
+    if (!body.empty()) co_await net::async_read(s, net::buffer(body.data(), body.size()), net::as_tuple(net::use_awaitable));
+    co_return proto::load_le<std::uint32_t>(h.data() + 4);
+}
+
+net::awaitable<void> reply(tcp::socket& s, std::uint32_t status, proto::byte_buffer payload = {}) {
+    proto::byte_buffer f;
+    proto::writer w{f};
+    w.u32(status);
+    w.u32(static_cast<std::uint32_t>(payload.size()));
+    w.bytes(payload);
+    co_await net::async_write(s, net::buffer(f.data(), f.size()), net::as_tuple(net::use_awaitable));
+}
+
+net::awaitable<void> login_ok(tcp::socket& s) {
+    const auto code = co_await read_request(s);  // (never co_await inside a Catch macro)
+    REQUIRE(code == 38u);
+    co_await reply(s, 0, proto::byte_buffer(4));
+}
+
+iggy::client_options fake_options(std::uint16_t port) {
+    iggy::client_options o;
+    o.port = port;
+    o.password = iggy_password{"iggy"};
+    o.reconnect_backoff = {std::chrono::milliseconds{5}, std::chrono::milliseconds{20}};
+    o.request_timeout = std::chrono::milliseconds{300};
+    o.connect_timeout = std::chrono::milliseconds{300};
+    o.reconnect_attempts = 2;
+    o.ping_interval = std::chrono::milliseconds{0};
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("faults: silence times out, a drop mid-request is connection_lost, the next call reconnects",
+          "[faults]") {
+    run([&](auto ex) -> net::awaitable<void> {
+        tcp::acceptor acceptor{ex, {net::ip::make_address("127.0.0.1"), 0}};
+        const auto port = acceptor.local_endpoint().port();
+        int connections = 0;
+        net::co_spawn(ex,
+                      fake_server(acceptor,
+                                  [&](tcp::socket& s, int n) -> net::awaitable<void> {
+                                      connections = n;
+                                      co_await login_ok(s);
+                                      if (n == 1) {
+                                          (void)co_await read_request(s);  // the ping: dropped unanswered
+                                          s.close();
+                                          co_return;
+                                      }
+                                      if (n == 2) {
+                                          (void)co_await read_request(s);  // answered after the deadline
+                                          net::steady_timer t{s.get_executor(), std::chrono::seconds{2}};
+                                          co_await t.async_wait(net::as_tuple(net::use_awaitable));
+                                          co_return;
+                                      }
+                                      while (co_await read_request(s) != 0) co_await reply(s, 0);
+                                  }),
+                      net::detached);
+        iggy::client c{ex, fake_options(port)};
+        auto lost = co_await c.ping();
+        REQUIRE_FALSE(lost.has_value());
+        CHECK(lost.error() == iggy::errc::connection_lost);
+        CHECK(iggy::classify(lost.error()) == iggy::outcome::retry);
+        CHECK_FALSE(c.connected());
+        auto slow = co_await c.ping();
+        REQUIRE_FALSE(slow.has_value());
+        CHECK(slow.error() == iggy::errc::timeout);
+        CHECK(c.generation() == 2);
+        must(co_await c.ping(), "third connection answers");
+        CHECK(c.generation() == 3);
+        CHECK(connections == 3);
+        // Concurrent callers share the connection one request at a time.
+        auto both = [&]() -> net::awaitable<void> {
+            using namespace net::experimental::awaitable_operators;
+            auto [p1, p2] = co_await (c.ping() && c.ping());
+            CHECK(p1.has_value());
+            CHECK(p2.has_value());
+        };
+        co_await both();
+        co_await c.close();
+        acceptor.close();
+    });
+}
+
+TEST_CASE("faults: an oversized reply is a protocol error; 30 StaleClient closes and is retried", "[faults]") {
+    run([&](auto ex) -> net::awaitable<void> {
+        tcp::acceptor acceptor{ex, {net::ip::make_address("127.0.0.1"), 0}};
+        const auto port = acceptor.local_endpoint().port();
+        net::co_spawn(ex,
+                      fake_server(acceptor,
+                                  [&](tcp::socket& s, int n) -> net::awaitable<void> {
+                                      co_await login_ok(s);
+                                      (void)co_await read_request(s);
+                                      if (n == 1) {
+                                          proto::byte_buffer h;
+                                          proto::writer w{h};
+                                          w.u32(0);
+                                          w.u32(100u * 1024 * 1024);  // 100 MiB announced
+                                          co_await net::async_write(s, net::buffer(h.data(), h.size()),
+                                                                    net::as_tuple(net::use_awaitable));
+                                      } else if (n == 2) {
+                                          co_await reply(s, 30);
+                                      } else {
+                                          co_await reply(s, 0);
+                                      }
+                                      (void)co_await read_request(s);
+                                  }),
+                      net::detached);
+        iggy::client c{ex, fake_options(port)};
+        auto big = co_await c.ping();
+        REQUIRE_FALSE(big.has_value());
+        CHECK(big.error() == iggy::errc::protocol_error);
+        auto stale = co_await c.ping();
+        REQUIRE_FALSE(stale.has_value());
+        CHECK(iggy::server_code(stale.error()) == 30u);
+        CHECK(iggy::classify(stale.error()) == iggy::outcome::retry);
+        CHECK_FALSE(c.connected());
+        must(co_await c.ping(), "reconnected");
+        CHECK(c.generation() == 3);
+        co_await c.close();
+        acceptor.close();
+    });
+}
+
+TEST_CASE("faults: nothing listening gives connection_failed after the attempt budget", "[faults]") {
+    run([&](auto ex) -> net::awaitable<void> {
+        std::uint16_t port = 0;
+        {
+            tcp::acceptor probe{ex, {net::ip::make_address("127.0.0.1"), 0}};
+            port = probe.local_endpoint().port();
+        }  // closed: nothing listens there now
+        iggy::client c{ex, fake_options(port)};
+        auto r = co_await c.connect();
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error() == iggy::errc::connection_failed);
+        CHECK(c.generation() == 0);
+    });
 }

@@ -121,7 +121,6 @@ struct stream {
 
 struct client {
     std::string address;
-    bool logged_in = false;
     std::uint32_t user_id = 0;
     std::vector<std::array<std::uint32_t, 3>> groups;
     std::uint64_t last_ping_us = 0;
@@ -185,7 +184,8 @@ struct broker_state::state {
     const iss::clock* clk;
     std::mt19937_64 rng;
     slab<stream> streams;
-    std::map<std::uint32_t, client> clients;
+    std::map<std::uint32_t, client> clients;  // the server's client table (heartbeat removes)
+    std::map<std::uint32_t, bool> sessions;   // per open connection: logged in (kept on expiry)
 
     explicit state(broker_options o)
         : opts{std::move(o)}, clk{opts.clock ? opts.clock : &real_clock::instance()}, rng{opts.seed} {}
@@ -583,9 +583,15 @@ void broker_state::add_client(std::uint32_t client_id, std::string address) {
     c = client{};
     c.address = std::move(address);
     c.last_ping_us = s_->now_us();
+    s_->sessions[client_id] = false;
 }
 
 void broker_state::remove_client(std::uint32_t client_id) {
+    s_->sessions.erase(client_id);
+    expire_client(client_id);
+}
+
+void broker_state::expire_client(std::uint32_t client_id) {
     auto it = s_->clients.find(client_id);
     if (it == s_->clients.end()) return;
     auto groups = it->second.groups;
@@ -605,20 +611,14 @@ res<std::uint32_t> broker_state::login_user(std::uint32_t client_id, std::string
     if (username.size() < 3 || username.size() > 50) return {code::invalid_username};
     if (password.size() < 3 || password.size() > 100) return {code::invalid_password};
     if (username != s_->opts.username || password != s_->opts.password) return {code::invalid_credentials};
-    if (auto it = s_->clients.find(client_id); it != s_->clients.end()) {
-        it->second.logged_in = true;
-        it->second.user_id = 0;
-    }
+    if (auto it = s_->sessions.find(client_id); it != s_->sessions.end()) it->second = true;
     return {code::ok, 0};
 }
 
 res<std::uint32_t> broker_state::login_token(std::uint32_t client_id, std::string_view token) {
     for (auto& [name, value] : s_->opts.tokens) {
         if (value == token) {
-            if (auto it = s_->clients.find(client_id); it != s_->clients.end()) {
-                it->second.logged_in = true;
-                it->second.user_id = 0;
-            }
+            if (auto it = s_->sessions.find(client_id); it != s_->sessions.end()) it->second = true;
             return {code::ok, 0};
         }
     }
@@ -626,13 +626,13 @@ res<std::uint32_t> broker_state::login_token(std::uint32_t client_id, std::strin
 }
 
 res<none> broker_state::logout(std::uint32_t client_id) {
-    if (auto it = s_->clients.find(client_id); it != s_->clients.end()) it->second.logged_in = false;
+    if (auto it = s_->sessions.find(client_id); it != s_->sessions.end()) it->second = false;
     return {};
 }
 
 bool broker_state::logged_in(std::uint32_t client_id) const {
-    auto it = s_->clients.find(client_id);
-    return it != s_->clients.end() && it->second.logged_in;
+    auto it = s_->sessions.find(client_id);
+    return it != s_->sessions.end() && it->second;
 }
 
 void broker_state::ping(std::uint32_t client_id) {
@@ -1125,7 +1125,7 @@ std::vector<std::uint32_t> broker_state::tick() {
         const auto limit = static_cast<std::uint64_t>(s_->opts.heartbeat.count()) * 6 / 5;
         for (auto& [id, c] : s_->clients)
             if (now > c.last_ping_us && now - c.last_ping_us > limit) removed.push_back(id);
-        for (auto id : removed) remove_client(id);
+        for (auto id : removed) expire_client(id);
     }
     return removed;
 }

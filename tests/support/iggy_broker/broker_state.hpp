@@ -312,6 +312,10 @@ public:
     void add_client(std::uint32_t client_id, std::string address);
     /// The connection closed: leaves all its groups (full rebalance) and forgets it.
     void remove_client(std::uint32_t client_id);
+    /// The heartbeat checker dropped the client: it leaves its groups (full rebalance) and is no
+    /// longer in the client table (group commands get 30, GetMe 100), but the connection stays
+    /// open and logged in for everything else.
+    void expire_client(std::uint32_t client_id);
     [[nodiscard]] bool client_exists(std::uint32_t client_id) const;
     /// 0.8.0's client id: XXH32(address text, seed 0).
     static std::uint32_t client_id_for(std::string_view address);
@@ -319,7 +323,7 @@ public:
     res<std::uint32_t> login_user(std::uint32_t client_id, std::string_view username, std::string_view password);
     res<std::uint32_t> login_token(std::uint32_t client_id, std::string_view token);
     res<none> logout(std::uint32_t client_id);
-    /// Whether the connection is logged in (a removed client keeps its login).
+    /// Whether the connection is logged in (an expired client keeps its login).
     [[nodiscard]] bool logged_in(std::uint32_t client_id) const;
     /// Ping: refreshes the heartbeat.
     void ping(std::uint32_t client_id);

@@ -24,6 +24,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <iostream>
@@ -160,9 +161,12 @@ public:
         }
     }
 
+    /// Shutdown: like 0.8.0, tell each plain-TCP connection 8 (Disconnected), then close it.
     void close_all() {
-        for (auto* s : sockets_) {
+        const std::array<std::uint8_t, 8> disconnected{8, 0, 0, 0, 0, 0, 0, 0};
+        for (auto [s, is_tls] : sockets_) {
             boost::system::error_code ec;
+            if (!is_tls) net::write(*s, net::buffer(disconnected), ec);
             s->close(ec);
         }
     }
@@ -176,7 +180,7 @@ private:
     };
 
     net::awaitable<void> session(tcp::socket sock) {
-        sockets_.push_back(&sock);
+        sockets_.emplace_back(&sock, tls_ != nullptr);
         boost::system::error_code ec;
         auto ep = sock.remote_endpoint(ec);
         std::string address = ep.address().is_v6() ? fmt::format("[{}]:{}", ep.address().to_string(), ep.port())
@@ -184,20 +188,22 @@ private:
         sock.set_option(tcp::no_delay{true}, ec);
         const std::uint32_t client_id = broker::broker_state::client_id_for(address);
         state_.add_client(client_id, address);
+        std::optional<net::ssl::stream<tcp::socket>> tls_stream;
+        tcp::socket* registered = &sock;
         try {
             if (tls_) {
-                net::ssl::stream<tcp::socket> s{std::move(sock), *tls_};
-                sockets_.back() = &s.next_layer();
-                auto [hec] = co_await s.async_handshake(net::ssl::stream_base::server, use_tuple);
-                if (!hec) co_await serve(s, client_id);
-                sockets_.remove(&s.next_layer());
+                tls_stream.emplace(std::move(sock), *tls_);
+                registered = &tls_stream->next_layer();
+                sockets_.back().first = registered;  // no suspension since the push: still ours
+                auto [hec] = co_await tls_stream->async_handshake(net::ssl::stream_base::server, use_tuple);
+                if (!hec) co_await serve(*tls_stream, client_id);
             } else {
                 co_await serve(sock, client_id);
-                sockets_.remove(&sock);
             }
         } catch (const std::exception&) {
-            sockets_.remove(&sock);
+            // A failed connection ends its session only.
         }
+        forget(registered);
         state_.remove_client(client_id);
     }
 
@@ -429,7 +435,11 @@ private:
     broker::broker_state& state_;
     std::chrono::microseconds check_interval_;
     net::ssl::context* tls_;
-    std::list<tcp::socket*> sockets_;
+    void forget(tcp::socket* s) {
+        sockets_.remove_if([s](const auto& e) { return e.first == s; });
+    }
+
+    std::list<std::pair<tcp::socket*, bool>> sockets_;  // open connections (socket, is TLS)
     proto::send_messages_view send_;
     std::vector<broker::message_in> messages_;
 };

@@ -388,6 +388,7 @@ TEST_CASE("group commands give 30, 5000, 5006 and 3022 where 0.8.0 does", "[brok
     w.send(0, 0, 0, 2);
     w.b.add_client(1, "a");
     w.b.add_client(2, "b");
+    REQUIRE(w.b.login_user(2, "iggy", "iggy").ok());
     CHECK(w.poll_group(1).code == code::consumer_group_member_not_found);
     CHECK(w.b.poll_messages(1, consumer{2, ident::str("zz")}, ident::num(0), ident::num(0), std::nullopt,
                             strategy{}, 1, false)
@@ -408,7 +409,9 @@ TEST_CASE("group commands give 30, 5000, 5006 and 3022 where 0.8.0 does", "[brok
     CHECK(removed == std::vector<std::uint32_t>{2});
     CHECK(w.poll_group(2).code == code::stale_client);
     CHECK(w.b.get_me(2).code == code::client_not_found);
+    CHECK(w.b.logged_in(2));  // the connection stays open and logged in for other commands
     CHECK(w.poll_group(1).ok());
+    CHECK(w.owned(0) == parts{0});
 }
 
 TEST_CASE("deleting a group drops its offsets", "[broker][group]") {
