@@ -88,6 +88,17 @@ TEST_CASE("Go TestSerialize_TcpFetchMessagesRequest, as data", "[proto][commands
           "017b000000" "030000000000000000" "64000000" "01");
 }
 
+TEST_CASE("Rust poll_messages partition_none_encodes_zero_bytes, as data", "[proto][commands]") {
+    poll_messages_request p{consumer::single(identifier::numeric(1)), identifier::numeric(1), identifier::numeric(1),
+                            std::nullopt, polling_strategy::first(), 1, false};
+    byte_buffer b;
+    writer w{b};
+    REQUIRE(encode_body(w, p).has_value());
+    // consumer (7) + stream (6) + topic (6), then the 5-byte partition: flag 0 and a zero u32.
+    CHECK(to_hex(view(b)) == "01010401000000" "010401000000" "010401000000" "0000000000" "030000000000000000"
+                             "01000000" "00");
+}
+
 TEST_CASE("V4 StoreConsumerOffset and its GetConsumerOffset replies", "[proto][commands][vector]") {
     store_consumer_offset_request s{consumer::group(identifier::named("sink")), identifier::numeric(1),
                                     identifier::numeric(0), 0u, 5};

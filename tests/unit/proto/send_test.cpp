@@ -281,3 +281,21 @@ TEST_CASE("the SendMessages encoder refuses what the server or the SDKs refuse",
           errc::invalid_length);
     CHECK(out.empty());
 }
+
+TEST_CASE("Node send-messages.command.test.ts: 7 one-byte messages to 911/213 make a 589-byte payload",
+          "[proto][send]") {
+    std::vector<message_fields> msgs(7);
+    const char* payloads[] = {"a", "b", "X", "c", "X", "d", "e"};
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        msgs[i].id = i == 2 ? 123 : i == 4 ? 1236234534554ULL : 0;
+        msgs[i].payload = as_bytes(payloads[i]);
+    }
+    byte_buffer out;
+    REQUIRE(append_send_messages(out, identifier::numeric(911), identifier::numeric(213), partitioning::balanced(), msgs)
+                .has_value());
+    CHECK(out.size() - request_header_size == 589);
+    send_messages_view v;
+    REQUIRE(decode_frame_payload(out, v).has_value());
+    CHECK(v.messages.size() == 7);
+    CHECK(v.messages[4].id == 1236234534554ULL);
+}
