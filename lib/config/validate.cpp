@@ -251,6 +251,7 @@ void check_format(collector& add, const format_section& f) {
     if (f.compression == compression::zstd) add("format.compression", "zstd is not supported yet (none or gzip)");
     if (f.type != format_type::raw && f.separator != "\n")
         add("format.separator", "applies only to format.type raw (JSON records are separated by the format itself)");
+    if (f.gzip_level < 1 || f.gzip_level > 9) add("format.gzip_level", "must be 1..9, not {}", f.gzip_level);
     if (f.type == format_type::raw && f.payload != payload_mode::automatic)
         add("format.payload", "applies only to the JSON types; raw writes payload bytes as they are");
 }

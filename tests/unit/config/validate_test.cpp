@@ -176,6 +176,11 @@ TEST_CASE("format rules", "[config][validate]") {
     CHECK(validate(c).empty());
     c.format.payload = payload_mode::json;
     CHECK(mentions(only_problem(c), "format.payload", "JSON types"));
+    c = valid();
+    c.format.gzip_level = 0;
+    CHECK(mentions(only_problem(c), "format.gzip_level", "1..9"));
+    c.format.gzip_level = 9;
+    CHECK(validate(c).empty());
 }
 
 TEST_CASE("rotation rules", "[config][validate]") {

@@ -1,0 +1,155 @@
+// Micro-benchmark of lib/format (issue 7): formatting throughput for 1 KiB JSON payloads.
+// Wall-clock timing is fine here: this is a benchmark, not a test.
+// Usage: bench_format [seconds per measurement, default 2].
+#include "format/writer.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace fm = iss::format;
+namespace proto = iss::proto;
+using bench_clock = std::chrono::steady_clock;
+
+namespace {
+
+/// A ~1 KiB JSON web-request record with some pretty-printing whitespace, varied per message.
+std::string make_payload(std::uint64_t i) {
+    std::string p = fmt::format(
+      "{{\n  \"ts\": \"2026-11-30T03:00:{:02}.{:06}Z\",\n  \"method\": \"{}\",\n  \"path\": \"/api/v1/orders/{}\",\n"
+      "  \"status\": {},\n  \"latency_ms\": {}.{},\n  \"user\": {{\"id\": {}, \"name\": \"user-{}\", \"tier\": \"gold\"}},\n"
+      "  \"ua\": \"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36\",\n"
+      "  \"tags\": [\"checkout\", \"eu-west-1\", \"canary\"],\n  \"note\": \"",
+      i % 60, i * 7919 % 1'000'000, i % 3 == 0 ? "POST" : "GET", i * 31, i % 17 == 0 ? 500 : 200, i % 250, i % 10,
+      i % 10'000, i % 10'000);
+    // The rest: words drawn pseudo-randomly from a small vocabulary (log-like text), so gzip
+    // sees realistic input, neither trivial nor random.
+    static constexpr const char* words[] = {
+      "order", "created", "payment", "accepted", "retry", "timeout", "warehouse", "eu-west-1", "item", "sku-4471",
+      "customer", "session", "token", "refreshed", "cache", "miss", "hit", "queue", "latency", "p99", "shipped",
+      "invoice", "tax", "discount", "coupon", "cart", "checkout", "fraud-score", "0.17", "ok", "declined", "3ds"};
+    std::uint64_t x = i * 0x9E3779B97F4A7C15ULL + 1;
+    while (p.size() < 1024 - 16) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        p += words[x % 32];
+        p += ' ';
+        if ((x >> 20) % 8 == 0) p += fmt::format("{} ", x % 100'000);
+    }
+    p.resize(1024 - 4);
+    p += "\"\n}";
+    return p;
+}
+
+struct corpus {
+    std::deque<proto::byte_buffer> buffers;
+    std::vector<std::string> payloads;
+    std::vector<proto::message_view> messages;
+    std::uint64_t payload_bytes = 0;
+};
+
+corpus build(std::size_t n) {
+    corpus c;
+    c.payloads.reserve(n);
+    proto::byte_buffer headers;
+    (void)proto::append_user_header(headers, proto::header_kind::string, proto::as_bytes("content-type"),
+                                    proto::header_kind::string, proto::as_bytes("application/json"));
+    proto::byte_buffer v;
+    proto::append_header_value_bytes(v, proto::header_value{std::uint64_t{123456789}});
+    (void)proto::append_user_header(headers, proto::header_kind::string, proto::as_bytes("trace-id"),
+                                    proto::header_kind::uint64, v);
+    for (std::size_t i = 0; i < n; ++i) {
+        c.payloads.push_back(make_payload(i));
+        c.payload_bytes += c.payloads.back().size();
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        proto::message_fields f;
+        f.id = i;
+        f.offset = 1'000'000 + i;
+        f.timestamp = 1'796'000'523'000'004ULL + i * 1000;
+        f.origin_timestamp = f.timestamp - 250;
+        f.payload = proto::as_bytes(c.payloads[i]);
+        f.user_headers = headers;
+        auto& b = c.buffers.emplace_back();
+        if (!proto::append_message(b, f, true)) std::abort();
+        c.messages.push_back(proto::decode_message(b).value());
+    }
+    return c;
+}
+
+struct result_row {
+    double messages_per_s;
+    double out_mb_per_s;
+    double payload_mb_per_s;
+    double ratio;  ///< output bytes / payload bytes
+};
+
+result_row measure(const corpus& c, const fm::writer_options& o, double seconds) {
+    fm::writer w{o};
+    std::string out;
+    out.reserve(c.payload_bytes * 2);
+    std::uint64_t messages = 0;
+    std::uint64_t out_bytes = 0;
+    std::uint64_t payload_bytes = 0;
+    const auto start = bench_clock::now();
+    double elapsed = 0;
+    while (elapsed < seconds) {
+        out.clear();
+        w.begin(out);
+        for (const auto& m : c.messages)
+            if (!w.append(m, {"app", "requests", 3}, out)) std::abort();
+        w.finish(out);
+        messages += c.messages.size();
+        out_bytes += out.size();
+        payload_bytes += c.payload_bytes;
+        elapsed = std::chrono::duration<double>(bench_clock::now() - start).count();
+    }
+    return {static_cast<double>(messages) / elapsed, static_cast<double>(out_bytes) / elapsed / 1e6,
+            static_cast<double>(payload_bytes) / elapsed / 1e6,
+            static_cast<double>(out_bytes) / static_cast<double>(payload_bytes)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    double seconds = argc > 1 ? std::atof(argv[1]) : 2.0;
+    if (seconds <= 0) seconds = 2.0;
+    const corpus c = build(10'000);
+    fmt::print("bench_format: {} messages of {:.0f} B JSON payload (2 headers), {:.1f}s per row\n", c.messages.size(),
+               static_cast<double>(c.payload_bytes) / static_cast<double>(c.messages.size()), seconds);
+    fmt::print("{:<34} {:>12} {:>14} {:>15} {:>8}\n", "case", "messages/s", "output MB/s", "payload MB/s", "out/in");
+    struct named {
+        const char* name;
+        fm::writer_options o;
+    };
+    std::vector<named> cases;
+    const auto add = [&](const char* name, fm::record_format f, fm::compression z, fm::payload_mode p) {
+        fm::writer_options o;
+        o.format = f;
+        o.compression = z;
+        o.payload = p;
+        cases.push_back({name, o});
+    };
+    using fm::compression;
+    using fm::payload_mode;
+    using fm::record_format;
+    add("json_lines, payload auto", record_format::json_lines, compression::none, payload_mode::automatic);
+    add("json_lines, payload auto, gzip", record_format::json_lines, compression::gzip, payload_mode::automatic);
+    add("json_lines, payload auto, gzip -1", record_format::json_lines, compression::gzip, payload_mode::automatic);
+    cases.back().o.gzip_level = 1;
+    add("json_lines, payload string", record_format::json_lines, compression::none, payload_mode::string);
+    add("json_lines, payload base64", record_format::json_lines, compression::none, payload_mode::base64);
+    add("raw", record_format::raw, compression::none, payload_mode::automatic);
+    add("raw, gzip", record_format::raw, compression::gzip, payload_mode::automatic);
+    for (const auto& [name, o] : cases) {
+        const auto r = measure(c, o, seconds);
+        fmt::print("{:<34} {:>12.0f} {:>14.1f} {:>15.1f} {:>8.3f}\n", name, r.messages_per_s, r.out_mb_per_s,
+                   r.payload_mb_per_s, r.ratio);
+    }
+    return 0;
+}
