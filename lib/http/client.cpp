@@ -1,0 +1,317 @@
+#include "http/client.hpp"
+
+#include "common/log.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <openssl/x509.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+namespace iss::http {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+using steady = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
+constexpr std::size_t write_slice = 1U << 20;  // bytes written per deadline step
+
+const log::logger& logger() {
+    static const log::logger l{"http"};
+    return l;
+}
+
+/// One pooled connection: plain TCP or TLS over TCP, and its read buffer (which may hold
+/// bytes past the previous response; none for a well-behaved server).
+struct connection {
+    std::unique_ptr<beast::tcp_stream> tcp;
+    std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+    beast::flat_buffer buffer;
+    steady::time_point idle_since{};
+
+    beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *tcp; }
+};
+
+struct pool_key {
+    bool tls;
+    std::string host;
+    std::uint16_t port;
+    std::string connect_host;
+    friend auto operator<=>(const pool_key&, const pool_key&) = default;
+};
+
+bool is_ip_literal(const std::string& host) {
+    boost::system::error_code ec;
+    (void)net::ip::make_address(host, ec);
+    return !ec;
+}
+
+bool is_cancel(const boost::system::error_code& ec) { return ec == net::error::operation_aborted; }
+
+/// The expiry of a step: its own timeout, capped by the request's overall deadline.
+steady::duration step_budget(std::chrono::milliseconds step, const std::optional<steady::time_point>& deadline) {
+    steady::duration d = step;
+    if (deadline) d = std::min<steady::duration>(d, std::max<steady::duration>(*deadline - steady::now(), 0ns));
+    return d;
+}
+
+error timeout_error(std::string_view step, const endpoint& ep) {
+    return error{errc::timeout, fmt::format("{} to {}", step, ep.to_string())};
+}
+
+}  // namespace
+
+struct client::impl {
+    net::any_io_executor ex;
+    client_options opts;
+    net::ssl::context ssl_ctx{net::ssl::context::tls_client};
+    mutable std::mutex mu;
+    std::map<pool_key, std::vector<std::unique_ptr<connection>>> idle;
+    client_stats stats;
+
+    impl(net::any_io_executor e, client_options o) : ex{std::move(e)}, opts{std::move(o)} {
+        ssl_ctx.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                            net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1);
+        boost::system::error_code ec;
+        if (opts.tls.insecure) {
+            logger().warn("TLS certificate verification is OFF (tls insecure switch): use only with test stores");
+            ssl_ctx.set_verify_mode(net::ssl::verify_none);
+            return;
+        }
+        ssl_ctx.set_verify_mode(net::ssl::verify_peer);
+        if (!opts.tls.ca_file.empty()) {
+            ssl_ctx.load_verify_file(opts.tls.ca_file, ec);
+            if (ec) throw error_exception{error{errc::tls_setup_failed, fmt::format("CA file {}: {}", opts.tls.ca_file, ec.message())}};
+        } else {
+            ssl_ctx.set_default_verify_paths(ec);
+            if (ec) throw error_exception{error{errc::tls_setup_failed, "system trust store: " + ec.message()}};
+        }
+    }
+
+    std::unique_ptr<connection> take_idle(const pool_key& key) {
+        std::lock_guard lock{mu};
+        auto it = idle.find(key);
+        if (it == idle.end()) return nullptr;
+        auto& list = it->second;
+        const auto now = steady::now();
+        while (!list.empty()) {
+            auto c = std::move(list.back());
+            list.pop_back();
+            if (now - c->idle_since < opts.idle_timeout) return c;
+            // Too old: the server has likely closed it. Dropping it closes the socket.
+        }
+        return nullptr;
+    }
+
+    void put_idle(const pool_key& key, std::unique_ptr<connection> c) {
+        std::lock_guard lock{mu};
+        auto& list = idle[key];
+        if (list.size() >= opts.max_idle_per_endpoint) return;
+        c->idle_since = steady::now();
+        list.push_back(std::move(c));
+    }
+
+    net::awaitable<result<std::unique_ptr<connection>>> connect(const endpoint& ep,
+                                                                std::optional<steady::time_point> deadline) {
+        using namespace net::experimental::awaitable_operators;
+        const std::string& target_host = ep.connect_host.empty() ? ep.host : ep.connect_host;
+        tcp::resolver::results_type addrs;
+        if (is_ip_literal(target_host)) {
+            addrs = tcp::resolver::results_type::create(tcp::endpoint{net::ip::make_address(target_host), ep.port},
+                                                        target_host, std::to_string(ep.port));
+        } else {
+            tcp::resolver resolver{ex};
+            net::steady_timer timer{ex};
+            timer.expires_after(step_budget(opts.timeout.resolve, deadline));
+            auto r = co_await (resolver.async_resolve(target_host, std::to_string(ep.port), use_tuple) ||
+                               timer.async_wait(use_tuple));
+            if (r.index() == 1) co_return timeout_error("resolve", ep);
+            auto [ec, res] = std::get<0>(std::move(r));
+            if (ec) {
+                if (is_cancel(ec)) co_return error{ec};
+                co_return error{errc::resolve_failed, fmt::format("{}: {}", target_host, ec.message())};
+            }
+            addrs = std::move(res);
+        }
+
+        auto c = std::make_unique<connection>();
+        c->tcp = std::make_unique<beast::tcp_stream>(ex);
+        c->tcp->expires_after(step_budget(opts.timeout.connect, deadline));
+        auto [cec, _] = co_await c->tcp->async_connect(addrs, use_tuple);
+        if (cec == beast::error::timeout) co_return timeout_error("connect", ep);
+        if (cec) {
+            if (is_cancel(cec)) co_return error{cec};
+            co_return error{errc::connect_failed, fmt::format("{}:{}: {}", target_host, ep.port, cec.message())};
+        }
+        c->tcp->socket().set_option(tcp::no_delay{true});
+        {
+            std::lock_guard lock{mu};
+            ++stats.connections_opened;
+        }
+        if (!ep.tls) co_return c;
+
+        c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(std::move(*c->tcp), ssl_ctx);
+        c->tcp.reset();
+        // SNI must be a host name, never an IP literal (RFC 6066 §3).
+        if (!is_ip_literal(ep.host)) SSL_set_tlsext_host_name(c->tls->native_handle(), ep.host.c_str());
+        if (!opts.tls.insecure) c->tls->set_verify_callback(net::ssl::host_name_verification(ep.host));
+        beast::get_lowest_layer(*c->tls).expires_after(step_budget(opts.timeout.handshake, deadline));
+        auto [hec] = co_await c->tls->async_handshake(net::ssl::stream_base::client, use_tuple);
+        if (hec == beast::error::timeout) co_return timeout_error("TLS handshake", ep);
+        if (hec) {
+            if (is_cancel(hec)) co_return error{hec};
+            const long vr = SSL_get_verify_result(c->tls->native_handle());
+            if (vr != X509_V_OK)
+                co_return error{errc::certificate_rejected,
+                                fmt::format("{}: {}", ep.to_string(), X509_verify_cert_error_string(vr))};
+            co_return error{errc::tls_handshake_failed, fmt::format("{}: {}", ep.to_string(), hec.message())};
+        }
+        co_return c;
+    }
+
+    /// Writes the request and reads the response on `stream`. `got_bytes` tells the caller
+    /// whether any response byte arrived (a dead pooled connection fails before that).
+    template <class Stream>
+    net::awaitable<result<response>> exchange(Stream& stream, connection& c, const endpoint& ep, const request& req,
+                                              std::optional<steady::time_point> deadline, bool& got_bytes,
+                                              bool& keep_alive) {
+        auto& lowest = c.lowest();
+        bhttp::request<bhttp::empty_body> head;
+        head.version(11);
+        head.method_string(req.method);
+        head.target(req.target);
+        for (const auto& [name, value] : req.headers) head.insert(name, value);
+        if (!req.headers.contains("host")) head.set(bhttp::field::host, ep.host_header());
+        const std::size_t body_size = req.body_size();
+        if (!req.headers.contains("content-length") && (body_size > 0 || req.method == "PUT" || req.method == "POST"))
+            head.set(bhttp::field::content_length, std::to_string(body_size));
+
+        bhttp::request_serializer<bhttp::empty_body> sr{head};
+        lowest.expires_after(step_budget(opts.timeout.write, deadline));
+        auto [wec, wn] = co_await bhttp::async_write(stream, sr, use_tuple);
+        (void)wn;
+        if (wec) {
+            if (is_cancel(wec)) co_return error{wec};
+            if (wec == beast::error::timeout) co_return timeout_error("write", ep);
+            // A dead keep-alive connection usually fails here or on the first read.
+            co_return error{errc::closed_before_response, fmt::format("{}: write: {}", ep.to_string(), wec.message())};
+        }
+        for (std::string_view part : req.body) {
+            while (!part.empty()) {
+                const std::size_t n = std::min(part.size(), write_slice);
+                lowest.expires_after(step_budget(opts.timeout.write, deadline));
+                auto [bec, bn] = co_await net::async_write(stream, net::buffer(part.data(), n), use_tuple);
+                (void)bn;
+                if (bec) {
+                    if (is_cancel(bec)) co_return error{bec};
+                    if (bec == beast::error::timeout) co_return timeout_error("write", ep);
+                    co_return error{errc::write_failed, fmt::format("{}: {}", ep.to_string(), bec.message())};
+                }
+                part.remove_prefix(n);
+            }
+        }
+
+        bhttp::response_parser<bhttp::string_body> parser;
+        parser.body_limit(boost::none);
+        parser.header_limit(64 * 1024);
+        if (req.method == "HEAD") parser.skip(true);
+        if (c.buffer.size() > 0) got_bytes = true;
+        while (!parser.is_done()) {
+            lowest.expires_after(step_budget(opts.timeout.read, deadline));
+            auto [rec, rn] = co_await bhttp::async_read_some(stream, c.buffer, parser, use_tuple);
+            if (rn > 0 || parser.got_some()) got_bytes = true;
+            if (!rec) continue;
+            if (is_cancel(rec)) co_return error{rec};
+            if (rec == beast::error::timeout) co_return timeout_error("read", ep);
+            const bool closed = rec == bhttp::error::end_of_stream || rec == net::error::eof ||
+                                rec == net::error::connection_reset || rec == net::ssl::error::stream_truncated ||
+                                rec == bhttp::error::partial_message || rec == net::error::broken_pipe;
+            if (closed && !got_bytes)
+                co_return error{errc::closed_before_response, fmt::format("{}: {}", ep.to_string(), rec.message())};
+            if (closed) co_return error{errc::truncated_response, fmt::format("{}: {}", ep.to_string(), rec.message())};
+            co_return error{errc::bad_response, fmt::format("{}: {}", ep.to_string(), rec.message())};
+        }
+        auto& msg = parser.get();
+        response out;
+        out.status = msg.result_int();
+        out.reason = std::string{msg.reason()};
+        for (const auto& f : msg) out.headers.add(std::string{f.name_string()}, std::string{f.value()});
+        out.body = std::move(msg.body());
+        keep_alive = msg.keep_alive() && !iequals(req.headers.get("connection"), "close");
+        co_return out;
+    }
+};
+
+client::client(net::any_io_executor ex, client_options opts)
+    : impl_{std::make_unique<impl>(std::move(ex), std::move(opts))} {}
+
+client::~client() = default;
+
+net::awaitable<result<response>> client::send(endpoint ep, request req, std::optional<steady::time_point> deadline) {
+    const pool_key key{ep.tls, ep.host, ep.port, ep.connect_host};
+    for (;;) {
+        auto conn = impl_->take_idle(key);
+        const bool reused = conn != nullptr;
+        if (!conn) {
+            auto c = co_await impl_->connect(ep, deadline);
+            if (!c) co_return c.error();
+            conn = std::move(*c);
+        }
+        bool got_bytes = false;
+        bool keep_alive = false;
+        // (No co_await inside ?: here: GCC 12 miscompiles it and destroys frame members twice.)
+        result<response> r = error{errc::bad_response};
+        if (conn->tls)
+            r = co_await impl_->exchange(*conn->tls, *conn, ep, req, deadline, got_bytes, keep_alive);
+        else
+            r = co_await impl_->exchange(*conn->tcp, *conn, ep, req, deadline, got_bytes, keep_alive);
+        if (!r && reused && !got_bytes && r.error() == errc::closed_before_response) {
+            // The server closed the idle keep-alive connection: send again on a fresh one.
+            std::lock_guard lock{impl_->mu};
+            ++impl_->stats.stale_retries;
+            continue;
+        }
+        if (r) {
+            {
+                std::lock_guard lock{impl_->mu};
+                ++impl_->stats.requests;
+                if (reused) ++impl_->stats.connections_reused;
+            }
+            if (keep_alive) impl_->put_idle(key, std::move(conn));
+        }
+        co_return r;
+    }
+}
+
+void client::close_idle() {
+    std::lock_guard lock{impl_->mu};
+    impl_->idle.clear();
+}
+
+client_stats client::stats() const {
+    std::lock_guard lock{impl_->mu};
+    return impl_->stats;
+}
+
+const client_options& client::options() const noexcept { return impl_->opts; }
+
+}  // namespace iss::http

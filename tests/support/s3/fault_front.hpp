@@ -1,0 +1,91 @@
+#pragma once
+/// \file
+/// The S3 fault-injecting front (test double, design.md §7): a small HTTP/1.1 server on
+/// 127.0.0.1:0 that sits between a client and a real S3 server (RGW) and forwards each
+/// request unchanged (Host, headers and body, so SigV4 signatures stay valid), unless a
+/// scripted rule says otherwise: 503 SlowDown, 500 with an empty body, a reset before the
+/// response or in the middle of the request body, a truncated response, a slow answer, a
+/// lower-case `etag`, a lost response (forwarded, then the connection is dropped), or a
+/// corrupted request body. Without an upstream it answers every request with a fixed
+/// response, which makes it a scriptable server for transport tests.
+///
+/// It records every request it saw (method, target, headers, body size, the fault applied).
+/// Runs on the executor given (the test's own `io_context`); not thread-safe beyond that.
+
+#include "http/types.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace iss::test {
+
+/// What the front does to a matching request.
+enum class fault {
+    none,                   ///< forward unchanged
+    slow_down_503,          ///< answer 503 with an S3 `SlowDown` error body, do not forward
+    internal_500_empty,     ///< answer 500 with an empty body, do not forward
+    reset_before_response,  ///< read the request, then reset the connection (not forwarded)
+    reset_mid_request,      ///< read the headers and part of the body, then reset
+    truncate_response,      ///< forward, then send the response with half its body and close
+    delay,                  ///< wait `delay`, then forward
+    lowercase_headers,      ///< forward; write response header names in lower case (`etag`)
+    drop_response,          ///< forward, then close without answering (a lost response)
+    corrupt_body,           ///< flip one byte of the body, then forward
+};
+
+/// A scripted rule. A request matches when the method matches (empty: any) and the target
+/// contains `target_contains`. The first `skip` matches pass untouched; the next `times`
+/// get the fault; then the rule is spent.
+struct fault_rule {
+    std::string method;
+    std::string target_contains;
+    fault action = fault::none;
+    unsigned skip = 0;
+    unsigned times = 1;
+    std::chrono::milliseconds delay{0};  ///< for `fault::delay`
+};
+
+/// One request as the front saw it.
+struct recorded_request {
+    std::string method;
+    std::string target;
+    http::header_list headers;
+    std::size_t body_size = 0;
+    fault applied = fault::none;
+    std::chrono::steady_clock::time_point at;
+};
+
+/// The front. Listens from construction until destruction or `stop()`.
+class fault_front {
+public:
+    /// \param upstream where to forward; nullopt: answer with the fixed response
+    fault_front(boost::asio::any_io_executor ex, std::optional<http::endpoint> upstream);
+    ~fault_front();
+    fault_front(const fault_front&) = delete;
+    fault_front& operator=(const fault_front&) = delete;
+
+    /// The port it listens on (127.0.0.1).
+    [[nodiscard]] std::uint16_t port() const;
+    /// `http://127.0.0.1:PORT`.
+    [[nodiscard]] std::string url() const;
+    void add_rule(fault_rule r);
+    void clear_rules();
+    /// The fixed response used when there is no upstream (default: 200, empty body).
+    void set_fixed_response(unsigned status, http::header_list headers, std::string body);
+    /// Every request seen so far, in arrival order.
+    [[nodiscard]] const std::vector<recorded_request>& requests() const;
+    void clear_requests();
+    /// Closes the listener and every open connection.
+    void stop();
+
+private:
+    struct impl;
+    std::shared_ptr<impl> impl_;
+};
+
+}  // namespace iss::test

@@ -1,0 +1,194 @@
+#include "http/client.hpp"
+#include "s3/fault_front.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <catch2/catch.hpp>
+
+#include <exception>
+#include <functional>
+
+using namespace iss;
+namespace net = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Runs `task` on `ioc` until it completes (the front's accept loop keeps the context busy,
+/// so the completion handler stops it).
+template <class T>
+T run(net::io_context& ioc, std::function<net::awaitable<T>()> task) {
+    std::optional<T> out;
+    std::exception_ptr err;
+    net::co_spawn(ioc, task(), [&](std::exception_ptr e, T v) {
+        err = e;
+        if (!e) out = std::move(v);
+        ioc.stop();
+    });
+    ioc.restart();
+    ioc.run();
+    if (err) std::rethrow_exception(err);
+    return std::move(*out);
+}
+
+http::endpoint front_endpoint(const test::fault_front& f) { return http::endpoint{false, "127.0.0.1", f.port(), ""}; }
+
+}  // namespace
+
+TEST_CASE("requests on one endpoint reuse one keep-alive connection", "[http]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.set_fixed_response(200, {{"ETag", "\"e1\""}}, "hello");
+    http::client c{ioc.get_executor()};
+    auto ep = front_endpoint(front);
+    for (int i = 0; i < 5; ++i) {
+        auto r = run<result<http::response>>(ioc, [&]() { return c.send(ep, http::request{"GET", "/x", {}, {}}); });
+        REQUIRE(r.has_value());
+        CHECK(r->status == 200);
+        CHECK(r->body == "hello");
+        CHECK(r->headers.get("etag") == "\"e1\"");
+    }
+    CHECK(c.stats().connections_opened == 1);
+    CHECK(c.stats().connections_reused == 4);
+    CHECK(front.requests().size() == 5);
+}
+
+TEST_CASE("a body given as several views arrives whole, with its length", "[http]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    http::client c{ioc.get_executor()};
+    std::string big(3 * 1024 * 1024 + 7, 'x');
+    std::string small = "tail";
+    http::request req{"PUT", "/k", {}, {big, small}};
+    auto r = run<result<http::response>>(ioc, [&]() { return c.send(front_endpoint(front), req); });
+    REQUIRE(r.has_value());
+    CHECK(r->headers.get("X-Echo-Body-Size") == std::to_string(big.size() + small.size()));
+    REQUIRE(front.requests().size() == 1);
+    CHECK(front.requests()[0].headers.get("content-length") == std::to_string(big.size() + small.size()));
+}
+
+TEST_CASE("the Host header names the logical host while TCP goes to the connect address", "[http]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    http::client c{ioc.get_executor()};
+    http::endpoint ep{false, "bucket.s3.localhost", front.port(), "127.0.0.1"};
+    auto r = run<result<http::response>>(ioc, [&]() { return c.send(ep, http::request{"GET", "/", {}, {}}); });
+    REQUIRE(r.has_value());
+    CHECK(r->headers.get("x-echo-host") == fmt::format("bucket.s3.localhost:{}", front.port()));
+}
+
+TEST_CASE("a reset before the response is reported as closed_before_response", "[http]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.add_rule({"", "/", test::fault::reset_before_response});
+    http::client c{ioc.get_executor()};
+    auto r = run<result<http::response>>(ioc, [&]() { return c.send(front_endpoint(front), http::request{}); });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == http::errc::closed_before_response);
+}
+
+TEST_CASE("a truncated response is reported as truncated_response", "[http]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.set_fixed_response(200, {}, std::string(1000, 'b'));
+    front.add_rule({"", "/", test::fault::truncate_response});
+    http::client c{ioc.get_executor()};
+    auto r = run<result<http::response>>(ioc, [&]() { return c.send(front_endpoint(front), http::request{}); });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == http::errc::truncated_response);
+}
+
+TEST_CASE("an answer slower than the read deadline times out naming the step", "[http]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.add_rule({"", "/", test::fault::delay, 0, 1, 2000ms});
+    http::client_options o;
+    o.timeout.read = 100ms;
+    http::client c{ioc.get_executor(), o};
+    auto r = run<result<http::response>>(ioc, [&]() { return c.send(front_endpoint(front), http::request{}); });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == http::errc::timeout);
+    CHECK(r.error().detail().find("read") != std::string::npos);
+}
+
+TEST_CASE("the overall deadline caps every step", "[http]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.add_rule({"", "/", test::fault::delay, 0, 1, 2000ms});
+    http::client c{ioc.get_executor()};  // read step timeout 30 s
+    auto r = run<result<http::response>>(ioc, [&]() {
+        return c.send(front_endpoint(front), http::request{}, std::chrono::steady_clock::now() + 100ms);
+    });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == http::errc::timeout);
+}
+
+TEST_CASE("a pooled connection closed by the server is replaced transparently", "[http]") {
+    net::io_context ioc{1};
+    // A raw server that answers one request per connection without "Connection: close",
+    // then closes: the client's pooled connection is dead at the next request.
+    net::ip::tcp::acceptor acc{ioc, {net::ip::make_address("127.0.0.1"), 0}};
+    const auto port = acc.local_endpoint().port();
+    std::function<void()> serve = [&]() {
+        acc.async_accept([&](boost::system::error_code ec, net::ip::tcp::socket s) {
+            if (ec) return;
+            auto sock = std::make_shared<net::ip::tcp::socket>(std::move(s));
+            auto buf = std::make_shared<std::array<char, 4096>>();
+            sock->async_read_some(net::buffer(*buf), [sock, buf](boost::system::error_code, std::size_t) {
+                static const std::string resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                net::async_write(*sock, net::buffer(resp), [sock](boost::system::error_code, std::size_t) {
+                    boost::system::error_code e;
+                    sock->shutdown(net::ip::tcp::socket::shutdown_both, e);
+                    sock->close(e);
+                });
+            });
+            serve();
+        });
+    };
+    serve();
+    http::client c{ioc.get_executor()};
+    http::endpoint ep{false, "127.0.0.1", port, ""};
+    for (int i = 0; i < 3; ++i) {
+        auto r = run<result<http::response>>(ioc, [&]() { return c.send(ep, http::request{}); });
+        REQUIRE(r.has_value());
+        CHECK(r->body == "ok");
+    }
+    CHECK(c.stats().requests == 3);
+    CHECK(c.stats().connections_opened == 3);
+}
+
+TEST_CASE("connection refused is connect_failed", "[http]") {
+    net::io_context ioc{1};
+    std::uint16_t port = 0;
+    {
+        net::ip::tcp::acceptor acc{ioc, {net::ip::make_address("127.0.0.1"), 0}};
+        port = acc.local_endpoint().port();
+    }
+    http::client c{ioc.get_executor()};
+    auto r = run<result<http::response>>(ioc, [&]() { return c.send({false, "127.0.0.1", port, ""}, http::request{}); });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == http::errc::connect_failed);
+}
+
+TEST_CASE("a HEAD response has no body whatever its Content-Length", "[http]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.set_fixed_response(200, {{"Content-Length", "12345"}}, "");
+    http::client c{ioc.get_executor()};
+    for (int i = 0; i < 2; ++i) {
+        auto r = run<result<http::response>>(ioc, [&]() { return c.send(front_endpoint(front), http::request{"HEAD", "/k", {}, {}}); });
+        REQUIRE(r.has_value());
+        CHECK(r->headers.get("content-length") == "12345");
+        CHECK(r->body.empty());
+    }
+    CHECK(c.stats().connections_opened == 1);
+}
+
+TEST_CASE("a CA file that does not exist is a startup error", "[http]") {
+    net::io_context ioc{1};
+    http::client_options o;
+    o.tls.ca_file = "/nonexistent/ca.pem";
+    CHECK_THROWS_AS(http::client(ioc.get_executor(), o), error_exception);
+}

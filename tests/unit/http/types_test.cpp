@@ -1,0 +1,57 @@
+#include "http/types.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace iss;
+
+TEST_CASE("parse_url takes scheme, host and port, defaulting the port", "[http]") {
+    auto a = http::parse_url("https://S3.Example.com");
+    REQUIRE(a.has_value());
+    CHECK(a->tls);
+    CHECK(a->host == "s3.example.com");
+    CHECK(a->port == 443);
+    CHECK(a->host_header() == "s3.example.com");
+    auto b = http::parse_url("http://127.0.0.1:9000/some/path?x=1");
+    REQUIRE(b.has_value());
+    CHECK_FALSE(b->tls);
+    CHECK(b->port == 9000);
+    CHECK(b->host_header() == "127.0.0.1:9000");
+    auto c = http::parse_url("http://[::1]:8080");
+    REQUIRE(c.has_value());
+    CHECK(c->host == "::1");
+    CHECK(c->host_header() == "[::1]:8080");
+    CHECK(http::url_path("http://h:1/a/b?q") == "/a/b");
+    CHECK(http::url_path("http://h:1") == "");
+}
+
+TEST_CASE("parse_url refuses what is not an http(s) URL", "[http]") {
+    CHECK(http::parse_url("ftp://x").error() == http::errc::invalid_url);
+    CHECK(http::parse_url("http://").error() == http::errc::invalid_url);
+    CHECK(http::parse_url("http://h:0").error() == http::errc::invalid_url);
+    CHECK(http::parse_url("http://h:70000").error() == http::errc::invalid_url);
+    CHECK(http::parse_url("http://h:12x").error() == http::errc::invalid_url);
+    CHECK(http::parse_url("http://u:p@h").error() == http::errc::invalid_url);
+}
+
+TEST_CASE("header names match whatever their case", "[http]") {
+    http::header_list h{{"ETag", "\"abc\""}, {"x-amz-request-id", "r1"}};
+    CHECK(h.get("etag") == "\"abc\"");
+    CHECK(h.get("ETAG") == "\"abc\"");
+    CHECK(h.get("X-Amz-Request-Id") == "r1");
+    CHECK_FALSE(h.find("content-length"));
+    h.set("etag", "\"new\"");
+    CHECK(h.size() == 2);
+    CHECK(h.get("ETag") == "\"new\"");
+    h.erase("X-AMZ-REQUEST-ID");
+    CHECK(h.size() == 1);
+}
+
+TEST_CASE("the Host header shows non-default ports only", "[http]") {
+    http::endpoint e{true, "h.example", 443, ""};
+    CHECK(e.host_header() == "h.example");
+    e.port = 8443;
+    CHECK(e.host_header() == "h.example:8443");
+    e.tls = false;
+    e.port = 80;
+    CHECK(e.host_header() == "h.example");
+}
