@@ -1,0 +1,261 @@
+// `iggy-s3-sink run --config FILE`: the daemon. Iggy -> pipeline -> S3 until SIGTERM/SIGINT.
+//
+// Shutdown sequence (style.md §3.6, design.md §3.6), naive version first: "on SIGTERM, exit"
+// loses every buffered record that was polled but not uploaded (it is re-read on restart, so
+// nothing is lost, but a clean stop should not cost a replay) and leaves the group member to
+// the server's timeout. So:
+//   1. first signal: stop polling (consumer_loop::request_stop; its waits end at once);
+//   2. the loop returns; shutdown() closes and uploads every non-empty object, commits,
+//      and leaves the consumer group; exit 0;
+//   3. `shutdown.grace` after the first signal, if that has not finished, or at a second
+//      signal: stop the event loop at once and exit 1. What was not committed is re-read at
+//      the next start (and adopted where it was uploaded: design.md §3.3).
+#include "common/log.hpp"
+#include "daemon/commands.hpp"
+#include "daemon/s3_setup.hpp"
+#include "daemon/wiring.hpp"
+#include "format/key_template.hpp"
+#include "iggy/error.hpp"
+#include "pipeline/adapters/asio_sleeper.hpp"
+#include "pipeline/adapters/format_encoder.hpp"
+#include "pipeline/adapters/iggy_ports.hpp"
+#include "pipeline/adapters/key_namer.hpp"
+#include "pipeline/consumer.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <fmt/format.h>
+
+#include <csignal>
+#include <functional>
+#include <cstdio>
+#include <exception>
+
+namespace iss::app {
+
+int run_run(std::span<const std::string_view> args);
+
+namespace {
+namespace net = boost::asio;
+
+void print_usage(std::FILE* to) {
+    fmt::print(to,
+               "Usage: iggy-s3-sink run --config FILE\n\n"
+               "Consumes the configured Iggy streams and writes them to S3 as rotating objects, storing\n"
+               "Iggy offsets only after the data is durable. SIGTERM or SIGINT: stop polling, upload and\n"
+               "commit what is buffered within shutdown.grace, leave the consumer group, exit 0; a second\n"
+               "signal exits at once.\n\n"
+               "Options:\n"
+               "  --config FILE   the configuration file (YAML; see check-config --help-config)\n"
+               "  --help          show this help\n\n"
+               "Exit codes: 0 clean stop, 1 failure, 2 usage error, 78 invalid configuration.\n");
+}
+
+format::writer_options writer_options(const config::sink_config& c) {
+    format::writer_options o;
+    switch (c.format.type) {
+        case config::format_type::json_lines: o.format = format::record_format::json_lines; break;
+        case config::format_type::json_array: o.format = format::record_format::json_array; break;
+        case config::format_type::raw: o.format = format::record_format::raw; break;
+    }
+    o.compression = c.format.compression == config::compression::gzip ? format::compression::gzip : format::compression::none;
+    o.metadata = c.format.metadata;
+    o.headers = c.format.headers;
+    switch (c.format.payload) {
+        case config::payload_mode::automatic: o.payload = format::payload_mode::automatic; break;
+        case config::payload_mode::json: o.payload = format::payload_mode::json; break;
+        case config::payload_mode::string: o.payload = format::payload_mode::string; break;
+        case config::payload_mode::base64: o.payload = format::payload_mode::base64; break;
+    }
+    o.separator = c.format.separator;
+    return o;
+}
+
+pipeline::conditional_writes conditional(const config::sink_config& c) {
+    switch (c.s3.conditional_writes) {
+        case config::conditional_writes::automatic: return pipeline::conditional_writes::auto_detect;
+        case config::conditional_writes::required: return pipeline::conditional_writes::required;
+        case config::conditional_writes::off: return pipeline::conditional_writes::off;
+    }
+    return pipeline::conditional_writes::auto_detect;
+}
+
+pipeline::bad_message_policy bad_policy(const config::sink_config& c) {
+    switch (c.delivery.on_bad_message) {
+        case config::bad_message_policy::fail: return pipeline::bad_message_policy::fail;
+        case config::bad_message_policy::skip: return pipeline::bad_message_policy::skip;
+        case config::bad_message_policy::dead_letter: return pipeline::bad_message_policy::dead_letter;
+    }
+    return pipeline::bad_message_policy::fail;
+}
+
+/// What the signal handler needs to reach.
+struct run_state {
+    pipeline::consumer_loop* loop = nullptr;
+    bool stopping = false;
+};
+
+net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options iopts, run_state& st) {
+    const iss::log::logger log{"app"};
+    auto ex = co_await net::this_coro::executor;
+    const auto mode = cfg.iggy.group_mode() ? pipeline::consumer_mode::group : pipeline::consumer_mode::single;
+
+    // Everything that can be refused without a connection, first.
+    auto rotation = pipeline::rotation_policy::make(rotation_options(cfg));
+    if (!rotation) {
+        log.error("{}", rotation.error());
+        co_return exit_config;
+    }
+    auto tmpl = format::key_template::parse(cfg.naming.key);
+    if (!tmpl) {
+        log.error("naming.key: {}", tmpl.error());
+        co_return exit_config;
+    }
+    const auto wopts = writer_options(cfg);
+    pipeline::format_encoders encoders{wopts, cfg.iggy.verify_checksum};
+    pipeline::template_key_namer namer{*tmpl, cfg.s3.prefix, encoders.extension()};
+    if (auto k = pipeline::check_key_namer(namer, {"stream", "topic", 0}); !k) {
+        log.error("naming.key: {}", k.error());
+        co_return exit_config;
+    }
+
+    auto s3 = co_await make_s3(ex, cfg, mode);
+    if (!s3) {
+        log.error("S3: {}", s3.error());
+        co_return exit_failure;
+    }
+    auto plan = pipeline::plan_delivery(s3->caps, conditional(cfg), mode);
+    if (!plan) {
+        log.error("{}", plan.error());
+        co_return exit_failure;
+    }
+    log.info({iss::log::kv("conditional_put", s3->caps.conditional_put),
+              iss::log::kv("conditional_complete", s3->caps.conditional_complete)},
+             "delivery guarantee: {}", plan->guarantee);
+
+    iggy::client client{ex, iopts};
+    if (auto r = co_await client.connect(); !r) {
+        log.error("Iggy at {}: {}", cfg.iggy.address, iggy::describe(r.error()));
+        co_await client.close();
+        co_return exit_failure;
+    }
+    pipeline::iggy_ports_options po;
+    po.group_mode = mode == pipeline::consumer_mode::group;
+    po.consumer_name = consumer_name(cfg);
+    po.verify_checksum = cfg.iggy.verify_checksum;
+    po.dead_letter = {cfg.delivery.dead_letter.stream, cfg.delivery.dead_letter.topic};
+    pipeline::iggy_ports iggy{client, po};
+    pipeline::asio_sleeper sleeper{ex};
+
+    pipeline::writer_options wo;
+    wo.part_size = cfg.s3.part_size;
+    wo.mode = mode;
+    wo.plan = *plan;
+    wo.on_bad_message = bad_policy(cfg);
+    wo.retry_backoff = {cfg.s3.retry.base, cfg.s3.retry.cap};
+    pipeline::writer_ports ports{*s3->store, iggy, encoders, namer, sleeper, real_clock::instance(),
+                                 wo.on_bad_message == pipeline::bad_message_policy::dead_letter ? &iggy : nullptr};
+    pipeline::router router{wo, std::move(*rotation), ports};
+    pipeline::consumer_loop loop{consumer_options(cfg), iggy, router, sleeper, real_clock::instance()};
+    st.loop = &loop;
+    if (st.stopping) loop.request_stop();
+
+    log.info({iss::log::kv("mode", mode == pipeline::consumer_mode::group ? "group" : "single"),
+              iss::log::kv("consumer", consumer_name(cfg)), iss::log::kv("bucket", cfg.s3.bucket)},
+             "started");
+    int code = exit_ok;
+    if (!co_await loop.start()) {
+        code = exit_failure;
+    } else {
+        co_await loop.run();
+    }
+    const bool delivered = co_await loop.shutdown();
+    st.loop = nullptr;
+    co_await client.close();
+    if (!delivered) log.warn("stopped with undelivered data; it is re-read from the committed offsets at the next start");
+    co_return code;
+}
+
+}  // namespace
+
+int run_run(std::span<const std::string_view> args) {
+    bool missing = false;
+    auto a = split_config_arg(args, missing);
+    for (auto r : a.rest) {
+        if (r == "--help" || r == "-h") {
+            print_usage(stdout);
+            return exit_ok;
+        }
+        fmt::print(stderr, "iggy-s3-sink run: unknown argument '{}'\n", r);
+        print_usage(stderr);
+        return exit_usage;
+    }
+    if (missing || a.config_file.empty()) {
+        fmt::print(stderr, "iggy-s3-sink run: --config FILE is required\n");
+        print_usage(stderr);
+        return exit_usage;
+    }
+    auto cfg = load_config_or_report("run", a.config_file);
+    if (!cfg) return exit_config;
+    iss::log::configure(cfg->log.level, cfg->log.format);
+    auto iopts = iggy_options(*cfg);
+    if (!iopts) {
+        fmt::print(stderr, "iggy-s3-sink run: {}\n", iopts.error());
+        return exit_config;
+    }
+
+    const iss::log::logger log{"app"};
+    net::io_context io{1};
+    run_state st;
+    int code = exit_failure;
+    std::exception_ptr failure;
+    bool done = false;
+    net::signal_set signals{io, SIGINT, SIGTERM};
+    net::steady_timer grace{io};
+
+    std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec, int sig) {
+        if (ec || done) return;
+        if (st.stopping) {
+            log.warn("second signal ({}): exiting now; what was not committed is re-read at the next start", sig);
+            code = exit_failure;
+            io.stop();
+            return;
+        }
+        st.stopping = true;
+        log.info("signal {}: stopping; uploading and committing what is buffered (shutdown.grace {} ms)", sig,
+                 cfg->shutdown.grace.count());
+        if (st.loop) st.loop->request_stop();
+        grace.expires_after(cfg->shutdown.grace);
+        grace.async_wait([&](const boost::system::error_code& gec) {
+            if (gec || done) return;
+            log.error("shutdown.grace passed before everything was committed: exiting; the rest is re-read at the "
+                      "next start");
+            code = exit_failure;
+            io.stop();
+        });
+        signals.async_wait(on_signal);
+    };
+    signals.async_wait(on_signal);
+
+    net::co_spawn(io, daemon_main(*cfg, *iopts, st), [&](std::exception_ptr e, int c) {
+        done = true;
+        failure = e;
+        code = c;
+        signals.cancel();
+        grace.cancel();
+    });
+    io.run();
+    if (failure) {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const std::exception& e) {
+            log.error("fatal: {}", e.what());
+        }
+        return exit_failure;
+    }
+    return code;
+}
+
+}  // namespace iss::app

@@ -1,0 +1,30 @@
+#pragma once
+/// \file
+/// Builds the pipeline's object store over lib/s3 from the configuration and probes the
+/// store's conditional-write capabilities (design.md §3.4). The one place the daemon touches
+/// the S3 client.
+
+#include "config/config.hpp"
+#include "pipeline/delivery.hpp"
+#include "pipeline/ports.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <memory>
+
+namespace iss::app {
+
+/// The object store and what the probe found. `owner` keeps the client alive.
+struct s3_setup {
+    std::shared_ptr<void> owner;
+    pipeline::object_store* store = nullptr;
+    pipeline::store_capabilities caps;
+};
+
+/// Makes the client (group mode: every operation bounded by s3.retry.deadline; single mode:
+/// no overall deadline, the pipeline retries without end) and runs the probe unless
+/// `s3.conditional_writes: off`. An error says what to check.
+boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex, const config::sink_config& c,
+                                                 pipeline::consumer_mode mode);
+
+}  // namespace iss::app

@@ -1,0 +1,48 @@
+#include "daemon/wiring.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace iss;
+
+TEST_CASE("wiring: iggy.address host:port and [v6]:port", "[daemon][wiring]") {
+    config::sink_config c;
+    c.iggy.address = "iggy.example:8090";
+    auto o = app::iggy_options(c);
+    REQUIRE(o.has_value());
+    CHECK(o->host == "iggy.example");
+    CHECK(o->port == 8090);
+    c.iggy.address = "[::1]:9000";
+    CHECK(app::iggy_options(c)->host == "::1");
+    CHECK(app::iggy_options(c)->port == 9000);
+    c.iggy.address = "nohost";
+    CHECK(app::iggy_options(c).has_error());
+    c.iggy.address = "h:0";
+    CHECK(app::iggy_options(c).has_error());
+}
+
+TEST_CASE("wiring: sources become one consumer source per topic, partitions kept", "[daemon][wiring]") {
+    config::sink_config c;
+    c.sources.push_back({"app", {"requests", "errors"}, true, {}});
+    c.sources.push_back({"billing", {"invoices"}, false, {0, 2}});
+    c.iggy.consumer = "solo";
+    auto o = app::consumer_options(c);
+    CHECK(o.mode == pipeline::consumer_mode::single);
+    REQUIRE(o.sources.size() == 3);
+    CHECK(o.sources[1].topic == pipeline::topic_ref{"app", "errors"});
+    CHECK_FALSE(o.sources[1].partitions.has_value());
+    CHECK(*o.sources[2].partitions == std::vector<std::uint32_t>{0, 2});
+    CHECK(app::consumer_name(c) == "solo");
+    c.iggy.consumer.clear();
+    CHECK(app::consumer_options(c).mode == pipeline::consumer_mode::group);
+    CHECK(app::consumer_name(c) == "s3-sink");
+}
+
+TEST_CASE("wiring: rotation durations keep their units", "[daemon][wiring]") {
+    config::sink_config c;
+    c.rotation.max_span = std::chrono::milliseconds{1500};
+    c.rotation.schedule = std::chrono::hours{1};
+    auto r = app::rotation_options(c);
+    CHECK(r.max_span == std::chrono::microseconds{1'500'000});
+    CHECK(r.schedule == std::chrono::seconds{3600});
+    CHECK(r.idle == std::chrono::minutes{1});
+}
