@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 
@@ -82,7 +83,22 @@ bool valid_number(std::string_view t) noexcept {
         if (!digit(i)) return false;
         while (digit(i)) ++i;
     }
-    return i == t.size();
+    if (i != t.size()) return false;
+    // The grammar has no limit, but JSON readers do: a value beyond double range (1e400) makes
+    // many of them refuse the whole line, so it is not embedded as JSON (RFC 8259 §6 lets
+    // implementations limit range). Underflow (1e-400) reads as 0 everywhere and stays.
+    if (const auto e = t.find_first_of("eE"); e != std::string_view::npos) {
+        // An exponent of more than 4 digits overflows some readers' exponent counters.
+        std::string_view exp = t.substr(e + 1);
+        if (!exp.empty() && (exp.front() == '+' || exp.front() == '-')) exp.remove_prefix(1);
+        while (exp.size() > 1 && exp.front() == '0') exp.remove_prefix(1);
+        if (exp.size() > 4) return false;
+    }
+    if (t.find_first_of("eE") != std::string_view::npos || t.size() > 300) {
+        const std::string copy{t};
+        if (std::isinf(std::strtod(copy.c_str(), nullptr))) return false;
+    }
+    return true;
 }
 
 bool is_number_char(char c) noexcept {
@@ -257,7 +273,7 @@ bool payload_checker::append_minified(std::string_view payload, std::string& out
             std::size_t j = i;
             while (j < p.size() && is_number_char(p[j])) ++j;
             if (!valid_number(std::string_view{p}.substr(i, j - i))) {
-                last_error_ = "a number does not follow the JSON grammar";
+                last_error_ = "a number does not follow the JSON grammar or is beyond double range";
                 return false;
             }
             p[i] = '0';

@@ -44,8 +44,8 @@ void append_number(std::string& out, float v);
 
 /// Validates JSON payloads with simdjson (DOM, non-throwing) and appends them minified, so a
 /// record is always one line. Reuses its buffers: keep one per writer. Numbers are validated
-/// against the RFC 8259 grammar, not against double range, so `123456789012345678901234567890`
-/// and `1e400` are valid (and kept digit for digit).
+/// against the RFC 8259 grammar and kept digit for digit, so `123456789012345678901234567890`
+/// is valid; a number beyond double range (`1e400`) is not, since many readers refuse it.
 class payload_checker {
 public:
     payload_checker();

@@ -115,12 +115,13 @@ TEST_CASE("valid JSON payloads are minified to one line", "[format][json]") {
     CHECK(minified("\"text\"") == "\"text\"");
     CHECK(minified("null") == "null");
     CHECK(minified("123456789012345678901234567890") == "123456789012345678901234567890");
-    CHECK(minified("[1e400, -0.5E-7]") == "[1e400,-0.5E-7]");
+    CHECK(minified("[1e300, -0.5E-7, 1e-400]") == "[1e300,-0.5E-7,1e-400]");
 }
 
 TEST_CASE("invalid JSON payloads are refused and leave the output alone", "[format][json]") {
     for (std::string_view bad : {"", "{", "{\"a\":1,}", "[01]", "1.", "-", "tru", "{\"a\" 1}", "[1] [2]",
-                                 "\"\xff\"", "\"a\\ud800\"", "'single'", "12abc", "\"unterminated"}) {
+                                 "\"\xff\"", "\"a\\ud800\"", "'single'", "12abc", "\"unterminated",
+                                 "1e400", "[-1E+309]", "1e-00012345"}) {
         INFO(bad);
         bool ok = true;
         (void)minified(bad, &ok);
