@@ -197,3 +197,26 @@ TEST_CASE("the session transcript splits into its frames at any boundary", "[pro
     CHECK(whole.size() == count);
     for (std::size_t split = 1; split <= 64; ++split) CHECK(collect_requests(view(requests), split) == whole);
 }
+
+TEST_CASE("a reply stream split at every byte boundary gives the same replies", "[proto][framing][split]") {
+    byte_buffer stream;
+    append_user_id_reply(stream, 0);
+    append_error_reply(stream, 42);
+    REQUIRE(append_topic_reply(stream, topic_details{{0, 1, 0, 2, 1, 3, 1, 4, 5, "t"}, {{0, 1, 1, 6, 2048, 7}}}).has_value());
+    append_consumer_offset_reply(stream, std::nullopt);
+    auto collect = [&](std::size_t split) {
+        frame_assembler a{frame_direction::reply};
+        std::vector<std::string> out;
+        for (std::size_t pos = 0; pos < stream.size(); pos += split) {
+            a.feed(bytes_view{stream}.subspan(pos, std::min(split, stream.size() - pos)));
+            while (auto f = a.next_reply().value()) out.push_back(std::to_string(f->status) + ":" + to_hex(f->payload));
+        }
+        CHECK(a.buffered() == 0);
+        return out;
+    };
+    const auto whole = collect(stream.size());
+    REQUIRE(whole.size() == 4);
+    CHECK(whole[1] == "42:");
+    CHECK(whole[3] == "0:");
+    for (std::size_t split = 1; split < stream.size(); ++split) CHECK(collect(split) == whole);
+}
