@@ -275,8 +275,8 @@ private:
         f.path = std::move(path);
         if (!n.IsNull()) {
             if (!n.IsMap()) {
-                add(f.path.empty() ? "(file)" : f.path,
-                    fmt::format("must be a mapping (key: value), not a {}", node_kind(n)), n);
+                add(f.path, fmt::format("{}must be a mapping (key: value), not a {}",
+                                        f.path.empty() ? "the file " : "", node_kind(n)), n);
                 return false;
             }
             for (const auto& kv : n) {
@@ -367,7 +367,10 @@ loaded parse(std::string_view yaml, const env_lookup& env) {
     try {
         root = YAML::Load(std::string{yaml});
     } catch (const YAML::Exception& e) {
-        out.problems.push_back(problem{"", fmt::format("YAML syntax: {}", e.msg), e.mark.line >= 0 ? e.mark.line + 1 : 0});
+        std::string msg = fmt::format("YAML syntax: {}", e.msg);
+        if (yaml.find("\n\t") != std::string_view::npos || yaml.starts_with('\t'))
+            msg += " (YAML does not allow tabs for indentation; use spaces)";
+        out.problems.push_back(problem{"", std::move(msg), e.mark.line >= 0 ? e.mark.line + 1 : 0});
         return out;
     }
     loader l{env, out};
@@ -406,6 +409,10 @@ loaded load_file(const std::string& file, const env_lookup& env) {
 
 std::vector<problem> check(loaded& l) {
     std::vector<problem> all = l.problems;
+    // A file that could not be read or parsed has nothing to validate: its defaults would
+    // only bury the one problem that matters.
+    if (std::any_of(l.problems.begin(), l.problems.end(), [](const problem& q) { return q.path.empty(); }))
+        return all;
     for (auto p : validate(l.config)) {
         // A key that could not be read already has its problem; its default would only add noise.
         if (std::any_of(l.problems.begin(), l.problems.end(), [&](const problem& q) { return q.path == p.path; }))

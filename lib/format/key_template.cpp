@@ -42,7 +42,7 @@ std::string_view refusal_reason(std::string_view name) noexcept {
     static constexpr std::array<std::string_view, 5> host_parts{"host", "hostname", "pid", "instance", "node"};
     for (auto n : cut_dependent)
         if (n == name)
-            return "depends on where the object was cut, and a replay after a crash may cut elsewhere, so it "
+            return "it depends on where the object was cut, and a replay after a crash may cut elsewhere, so it "
                    "would write a second object instead of finding the first (design.md §3.2)";
     for (auto n : time_dependent)
         if (n == name)
@@ -52,7 +52,7 @@ std::string_view refusal_reason(std::string_view name) noexcept {
         if (n == name) return "a random part differs on a replay, so a replay would write a second copy (design.md §3.2)";
     for (auto n : host_parts)
         if (n == name)
-            return "differs between daemons, so a group member taking a partition over would write a second copy "
+            return "it differs between daemons, so a group member taking a partition over would write a second copy "
                    "(design.md §3.2)";
     return {};
 }
@@ -132,7 +132,7 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
                 if (name.empty()) {
                     problems.push_back("empty placeholder {} (write '{{}}' for literal braces)");
                 } else if (auto why = refusal_reason(name); !why.empty()) {
-                    problems.push_back(fmt::format("placeholder {{{}}} is not allowed: it {}", name, why));
+                    problems.push_back(fmt::format("placeholder {{{}}} is not allowed: {}", name, why));
                 } else {
                     problems.push_back(fmt::format(
                       "unknown placeholder {{{}}}; the known ones are {{prefix}} {{stream}} {{topic}} {{partition}} "

@@ -136,6 +136,10 @@ TEST_CASE("YAML syntax errors carry the line", "[config][load]") {
     REQUIRE(l.problems.size() == 1);
     CHECK(l.problems[0].message.find("YAML syntax") != std::string::npos);
     CHECK(l.problems[0].line >= 2);
+    CHECK(check(l).size() == 1);  // no validation noise after a syntax error
+    auto tabs = parse("iggy:\n\taddress: x\n", test::fixed_env({}));
+    REQUIRE(tabs.problems.size() == 1);
+    CHECK(tabs.problems[0].message.find("tabs") != std::string::npos);
     auto t = parse("- a\n- b\n", test::fixed_env({}));
     REQUIRE(t.problems.size() == 1);
     CHECK(t.problems[0].message.find("must be a mapping") != std::string::npos);
