@@ -166,7 +166,8 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
               iss::log::kv("consumer", consumer_name(cfg)), iss::log::kv("bucket", cfg.s3.bucket)},
              "started");
     int code = exit_ok;
-    if (!co_await loop.start()) {
+    const bool started = co_await loop.start();  // (GCC 12: no co_await inside a condition)
+    if (!started) {
         code = exit_failure;
     } else {
         co_await loop.run();
