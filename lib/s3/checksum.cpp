@@ -1,0 +1,69 @@
+#include "s3/checksum.hpp"
+
+#include <openssl/evp.h>
+
+#include <array>
+
+namespace iss::s3 {
+
+std::string base64_encode(std::span<const std::uint8_t> bytes) {
+    std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+    const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes.data(), static_cast<int>(bytes.size()));
+    out.resize(static_cast<std::size_t>(n));
+    return out;
+}
+
+std::string content_md5(std::span<const std::string_view> parts) {
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(ctx, EVP_md5(), nullptr);
+    for (auto p : parts) EVP_DigestUpdate(ctx, p.data(), p.size());
+    std::array<std::uint8_t, 16> d{};
+    unsigned len = 0;
+    EVP_DigestFinal_ex(ctx, d.data(), &len);
+    EVP_MD_CTX_free(ctx);
+    return base64_encode(d);
+}
+
+namespace {
+// Slicing-by-8 tables for the reflected Castagnoli polynomial 0x82F63B78.
+struct crc_tables {
+    std::array<std::array<std::uint32_t, 256>, 8> t{};
+    constexpr crc_tables() {
+        for (std::uint32_t i = 0; i < 256; ++i) {
+            std::uint32_t c = i;
+            for (int k = 0; k < 8; ++k) c = (c & 1U) != 0 ? (c >> 1) ^ 0x82F63B78U : c >> 1;
+            t[0][i] = c;
+        }
+        for (std::uint32_t i = 0; i < 256; ++i)
+            for (std::size_t s = 1; s < 8; ++s) t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xFFU];
+    }
+};
+constexpr crc_tables tables{};
+}  // namespace
+
+std::uint32_t crc32c(std::string_view data, std::uint32_t crc) noexcept {
+    const auto& t = tables.t;
+    std::uint32_t c = ~crc;
+    const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+    std::size_t n = data.size();
+    while (n >= 8) {
+        const std::uint32_t lo = c ^ (static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+                                      static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24);
+        c = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^ t[3][p[4]] ^
+            t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n-- > 0) c = (c >> 8) ^ t[0][(c ^ *p++) & 0xFF];
+    return ~c;
+}
+
+std::string crc32c_base64(std::span<const std::string_view> parts) {
+    std::uint32_t c = 0;
+    for (auto p : parts) c = crc32c(p, c);
+    const std::array<std::uint8_t, 4> be{static_cast<std::uint8_t>(c >> 24), static_cast<std::uint8_t>(c >> 16),
+                                         static_cast<std::uint8_t>(c >> 8), static_cast<std::uint8_t>(c)};
+    return base64_encode(be);
+}
+
+}  // namespace iss::s3

@@ -1,0 +1,400 @@
+#include "s3/client.hpp"
+
+#include "common/backoff.hpp"
+#include "common/log.hpp"
+#include "http/client.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <charconv>
+#include <ctime>
+
+namespace iss::s3 {
+
+namespace net = boost::asio;
+using steady = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+const log::logger& logger() {
+    static const log::logger l{"s3"};
+    return l;
+}
+
+/// Parses an RFC 7231 IMF-fixdate ("Mon, 30 Nov 2026 03:02:38 GMT").
+std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string_view d) {
+    std::tm tm{};
+    const std::string s{d};
+    const char* end = strptime(s.c_str(), "%a, %d %b %Y %H:%M:%S", &tm);
+    if (end == nullptr) return std::nullopt;
+    return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+bool is_2xx(unsigned s) { return s >= 200 && s < 300; }
+
+}  // namespace
+
+struct client::impl {
+    net::any_io_executor ex;
+    client_options opts;
+    const iss::clock& clk;
+    http::client http;
+    sigv4::signing_key_cache keys;
+    std::mt19937_64 rng;
+    client_stats stats;
+    std::chrono::milliseconds skew{0};
+
+    impl(net::any_io_executor e, client_options o, const iss::clock& c, std::uint64_t seed)
+        : ex{e}, opts{std::move(o)}, clk{c}, http{e, opts.http}, rng{seed} {}
+
+    /// Sends `spec` with the retry policy. Returns the 2xx response, or the final error.
+    /// `attempts` receives the number of attempts made.
+    task<result<http::response>> execute(request_spec& spec, unsigned& attempts) {
+        ++stats.operations;
+        const auto start = steady::now();
+        std::optional<steady::time_point> deadline;
+        if (opts.retry.deadline > 0ms) deadline = start + opts.retry.deadline;
+        const backoff_policy policy{opts.retry.base, opts.retry.cap};
+        const unsigned max_attempts = std::max(1U, opts.retry.attempts);
+        bool resigned = false;
+        const log::fields ctx{log::kv("op", spec.op), log::kv("bucket", spec.bucket), log::kv("key", spec.key)};
+        error last{errc::unavailable, "no attempt made"};
+        attempts = 0;
+        for (unsigned attempt = 0; attempt < max_attempts; ++attempt) {
+            if (deadline && steady::now() >= *deadline) break;
+            ++attempts;
+            ++stats.attempts;
+            auto p = prepare(spec, opts, clk.system_now() + skew, keys);
+            if (!p) co_return p.error();  // a request that cannot be built never improves
+            stats.bytes_sent += p->req.body_size();
+            auto r = co_await http.send(p->ep, std::move(p->req), deadline);
+
+            failure f;
+            f.head = spec.method == "HEAD";
+            std::optional<error_document> doc;
+            std::string request_id;
+            if (!r) {
+                if (r.error() == net::error::operation_aborted) co_return r.error();
+                f.transport = r.error().code();
+            } else {
+                request_id = std::string{r->headers.get("x-amz-request-id")};
+                doc = parse_error(r->body);
+                // A 2xx whose body is an <Error> (CompleteMultipartUpload can do this) failed.
+                if (is_2xx(r->status) && !doc) co_return std::move(*r);
+                f.status = r->status;
+                if (doc) f.code = doc->code;
+            }
+            const verdict v = classify(f);
+            std::string detail;
+            if (!r) {
+                detail = fmt::format("{} {}/{}: {} (attempt {}/{})", spec.op, spec.bucket, spec.key, r.error().message(),
+                                     attempts, max_attempts);
+            } else {
+                detail = fmt::format("{} {}/{}: HTTP {} {}{}{} (request id {}, attempt {}/{}){}{}", spec.op, spec.bucket,
+                                     spec.key, r->status, doc ? doc->code : std::string{},
+                                     doc && !doc->message.empty() ? ": " : "", doc ? doc->message : std::string{},
+                                     request_id.empty() ? "-" : request_id, attempts, max_attempts,
+                                     v.hint.empty() ? "" : "; ", v.hint);
+                if (v.code == errc::wrong_region) {
+                    std::string region = doc ? doc->region : std::string{};
+                    if (region.empty()) region = std::string{r->headers.get("x-amz-bucket-region")};
+                    if (!region.empty()) detail += fmt::format("; the bucket is in region '{}'", region);
+                }
+            }
+            if (r) last = error{v.code, detail};
+            else last = error{r.error().code(), detail};
+
+            if (v.what == outcome::resign) {
+                if (resigned) co_return error{errc::clock_skew, detail};
+                resigned = true;
+                ++stats.resigns;
+                if (auto d = parse_http_date(r->headers.get("date"))) {
+                    skew = std::chrono::duration_cast<std::chrono::milliseconds>(*d - clk.system_now());
+                    logger().warn(ctx, "clock skew: server time differs by {} ms; re-signing (check NTP)", skew.count());
+                }
+                --attempt;  // the re-sign does not consume the attempt budget
+                continue;
+            }
+            if (v.what == outcome::fail || v.what == outcome::not_found) {
+                if (v.what == outcome::fail && v.code != errc::precondition_failed)
+                    logger().error(ctx, "{}", detail);
+                else
+                    logger().debug(ctx, "{}", detail);
+                co_return last;
+            }
+            // retry
+            if (attempt + 1 >= max_attempts) break;
+            auto wait = full_jitter_delay(policy, attempt, rng);
+            if (deadline) {
+                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - steady::now());
+                if (left <= 0ms) break;
+                wait = std::min(wait, left);
+            }
+            ++stats.retries;
+            stats.waited += wait;
+            if (stats.recent_waits.size() >= 64) stats.recent_waits.erase(stats.recent_waits.begin());
+            stats.recent_waits.push_back(wait);
+            logger().warn(ctx, "retrying in {} ms: {}", wait.count(), detail);
+            net::steady_timer timer{ex};
+            timer.expires_after(wait);
+            auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+            if (ec == net::error::operation_aborted) co_return error{ec};
+        }
+        // Out of attempts or time: the last error, marked as given up (status stays retryable).
+        const bool timed_out = deadline && steady::now() >= *deadline;
+        error final{last.code(), fmt::format("{}; gave up after {} attempts{}", last.detail(), attempts,
+                                             timed_out ? " (s3.retry.deadline reached)" : "")};
+        if (final.code().category() == s3_category() && status_of(final) == status::fatal)
+            co_return final;
+        if (final.code().category() == s3_category()) final = error{errc::unavailable, final.detail()};
+        logger().error(ctx, "{}", final.detail());
+        co_return final;
+    }
+};
+
+client::client(net::any_io_executor ex, client_options opts, const iss::clock& clk, std::uint64_t seed)
+    : impl_{std::make_unique<impl>(std::move(ex), std::move(opts), clk, seed)} {}
+client::~client() = default;
+
+const client_stats& client::stats() const noexcept { return impl_->stats; }
+const client_options& client::options() const noexcept { return impl_->opts; }
+std::chrono::milliseconds client::clock_offset() const noexcept { return impl_->skew; }
+http::client_stats client::http_stats() const { return impl_->http.stats(); }
+
+task<result<void>> client::create_bucket(std::string bucket) {
+    auto spec = build_create_bucket(bucket, impl_->opts.region);
+    if (!spec) co_return spec.error();
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) co_return r.error();
+    co_return result<void>{};
+}
+
+task<result<void>> client::head_bucket(std::string bucket) {
+    auto spec = build_head_bucket(bucket);
+    if (!spec) co_return spec.error();
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) {
+        // HEAD has no body: a 404 on a bucket is NoSuchBucket, not NoSuchKey.
+        if (r.error() == errc::no_such_key) co_return error{errc::no_such_bucket, r.error().detail()};
+        co_return r.error();
+    }
+    co_return result<void>{};
+}
+
+task<result<std::vector<std::string>>> client::list_buckets() {
+    auto spec = build_list_buckets();
+    if (!spec) co_return spec.error();
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) co_return r.error();
+    std::vector<std::string> names;
+    // <ListAllMyBucketsResult><Buckets><Bucket><Name>..</Name>
+    std::string_view b = r->body;
+    for (std::size_t pos = 0; (pos = b.find("<Name>", pos)) != std::string_view::npos;) {
+        const auto end = b.find("</Name>", pos);
+        if (end == std::string_view::npos) break;
+        names.emplace_back(b.substr(pos + 6, end - pos - 6));
+        pos = end;
+    }
+    co_return names;
+}
+
+task<result<put_result>> client::put_object(std::string bucket, std::string key, std::vector<std::string_view> body,
+                                            put_options o) {
+    auto spec = build_put_object(bucket, key, std::move(body), o, impl_->opts.checksum);
+    if (!spec) co_return spec.error();
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) co_return r.error();
+    co_return put_result{std::string{r->headers.get("etag")}};
+}
+
+task<result<head_result>> client::head_object(std::string bucket, std::string key) {
+    auto spec = build_head_object(bucket, key);
+    if (!spec) co_return spec.error();
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) co_return r.error();
+    head_result h;
+    const auto len = r->headers.get("content-length");
+    std::from_chars(len.data(), len.data() + len.size(), h.size);
+    h.etag = std::string{r->headers.get("etag")};
+    h.content_type = std::string{r->headers.get("content-type")};
+    h.last_modified = std::string{r->headers.get("last-modified")};
+    h.metadata = metadata_from_headers(r->headers);
+    co_return h;
+}
+
+task<result<get_result>> client::get_object(std::string bucket, std::string key) {
+    auto spec = build_get_object(bucket, key);
+    if (!spec) co_return spec.error();
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) co_return r.error();
+    get_result g;
+    g.etag = std::string{r->headers.get("etag")};
+    g.metadata = metadata_from_headers(r->headers);
+    g.body = std::move(r->body);
+    co_return g;
+}
+
+task<result<void>> client::delete_object(std::string bucket, std::string key) {
+    auto spec = build_delete_object(bucket, key);
+    if (!spec) co_return spec.error();
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) co_return r.error();
+    co_return result<void>{};
+}
+
+task<result<std::string>> client::create_multipart(std::string bucket, std::string key, put_options o) {
+    auto spec = build_create_multipart(bucket, key, o, impl_->opts.checksum);
+    if (!spec) co_return spec.error();
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) co_return r.error();
+    co_return parse_upload_id(r->body);
+}
+
+task<result<completed_part>> client::upload_part(std::string bucket, std::string key, std::string upload_id,
+                                                 int part_number, std::vector<std::string_view> body) {
+    auto spec = build_upload_part(bucket, key, upload_id, part_number, std::move(body), impl_->opts.checksum);
+    if (!spec) co_return spec.error();
+    std::string crc;
+    for (const auto& [name, value] : spec->headers)
+        if (name == "x-amz-checksum-crc32c") crc = value;
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) co_return r.error();
+    completed_part p;
+    p.number = part_number;
+    p.etag = std::string{r->headers.get("etag")};  // case-insensitive: `etag` or `ETag`
+    p.crc32c = crc;
+    if (p.etag.empty()) co_return error{errc::bad_response, "UploadPart answered without an ETag"};
+    co_return p;
+}
+
+task<result<complete_result>> client::complete_multipart(std::string bucket, std::string key, std::string upload_id,
+                                                         std::vector<completed_part> parts, bool if_none_match) {
+    auto spec = build_complete_multipart(bucket, key, upload_id, parts, if_none_match);
+    if (!spec) co_return spec.error();
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) {
+        if (r.error() == errc::no_such_upload && n > 1) {
+            // An earlier attempt may have completed the upload and lost its response: the
+            // upload is gone because it became the object. HEAD tells.
+            auto h = co_await head_object(bucket, key);
+            if (h) {
+                logger().warn({log::kv("bucket", bucket), log::kv("key", key)},
+                              "CompleteMultipartUpload answered NoSuchUpload on retry; the object exists: "
+                              "the earlier attempt completed it");
+                co_return complete_result{h->etag, true};
+            }
+        }
+        co_return r.error();
+    }
+    auto etag = parse_complete_etag(r->body);
+    if (!etag) co_return etag.error();
+    co_return complete_result{*etag, false};
+}
+
+task<result<void>> client::abort_multipart(std::string bucket, std::string key, std::string upload_id) {
+    auto spec = build_abort_multipart(bucket, key, upload_id);
+    if (!spec) co_return spec.error();
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) {
+        if (r.error() == errc::no_such_upload && n > 1) co_return result<void>{};  // an earlier attempt aborted it
+        co_return r.error();
+    }
+    co_return result<void>{};
+}
+
+task<result<std::vector<part_info>>> client::list_parts(std::string bucket, std::string key, std::string upload_id) {
+    std::vector<part_info> all;
+    std::string marker;
+    for (;;) {
+        auto spec = build_list_parts(bucket, key, upload_id, marker);
+        if (!spec) co_return spec.error();
+        unsigned n = 0;
+        auto r = co_await impl_->execute(*spec, n);
+        if (!r) co_return r.error();
+        auto page = parse_list_parts(r->body);
+        if (!page) co_return page.error();
+        all.insert(all.end(), page->parts.begin(), page->parts.end());
+        if (!page->truncated || page->next_marker.empty() || page->next_marker == marker) break;
+        marker = page->next_marker;
+    }
+    co_return all;
+}
+
+task<result<std::vector<upload_info>>> client::list_uploads(std::string bucket, std::string prefix) {
+    std::vector<upload_info> all;
+    std::string key_marker, id_marker;
+    for (;;) {
+        auto spec = build_list_uploads(bucket, prefix, key_marker, id_marker);
+        if (!spec) co_return spec.error();
+        unsigned n = 0;
+        auto r = co_await impl_->execute(*spec, n);
+        if (!r) co_return r.error();
+        auto page = parse_list_uploads(r->body);
+        if (!page) co_return page.error();
+        all.insert(all.end(), page->uploads.begin(), page->uploads.end());
+        if (!page->truncated || (page->next_key_marker == key_marker && page->next_upload_id_marker == id_marker)) break;
+        key_marker = page->next_key_marker;
+        id_marker = page->next_upload_id_marker;
+    }
+    co_return all;
+}
+
+task<result<list_objects_page>> client::list_objects_v2(std::string bucket, list_options o) {
+    auto spec = build_list_objects_v2(bucket, o);
+    if (!spec) co_return spec.error();
+    unsigned n = 0;
+    auto r = co_await impl_->execute(*spec, n);
+    if (!r) co_return r.error();
+    co_return parse_list_objects_v2(r->body);
+}
+
+task<result<complete_result>> client::upload(std::string bucket, std::string key, std::string_view body,
+                                             put_options o) {
+    const std::uint64_t part = impl_->opts.part_size;
+    if (body.size() <= part) {
+        std::vector<std::string_view> views{body};
+        auto r = co_await put_object(bucket, key, std::move(views), o);
+        if (!r) co_return r.error();
+        co_return complete_result{r->etag, false};
+    }
+    auto id = co_await create_multipart(bucket, key, o);
+    if (!id) co_return id.error();
+    std::vector<completed_part> parts;
+    std::optional<error> failed;
+    for (std::uint64_t off = 0; off < body.size(); off += part) {
+        std::vector<std::string_view> views{body.substr(off, part)};
+        auto p = co_await upload_part(bucket, key, *id, static_cast<int>(parts.size() + 1), std::move(views));
+        if (!p) {
+            failed = p.error();
+            break;
+        }
+        parts.push_back(std::move(*p));
+    }
+    if (!failed) {
+        auto c = co_await complete_multipart(bucket, key, *id, std::move(parts), o.if_none_match);
+        if (c) co_return std::move(*c);
+        failed = c.error();
+    }
+    // Give up: abort so no parts are left behind (a failed abort is logged, the first error returned).
+    auto a = co_await abort_multipart(bucket, key, *id);
+    if (!a && a.error() != errc::no_such_upload)
+        logger().warn({log::kv("bucket", bucket), log::kv("key", key)}, "abort after failed upload failed: {}",
+                      a.error().message());
+    co_return *failed;
+}
+
+}  // namespace iss::s3

@@ -1,0 +1,136 @@
+#pragma once
+/// \file
+/// The awaitable S3 client: every operation the sink needs, each with the same retry loop.
+///
+/// Retry budget, the naive version first: "on error, sleep 1 s and try again" turns a
+/// throttled store into a retry storm and never gives up. Here every operation has an
+/// attempt budget (`retry.attempts`) AND an overall deadline (`retry.deadline`, which also
+/// caps every network step through the HTTP client), sleeps a full-jitter delay
+/// U(0, min(cap, base * 2^n)) (common/backoff.hpp) between attempts, never sleeps past the
+/// deadline, and only retries what `classify()` (s3/error.hpp) calls transient. A
+/// RequestTimeTooSkewed answer re-signs once with the clock offset taken from the response's
+/// Date header. Every attempt and wait is logged (warn) and counted (`stats()`).
+///
+/// Results: `result<T>`; a final error's `status_of()` tells the caller exists (412),
+/// not_found, retryable, fatal or cancelled. Cancellation (`operation_aborted`) is never
+/// retried.
+///
+/// Arguments are taken by value (strings, options); body views must stay valid until the
+/// call completes. The option structs have constructors because GCC 12 miscompiles
+/// brace-initialised aggregates passed by value to coroutines (lib/http/README.md).
+///
+/// Threading: one io_context thread (style.md §3.1); not thread-safe.
+
+#include "common/clock.hpp"
+#include "s3/error.hpp"
+#include "s3/request.hpp"
+#include "s3/xml.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <memory>
+#include <random>
+
+namespace iss::s3 {
+
+template <class T>
+using task = boost::asio::awaitable<T>;
+
+/// PutObject's answer.
+struct put_result {
+    std::string etag;  ///< quotes kept
+};
+
+/// HeadObject's answer.
+struct head_result {
+    std::uint64_t size = 0;
+    std::string etag;
+    std::string content_type;
+    std::string last_modified;
+    user_metadata metadata;  ///< names lower-case without `x-amz-meta-`, values decoded
+};
+
+/// GetObject's answer.
+struct get_result {
+    std::string body;
+    std::string etag;
+    user_metadata metadata;
+};
+
+/// CompleteMultipartUpload's answer.
+struct complete_result {
+    std::string etag;         ///< may be empty (RGW 16 sends an empty ETag); HEAD gives the real one
+    bool confirmed_by_head = false;  ///< a retried Complete answered NoSuchUpload and HEAD found the object
+};
+
+/// Counters (tests, benchmark, logs).
+struct client_stats {
+    std::uint64_t operations = 0;
+    std::uint64_t attempts = 0;
+    std::uint64_t retries = 0;
+    std::uint64_t resigns = 0;
+    std::chrono::milliseconds waited{0};
+    std::vector<std::chrono::milliseconds> recent_waits;  ///< the last 64 backoff waits
+    std::uint64_t bytes_sent = 0;
+};
+
+/// The S3 client. One per store; buckets are per call.
+class client {
+public:
+    /// \param clk the wall clock used for signing (tests inject a manual clock)
+    /// \param seed seed of the jitter generator (tests fix it)
+    client(boost::asio::any_io_executor ex, client_options opts, const iss::clock& clk = real_clock::instance(),
+           std::uint64_t seed = std::random_device{}());
+    ~client();
+    client(const client&) = delete;
+    client& operator=(const client&) = delete;
+
+    task<result<void>> create_bucket(std::string bucket);
+    task<result<void>> head_bucket(std::string bucket);
+    /// ListBuckets; the names. (Reachability and authentication check of the probe.)
+    task<result<std::vector<std::string>>> list_buckets();
+
+    /// PutObject of the concatenation of `body` (no copy), with metadata, content type and
+    /// `If-None-Match: *` as asked; 412 gives errc::precondition_failed (status exists).
+    task<result<put_result>> put_object(std::string bucket, std::string key, std::vector<std::string_view> body,
+                                        put_options o);
+    task<result<head_result>> head_object(std::string bucket, std::string key);
+    task<result<get_result>> get_object(std::string bucket, std::string key);
+    task<result<void>> delete_object(std::string bucket, std::string key);
+
+    /// CreateMultipartUpload (metadata and content type of the final object) -> upload id.
+    task<result<std::string>> create_multipart(std::string bucket, std::string key, put_options o);
+    /// UploadPart -> ETag (quotes kept). Every part but the last must be >= 5 MiB.
+    task<result<completed_part>> upload_part(std::string bucket, std::string key, std::string upload_id,
+                                             int part_number, std::vector<std::string_view> body);
+    /// CompleteMultipartUpload with the parts in order (`If-None-Match: *` when asked). A
+    /// retried Complete that answers NoSuchUpload is checked with HeadObject: the earlier
+    /// attempt's response was lost, the object exists.
+    task<result<complete_result>> complete_multipart(std::string bucket, std::string key, std::string upload_id,
+                                                     std::vector<completed_part> parts, bool if_none_match);
+    task<result<void>> abort_multipart(std::string bucket, std::string key, std::string upload_id);
+    /// ListParts, all pages.
+    task<result<std::vector<part_info>>> list_parts(std::string bucket, std::string key, std::string upload_id);
+    /// ListMultipartUploads under `prefix`, all pages.
+    task<result<std::vector<upload_info>>> list_uploads(std::string bucket, std::string prefix);
+    /// ListObjectsV2, one page.
+    task<result<list_objects_page>> list_objects_v2(std::string bucket, list_options o);
+
+    /// Uploads an object: PutObject up to `part_size`, else multipart in `part_size` parts
+    /// (completed in order, aborted on give-up). `If-None-Match: *` on Put or Complete.
+    task<result<complete_result>> upload(std::string bucket, std::string key, std::string_view body,
+                                         put_options o);
+
+    [[nodiscard]] const client_stats& stats() const noexcept;
+    [[nodiscard]] const client_options& options() const noexcept;
+    /// The clock offset learnt from a RequestTimeTooSkewed answer (server - local).
+    [[nodiscard]] std::chrono::milliseconds clock_offset() const noexcept;
+    [[nodiscard]] http::client_stats http_stats() const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace iss::s3

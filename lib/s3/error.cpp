@@ -1,0 +1,133 @@
+#include "s3/error.hpp"
+
+#include "http/types.hpp"
+
+#include <boost/asio/error.hpp>
+
+namespace iss::s3 {
+
+namespace {
+const char* s3_message(int ev) noexcept {
+    switch (static_cast<errc>(ev)) {
+        case errc::precondition_failed: return "precondition failed (412): the object already exists";
+        case errc::no_such_key: return "no such key";
+        case errc::no_such_upload: return "no such multipart upload";
+        case errc::no_such_bucket: return "no such bucket (check s3.bucket)";
+        case errc::access_denied: return "access denied (check the key's permissions on s3.bucket)";
+        case errc::invalid_access_key: return "unknown access key (check s3.access_key_id / AWS_ACCESS_KEY_ID)";
+        case errc::signature_mismatch:
+            return "signature does not match (check s3.secret_access_key / AWS_SECRET_ACCESS_KEY)";
+        case errc::wrong_region: return "wrong region or endpoint for this bucket (check s3.region / s3.endpoint)";
+        case errc::clock_skew: return "request time too skewed (check the system clock / NTP)";
+        case errc::bad_digest: return "the body does not match its checksum (corrupted in transit)";
+        case errc::entity_too_small: return "part too small (every part but the last must be >= 5 MiB)";
+        case errc::invalid_part: return "invalid part list for CompleteMultipartUpload";
+        case errc::bad_request: return "request refused by the store";
+        case errc::unavailable: return "store unavailable (retries exhausted)";
+        case errc::bad_response: return "unexpected response body";
+        case errc::invalid_argument: return "invalid request argument";
+    }
+    return nullptr;
+}
+
+bool is(std::string_view a, std::string_view b) noexcept { return a == b; }
+}  // namespace
+
+const boost::system::error_category& s3_category() noexcept {
+    static const simple_category cat{"s3", s3_message};
+    return cat;
+}
+
+std::string_view to_string(outcome o) noexcept {
+    switch (o) {
+        case outcome::retry: return "retry";
+        case outcome::resign: return "resign";
+        case outcome::fail: return "fail";
+        case outcome::not_found: return "not_found";
+    }
+    return "?";
+}
+
+std::string_view to_string(status s) noexcept {
+    switch (s) {
+        case status::ok: return "ok";
+        case status::exists: return "exists";
+        case status::not_found: return "not_found";
+        case status::retryable: return "retryable";
+        case status::fatal: return "fatal";
+        case status::cancelled: return "cancelled";
+    }
+    return "?";
+}
+
+verdict classify(const failure& f) noexcept {
+    using o = outcome;
+    if (f.transport) {
+        const auto& ec = f.transport;
+        if (ec == boost::asio::error::operation_aborted) return {o::fail, errc::bad_request, "cancelled"};
+        if (ec == http::errc::certificate_rejected || ec == http::errc::tls_setup_failed)
+            return {o::fail, errc::bad_request, "check s3.tls.ca_file and that s3.endpoint's host matches the certificate"};
+        if (ec == http::errc::invalid_url) return {o::fail, errc::invalid_argument, "check s3.endpoint"};
+        // resets, EOF before/inside the response, step deadlines, refused connects, DNS: transient.
+        return {o::retry, errc::unavailable, ""};
+    }
+    const auto c = f.code;
+    // Throttling and server trouble: retry (style.md §4.6).
+    if (is(c, "SlowDown") || is(c, "InternalError") || is(c, "RequestTimeout") || is(c, "ServiceUnavailable") ||
+        is(c, "OperationAborted") || is(c, "ConditionalRequestConflict") || is(c, "RequestTimeoutException") ||
+        is(c, "TooManyRequests") || f.status >= 500 || f.status == 429)
+        return {o::retry, errc::unavailable, ""};
+    if (is(c, "RequestTimeTooSkewed")) return {o::resign, errc::clock_skew, "check the system clock (NTP)"};
+    if (is(c, "NoSuchKey")) return {o::not_found, errc::no_such_key, ""};
+    if (is(c, "NoSuchUpload")) return {o::not_found, errc::no_such_upload, ""};
+    if (is(c, "NoSuchBucket")) return {o::fail, errc::no_such_bucket, "check s3.bucket"};
+    if (is(c, "InvalidAccessKeyId")) return {o::fail, errc::invalid_access_key, "check s3.access_key_id"};
+    if (is(c, "SignatureDoesNotMatch"))
+        return {o::fail, errc::signature_mismatch, "check s3.secret_access_key (and that no proxy rewrites requests)"};
+    if (is(c, "AccessDenied") || is(c, "AllAccessDisabled") || is(c, "AccountProblem") || is(c, "InvalidToken") ||
+        is(c, "ExpiredToken"))
+        return {o::fail, errc::access_denied, "check the credentials' permissions on s3.bucket (and s3.session_token)"};
+    if (is(c, "PermanentRedirect") || is(c, "AuthorizationHeaderMalformed") || is(c, "IllegalLocationConstraintException") ||
+        f.status == 301 || f.status == 307)
+        return {o::fail, errc::wrong_region, "check s3.region and s3.endpoint"};
+    if (is(c, "PreconditionFailed") || f.status == 412) return {o::fail, errc::precondition_failed, ""};
+    if (is(c, "BadDigest") || is(c, "InvalidDigest") || is(c, "XAmzContentSHA256Mismatch") ||
+        is(c, "InvalidChecksum"))
+        return {o::fail, errc::bad_digest, "the body was corrupted in transit (or s3.checksum disagrees with the store)"};
+    if (is(c, "EntityTooSmall")) return {o::fail, errc::entity_too_small, "check s3.part_size (>= 5 MiB)"};
+    if (is(c, "InvalidPart") || is(c, "InvalidPartOrder")) return {o::fail, errc::invalid_part, ""};
+    if (f.status == 404) {
+        if (is(c, "") && f.head) return {o::not_found, errc::no_such_key, ""};
+        return {o::not_found, errc::no_such_key, ""};
+    }
+    if (f.status == 403) {
+        return {o::fail, errc::access_denied,
+                "check s3.access_key_id, s3.secret_access_key and the permissions on s3.bucket"};
+    }
+    return {o::fail, errc::bad_request, ""};
+}
+
+status status_of(const error& e) noexcept {
+    const auto& ec = e.code();
+    if (!ec) return status::ok;
+    if (ec == boost::asio::error::operation_aborted) return status::cancelled;
+    if (ec.category() == s3_category()) {
+        switch (static_cast<errc>(ec.value())) {
+            case errc::precondition_failed: return status::exists;
+            case errc::no_such_key:
+            case errc::no_such_upload: return status::not_found;
+            case errc::unavailable:
+            case errc::bad_response: return status::retryable;
+            default: return status::fatal;
+        }
+    }
+    if (ec.category() == http::http_category()) {
+        if (ec == http::errc::certificate_rejected || ec == http::errc::tls_setup_failed || ec == http::errc::invalid_url)
+            return status::fatal;
+        return status::retryable;
+    }
+    if (ec == iss::errc::timeout) return status::retryable;
+    return status::fatal;
+}
+
+}  // namespace iss::s3

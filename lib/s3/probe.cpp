@@ -1,0 +1,123 @@
+#include "s3/probe.hpp"
+
+#include "http/types.hpp"
+
+#include <random>
+
+namespace iss::s3 {
+
+std::string_view to_string(capability c) noexcept {
+    switch (c) {
+        case capability::yes: return "yes";
+        case capability::no: return "no";
+        case capability::unknown: return "unknown";
+    }
+    return "?";
+}
+
+std::string probe_key(std::string_view prefix, std::uint64_t rng_seed) {
+    std::mt19937_64 rng{rng_seed};
+    std::string p{prefix};
+    while (!p.empty() && p.back() == '/') p.pop_back();
+    std::string key = p.empty() ? std::string{} : p + "/";
+    return key + fmt::format(".iggy-s3-sink/probe-{:016x}", rng());
+}
+
+namespace {
+bool is_transport(const error& e) { return e.code().category() == http::http_category(); }
+bool is_auth(const error& e) { return e == errc::invalid_access_key || e == errc::signature_mismatch || e == errc::clock_skew; }
+}  // namespace
+
+task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
+    probe_report rep;
+    rep.probe_key = key;
+
+    // 1. Reachability and authentication: ListObjectsV2 on the bucket (max-keys 1) answers
+    //    with the most telling error codes (HEAD has no body to tell them apart).
+    list_options lo;
+    lo.max_keys = 1;
+    lo.prefix = key;
+    auto l = co_await c.list_objects_v2(bucket, lo);
+    if (!l && is_transport(l.error())) {
+        rep.reachability_detail = l.error().message();
+        co_return rep;
+    }
+    rep.reachable = true;
+    if (!l && is_auth(l.error())) {
+        rep.auth_detail = l.error().message();
+        co_return rep;
+    }
+    rep.authenticated = true;
+    if (!l) {
+        rep.bucket_detail = l.error().message();
+        co_return rep;
+    }
+
+    // 2. Bucket access: write (conditionally), read back.
+    const std::string body = "iggy-s3-sink capability probe\n";
+    put_options cond;
+    cond.if_none_match = true;
+    cond.content_type = "text/plain";
+    cond.metadata["iggy-s3-sink-probe"] = "1";
+    std::vector<std::string_view> v1{body};
+    auto p = co_await c.put_object(bucket, key, std::move(v1), cond);
+    if (!p) {
+        rep.bucket_detail = "PutObject: " + p.error().message();
+        co_return rep;
+    }
+    auto h = co_await c.head_object(bucket, key);
+    if (!h) {
+        rep.bucket_detail = "HeadObject: " + h.error().message();
+    } else {
+        rep.bucket_access = true;
+    }
+
+    // 3. Conditional PutObject: a second conditional put of the same key must get 412.
+    std::vector<std::string_view> v2{body};
+    auto p2 = co_await c.put_object(bucket, key, std::move(v2), cond);
+    if (!p2 && p2.error() == errc::precondition_failed) {
+        rep.conditional_put = capability::yes;
+    } else if (p2) {
+        rep.conditional_put = capability::no;
+        rep.put_detail = "PutObject with If-None-Match: * over an existing key answered 200 (overwrote it)";
+    } else {
+        rep.put_detail = p2.error().message();
+    }
+
+    // 4. Conditional CompleteMultipartUpload over the existing key (one small part: the last
+    //    part may be under 5 MiB).
+    put_options plain;
+    plain.content_type = "text/plain";
+    auto id = co_await c.create_multipart(bucket, key, plain);
+    if (!id) {
+        rep.complete_detail = "CreateMultipartUpload: " + id.error().message();
+    } else {
+        std::vector<std::string_view> v3{body};
+        auto part = co_await c.upload_part(bucket, key, *id, 1, std::move(v3));
+        if (!part) {
+            rep.complete_detail = "UploadPart: " + part.error().message();
+            (void)co_await c.abort_multipart(bucket, key, *id);
+        } else {
+            std::vector<completed_part> parts{*part};
+            auto done = co_await c.complete_multipart(bucket, key, *id, std::move(parts), true);
+            if (!done && done.error() == errc::precondition_failed) {
+                rep.conditional_complete = capability::yes;
+            } else if (done) {
+                rep.conditional_complete = capability::no;
+                rep.complete_detail =
+                  "CompleteMultipartUpload with If-None-Match: * over an existing key answered 200 (overwrote it)";
+            } else {
+                rep.complete_detail = done.error().message();
+            }
+            if (!done) (void)co_await c.abort_multipart(bucket, key, *id);
+        }
+    }
+
+    // 5. Clean up.
+    auto d = co_await c.delete_object(bucket, key);
+    if (d) rep.cleaned_up = true;
+    else rep.cleanup_detail = d.error().message();
+    co_return rep;
+}
+
+}  // namespace iss::s3

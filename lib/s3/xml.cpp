@@ -1,0 +1,132 @@
+#include "s3/xml.hpp"
+
+#include "s3/error.hpp"
+#include "sigv4/encoding.hpp"
+
+#include <pugixml.hpp>
+
+#include <charconv>
+
+namespace iss::s3 {
+
+namespace {
+bool load(pugi::xml_document& doc, std::string_view body) {
+    return !body.empty() && doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8);
+}
+std::string text(const pugi::xml_node& n, const char* child) { return n.child(child).text().as_string(); }
+std::uint64_t number(const pugi::xml_node& n, const char* child) {
+    const std::string s = text(n, child);
+    std::uint64_t v = 0;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+}
+bool truthy(const pugi::xml_node& n, const char* child) { return text(n, child) == "true"; }
+error bad(std::string what) { return error{errc::bad_response, std::move(what)}; }
+}  // namespace
+
+std::optional<error_document> parse_error(std::string_view body) {
+    pugi::xml_document doc;
+    if (!load(doc, body)) return std::nullopt;
+    auto e = doc.child("Error");
+    if (!e) return std::nullopt;
+    return error_document{text(e, "Code"), text(e, "Message"), text(e, "RequestId"), text(e, "Region"),
+                          text(e, "Endpoint")};
+}
+
+result<std::string> parse_upload_id(std::string_view body) {
+    pugi::xml_document doc;
+    if (!load(doc, body)) return bad("InitiateMultipartUploadResult");
+    std::string id = text(doc.child("InitiateMultipartUploadResult"), "UploadId");
+    if (id.empty()) return bad("InitiateMultipartUploadResult has no UploadId");
+    return id;
+}
+
+result<std::string> parse_complete_etag(std::string_view body) {
+    pugi::xml_document doc;
+    if (!load(doc, body)) return bad("CompleteMultipartUploadResult");
+    auto r = doc.child("CompleteMultipartUploadResult");
+    if (!r) return bad("CompleteMultipartUploadResult missing");
+    return text(r, "ETag");
+}
+
+result<list_parts_page> parse_list_parts(std::string_view body) {
+    pugi::xml_document doc;
+    if (!load(doc, body)) return bad("ListPartsResult");
+    auto r = doc.child("ListPartsResult");
+    if (!r) return bad("ListPartsResult missing");
+    list_parts_page out;
+    out.truncated = truthy(r, "IsTruncated");
+    out.next_marker = text(r, "NextPartNumberMarker");
+    for (auto p : r.children("Part"))
+        out.parts.push_back({static_cast<int>(number(p, "PartNumber")), text(p, "ETag"), number(p, "Size")});
+    return out;
+}
+
+result<list_uploads_page> parse_list_uploads(std::string_view body) {
+    pugi::xml_document doc;
+    if (!load(doc, body)) return bad("ListMultipartUploadsResult");
+    auto r = doc.child("ListMultipartUploadsResult");
+    if (!r) return bad("ListMultipartUploadsResult missing");
+    list_uploads_page out;
+    out.truncated = truthy(r, "IsTruncated");
+    out.next_key_marker = text(r, "NextKeyMarker");
+    out.next_upload_id_marker = text(r, "NextUploadIdMarker");
+    for (auto u : r.children("Upload")) out.uploads.push_back({text(u, "Key"), text(u, "UploadId")});
+    return out;
+}
+
+result<list_objects_page> parse_list_objects_v2(std::string_view body) {
+    pugi::xml_document doc;
+    if (!load(doc, body)) return bad("ListBucketResult");
+    auto r = doc.child("ListBucketResult");
+    if (!r) return bad("ListBucketResult missing");
+    const bool url = text(r, "EncodingType") == "url";
+    auto decode = [&](std::string s) -> result<std::string> {
+        if (!url) return s;
+        auto d = sigv4::percent_decode(s);
+        if (!d) return bad("bad url-encoded key in ListBucketResult");
+        return *d;
+    };
+    list_objects_page out;
+    out.truncated = truthy(r, "IsTruncated");
+    out.next_continuation_token = text(r, "NextContinuationToken");
+    for (auto c : r.children("Contents")) {
+        auto k = decode(text(c, "Key"));
+        if (!k) return k.error();
+        out.objects.push_back({std::move(*k), number(c, "Size"), text(c, "ETag"), text(c, "LastModified")});
+    }
+    for (auto p : r.children("CommonPrefixes")) {
+        auto k = decode(text(p, "Prefix"));
+        if (!k) return k.error();
+        out.common_prefixes.push_back(std::move(*k));
+    }
+    return out;
+}
+
+std::string xml_escape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default: out += c;
+        }
+    }
+    return out;
+}
+
+std::string complete_body(const std::vector<completed_part>& parts) {
+    std::string out = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
+    for (const auto& p : parts) {
+        out += "<Part><PartNumber>" + std::to_string(p.number) + "</PartNumber><ETag>" + xml_escape(p.etag) + "</ETag>";
+        if (!p.crc32c.empty()) out += "<ChecksumCRC32C>" + p.crc32c + "</ChecksumCRC32C>";
+        out += "</Part>";
+    }
+    out += "</CompleteMultipartUpload>";
+    return out;
+}
+
+}  // namespace iss::s3

@@ -1,0 +1,163 @@
+// The client's retry loop against the fault front used as a scripted server (no RGW).
+#include "s3/client.hpp"
+#include "s3/fault_front.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+
+#include <functional>
+
+using namespace iss;
+namespace net = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+template <class T>
+T run(net::io_context& ioc, std::function<net::awaitable<T>()> task) {
+    std::optional<T> out;
+    std::exception_ptr err;
+    net::co_spawn(ioc, task(), [&](std::exception_ptr e, T v) {
+        err = e;
+        if (!e) out = std::move(v);
+        ioc.stop();
+    });
+    ioc.restart();
+    ioc.run();
+    if (err) std::rethrow_exception(err);
+    return std::move(*out);
+}
+
+s3::client_options options_for(const test::fault_front& f) {
+    s3::client_options o;
+    o.endpoint = f.url();
+    o.credentials = {access_key_id{"AKID"}, secret_access_key{"SECRET"}, {}};
+    o.retry.base = 10ms;
+    o.retry.cap = 100ms;
+    o.retry.attempts = 5;
+    o.retry.deadline = 10s;
+    return o;
+}
+
+const std::string error_body(std::string_view code) {
+    return fmt::format("<?xml version=\"1.0\"?><Error><Code>{}</Code><Message>m</Message><RequestId>rq</RequestId></Error>",
+                       code);
+}
+
+}  // namespace
+
+TEST_CASE("retries SlowDown twice then succeeds, with jittered waits under the ceilings", "[s3][client]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.set_fixed_response(200, {{"ETag", "\"abc\""}}, "");
+    front.add_rule({"PUT", "/", test::fault::slow_down_503, 0, 2});
+    s3::client c{ioc.get_executor(), options_for(front), real_clock::instance(), 42};
+    auto r = run<result<s3::put_result>>(ioc, [&]() {
+        std::vector<std::string_view> body{"payload"};
+        return c.put_object("bucket-a", "k", std::move(body), s3::put_options{});
+    });
+    REQUIRE(r.has_value());
+    CHECK(r->etag == "\"abc\"");
+    CHECK(c.stats().attempts == 3);
+    CHECK(c.stats().retries == 2);
+    REQUIRE(c.stats().recent_waits.size() == 2);
+    CHECK(c.stats().recent_waits[0] <= 10ms);  // U(0, base)
+    CHECK(c.stats().recent_waits[1] <= 20ms);  // U(0, 2 base)
+    CHECK(front.requests().size() == 3);
+}
+
+TEST_CASE("a 500 with an empty body is retried", "[s3][client]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.add_rule({"GET", "/", test::fault::internal_500_empty, 0, 1});
+    front.set_fixed_response(200, {}, "<ListBucketResult><KeyCount>0</KeyCount></ListBucketResult>");
+    s3::client c{ioc.get_executor(), options_for(front), real_clock::instance(), 1};
+    auto r = run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2("bucket-a", s3::list_options{}); });
+    REQUIRE(r.has_value());
+    CHECK(c.stats().attempts == 2);
+}
+
+TEST_CASE("a wrong secret gives one clear error and no retry storm", "[s3][client]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.set_fixed_response(403, {}, error_body("SignatureDoesNotMatch"));
+    s3::client c{ioc.get_executor(), options_for(front), real_clock::instance(), 1};
+    auto r = run<result<s3::put_result>>(ioc, [&]() {
+        std::vector<std::string_view> body{"x"};
+        return c.put_object("bucket-a", "k", std::move(body), s3::put_options{});
+    });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == s3::errc::signature_mismatch);
+    CHECK(s3::status_of(r.error()) == s3::status::fatal);
+    CHECK(r.error().message().find("s3.secret_access_key") != std::string::npos);
+    CHECK(c.stats().attempts == 1);
+    CHECK(front.requests().size() == 1);
+}
+
+TEST_CASE("RequestTimeTooSkewed re-signs once with the server's clock offset", "[s3][client]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    // Server time 2023-11-14T22:13:20Z + 1 h; the local (manual) clock says 22:13:20.
+    front.set_fixed_response(403, {{"Date", "Tue, 14 Nov 2023 23:13:20 GMT"}}, error_body("RequestTimeTooSkewed"));
+    manual_clock clk;  // 1'700'000'000 s = Tue, 14 Nov 2023 22:13:20 GMT
+    s3::client c{ioc.get_executor(), options_for(front), clk, 1};
+    auto r = run<result<void>>(ioc, [&]() { return c.delete_object("bucket-a", "k"); });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == s3::errc::clock_skew);
+    CHECK(c.stats().resigns == 1);
+    CHECK(c.stats().attempts == 2);
+    CHECK(c.clock_offset() == 3600s);
+    REQUIRE(front.requests().size() == 2);
+    CHECK(front.requests()[0].headers.get("x-amz-date") == "20231114T221320Z");
+    CHECK(front.requests()[1].headers.get("x-amz-date") == "20231114T231320Z");
+}
+
+TEST_CASE("an answer slower than the deadline gives up as retryable within the deadline", "[s3][client]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.add_rule({"", "/", test::fault::delay, 0, 100, 5000ms});
+    auto o = options_for(front);
+    o.retry.deadline = 300ms;
+    s3::client c{ioc.get_executor(), o, real_clock::instance(), 1};
+    auto r = run<result<s3::head_result>>(ioc, [&]() { return c.head_object("bucket-a", "k"); });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == http::errc::timeout);
+    CHECK(s3::status_of(r.error()) == s3::status::retryable);
+    CHECK(r.error().detail().find("gave up") != std::string::npos);
+}
+
+TEST_CASE("a lower-case etag header is read", "[s3][client]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.set_fixed_response(200, {{"ETag", "\"p1\""}}, "");
+    front.add_rule({"PUT", "/", test::fault::lowercase_headers, 0, 1});
+    s3::client c{ioc.get_executor(), options_for(front), real_clock::instance(), 1};
+    auto r = run<result<s3::completed_part>>(ioc, [&]() {
+        std::vector<std::string_view> body{"x"};
+        return c.upload_part("bucket-a", "k", "up1", 1, std::move(body));
+    });
+    REQUIRE(r.has_value());
+    CHECK(r->etag == "\"p1\"");
+}
+
+TEST_CASE("404 on HEAD is not_found; 412 on a conditional put is exists", "[s3][client]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.set_fixed_response(404, {}, "");
+    s3::client c{ioc.get_executor(), options_for(front), real_clock::instance(), 1};
+    auto h = run<result<s3::head_result>>(ioc, [&]() { return c.head_object("bucket-a", "k"); });
+    REQUIRE_FALSE(h.has_value());
+    CHECK(s3::status_of(h.error()) == s3::status::not_found);
+    front.set_fixed_response(412, {}, error_body("PreconditionFailed"));
+    auto p = run<result<s3::put_result>>(ioc, [&]() {
+        std::vector<std::string_view> body{"x"};
+        s3::put_options o;
+        o.if_none_match = true;
+        return c.put_object("bucket-a", "k", std::move(body), o);
+    });
+    REQUIRE_FALSE(p.has_value());
+    CHECK(s3::status_of(p.error()) == s3::status::exists);
+    CHECK(front.requests().back().headers.get("if-none-match") == "*");
+    CHECK(c.stats().retries == 0);
+}

@@ -1,0 +1,96 @@
+#include "http/types.hpp"
+#include "s3/error.hpp"
+
+#include <boost/asio/error.hpp>
+#include <catch2/catch.hpp>
+
+using namespace iss;
+using s3::outcome;
+
+namespace {
+s3::verdict answer(unsigned status, std::string_view code, bool head = false) {
+    s3::failure f;
+    f.status = status;
+    f.code = code;
+    f.head = head;
+    return s3::classify(f);
+}
+s3::verdict transport(http::errc e) {
+    s3::failure f;
+    f.transport = make_error_code(e);
+    return s3::classify(f);
+}
+}  // namespace
+
+TEST_CASE("throttling and server errors are retried", "[s3][classify]") {
+    CHECK(answer(503, "SlowDown").what == outcome::retry);
+    CHECK(answer(500, "InternalError").what == outcome::retry);
+    CHECK(answer(400, "RequestTimeout").what == outcome::retry);
+    CHECK(answer(503, "ServiceUnavailable").what == outcome::retry);
+    CHECK(answer(500, "").what == outcome::retry);  // 5xx with an empty body
+    CHECK(answer(502, "").what == outcome::retry);
+    CHECK(answer(429, "").what == outcome::retry);
+    CHECK(answer(409, "OperationAborted").what == outcome::retry);
+}
+
+TEST_CASE("transport failures are retried except certificate and URL problems", "[s3][classify]") {
+    CHECK(transport(http::errc::closed_before_response).what == outcome::retry);
+    CHECK(transport(http::errc::truncated_response).what == outcome::retry);
+    CHECK(transport(http::errc::timeout).what == outcome::retry);
+    CHECK(transport(http::errc::connect_failed).what == outcome::retry);
+    CHECK(transport(http::errc::resolve_failed).what == outcome::retry);
+    CHECK(transport(http::errc::write_failed).what == outcome::retry);
+    CHECK(transport(http::errc::certificate_rejected).what == outcome::fail);
+    CHECK(transport(http::errc::invalid_url).what == outcome::fail);
+    s3::failure f;
+    f.transport = boost::asio::error::operation_aborted;
+    CHECK(s3::classify(f).what == outcome::fail);  // cancellation is never retried
+}
+
+TEST_CASE("clock skew re-signs", "[s3][classify]") {
+    auto v = answer(403, "RequestTimeTooSkewed");
+    CHECK(v.what == outcome::resign);
+    CHECK(v.code == s3::errc::clock_skew);
+    CHECK_FALSE(v.hint.empty());
+}
+
+TEST_CASE("auth, permission and bucket errors fail at once and name what to check", "[s3][classify]") {
+    auto a = answer(403, "SignatureDoesNotMatch");
+    CHECK(a.what == outcome::fail);
+    CHECK(a.code == s3::errc::signature_mismatch);
+    CHECK(std::string{a.hint}.find("s3.secret_access_key") != std::string::npos);
+    auto b = answer(403, "InvalidAccessKeyId");
+    CHECK(b.code == s3::errc::invalid_access_key);
+    CHECK(std::string{b.hint}.find("s3.access_key_id") != std::string::npos);
+    CHECK(answer(403, "AccessDenied").code == s3::errc::access_denied);
+    auto nb = answer(404, "NoSuchBucket");
+    CHECK(nb.what == outcome::fail);
+    CHECK(std::string{nb.hint}.find("s3.bucket") != std::string::npos);
+    CHECK(answer(301, "PermanentRedirect").code == s3::errc::wrong_region);
+    CHECK(answer(400, "AuthorizationHeaderMalformed").code == s3::errc::wrong_region);
+    CHECK(answer(403, "", true).what == outcome::fail);  // HEAD: status alone
+}
+
+TEST_CASE("missing keys and uploads are not_found; 412 is its own failure", "[s3][classify]") {
+    CHECK(answer(404, "NoSuchKey").what == outcome::not_found);
+    CHECK(answer(404, "NoSuchUpload").what == outcome::not_found);
+    CHECK(answer(404, "", true).what == outcome::not_found);
+    auto p = answer(412, "PreconditionFailed");
+    CHECK(p.what == outcome::fail);
+    CHECK(p.code == s3::errc::precondition_failed);
+    CHECK(answer(412, "", true).code == s3::errc::precondition_failed);
+    CHECK(answer(400, "EntityTooSmall").code == s3::errc::entity_too_small);
+    CHECK(answer(400, "BadDigest").code == s3::errc::bad_digest);
+    CHECK(answer(400, "InvalidPart").code == s3::errc::invalid_part);
+}
+
+TEST_CASE("status_of maps final errors for callers", "[s3][classify]") {
+    CHECK(s3::status_of(error{s3::errc::precondition_failed}) == s3::status::exists);
+    CHECK(s3::status_of(error{s3::errc::no_such_key}) == s3::status::not_found);
+    CHECK(s3::status_of(error{s3::errc::no_such_upload}) == s3::status::not_found);
+    CHECK(s3::status_of(error{s3::errc::unavailable}) == s3::status::retryable);
+    CHECK(s3::status_of(error{http::errc::timeout}) == s3::status::retryable);
+    CHECK(s3::status_of(error{http::errc::certificate_rejected}) == s3::status::fatal);
+    CHECK(s3::status_of(error{s3::errc::signature_mismatch}) == s3::status::fatal);
+    CHECK(s3::status_of(error{boost::asio::error::operation_aborted}) == s3::status::cancelled);
+}
