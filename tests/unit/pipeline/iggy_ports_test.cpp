@@ -1,0 +1,24 @@
+#include "iggy/error.hpp"
+#include "pipeline/adapters/iggy_ports.hpp"
+#include "proto/error.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace pl = iss::pipeline;
+
+namespace {
+iss::error server(std::uint32_t code) {
+    return iss::error{iss::error_code{static_cast<int>(code), iss::proto::server_category()}};
+}
+}  // namespace
+
+TEST_CASE("iggy adapter: 3022 and 5006 mean not the owner; transport errors retry; the rest fails", "[pipeline][iggy_ports][inv5]") {
+    CHECK(pl::offset_status_of(server(3022)) == pl::offset_status::not_owner);
+    CHECK(pl::offset_status_of(server(5006)) == pl::offset_status::not_owner);
+    CHECK(pl::offset_status_of(server(30)) == pl::offset_status::retryable);
+    CHECK(pl::offset_status_of(iss::error{iss::iggy::errc::connection_lost}) == pl::offset_status::retryable);
+    CHECK(pl::offset_status_of(server(4100)) == pl::offset_status::fatal);
+    CHECK(pl::source_status_of(server(5006)) == pl::source_status::not_member);
+    CHECK(pl::source_status_of(iss::error{iss::iggy::errc::timeout}) == pl::source_status::retryable);
+    CHECK(pl::source_status_of(server(2010)) == pl::source_status::fatal);
+}
