@@ -147,7 +147,7 @@ struct format_section {
     bool headers = true;                ///< the `headers` object (JSON types)
     payload_mode payload = payload_mode::automatic;
     std::string separator = "\n";       ///< between payloads (raw only); may be empty
-    std::uint32_t gzip_level = 6;       ///< 1 (fast) .. 9 (small); zlib's default 6
+    std::uint32_t compression_level = 0;  ///< 0: codec default (gzip 6, zstd 3); gzip 1..9, zstd 1..19
 };
 
 /// `rotation`: an object is closed when ANY trigger fires; 0 disables a time trigger.

@@ -148,13 +148,13 @@ void visit_schema(V& v, C& c) {
         v.choice("type", f.type, table(format_type_choices),
                  "`json_lines`: one JSON envelope per line (.jsonl); `json_array`: one JSON array (.json); `raw`: payloads joined by `separator` (.bin).");
         v.choice("compression", f.compression, table(compression_choices),
-                 "`gzip` adds .gz and Content-Type application/gzip (no Content-Encoding, so downloads stay .gz files). `zstd` is reserved (not yet supported).");
+                 "`gzip` adds .gz and Content-Type application/gzip, `zstd` adds .zst and application/zstd (no Content-Encoding, so downloads stay compressed files).");
         v.field("metadata", f.metadata, "JSON types: the envelope's stream, topic, partition_id, offset, id, timestamps. `false` keeps only payload (and headers).");
         v.field("headers", f.headers, "JSON types: the `headers` object of user headers.");
         v.choice("payload", f.payload, table(payload_mode_choices),
                  "JSON types: `auto` embeds valid JSON (minified), else valid UTF-8 as a string, else base64; `json` requires JSON (anything else is a bad message); `string` (invalid UTF-8 replaced by U+FFFD) and `base64` force one form.");
-        v.field("gzip_level", f.gzip_level,
-                "With gzip: 1 (fastest, about 3x less CPU than 6) to 9 (smallest). See the README's benchmark.");
+        v.field("compression_level", f.compression_level,
+                "0: the codec's default (gzip 6, zstd 3). gzip 1 (fastest, about 3x less CPU than 6) to 9; zstd 1 to 19. See \"Formatting throughput\".");
         v.field("separator", f.separator, "`raw` only: written between payloads (YAML escapes: \"\\n\"); may be empty.");
     });
     v.section("rotation", "When an object is closed and uploaded: whichever trigger fires first; 0 disables a time trigger.", [&] {

@@ -248,10 +248,14 @@ void check_s3(collector& add, const sink_config& c) {
 }
 
 void check_format(collector& add, const format_section& f) {
-    if (f.compression == compression::zstd) add("format.compression", "zstd is not supported yet (none or gzip)");
     if (f.type != format_type::raw && f.separator != "\n")
         add("format.separator", "applies only to format.type raw (JSON records are separated by the format itself)");
-    if (f.gzip_level < 1 || f.gzip_level > 9) add("format.gzip_level", "must be 1..9, not {}", f.gzip_level);
+    if (f.compression == compression::none && f.compression_level != 0)
+        add("format.compression_level", "is set but format.compression is none");
+    if (f.compression == compression::gzip && f.compression_level > 9)
+        add("format.compression_level", "must be 0 (default) or 1..9 for gzip, not {}", f.compression_level);
+    if (f.compression == compression::zstd && f.compression_level > 19)
+        add("format.compression_level", "must be 0 (default) or 1..19 for zstd, not {}", f.compression_level);
     if (f.type == format_type::raw && f.payload != payload_mode::automatic)
         add("format.payload", "applies only to the JSON types; raw writes payload bytes as they are");
 }

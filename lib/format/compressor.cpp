@@ -1,6 +1,7 @@
 #include "format/compressor.hpp"
 
 #include <zlib.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -65,8 +66,54 @@ private:
     z_stream z_{};
 };
 
+class zstd_compressor final : public compressor {
+public:
+    explicit zstd_compressor(int level) : cctx_{ZSTD_createCCtx()} {
+        if (cctx_ == nullptr) zlib_fatal("ZSTD_createCCtx", 0);
+        check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level), "set level");
+        check(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1), "set checksum");
+    }
+    ~zstd_compressor() override { ZSTD_freeCCtx(cctx_); }
+    zstd_compressor(const zstd_compressor&) = delete;
+    zstd_compressor& operator=(const zstd_compressor&) = delete;
+
+    void write(std::string_view in, std::string& out) override {
+        if (!in.empty()) run(in, out, ZSTD_e_continue);
+    }
+    void finish(std::string& out) override {
+        run({}, out, ZSTD_e_end);
+        reset();
+    }
+    void reset() override { check(ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_only), "reset"); }
+
+private:
+    static void check(std::size_t rc, const char* what) {
+        if (ZSTD_isError(rc) != 0) {
+            std::fprintf(stderr, "iggy-s3-sink: fatal: zstd %s failed: %s\n", what, ZSTD_getErrorName(rc));
+            std::abort();
+        }
+    }
+    void run(std::string_view in, std::string& out, ZSTD_EndDirective mode) {
+        ZSTD_inBuffer input{in.data(), in.size(), 0};
+        for (;;) {
+            const std::size_t room = ZSTD_CStreamOutSize();
+            const std::size_t start = out.size();
+            out.resize(start + room);
+            ZSTD_outBuffer output{out.data() + start, room, 0};
+            const std::size_t left = ZSTD_compressStream2(cctx_, &output, &input, mode);
+            check(left, "compressStream2");
+            out.resize(start + output.pos);
+            // continue: done once all input is taken; end: done once nothing is left to flush.
+            if (mode == ZSTD_e_end ? left == 0 : input.pos == input.size) return;
+        }
+    }
+
+    ZSTD_CCtx* cctx_;
+};
+
 }  // namespace
 
 std::unique_ptr<compressor> make_gzip_compressor(int level) { return std::make_unique<gzip_compressor>(level); }
+std::unique_ptr<compressor> make_zstd_compressor(int level) { return std::make_unique<zstd_compressor>(level); }
 
 }  // namespace iss::format

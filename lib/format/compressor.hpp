@@ -6,8 +6,8 @@
 /// `gzip` is zlib's deflate with a gzip header and trailer (RFC 1952), so the object is a
 /// valid `.gz` file: the writer gives it the extension `.gz` and Content-Type
 /// `application/gzip`, and NO `Content-Encoding`, so that browsers and `aws s3 cp` keep the
-/// bytes as they are instead of unpacking them on download. `zstd` has room here (a further
-/// `compression` value and class) and is refused by config validation until it lands.
+/// bytes as they are instead of unpacking them on download. `zstd` is one zstd frame per
+/// object (`.zst`, `application/zstd`), streamed the same way.
 
 #include "common/error.hpp"
 
@@ -18,7 +18,7 @@
 
 namespace iss::format {
 
-enum class compression : std::uint8_t { none, gzip };
+enum class compression : std::uint8_t { none, gzip, zstd };
 
 /// One compressed stream (one object). Not thread-safe; one per open object.
 class compressor {
@@ -35,5 +35,7 @@ public:
 
 /// A gzip compressor; `level` 1 (fast) .. 9 (small), zlib's default 6.
 [[nodiscard]] std::unique_ptr<compressor> make_gzip_compressor(int level = 6);
+/// A zstd compressor; `level` 1 (fast) .. 19 (small), zstd's default 3.
+[[nodiscard]] std::unique_ptr<compressor> make_zstd_compressor(int level = 3);
 
 }  // namespace iss::format

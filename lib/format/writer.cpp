@@ -84,11 +84,13 @@ std::string extension(const writer_options& o) {
         case record_format::raw: e = "bin"; break;
     }
     if (o.compression == compression::gzip) e += ".gz";
+    if (o.compression == compression::zstd) e += ".zst";
     return e;
 }
 
 std::string_view content_type(const writer_options& o) {
     if (o.compression == compression::gzip) return "application/gzip";
+    if (o.compression == compression::zstd) return "application/zstd";
     switch (o.format) {
         case record_format::json_lines: return "application/x-ndjson";
         case record_format::json_array: return "application/json";
@@ -98,7 +100,8 @@ std::string_view content_type(const writer_options& o) {
 }
 
 writer::writer(writer_options o) : o_{std::move(o)} {
-    if (o_.compression == compression::gzip) compressor_ = make_gzip_compressor(o_.gzip_level);
+    if (o_.compression == compression::gzip) compressor_ = make_gzip_compressor(o_.level > 0 ? o_.level : 6);
+    if (o_.compression == compression::zstd) compressor_ = make_zstd_compressor(o_.level > 0 ? o_.level : 3);
 }
 writer::~writer() = default;
 writer::writer(writer&&) noexcept = default;

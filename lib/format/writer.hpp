@@ -70,14 +70,15 @@ struct writer_options {
     bool headers = true;                          ///< JSON: the headers object
     payload_mode payload = payload_mode::automatic;
     std::string separator = "\n";                 ///< raw: between two payloads
-    int gzip_level = 6;                           ///< 1..9
+    int level = 0;                                ///< compression level; 0: the codec's default (gzip 6, zstd 3)
 };
 
 /// The object's extension without the leading dot, for `{ext}`: `jsonl`, `json`, `bin`, plus
-/// `.gz` with gzip (`jsonl.gz`).
+/// `.gz` with gzip (`jsonl.gz`) or `.zst` with zstd.
 [[nodiscard]] std::string extension(const writer_options& o);
 /// The object's Content-Type: `application/x-ndjson`, `application/json`,
-/// `application/octet-stream`; `application/gzip` with gzip (and no Content-Encoding).
+/// `application/octet-stream`; `application/gzip` with gzip, `application/zstd` with zstd
+/// (and no Content-Encoding).
 [[nodiscard]] std::string_view content_type(const writer_options& o);
 
 /// Where a message came from (its names are in the envelope).
@@ -88,7 +89,7 @@ struct record_source {
 };
 
 /// Writes one object at a time. Not thread-safe. Holds a payload checker and, with gzip, a
-/// deflate stream (~260 KiB) that is reused from object to object.
+/// deflate stream (~260 KiB) or zstd context that is reused from object to object.
 class writer {
 public:
     explicit writer(writer_options o);

@@ -155,11 +155,13 @@ int main(int argc, char** argv) {
     add("json_lines, payload auto", record_format::json_lines, compression::none, payload_mode::automatic);
     add("json_lines, payload auto, gzip", record_format::json_lines, compression::gzip, payload_mode::automatic);
     add("json_lines, payload auto, gzip -1", record_format::json_lines, compression::gzip, payload_mode::automatic);
-    cases.back().o.gzip_level = 1;
+    cases.back().o.level = 1;
+    add("json_lines, payload auto, zstd", record_format::json_lines, compression::zstd, payload_mode::automatic);
     add("json_lines, payload string", record_format::json_lines, compression::none, payload_mode::string);
     add("json_lines, payload base64", record_format::json_lines, compression::none, payload_mode::base64);
     add("raw", record_format::raw, compression::none, payload_mode::automatic);
     add("raw, gzip", record_format::raw, compression::gzip, payload_mode::automatic);
+    add("raw, zstd", record_format::raw, compression::zstd, payload_mode::automatic);
     for (const auto& [name, o] : cases) {
         const auto r = measure(c, o, seconds);
         fmt::print("{:<34} {:>12.0f} {:>14.1f} {:>15.1f} {:>8.3f} {:>5.0f}%\n", name, r.messages_per_s, r.out_mb_per_s,

@@ -69,6 +69,9 @@ TEST_CASE("the README documents every key", "[config][print]") {
         INFO(r.path);
         CHECK(readme.find("`" + r.path + "`") != std::string::npos);
     }
+    // The table itself is the generated one (regenerate it with
+    // `iggy-s3-sink check-config --help-config`).
+    CHECK(readme.find(describe_markdown()) != std::string::npos);
 }
 
 TEST_CASE("the example config in packaging/ is valid", "[config][print]") {

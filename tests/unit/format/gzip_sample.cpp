@@ -1,5 +1,5 @@
-// Writes a gzip json_lines object to argv[1], for the CTest check with `gzip -t`
-// (an independent reader of the format).
+// Writes a gzip (or, with a second argument `zstd`, a zstd) json_lines object to argv[1], for
+// the CTest checks with `gzip -t` / `zstd -t` (independent readers of the format).
 #include "format/writer.hpp"
 
 #include <cstdio>
@@ -7,13 +7,14 @@
 #include <string>
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: gzip_sample OUT.jsonl.gz\n");
+    if (argc != 2 && argc != 3) {
+        std::fprintf(stderr, "usage: gzip_sample OUT.jsonl.gz | OUT.jsonl.zst zstd\n");
         return 2;
     }
     namespace proto = iss::proto;
     iss::format::writer_options o;
-    o.compression = iss::format::compression::gzip;
+    o.compression = argc == 3 && std::string{argv[2]} == "zstd" ? iss::format::compression::zstd
+                                                                 : iss::format::compression::gzip;
     iss::format::writer w{o};
     std::string out;
     w.begin(out);

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <simdjson.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -79,6 +80,24 @@ std::string gunzip(const std::string& gz) {
     CHECK(rc == Z_STREAM_END);
     CHECK(z.avail_in == 0);  // nothing after the gzip member
     inflateEnd(&z);
+    return out;
+}
+
+std::string unzstd(const std::string& z) {
+    ZSTD_DCtx* d = ZSTD_createDCtx();
+    REQUIRE(d != nullptr);
+    ZSTD_inBuffer in{z.data(), z.size(), 0};
+    std::string out;
+    std::size_t rc = 1;
+    while (in.pos < in.size) {
+        char buf[16384];
+        ZSTD_outBuffer o{buf, sizeof buf, 0};
+        rc = ZSTD_decompressStream(d, &o, &in);
+        REQUIRE(ZSTD_isError(rc) == 0);
+        out.append(buf, o.pos);
+    }
+    CHECK(rc == 0);  // the frame is complete (and its checksum verified)
+    ZSTD_freeDCtx(d);
     return out;
 }
 
@@ -297,6 +316,10 @@ TEST_CASE("extensions and content types", "[format][writer]") {
     o.compression = compression::gzip;
     CHECK(extension(o) == "bin.gz");
     CHECK(content_type(o) == "application/gzip");
+    o.compression = compression::zstd;
+    CHECK(extension(o) == "bin.zst");
+    CHECK(content_type(o) == "application/zstd");
+    o.compression = compression::gzip;
     o.format = record_format::json_lines;
     CHECK(writer{o}.extension() == "jsonl.gz");
 }
@@ -380,4 +403,35 @@ TEST_CASE("a malformed headers block is a bad message only when headers are writ
     no_headers.headers = false;
     writer w2{no_headers};
     CHECK(w2.append(m, src, out).has_value());
+}
+
+TEST_CASE("zstd output decompresses to exactly the uncompressed output", "[format][writer][zstd]") {
+    test::message_store s;
+    std::vector<std::string> payloads;
+    payloads.reserve(3000);
+    std::vector<proto::message_view> ms;
+    for (int i = 0; i < 3000; ++i) payloads.push_back(fmt::format("{{\"n\": {}, \"pad\": \"{}\"}}", i, std::string(i % 200, 'y')));
+    for (int i = 0; i < 3000; ++i) ms.push_back(s.make(static_cast<std::uint64_t>(i), payloads[static_cast<std::size_t>(i)]));
+    for (auto fmt_ : {record_format::json_lines, record_format::json_array, record_format::raw}) {
+        writer_options plain;
+        plain.format = fmt_;
+        writer_options z = plain;
+        z.compression = compression::zstd;
+        const auto expected = write_all(plain, ms);
+        writer w{z};
+        std::string out;
+        w.begin(out);
+        for (const auto& m : ms) REQUIRE(w.append(m, src, out).has_value());
+        w.finish(out);
+        CHECK(w.bytes_out() == out.size());
+        CHECK(out.size() < expected.size() / 3);
+        REQUIRE(out.size() > 4);
+        CHECK(static_cast<unsigned char>(out[0]) == 0x28);  // zstd frame magic 28 B5 2F FD
+        CHECK(static_cast<unsigned char>(out[3]) == 0xfd);
+        CHECK(unzstd(out) == expected);
+        std::string second;
+        w.begin(second);
+        w.finish(second);
+        CHECK(unzstd(second) == (fmt_ == record_format::json_array ? "[]\n" : ""));
+    }
 }
