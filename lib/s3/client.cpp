@@ -93,8 +93,8 @@ struct client::impl {
                 detail = fmt::format("{} {}/{}: {} (attempt {}/{})", spec.op, spec.bucket, spec.key, r.error().message(),
                                      attempts, max_attempts);
             } else {
-                detail = fmt::format("{} {}/{}: HTTP {} {}{}{} (request id {}, attempt {}/{}){}{}", spec.op, spec.bucket,
-                                     spec.key, r->status, doc ? doc->code : std::string{},
+                detail = fmt::format("{} {}/{}: HTTP {}{}{}{} (request id {}, attempt {}/{}){}{}", spec.op, spec.bucket,
+                                     spec.key, r->status, doc ? " " + doc->code : std::string{},
                                      doc && !doc->message.empty() ? ": " : "", doc ? doc->message : std::string{},
                                      request_id.empty() ? "-" : request_id, attempts, max_attempts,
                                      v.hint.empty() ? "" : "; ", v.hint);

@@ -1,1 +1,14 @@
-# S3 client integration tests (owner: s3); filled in with lib/s3.
+# S3 client integration tests (owner: s3): lib/s3 + lib/http against the real Ceph RGW of the
+# `rgw` fixture, directly and through the fault-injecting front.
+add_executable(integration_s3 ${CMAKE_CURRENT_LIST_DIR}/s3_test.cpp)
+target_link_libraries(integration_s3 PRIVATE catch_main iss_warnings s3 iss_s3_fault_front)
+target_compile_options(integration_s3 PRIVATE -Wno-mismatched-new-delete)
+add_test(NAME integration.s3 COMMAND integration_s3)
+set_tests_properties(integration.s3 PROPERTIES
+  LABELS "integration;s3" TIMEOUT 900 FIXTURES_REQUIRED rgw SKIP_RETURN_CODE 77
+  ENVIRONMENT "RGW_DIR=${ISS_RGW_DIR};CI=$ENV{CI}")
+# The probe subcommand against RGW: usable store, conditional Put honoured, Complete not (RGW 16).
+add_test(NAME integration.s3.probe_cli
+  COMMAND ${CMAKE_CURRENT_LIST_DIR}/probe_cli.sh $<TARGET_FILE:iggy-s3-sink> ${ISS_RGW_DIR})
+set_tests_properties(integration.s3.probe_cli PROPERTIES
+  LABELS "integration;s3" TIMEOUT 180 FIXTURES_REQUIRED rgw)

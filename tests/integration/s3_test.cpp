@@ -1,0 +1,511 @@
+// lib/s3 + lib/http against a real Ceph RGW (the `rgw` CTest fixture: RGW_DIR/env), directly
+// and through the fault front. Each test case uses its own bucket.
+#include "s3/client.hpp"
+#include "s3/fault_front.hpp"
+#include "s3/probe.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+
+using namespace iss;
+namespace net = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::map<std::string, std::string> load_env() {
+    const char* dir = std::getenv("RGW_DIR");
+    const std::string path = std::string{dir != nullptr ? dir : ISS_BINARY_DIR "/rgw"} + "/env";
+    std::ifstream in{path};
+    if (!in) {
+        std::fprintf(stderr, "RGW env file %s missing: run through ctest (fixture rgw)\n", path.c_str());
+        const char* ci = std::getenv("CI");
+        std::exit(ci != nullptr && std::string{ci} == "true" ? 1 : 77);
+    }
+    std::map<std::string, std::string> env;
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto eq = line.find('=');
+        if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    return env;
+}
+
+const std::map<std::string, std::string>& rgw() {
+    static const auto env = load_env();
+    return env;
+}
+
+s3::client_options base_options() {
+    s3::client_options o;
+    o.endpoint = rgw().at("RGW_ENDPOINT");
+    o.region = rgw().at("RGW_REGION");
+    o.credentials = {access_key_id{rgw().at("RGW_ACCESS_KEY")}, secret_access_key{rgw().at("RGW_SECRET_KEY")}, {}};
+    o.retry.base = 20ms;
+    o.retry.cap = 200ms;
+    o.retry.attempts = 6;
+    o.retry.deadline = 60s;
+    o.part_size = 5ULL << 20;
+    return o;
+}
+
+std::string unique_bucket(std::string_view what) {
+    static std::mt19937_64 rng{std::random_device{}()};
+    return fmt::format("t-{}-{:08x}", what, static_cast<std::uint32_t>(rng()));
+}
+
+template <class T>
+T run(net::io_context& ioc, std::function<net::awaitable<T>()> task) {
+    std::optional<T> out;
+    std::exception_ptr err;
+    net::co_spawn(ioc, task(), [&](std::exception_ptr e, T v) {
+        err = e;
+        if (!e) out = std::move(v);
+        ioc.stop();
+    });
+    ioc.restart();
+    ioc.run();
+    if (err) std::rethrow_exception(err);
+    return std::move(*out);
+}
+
+/// A bucket of its own for one test case.
+void make_bucket(net::io_context& ioc, s3::client& c, const std::string& bucket) {
+    auto r = run<result<void>>(ioc, [&]() { return c.create_bucket(bucket); });
+    INFO(bucket);
+    REQUIRE(r.has_value());
+}
+
+std::string pattern(std::size_t n, unsigned seed) {
+    std::string s(n, '\0');
+    std::mt19937 rng{seed};
+    for (auto& c : s) c = static_cast<char>(rng());
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("objects with awkward keys round-trip with metadata", "[s3][rgw]") {
+    net::io_context ioc{1};
+    s3::client c{ioc.get_executor(), base_options()};
+    const auto bucket = unique_bucket("keys");
+    make_bucket(ioc, c, bucket);
+    const std::vector<std::string> keys{
+      "plain.txt", "with space", "plus+sign", "equals=sign", "percent%25and%", "tilde~", "bang!", "quote'",
+      "paren(s)", "star*", "unicode-caf\xc3\xa9-\xe2\x9c\x93", "/leading-slash", "double//slash", "a/b/c/",
+      std::string(1000, 'k')};
+    for (const auto& key : keys) {
+        INFO(key);
+        const std::string body = "body of " + key;
+        s3::put_options po;
+        po.metadata["iggy-first-offset"] = "42";
+        po.metadata["note"] = "caf\xc3\xa9 \xe2\x9c\x93";
+        po.content_type = "text/plain";
+        auto put = run<result<s3::put_result>>(ioc, [&]() {
+            std::vector<std::string_view> v{body};
+            return c.put_object(bucket, key, std::move(v), po);
+        });
+        REQUIRE(put.has_value());
+        CHECK(put->etag.starts_with("\""));
+        auto get = run<result<s3::get_result>>(ioc, [&]() { return c.get_object(bucket, key); });
+        REQUIRE(get.has_value());
+        CHECK(get->body == body);
+        auto head = run<result<s3::head_result>>(ioc, [&]() { return c.head_object(bucket, key); });
+        REQUIRE(head.has_value());
+        CHECK(head->size == body.size());
+        CHECK(head->metadata["iggy-first-offset"] == "42");
+        CHECK(head->metadata["note"] == "caf\xc3\xa9 \xe2\x9c\x93");
+    }
+    s3::list_options lo;
+    auto list = run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2(bucket, lo); });
+    REQUIRE(list.has_value());
+    std::vector<std::string> listed;
+    for (const auto& o : list->objects) listed.push_back(o.key);
+    for (const auto& key : keys) CHECK(std::find(listed.begin(), listed.end(), key) != listed.end());
+    CHECK(c.stats().retries == 0);
+    CHECK(c.http_stats().connections_opened == 1);  // keep-alive across the whole test
+}
+
+TEST_CASE("a conditional put of an existing key gets 412 (exists), unconditional overwrites", "[s3][rgw]") {
+    net::io_context ioc{1};
+    s3::client c{ioc.get_executor(), base_options()};
+    const auto bucket = unique_bucket("cond");
+    make_bucket(ioc, c, bucket);
+    s3::put_options cond;
+    cond.if_none_match = true;
+    auto put = [&](std::string body, s3::put_options o) {
+        return run<result<s3::put_result>>(ioc, [&]() {
+            std::vector<std::string_view> v{body};
+            return c.put_object(bucket, "k", std::move(v), o);
+        });
+    };
+    REQUIRE(put("first", cond).has_value());
+    auto second = put("second", cond);
+    REQUIRE_FALSE(second.has_value());
+    CHECK(s3::status_of(second.error()) == s3::status::exists);
+    CHECK(c.stats().retries == 0);
+    auto get = run<result<s3::get_result>>(ioc, [&]() { return c.get_object(bucket, "k"); });
+    CHECK(get->body == "first");
+    REQUIRE(put("third", s3::put_options{}).has_value());
+}
+
+TEST_CASE("a wrong secret gives one clear error and no retry storm", "[s3][rgw]") {
+    net::io_context ioc{1};
+    auto o = base_options();
+    o.credentials.secret_access_key = secret_access_key{"wrong-secret"};
+    s3::client c{ioc.get_executor(), o};
+    auto r = run<result<void>>(ioc, [&]() { return c.create_bucket(unique_bucket("auth")); });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == s3::errc::signature_mismatch);
+    CHECK(r.error().message().find("s3.secret_access_key") != std::string::npos);
+    CHECK(r.error().message().find("wrong-secret") == std::string::npos);
+    CHECK(c.stats().attempts == 1);
+    auto o2 = base_options();
+    o2.credentials.access_key_id = access_key_id{"NOSUCHKEY0000000"};
+    s3::client c2{ioc.get_executor(), o2};
+    auto r2 = run<result<void>>(ioc, [&]() { return c2.head_bucket("any-bucket"); });
+    REQUIRE_FALSE(r2.has_value());
+    CHECK(s3::status_of(r2.error()) == s3::status::fatal);
+    CHECK(c2.stats().attempts == 1);
+}
+
+TEST_CASE("multipart: three parts and a tail, list parts, abort, EntityTooSmall", "[s3][rgw][multipart]") {
+    net::io_context ioc{1};
+    s3::client c{ioc.get_executor(), base_options()};
+    const auto bucket = unique_bucket("mpu");
+    make_bucket(ioc, c, bucket);
+    const std::string body = pattern(3 * (5U << 20) + 1234, 7);
+    s3::put_options po;
+    po.metadata["iggy-count"] = "4";
+    po.if_none_match = true;
+    auto up = run<result<s3::complete_result>>(ioc, [&]() { return c.upload(bucket, "big/object", body, po); });
+    REQUIRE(up.has_value());
+    auto head = run<result<s3::head_result>>(ioc, [&]() { return c.head_object(bucket, "big/object"); });
+    REQUIRE(head.has_value());
+    CHECK(head->size == body.size());
+    CHECK(head->etag.ends_with("-4\""));
+    CHECK(head->metadata["iggy-count"] == "4");
+    auto get = run<result<s3::get_result>>(ioc, [&]() { return c.get_object(bucket, "big/object"); });
+    REQUIRE(get.has_value());
+    CHECK(get->body == body);
+
+    // An upload in progress: parts listed, then aborted, then gone.
+    auto id = run<result<std::string>>(ioc, [&]() { return c.create_multipart(bucket, "aborted", s3::put_options{}); });
+    REQUIRE(id.has_value());
+    const std::string_view part1{body.data(), 5U << 20};
+    auto p1 = run<result<s3::completed_part>>(ioc, [&]() {
+        std::vector<std::string_view> v{part1};
+        return c.upload_part(bucket, "aborted", *id, 1, std::move(v));
+    });
+    REQUIRE(p1.has_value());
+    auto parts = run<result<std::vector<s3::part_info>>>(ioc, [&]() { return c.list_parts(bucket, "aborted", *id); });
+    REQUIRE(parts.has_value());
+    REQUIRE(parts->size() == 1);
+    CHECK(parts->at(0).etag == p1->etag);
+    CHECK(parts->at(0).size == (5U << 20));
+    auto uploads = run<result<std::vector<s3::upload_info>>>(ioc, [&]() { return c.list_uploads(bucket, ""); });
+    REQUIRE(uploads.has_value());
+    CHECK(uploads->size() == 1);
+    REQUIRE(run<result<void>>(ioc, [&]() { return c.abort_multipart(bucket, "aborted", *id); }).has_value());
+    auto after = run<result<s3::completed_part>>(ioc, [&]() {
+        std::vector<std::string_view> v{"x"};
+        return c.upload_part(bucket, "aborted", *id, 2, std::move(v));
+    });
+    REQUIRE_FALSE(after.has_value());
+    CHECK(s3::status_of(after.error()) == s3::status::not_found);
+    uploads = run<result<std::vector<s3::upload_info>>>(ioc, [&]() { return c.list_uploads(bucket, ""); });
+    CHECK(uploads->empty());
+
+    // Two small parts: Complete refuses the first one (EntityTooSmall), surfaced as such.
+    auto id2 = run<result<std::string>>(ioc, [&]() { return c.create_multipart(bucket, "small", s3::put_options{}); });
+    REQUIRE(id2.has_value());
+    std::vector<s3::completed_part> small;
+    for (int n = 1; n <= 2; ++n) {
+        auto p = run<result<s3::completed_part>>(ioc, [&]() {
+            std::vector<std::string_view> v{"tiny part"};
+            return c.upload_part(bucket, "small", *id2, n, std::move(v));
+        });
+        REQUIRE(p.has_value());
+        small.push_back(*p);
+    }
+    auto done = run<result<s3::complete_result>>(ioc, [&]() { return c.complete_multipart(bucket, "small", *id2, small, false); });
+    REQUIRE_FALSE(done.has_value());
+    CHECK(done.error() == s3::errc::entity_too_small);
+    CHECK(done.error().message().find("5 MiB") != std::string::npos);
+    run<result<void>>(ioc, [&]() { return c.abort_multipart(bucket, "small", *id2); });
+}
+
+TEST_CASE("ListObjectsV2 pages over 2500 keys with prefix and delimiter", "[s3][rgw][list]") {
+    net::io_context ioc{1};
+    auto o = base_options();
+    o.http.max_idle_per_endpoint = 32;
+    s3::client c{ioc.get_executor(), o};
+    const auto bucket = unique_bucket("list");
+    make_bucket(ioc, c, bucket);
+    constexpr int total = 2500;
+    constexpr int workers = 24;
+    int done = 0;
+    int failed = 0;
+    for (int w = 0; w < workers; ++w) {
+        net::co_spawn(
+          ioc,
+          [&, w]() -> net::awaitable<void> {
+              for (int i = w; i < total; i += workers) {
+                  const std::string key = fmt::format("{}/obj-{:05}", i % 2 == 0 ? "even" : "odd", i);
+                  std::vector<std::string_view> v{"x"};
+                  auto r = co_await c.put_object(bucket, key, std::move(v), s3::put_options{});
+                  if (!r) ++failed;
+              }
+          },
+          [&](std::exception_ptr) {
+              if (++done == workers) ioc.stop();
+          });
+    }
+    ioc.restart();
+    ioc.run();
+    REQUIRE(failed == 0);
+
+    std::vector<std::string> keys;
+    int pages = 0;
+    s3::list_options lo;
+    lo.prefix = "even/";
+    lo.max_keys = 400;
+    for (;;) {
+        auto page = run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2(bucket, lo); });
+        REQUIRE(page.has_value());
+        ++pages;
+        for (const auto& obj : page->objects) keys.push_back(obj.key);
+        if (!page->truncated) break;
+        REQUIRE_FALSE(page->next_continuation_token.empty());
+        lo.continuation_token = page->next_continuation_token;
+    }
+    CHECK(keys.size() == total / 2);
+    CHECK(pages == 4);
+    CHECK(std::is_sorted(keys.begin(), keys.end()));
+    CHECK(std::adjacent_find(keys.begin(), keys.end()) == keys.end());
+
+    s3::list_options all;  // default page size 1000: 3 pages for 2500
+    int all_count = 0;
+    for (;;) {
+        auto page = run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2(bucket, all); });
+        REQUIRE(page.has_value());
+        all_count += static_cast<int>(page->objects.size());
+        if (!page->truncated) break;
+        all.continuation_token = page->next_continuation_token;
+    }
+    CHECK(all_count == total);
+
+    s3::list_options delim;
+    delim.delimiter = "/";
+    auto top = run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2(bucket, delim); });
+    REQUIRE(top.has_value());
+    CHECK(top->objects.empty());
+    CHECK(top->common_prefixes == std::vector<std::string>{"even/", "odd/"});
+
+    s3::list_options after;
+    after.prefix = "odd/";
+    after.start_after = "odd/obj-02497";
+    auto tail = run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2(bucket, after); });
+    REQUIRE(tail.has_value());
+    REQUIRE(tail->objects.size() == 1);
+    CHECK(tail->objects[0].key == "odd/obj-02499");
+}
+
+TEST_CASE("virtual-hosted requests: Host names the bucket, TCP goes to 127.0.0.1", "[s3][rgw][vhost]") {
+    net::io_context ioc{1};
+    const auto path_client_opts = base_options();
+    s3::client path_client{ioc.get_executor(), path_client_opts};
+    const auto bucket = unique_bucket("vhost");
+    make_bucket(ioc, path_client, bucket);
+    auto o = base_options();
+    o.endpoint = fmt::format("http://{}:{}", rgw().at("RGW_DNS_NAME"), rgw().at("RGW_PORT"));
+    o.connect_address = "127.0.0.1";
+    o.style = s3::addressing::virtual_hosted;
+    s3::client c{ioc.get_executor(), o};
+    auto put = run<result<s3::put_result>>(ioc, [&]() {
+        std::vector<std::string_view> v{"vhost body"};
+        return c.put_object(bucket, "dir/key with space", std::move(v), s3::put_options{});
+    });
+    REQUIRE(put.has_value());
+    auto get = run<result<s3::get_result>>(ioc, [&]() { return path_client.get_object(bucket, "dir/key with space"); });
+    REQUIRE(get.has_value());
+    CHECK(get->body == "vhost body");
+    auto list = run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2(bucket, s3::list_options{}); });
+    REQUIRE(list.has_value());
+    CHECK(list->objects.size() == 1);
+}
+
+TEST_CASE("TLS with the self-signed CA file works; without it the certificate is refused, not retried",
+          "[s3][rgw][tls]") {
+    net::io_context ioc{1};
+    auto o = base_options();
+    o.endpoint = rgw().at("RGW_TLS_ENDPOINT");
+    o.http.tls.ca_file = rgw().at("RGW_CA_FILE");
+    o.payload = s3::payload_signing::unsigned_payload;  // over TLS
+    s3::client c{ioc.get_executor(), o};
+    const auto bucket = unique_bucket("tls");
+    make_bucket(ioc, c, bucket);
+    auto put = run<result<s3::put_result>>(ioc, [&]() {
+        std::vector<std::string_view> v{"over tls"};
+        return c.put_object(bucket, "k", std::move(v), s3::put_options{});
+    });
+    REQUIRE(put.has_value());
+    auto get = run<result<s3::get_result>>(ioc, [&]() { return c.get_object(bucket, "k"); });
+    REQUIRE(get.has_value());
+    CHECK(get->body == "over tls");
+
+    auto bare = base_options();
+    bare.endpoint = rgw().at("RGW_TLS_ENDPOINT");  // system trust store: the test CA is not in it
+    s3::client refused{ioc.get_executor(), bare};
+    auto r = run<result<void>>(ioc, [&]() { return refused.head_bucket(bucket); });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == http::errc::certificate_rejected);
+    CHECK(s3::status_of(r.error()) == s3::status::fatal);
+    CHECK(refused.stats().attempts == 1);
+
+    // A host name the certificate does not list is refused too (host-name verification).
+    auto wrong_name = base_options();
+    wrong_name.endpoint = fmt::format("https://wrong.example:{}", rgw().at("RGW_TLS_PORT"));
+    wrong_name.connect_address = "127.0.0.1";
+    wrong_name.http.tls.ca_file = rgw().at("RGW_CA_FILE");
+    s3::client wrong{ioc.get_executor(), wrong_name};
+    auto w = run<result<void>>(ioc, [&]() { return wrong.head_bucket(bucket); });
+    REQUIRE_FALSE(w.has_value());
+    CHECK(w.error() == http::errc::certificate_rejected);
+}
+
+TEST_CASE("the capability probe finds RGW 16 honours conditional Put but not conditional Complete", "[s3][rgw][probe]") {
+    net::io_context ioc{1};
+    s3::client c{ioc.get_executor(), base_options()};
+    const auto bucket = unique_bucket("probe");
+    make_bucket(ioc, c, bucket);
+    const auto key = s3::probe_key("pre/fix", 99);
+    CHECK(key.starts_with("pre/fix/.iggy-s3-sink/probe-"));
+    auto rep = run<s3::probe_report>(ioc, [&]() { return s3::probe_store(c, bucket, key); });
+    CHECK(rep.reachable);
+    CHECK(rep.authenticated);
+    CHECK(rep.bucket_access);
+    CHECK(rep.usable());
+    CHECK(rep.conditional_put == s3::capability::yes);
+    CHECK(rep.conditional_complete == s3::capability::no);
+    CHECK(rep.cleaned_up);
+    auto missing = run<s3::probe_report>(ioc, [&]() { return s3::probe_store(c, "no-such-bucket-x1", key); });
+    CHECK(missing.reachable);
+    CHECK(missing.authenticated);
+    CHECK_FALSE(missing.bucket_access);
+    CHECK(missing.bucket_detail.find("s3.bucket") != std::string::npos);
+}
+
+// ---- through the fault front (forwards Host and body unchanged: signatures stay valid) ----
+
+namespace {
+struct fronted {
+    net::io_context ioc{1};
+    test::fault_front front;
+    s3::client c;
+    std::string bucket;
+    explicit fronted(std::string_view what, s3::client_options o = base_options())
+        : front{ioc.get_executor(), http::parse_url(rgw().at("RGW_ENDPOINT")).value()},
+          c{ioc.get_executor(), with_endpoint(std::move(o), front.url()), real_clock::instance(), 7},
+          bucket{unique_bucket(what)} {
+        // The bucket is created through the front too: Host is the front's, as signed.
+        auto r = run<result<void>>(ioc, [&]() { return c.create_bucket(bucket); });
+        REQUIRE(r.has_value());
+    }
+    static s3::client_options with_endpoint(s3::client_options o, std::string url) {
+        o.endpoint = std::move(url);
+        return o;
+    }
+    result<s3::put_result> put(std::string key, std::string body) {
+        return run<result<s3::put_result>>(ioc, [&]() {
+            std::vector<std::string_view> v{body};
+            return c.put_object(bucket, key, std::move(v), s3::put_options{});
+        });
+    }
+};
+}  // namespace
+
+TEST_CASE("front: 503 SlowDown twice then success, with jittered waits", "[s3][rgw][faults]") {
+    fronted f{"slow"};
+    f.front.add_rule({"PUT", "/k", test::fault::slow_down_503, 0, 2});
+    const auto before = f.c.stats();
+    auto r = f.put("k", "v");
+    REQUIRE(r.has_value());
+    CHECK(f.c.stats().attempts - before.attempts == 3);
+    CHECK(f.c.stats().retries - before.retries == 2);
+    const auto& waits = f.c.stats().recent_waits;
+    REQUIRE(waits.size() >= 2);
+    CHECK(waits[waits.size() - 2] <= 20ms);
+    CHECK(waits[waits.size() - 1] <= 40ms);
+}
+
+TEST_CASE("front: 500 with an empty body, reset mid-upload and truncated response are retried", "[s3][rgw][faults]") {
+    fronted f{"resets"};
+    f.front.add_rule({"PUT", "/a", test::fault::internal_500_empty, 0, 1});
+    REQUIRE(f.put("a", "one").has_value());
+    const std::string big = pattern(3U << 20, 3);
+    f.front.add_rule({"PUT", "/b", test::fault::reset_mid_request, 0, 1});
+    REQUIRE(f.put("b", big).has_value());
+    f.front.add_rule({"GET", "/b", test::fault::truncate_response, 0, 1});
+    auto get = run<result<s3::get_result>>(f.ioc, [&]() { return f.c.get_object(f.bucket, "b"); });
+    REQUIRE(get.has_value());
+    CHECK(get->body == big);
+    CHECK(f.c.stats().retries == 3);
+}
+
+TEST_CASE("front: an answer slower than the deadline gives up as retryable", "[s3][rgw][faults]") {
+    auto o = base_options();
+    o.retry.deadline = 500ms;
+    fronted f{"deadline", o};
+    f.front.add_rule({"HEAD", "/", test::fault::delay, 0, 100, 3000ms});
+    const auto t0 = std::chrono::steady_clock::now();
+    auto h = run<result<s3::head_result>>(f.ioc, [&]() { return f.c.head_object(f.bucket, "nothing"); });
+    REQUIRE_FALSE(h.has_value());
+    CHECK(s3::status_of(h.error()) == s3::status::retryable);
+    CHECK(h.error().message().find("s3.retry.deadline") != std::string::npos);
+    CHECK(std::chrono::steady_clock::now() - t0 < 3000ms);  // bounded by the deadline, not the answer
+}
+
+TEST_CASE("front: lower-case etag headers, a lost Complete response, and a corrupted body", "[s3][rgw][faults]") {
+    fronted f{"quirks"};
+    const std::string body = pattern((5U << 20) + 10, 9);
+    f.front.add_rule({"PUT", "uploadId", test::fault::lowercase_headers, 0, 100});
+    // The first Complete reaches RGW (the object is created) but its response is lost.
+    f.front.add_rule({"POST", "uploadId", test::fault::drop_response, 0, 1});
+    auto up = run<result<s3::complete_result>>(f.ioc, [&]() { return f.c.upload(f.bucket, "lost-complete", body, s3::put_options{}); });
+    REQUIRE(up.has_value());
+    // RGW answers the retried Complete of an upload it already completed with 200 (or, like
+    // AWS, NoSuchUpload, which the client checks with HEAD): either way the object is there.
+    int completes = 0;
+    for (const auto& rq : f.front.requests()) completes += rq.method == "POST" && rq.target.find("uploadId") != std::string::npos;
+    CHECK(completes == 2);
+    auto get = run<result<s3::get_result>>(f.ioc, [&]() { return f.c.get_object(f.bucket, "lost-complete"); });
+    REQUIRE(get.has_value());
+    CHECK(get->body == body);
+
+    // A byte flipped on the way: RGW checks Content-MD5 and refuses (BadDigest), no retry.
+    f.front.add_rule({"PUT", "/corrupt", test::fault::corrupt_body, 0, 1});
+    auto bad = f.put("corrupt", "some body that gets corrupted");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error() == s3::errc::bad_digest);
+    auto head = run<result<s3::head_result>>(f.ioc, [&]() { return f.c.head_object(f.bucket, "corrupt"); });
+    CHECK_FALSE(head.has_value());  // nothing was stored
+
+    // With UNSIGNED-PAYLOAD only Content-MD5 protects the body: RGW answers BadDigest.
+    auto o = base_options();
+    o.payload = s3::payload_signing::unsigned_payload;
+    fronted u{"md5", o};
+    u.front.add_rule({"PUT", "/corrupt", test::fault::corrupt_body, 0, 1});
+    auto bad2 = u.put("corrupt", "another body that gets corrupted");
+    REQUIRE_FALSE(bad2.has_value());
+    CHECK(bad2.error() == s3::errc::bad_digest);
+    CHECK(bad2.error().detail().find("BadDigest") != std::string::npos);
+    CHECK(u.c.stats().retries == 0);
+}
