@@ -60,7 +60,12 @@ format::writer_options writer_options(const config::sink_config& c) {
         case config::format_type::json_array: o.format = format::record_format::json_array; break;
         case config::format_type::raw: o.format = format::record_format::raw; break;
     }
-    o.compression = c.format.compression == config::compression::gzip ? format::compression::gzip : format::compression::none;
+    switch (c.format.compression) {
+        case config::compression::none: o.compression = format::compression::none; break;
+        case config::compression::gzip: o.compression = format::compression::gzip; break;
+        case config::compression::zstd: o.compression = format::compression::zstd; break;
+    }
+    o.level = static_cast<int>(c.format.compression_level);
     o.metadata = c.format.metadata;
     o.headers = c.format.headers;
     switch (c.format.payload) {

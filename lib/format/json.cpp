@@ -90,9 +90,13 @@ bool valid_number(std::string_view t) noexcept {
     if (const auto e = t.find_first_of("eE"); e != std::string_view::npos) {
         // An exponent of more than 4 digits overflows some readers' exponent counters.
         std::string_view exp = t.substr(e + 1);
+        const bool negative = !exp.empty() && exp.front() == '-';
         if (!exp.empty() && (exp.front() == '+' || exp.front() == '-')) exp.remove_prefix(1);
         while (exp.size() > 1 && exp.front() == '0') exp.remove_prefix(1);
         if (exp.size() > 4) return false;
+        // A positive exponent past double range is refused even on a zero mantissa: some
+        // readers turn 0e400 into NaN.
+        if (!negative && (exp.size() > 3 || std::stoi(std::string{exp}) > 308)) return false;
     }
     if (t.find_first_of("eE") != std::string_view::npos || t.size() > 300) {
         const std::string copy{t};

@@ -121,7 +121,7 @@ TEST_CASE("valid JSON payloads are minified to one line", "[format][json]") {
 TEST_CASE("invalid JSON payloads are refused and leave the output alone", "[format][json]") {
     for (std::string_view bad : {"", "{", "{\"a\":1,}", "[01]", "1.", "-", "tru", "{\"a\" 1}", "[1] [2]",
                                  "\"\xff\"", "\"a\\ud800\"", "'single'", "12abc", "\"unterminated",
-                                 "1e400", "[-1E+309]", "1e-00012345"}) {
+                                 "1e400", "[-1E+309]", "1e-00012345", "0e309", "-0.0e731"}) {
         INFO(bad);
         bool ok = true;
         (void)minified(bad, &ok);

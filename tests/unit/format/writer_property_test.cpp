@@ -6,6 +6,8 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <random>
 
@@ -32,6 +34,37 @@ std::string random_payload(std::mt19937_64& rng) {
         }
     }
     return s;
+}
+
+/// Equal JSON values; doubles within a relative 1e-14, since Boost.JSON's default (fast,
+/// not always correctly rounded) number parsing can differ in the last bit between a value
+/// on its own and the same text inside an object.
+bool same(const boost::json::value& a, const boost::json::value& b) {
+    if (a.is_number() && b.is_number() && (a.is_double() || b.is_double())) {
+        const double x = a.to_number<double>();
+        const double y = b.to_number<double>();
+        return x == y || std::fabs(x - y) <= 1e-14 * std::max(std::fabs(x), std::fabs(y));
+    }
+    if (a.kind() != b.kind()) return a == b;
+    if (a.is_array()) {
+        const auto& x = a.as_array();
+        const auto& y = b.as_array();
+        if (x.size() != y.size()) return false;
+        for (std::size_t i = 0; i < x.size(); ++i)
+            if (!same(x[i], y[i])) return false;
+        return true;
+    }
+    if (a.is_object()) {
+        const auto& x = a.as_object();
+        const auto& y = b.as_object();
+        if (x.size() != y.size()) return false;
+        for (const auto& kv : x) {
+            const auto* other = y.if_contains(kv.key());
+            if (other == nullptr || !same(kv.value(), *other)) return false;
+        }
+        return true;
+    }
+    return a == b;
 }
 
 }  // namespace
@@ -74,7 +107,7 @@ TEST_CASE("random payloads always give one valid JSON line per message", "[forma
             // (A payload the writer did not take as JSON is embedded as its text.)
             if (!ec2 && (mode == payload_mode::automatic || mode == payload_mode::json)) {
                 const bool as_text = embedded.is_string() && embedded.as_string() == payload;
-                CHECK((embedded == original || as_text));
+                CHECK((same(embedded, original) || as_text));
             }
         }
     }
