@@ -350,7 +350,8 @@ task<store_result<none>> partition_writer::upload_multipart(open_object& o, cons
             failure = {part.status == store_status::exists ? store_status::retryable : part.status, {}, part.detail};
             break;
         }
-        parts.push_back(completed_part{number, part.value});
+        part.value.number = number;
+        parts.push_back(std::move(part.value));
     }
     store_result<none> done = failure;
     if (failure.status == store_status::ok) {

@@ -54,8 +54,9 @@ struct none {};
 
 /// One uploaded part of a multipart upload.
 struct completed_part {
-    int number = 0;    ///< 1-based
-    std::string etag;  ///< as returned, quotes kept
+    int number = 0;      ///< 1-based
+    std::string etag;    ///< as returned, quotes kept
+    std::string crc32c;  ///< base64, when the store client sends per-part CRC32C (else empty)
 };
 
 /// What the pipeline needs from S3. Implementations apply the client's retry policy and,
@@ -74,8 +75,8 @@ public:
     virtual task<store_result<std::string>> create_multipart(
       const object_key& key, const object_range& range, std::string_view content_type)
       = 0;
-    /// UploadPart; value = ETag.
-    virtual task<store_result<std::string>> upload_part(
+    /// UploadPart; value = the part (number, ETag, checksum) for Complete.
+    virtual task<store_result<completed_part>> upload_part(
       const object_key& key, const std::string& upload_id, int part_number, std::string_view body)
       = 0;
     /// CompleteMultipartUpload of `parts` (in order), with `If-None-Match: *` when asked.

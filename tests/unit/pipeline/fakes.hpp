@@ -104,16 +104,16 @@ struct fake_store final : pl::object_store {
         uploads[id] = upload{key.get(), range, std::string{ct}, {}};
         co_return pl::store_result<std::string>{pl::store_status::ok, id, {}};
     }
-    pl::task<pl::store_result<std::string>> upload_part(
+    pl::task<pl::store_result<pl::completed_part>> upload_part(
       const iss::object_key&, const std::string& id, int n, std::string_view body) override {
         ++parts;
         largest_part = std::max(largest_part, body.size());
         if (fail_next > 0) {
             --fail_next;
-            co_return pl::store_result<std::string>{failure, {}, "injected"};
+            co_return pl::store_result<pl::completed_part>{failure, {}, "injected"};
         }
         uploads.at(id).parts[n] = std::string{body};
-        co_return pl::store_result<std::string>{pl::store_status::ok, "\"etag" + std::to_string(n) + "\"", {}};
+        co_return pl::store_result<pl::completed_part>{pl::store_status::ok, {n, "\"etag" + std::to_string(n) + "\"", {}}, {}};
     }
     pl::task<pl::store_result<pl::none>> complete_multipart(
       const iss::object_key& key, const std::string& id, const std::vector<pl::completed_part>& ps,

@@ -1,0 +1,38 @@
+#pragma once
+/// \file
+/// The production `object_store`: `s3::client` for one bucket. Maps the client's final
+/// errors (`s3::status_of`) to `store_status`; cancellation is rethrown, never an outcome.
+/// The client applies the retry policy and the per-operation deadline (`s3.retry.deadline`).
+
+#include "pipeline/ports.hpp"
+#include "s3/client.hpp"
+
+#include <string>
+
+namespace iss::pipeline {
+
+class s3_store final : public object_store {
+public:
+    /// `c` outlives this object and runs on the same executor.
+    s3_store(s3::client& c, std::string bucket) : c_{c}, bucket_{std::move(bucket)} {}
+
+    task<store_result<none>> put_object(const object_key& key, std::string_view body, const object_range& range,
+                                        std::string_view content_type, bool if_none_match) override;
+    task<store_result<std::string>> create_multipart(const object_key& key, const object_range& range,
+                                                     std::string_view content_type) override;
+    task<store_result<completed_part>> upload_part(const object_key& key, const std::string& upload_id, int part_number,
+                                                   std::string_view body) override;
+    task<store_result<none>> complete_multipart(const object_key& key, const std::string& upload_id,
+                                                const std::vector<completed_part>& parts, bool if_none_match) override;
+    task<store_result<none>> abort_multipart(const object_key& key, const std::string& upload_id) override;
+    task<store_result<user_metadata>> head_object(const object_key& key) override;
+
+private:
+    s3::client& c_;
+    std::string bucket_;
+};
+
+/// The store status for a final `s3::client` error; throws on cancellation (style.md §4.5).
+[[nodiscard]] store_status store_status_of(const iss::error& e);
+
+}  // namespace iss::pipeline
