@@ -268,3 +268,43 @@ TEST_CASE("shutdown rules", "[config][validate]") {
     c.shutdown.grace = 0ms;
     CHECK(mentions(only_problem(c), "shutdown.grace", "> 0"));
 }
+
+TEST_CASE("the remaining rules, one mutation each", "[config][validate]") {
+    struct rule_case {
+        const char* name;
+        void (*mutate)(sink_config&);
+        const char* path;
+        const char* text;
+    };
+    const rule_case cases[] = {
+      {"server name without TLS", [](sink_config& c) { c.iggy.tls.server_name = "iggy.local"; }, "iggy.tls.server_name", "enabled is false"},
+      {"password without user", [](sink_config& c) { c.iggy.username = ""; }, "iggy.username", "required"},
+      {"huge poll", [](sink_config& c) { c.iggy.poll.messages = 2'000'000; }, "iggy.poll.messages", "<= 1000000"},
+      {"slow poll", [](sink_config& c) { c.iggy.poll.interval = milliseconds{120'000}; }, "iggy.poll.interval", "<= 1m"},
+      {"4 GiB reply", [](sink_config& c) { c.iggy.max_response_bytes = 4 * gib; }, "iggy.max_response_bytes", "< 4GiB"},
+      {"consumer name", [](sink_config& c) { c.iggy.consumer = std::string(300, 'c'); c.s3.retry.deadline = 0ms; }, "iggy.consumer", "at most 255"},
+      {"empty address", [](sink_config& c) { c.iggy.address = ""; }, "iggy.address", "required"},
+      {"no host", [](sink_config& c) { c.iggy.address = ":8090"; }, "iggy.address", "no host"},
+      {"topic name", [](sink_config& c) { c.sources[0].topics[0] = ""; }, "sources[0].topics[0]", "required"},
+      {"insecure over http", [](sink_config& c) { c.s3.endpoint = "http://rgw:7480"; c.s3.tls.insecure = true; }, "s3.tls.insecure", "http://"},
+      {"endpoint without host", [](sink_config& c) { c.s3.endpoint = "https://"; }, "s3.endpoint", "no host"},
+      {"slash in a private bucket", [](sink_config& c) { c.s3.endpoint = "http://rgw:7480"; c.s3.bucket = iss::bucket_name{"a/b"}; }, "s3.bucket", "must not contain '/'"},
+      {"region with a space", [](sink_config& c) { c.s3.region = iss::region_name{"us east"}; }, "s3.region", "not a region"},
+      {"no secret", [](sink_config& c) { c.s3.secret_access_key = {}; }, "s3.secret_access_key", "AWS_SECRET_ACCESS_KEY"},
+      {"prefix control", [](sink_config& c) { c.s3.prefix = "a\tb"; }, "s3.prefix", "control"},
+      {"connect 0", [](sink_config& c) { c.s3.timeouts.connect = 0ms; }, "s3.timeouts.connect", "> 0"},
+      {"request 0", [](sink_config& c) { c.s3.timeouts.request = 0ms; }, "s3.timeouts.request", "> 0"},
+      {"connect over deadline", [](sink_config& c) { c.s3.timeouts.connect = 20s; }, "s3.timeouts.connect", "<= s3.retry.deadline"},
+      {"base 0", [](sink_config& c) { c.s3.retry.base = 0ms; }, "s3.retry.base", "> 0"},
+      {"5 TiB object", [](sink_config& c) { c.rotation.max_bytes = 6ULL * 1024 * gib; }, "rotation.max_bytes", "5TiB"},
+      {"no time zone", [](sink_config& c) { c.rotation.timezone = ""; }, "rotation.timezone", "required"},
+      {"sub-second schedule", [](sink_config& c) { c.rotation.schedule = 500ms; }, "rotation.schedule", "divide a day"},
+      {"dead letter stream name", [](sink_config& c) { c.delivery.on_bad_message = bad_message_policy::dead_letter; c.delivery.dead_letter = {std::string(256, 's'), "dlq"}; }, "delivery.dead_letter.stream", "at most 255"},
+    };
+    for (const auto& rc : cases) {
+        INFO(rc.name);
+        auto c = valid();
+        rc.mutate(c);
+        CHECK(mentions(only_problem(c), rc.path, rc.text));
+    }
+}
