@@ -3,6 +3,7 @@
 #include "s3/client.hpp"
 #include "s3/fault_front.hpp"
 #include "s3/probe.hpp"
+#include "s3/store.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -401,6 +402,47 @@ TEST_CASE("the capability probe finds RGW 16 honours conditional Put but not con
     CHECK(missing.authenticated);
     CHECK_FALSE(missing.bucket_access);
     CHECK(missing.bucket_detail.find("s3.bucket") != std::string::npos);
+}
+
+TEST_CASE("bucket_store: write once, 412 as exists, adopt the range from HEAD, multipart", "[s3][rgw][store]") {
+    net::io_context ioc{1};
+    s3::client c{ioc.get_executor(), base_options()};
+    const auto bucket = unique_bucket("store");
+    make_bucket(ioc, c, bucket);
+    s3::bucket_store store{c, bucket};
+    const s3::user_metadata range{{"iggy-first-offset", "100"}, {"iggy-last-offset", "199"}, {"iggy-count", "100"}};
+    const std::string body = "records 100..199";
+    auto first = run<s3::op_result<s3::put_result>>(
+      ioc, [&]() { return store.put_object("p0/00000000000000000100.jsonl", body, range, "application/x-ndjson", true); });
+    CHECK(first.st == s3::status::ok);
+    auto again = run<s3::op_result<s3::put_result>>(
+      ioc, [&]() { return store.put_object("p0/00000000000000000100.jsonl", "other", s3::user_metadata{}, "", true); });
+    CHECK(again.st == s3::status::exists);
+    auto head = run<s3::op_result<s3::head_result>>(ioc, [&]() { return store.head_object("p0/00000000000000000100.jsonl"); });
+    REQUIRE(head.st == s3::status::ok);
+    CHECK(head.value.metadata == range);
+    CHECK(head.value.content_type == "application/x-ndjson");
+    auto missing = run<s3::op_result<s3::head_result>>(ioc, [&]() { return store.head_object("p0/none"); });
+    CHECK(missing.st == s3::status::not_found);
+
+    const std::string part1 = pattern(5U << 20, 1);
+    const std::string part2 = "tail";
+    auto id = run<s3::op_result<std::string>>(ioc, [&]() { return store.create_multipart("mp", range, "text/plain"); });
+    REQUIRE(id.st == s3::status::ok);
+    auto p1 = run<s3::op_result<s3::completed_part>>(ioc, [&]() { return store.upload_part("mp", id.value, 1, part1); });
+    auto p2 = run<s3::op_result<s3::completed_part>>(ioc, [&]() { return store.upload_part("mp", id.value, 2, part2); });
+    REQUIRE(p1.ok());
+    REQUIRE(p2.ok());
+    const std::vector<s3::completed_part> parts{p1.value, p2.value};
+    auto done = run<s3::op_result<s3::complete_result>>(
+      ioc, [&]() { return store.complete_multipart("mp", id.value, parts, false); });
+    REQUIRE(done.ok());
+    auto mh = run<s3::op_result<s3::head_result>>(ioc, [&]() { return store.head_object("mp"); });
+    CHECK(mh.value.size == part1.size() + part2.size());
+    CHECK(mh.value.metadata == range);
+    auto id2 = run<s3::op_result<std::string>>(ioc, [&]() { return store.create_multipart("mp2", s3::user_metadata{}, ""); });
+    auto ab = run<s3::op_result<s3::nothing>>(ioc, [&]() { return store.abort_multipart("mp2", id2.value); });
+    CHECK(ab.ok());
 }
 
 // ---- through the fault front (forwards Host and body unchanged: signatures stay valid) ----
