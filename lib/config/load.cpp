@@ -387,6 +387,14 @@ loaded parse(std::string_view yaml, const env_lookup& env) {
         if (auto v = env("AWS_SECRET_ACCESS_KEY")) out.config.s3.secret_access_key = secret_access_key{*v};
         if (auto v = env("AWS_SESSION_TOKEN")) out.config.s3.session_token = session_token{*v};
     }
+    // AWS credentials from the environment come as a set, as in the AWS SDKs: with an access
+    // key id written in the file, a secret or session token of another identity must not be
+    // picked up from the environment (the store would answer InvalidToken or a signature
+    // mismatch that is hard to trace).
+    if (out.set_paths.contains("s3.access_key_id")) {
+        if (!out.set_paths.contains("s3.secret_access_key")) out.config.s3.secret_access_key = {};
+        if (!out.set_paths.contains("s3.session_token")) out.config.s3.session_token = {};
+    }
     if (out.set_paths.contains("iggy.consumer") && out.set_paths.contains("iggy.consumer_group")) {
         out.problems.push_back(problem{"iggy.consumer",
                                        "set either consumer_group (group mode) or consumer (single consumer), not both",

@@ -117,9 +117,9 @@ void visit_schema(V& v, C& c) {
         v.env_default("AWS_ACCESS_KEY_ID");
         v.field("access_key_id", s.access_key_id, "Access key id. Absent: env AWS_ACCESS_KEY_ID.");
         v.env_default("AWS_SECRET_ACCESS_KEY");
-        v.field("secret_access_key", s.secret_access_key, "Secret access key (secret). Absent: env AWS_SECRET_ACCESS_KEY.");
+        v.field("secret_access_key", s.secret_access_key, "Secret access key (secret). Absent: env AWS_SECRET_ACCESS_KEY, only when access_key_id is absent too.");
         v.env_default("AWS_SESSION_TOKEN");
-        v.field("session_token", s.session_token, "Session token of temporary credentials (secret). Absent: env AWS_SESSION_TOKEN.");
+        v.field("session_token", s.session_token, "Session token of temporary credentials (secret). Absent: env AWS_SESSION_TOKEN, only when access_key_id is absent too.");
         v.section("tls", "TLS to the store.", [&] {
             v.field("ca_file", s.tls.ca_file, "PEM CA bundle for a private endpoint; empty: the system's trust store.");
             v.field("insecure", s.tls.insecure, "Skip certificate verification (tests only; never in production).");

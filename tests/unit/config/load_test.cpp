@@ -72,9 +72,17 @@ TEST_CASE("secrets default to the standard environment variables", "[config][loa
     CHECK(l.config.s3.session_token.reveal() == "ST");
     CHECK(l.config.iggy.password.reveal() == "PW");
     CHECK(l.config.sources[0].topics == std::vector<std::string>{"b"});
-    // An explicit value wins over the environment.
-    auto e = parse("s3: {access_key_id: mine}\n", test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}}));
+    // An explicit value wins over the environment, and an explicit access key id takes no
+    // secret or session token of the environment's (other) identity.
+    auto e = parse("s3: {access_key_id: mine}\n",
+                   test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}, {"AWS_SECRET_ACCESS_KEY", "SK"}, {"AWS_SESSION_TOKEN", "ST"}}));
     CHECK(e.config.s3.access_key_id.get() == "mine");
+    CHECK(e.config.s3.secret_access_key.empty());
+    CHECK(e.config.s3.session_token.empty());
+    auto f = parse("s3: {access_key_id: mine, secret_access_key: '${SK}'}\n",
+                   test::fixed_env({{"SK", "from-var"}, {"AWS_SESSION_TOKEN", "ST"}}));
+    CHECK(f.config.s3.secret_access_key.reveal() == "from-var");
+    CHECK(f.config.s3.session_token.empty());
 }
 
 TEST_CASE("unknown keys are errors with a suggestion", "[config][load]") {
