@@ -1,8 +1,10 @@
 // `iggy-s3-sink probe --config FILE` (or flags): checks the S3 side, one line per fact:
 // reachability, authentication, bucket access, conditional PutObject, conditional
 // CompleteMultipartUpload, cleanup. Exit 0 when the store is usable, 1 when not, 2 usage,
-// 78 invalid configuration. (The Iggy half of the probe comes with the pipeline.)
+// 78 invalid configuration. With --config it then checks the Iggy side (daemon/iggy_probe.cpp):
+// reachability, login, streams/topics/partitions, the consumer group, the dead-letter topic.
 #include "daemon/commands.hpp"
+#include "daemon/iggy_probe.hpp"
 #include "daemon/s3_wiring.hpp"
 #include "daemon/wiring.hpp"
 #include "s3/probe.hpp"
@@ -96,6 +98,7 @@ net::awaitable<int> probe(s3::client& c, probe_args a) {
 int run_probe(std::span<const std::string_view> args) {
     probe_args a;
     std::string config_file;
+    std::optional<config::sink_config> cfg_kept;  // --config: the Iggy half runs too
     a.opts.credentials = s3::credentials_from_environment();
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto arg = args[i];
@@ -132,6 +135,7 @@ int run_probe(std::span<const std::string_view> args) {
     if (!config_file.empty()) {
         auto cfg = load_config_or_report("probe", config_file);
         if (!cfg) return exit_config;
+        cfg_kept = *cfg;
         const bool create = a.create_bucket;
         a = probe_args{s3_options(*cfg), cfg->s3.bucket.get(), cfg->s3.prefix, create};
     }
@@ -155,7 +159,15 @@ int run_probe(std::span<const std::string_view> args) {
         net::io_context ioc{1};
         s3::client c{ioc.get_executor(), a.opts};
         int rc = exit_failure;
-        net::co_spawn(ioc, probe(c, a), [&](std::exception_ptr e, int r) {
+        auto both = [&]() -> net::awaitable<int> {
+            int r = co_await probe(c, a);
+            if (cfg_kept) {
+                const bool iggy_ok = co_await probe_iggy(*cfg_kept);
+                if (!iggy_ok) r = exit_failure;
+            }
+            co_return r;
+        };
+        net::co_spawn(ioc, both(), [&](std::exception_ptr e, int r) {
             if (e) {
                 try {
                     std::rethrow_exception(e);
