@@ -206,6 +206,11 @@ void check_s3(collector& add, const sink_config& c) {
     else if (s.region.get().find_first_of(" /\t") != std::string::npos) add("s3.region", "'{}' is not a region name", s.region.get());
     if (s.path_style == path_style::virtual_hosted && is_ip_literal(endpoint_host))
         add("s3.path_style", "false (virtual-hosted) cannot work with an IP-address endpoint; use true or auto");
+    else if (s.path_style == path_style::virtual_hosted && endpoint_https && bucket.find('.') != std::string::npos)
+        add("s3.path_style",
+            "false (virtual-hosted) with the dotted bucket '{}' over https fails TLS: a wildcard certificate "
+            "(*.host) does not match {}.host; use true or auto",
+            bucket, bucket);
     if (has_control(s.prefix)) add("s3.prefix", "must not contain control characters");
     if (!valid_utf8(s.prefix)) add("s3.prefix", "must be valid UTF-8");
     if (s.access_key_id.get().empty())

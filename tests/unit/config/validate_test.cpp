@@ -289,6 +289,7 @@ TEST_CASE("the remaining rules, one mutation each", "[config][validate]") {
       {"insecure over http", [](sink_config& c) { c.s3.endpoint = "http://rgw:7480"; c.s3.tls.insecure = true; }, "s3.tls.insecure", "http://"},
       {"endpoint without host", [](sink_config& c) { c.s3.endpoint = "https://"; }, "s3.endpoint", "no host"},
       {"slash in a private bucket", [](sink_config& c) { c.s3.endpoint = "http://rgw:7480"; c.s3.bucket = iss::bucket_name{"a/b"}; }, "s3.bucket", "must not contain '/'"},
+      {"dotted bucket, virtual-hosted, https", [](sink_config& c) { c.s3.bucket = iss::bucket_name{"my.lake"}; c.s3.path_style = path_style::virtual_hosted; }, "s3.path_style", "fails TLS"},
       {"region with a space", [](sink_config& c) { c.s3.region = iss::region_name{"us east"}; }, "s3.region", "not a region"},
       {"no secret", [](sink_config& c) { c.s3.secret_access_key = {}; }, "s3.secret_access_key", "AWS_SECRET_ACCESS_KEY"},
       {"prefix control", [](sink_config& c) { c.s3.prefix = "a\tb"; }, "s3.prefix", "control"},
