@@ -86,6 +86,11 @@ struct client::impl {
                 if (is_2xx(r->status) && !doc) co_return std::move(*r);
                 f.status = r->status;
                 if (doc) f.code = doc->code;
+                // A HEAD answer has no body; AWS names the bucket's region in a header instead.
+                const auto bucket_region = r->headers.get("x-amz-bucket-region");
+                if (!doc && !bucket_region.empty() && bucket_region != opts.region &&
+                    (r->status == 301 || r->status == 400 || r->status == 403))
+                    f.code = "PermanentRedirect";
             }
             const verdict v = classify(f);
             std::string detail;

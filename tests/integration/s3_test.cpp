@@ -551,3 +551,21 @@ TEST_CASE("front: lower-case etag headers, a lost Complete response, and a corru
     CHECK(bad2.error().detail().find("BadDigest") != std::string::npos);
     CHECK(u.c.stats().retries == 0);
 }
+
+TEST_CASE("front: an upload that gives up aborts its multipart upload", "[s3][rgw][faults]") {
+    auto o = base_options();
+    o.retry.attempts = 2;
+    fronted f{"giveup", o};
+    f.front.add_rule({"PUT", "partNumber=2", test::fault::slow_down_503, 0, 100});
+    const std::string body = pattern((5U << 20) * 2, 5);
+    auto up = run<result<s3::complete_result>>(f.ioc, [&]() { return f.c.upload(f.bucket, "gives-up", body, s3::put_options{}); });
+    REQUIRE_FALSE(up.has_value());
+    CHECK(s3::status_of(up.error()) == s3::status::retryable);
+    CHECK(up.error().message().find("gave up after 2 attempts") != std::string::npos);
+    bool aborted = false;
+    for (const auto& rq : f.front.requests()) aborted |= rq.method == "DELETE" && rq.target.find("uploadId") != std::string::npos;
+    CHECK(aborted);
+    auto uploads = run<result<std::vector<s3::upload_info>>>(f.ioc, [&]() { return f.c.list_uploads(f.bucket, ""); });
+    REQUIRE(uploads.has_value());
+    CHECK(uploads->empty());
+}

@@ -161,3 +161,23 @@ TEST_CASE("404 on HEAD is not_found; 412 on a conditional put is exists", "[s3][
     CHECK(front.requests().back().headers.get("if-none-match") == "*");
     CHECK(c.stats().retries == 0);
 }
+
+TEST_CASE("a wrong region is reported with the region the store names", "[s3][client]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.set_fixed_response(400, {}, "<Error><Code>AuthorizationHeaderMalformed</Code><Message>the region 'us-east-1' "
+                                      "is wrong; expecting 'eu-central-1'</Message><Region>eu-central-1</Region></Error>");
+    s3::client c{ioc.get_executor(), options_for(front), real_clock::instance(), 1};
+    auto r = run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2("bucket-a", s3::list_options{}); });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == s3::errc::wrong_region);
+    CHECK(r.error().message().find("region 'eu-central-1'") != std::string::npos);
+    CHECK(r.error().message().find("s3.region") != std::string::npos);
+    CHECK(c.stats().attempts == 1);
+    // HEAD: no body, the region comes in x-amz-bucket-region.
+    front.set_fixed_response(301, {{"x-amz-bucket-region", "ap-south-1"}}, "");
+    auto h = run<result<void>>(ioc, [&]() { return c.head_bucket("bucket-a"); });
+    REQUIRE_FALSE(h.has_value());
+    CHECK(h.error() == s3::errc::wrong_region);
+    CHECK(h.error().message().find("region 'ap-south-1'") != std::string::npos);
+}
