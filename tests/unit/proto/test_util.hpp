@@ -60,6 +60,18 @@ inline std::filesystem::path g1_dir() {
     return p;
 }
 
+/// The iggy-g2 capture folder (same skip rule as g1_dir).
+inline std::filesystem::path g2_dir() {
+    std::filesystem::path p = std::filesystem::path{IGGY_TESTDATA_DIR} / "iggy-g2";
+    if (!std::filesystem::is_directory(p)) {
+        const char* ci = std::getenv("CI");
+        std::cerr << "iggy-g2 test data not found at " << p << "\n";
+        if (ci == nullptr || std::string_view{ci} != "true") std::exit(77);
+        FAIL("iggy-g2 test data missing under CI");
+    }
+    return p;
+}
+
 inline std::string read_text(const std::filesystem::path& p) {
     std::ifstream f{p, std::ios::binary};
     REQUIRE(f.good());
