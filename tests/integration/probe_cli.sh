@@ -20,4 +20,37 @@ set -e
 echo "$bad"
 [[ $rc -eq 1 ]]
 grep -q 'secret_access_key' <<<"$bad"
+
+# --config, over TLS with the fixture's CA file and UNSIGNED-PAYLOAD. No Iggy server here, so
+# the Iggy half fails (exit 1) after the S3 lines, which must all be good.
+cfg=$(mktemp)
+trap 'rm -f "$cfg"' EXIT
+cat >"$cfg" <<YAML
+iggy:
+  address: 127.0.0.1:1
+  username: iggy
+  password: unused
+sources:
+  - stream: app
+    topics: [t]
+s3:
+  bucket: probe-cfg-$$
+  endpoint: $RGW_TLS_ENDPOINT
+  region: $RGW_REGION
+  access_key_id: $RGW_ACCESS_KEY
+  secret_access_key: $RGW_SECRET_KEY
+  tls:
+    ca_file: $RGW_CA_FILE
+  payload_signing: unsigned
+YAML
+set +e
+withcfg=$(env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "$bin" probe --config "$cfg" --create-bucket)
+rc=$?
+set -e
+echo "$withcfg"
+[[ $rc -eq 1 ]]
+grep -q "^s3 reachable: yes ($RGW_TLS_ENDPOINT)" <<<"$withcfg"
+grep -q '^s3 bucket access: ok' <<<"$withcfg"
+grep -q '^s3 conditional PutObject: honoured' <<<"$withcfg"
+grep -q '^s3 probe object cleanup: deleted iggy/.iggy-s3-sink/probe-' <<<"$withcfg"
 echo "probe_cli: ok"
