@@ -1013,3 +1013,38 @@ TEST_CASE("faults: nothing listening gives connection_failed after the attempt b
         CHECK(c.generation() == 0);
     });
 }
+
+TEST_CASE("heartbeat: pings keep a member; a silent one gets 30, then reconnects and re-joins", "[heartbeat]") {
+    broker_process broker{{"--heartbeat", "1s"}};
+    run([&](auto ex) -> net::awaitable<void> {
+        auto pinging = options_for(broker);
+        pinging.ping_interval = std::chrono::milliseconds{50};
+        auto silent = options_for(broker);
+        silent.ping_interval = std::chrono::milliseconds{0};
+        iggy::client a{ex, pinging};
+        iggy::client b{ex, silent};
+        const auto s = identifier::named("s"), t = identifier::named("t"), g = identifier::named("g");
+        must(co_await a.create_stream("s"), "create stream");
+        must(co_await a.create_topic(s, "t", 2), "create topic");
+        must(co_await a.create_consumer_group(s, t, "g"), "create group");
+        must(co_await a.join_consumer_group(s, t, g), "join a");
+        must(co_await b.join_consumer_group(s, t, g), "join b");
+        // Non-ping traffic does not count: b only polls, so the checker drops it after 1.2 s.
+        co_await sleep_for(2500ms);
+        auto stale = co_await b.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 1,
+                                              false);
+        REQUIRE_FALSE(stale.has_value());
+        CHECK(iggy::server_code(stale.error()) == 30u);
+        CHECK(iggy::classify(stale.error()) == iggy::outcome::retry);
+        CHECK_FALSE(b.connected());
+        // a pinged all along: still a member, and b's leave gave it every partition.
+        auto members = co_await members_of(a, s, t, g);
+        CHECK(members == std::vector<parts>{{0, 1}});
+        // The next call on b reconnects, logs in and re-joins (generation 2).
+        must(co_await b.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 1, false),
+             "poll after reconnect");
+        CHECK(b.generation() == 2);
+        members = co_await members_of(a, s, t, g);
+        CHECK(members.size() == 2);
+    });
+}
