@@ -8,7 +8,8 @@ iss_library(iggy_broker_core
 target_include_directories(iggy_broker_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 
 # iggy-test-broker: the G1 server around the core (Asio via common_net, codecs from proto).
-add_executable(iggy-test-broker ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/main.cpp)
+add_executable(iggy-test-broker ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/main.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/g2_handler.cpp)  # G2 side (issue 9)
 target_link_libraries(iggy-test-broker PRIVATE iggy_broker_core proto common_net iss_warnings)
 
 # iggy-produce: producer CLI over lib/iggy (demo, smoke tests, benchmarks).

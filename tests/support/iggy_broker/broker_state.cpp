@@ -1003,6 +1003,22 @@ std::optional<group_info> broker_state::get_group(const ident& s, const ident& t
     return state::grp_info(*to->groups.get(*gid));
 }
 
+std::optional<std::vector<std::uint32_t>> broker_state::member_partitions(std::uint32_t client_id, const ident& s,
+                                                                         const ident& t, const ident& g) const {
+    const topic* to = s_->lookup_topic(s, t);
+    if (!to) return std::nullopt;
+    auto gid = state::find_group(*to, g);
+    if (!gid) return std::nullopt;
+    std::optional<std::vector<std::uint32_t>> out;
+    to->groups.get(*gid)->members.for_each([&](std::size_t, const member& m) {
+        if (out || m.client != client_id) return;
+        out.emplace();
+        for (auto p : m.partitions)
+            if (!m.is_pending(p)) out->push_back(p);
+    });
+    return out;
+}
+
 std::vector<group_info> broker_state::get_groups(const ident& s, const ident& t) const {
     std::vector<group_info> out;
     const topic* to = s_->lookup_topic(s, t);

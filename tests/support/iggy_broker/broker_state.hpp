@@ -364,6 +364,10 @@ public:
     std::optional<group_info> get_group(const ident& stream, const ident& topic, const ident& group) const;
     std::vector<group_info> get_groups(const ident& stream, const ident& topic) const;
     res<none> delete_group(const ident& stream, const ident& topic, const ident& group);
+    /// G2 SyncConsumerGroup (iggy-protocol.md §8.7): the member's pollable partitions, pending
+    /// revocations left out; nullopt = unknown group or not a member.
+    std::optional<std::vector<std::uint32_t>> member_partitions(std::uint32_t client_id, const ident& s,
+                                                                const ident& t, const ident& g) const;
     res<none> join_group(std::uint32_t client_id, const ident& stream, const ident& topic, const ident& group);
     res<none> leave_group(std::uint32_t client_id, const ident& stream, const ident& topic, const ident& group);
 

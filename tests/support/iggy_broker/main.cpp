@@ -8,6 +8,7 @@
 // allocation), repeat. The first line on stdout is `listening on HOST:PORT`.
 
 #include "iggy_broker/broker_state.hpp"
+#include "iggy_broker/g2_handler.hpp"
 
 #include "common/log.hpp"
 #include "proto/commands.hpp"
@@ -63,6 +64,13 @@ Usage: iggy-test-broker [options]
   --heartbeat DURATION        remove clients that sent no Ping for 1.2 x DURATION
                               (default off, as the server's [heartbeat])
   --tls-cert FILE --tls-key FILE  serve TLS with this PEM certificate chain and key
+  --protocol auto|0.8|0.9     wire protocol: 0.8 = G1 (server 0.8.x), 0.9 = the consensus framing
+                              G2 (server 0.9.x, protocol 0.11.0), auto (default) = both on one
+                              port, told apart by each connection's first bytes
+  --g2-protocol X.Y.Z         the G2 binary protocol version the double announces and gates on
+                              (default 0.11.0; 0.12.0 makes 0.11 clients get Eviction 14)
+  --g2-transient-not-committed N  answer the first N replicated G2 requests with status 57
+                              (TransientNotCommitted) without applying them (retry tests)
   --help                      this text
 Durations: a number with a unit: us, ms, s, m, h (e.g. 500ms, 30s); a bare number is seconds.
 )";
@@ -136,8 +144,9 @@ overloaded(F...) -> overloaded<F...>;
 class server {
 public:
     server(net::io_context& ioc, broker::broker_state& state, std::chrono::microseconds check_interval,
-           net::ssl::context* tls)
-        : ioc_{ioc}, state_{state}, check_interval_{check_interval}, tls_{tls} {}
+           net::ssl::context* tls, std::string protocol = "auto", broker::g2_options g2 = {})
+        : ioc_{ioc}, state_{state}, check_interval_{check_interval}, tls_{tls}, protocol_{std::move(protocol)},
+          g2_{std::move(g2)} {}
 
     net::awaitable<void> listen(tcp::acceptor acceptor) {
         for (;;) {
@@ -212,7 +221,50 @@ private:
         proto::frame_assembler in{proto::frame_direction::request};
         reply r;
         std::vector<net::const_buffer> gather;
+        {
+            // Which generation? --protocol, or the first bytes (proto::g2::detect_generation).
+            std::array<std::byte, 512> first{};
+            std::size_t have = 0;
+            std::optional<proto::g2::wire_generation> gen;
+            if (protocol_ == "0.8") gen = proto::g2::wire_generation::g1;
+            if (protocol_ == "0.9") gen = proto::g2::wire_generation::g2;
+            while (!gen || have == 0) {
+                auto [ec, n] = co_await s.async_read_some(net::buffer(first.data() + have, first.size() - have), use_tuple);
+                if (ec) co_return;
+                have += n;
+                if (!gen) gen = proto::g2::detect_generation({first.data(), have});
+            }
+            if (*gen == proto::g2::wire_generation::g2) {
+                co_await serve_g2(s, client_id, proto::bytes_view{first.data(), have});
+                co_return;
+            }
+            in.feed({first.data(), have});
+        }
         for (;;) {
+            if (in.buffered() > 0) {
+                // Frames already buffered (the first read) are served before reading more.
+                bool closed = false;
+                for (;;) {
+                    auto f = in.next_request();
+                    if (!f) {
+                        r.head.clear();
+                        proto::append_error_reply(r.head, 3);
+                        co_await net::async_write(s, net::buffer(r.head.data(), r.head.size()), use_tuple);
+                        co_return;
+                    }
+                    if (!*f) break;
+                    handle(client_id, **f, r);
+                    gather.clear();
+                    gather.emplace_back(r.head.data(), r.head.size());
+                    if (r.is_poll)
+                        for (auto c : r.poll.chunks) gather.emplace_back(c.data(), c.size());
+                    auto [wec, wn] = co_await net::async_write(s, gather, use_tuple);
+                    r.poll = {};
+                    if (wec || r.close_after) closed = true;
+                    if (closed) break;
+                }
+                if (closed) co_return;
+            }
             auto buf = in.prepare(64 * 1024);
             auto [ec, n] = co_await s.async_read_some(net::buffer(buf.data(), buf.size()), use_tuple);
             if (ec) co_return;
@@ -236,6 +288,30 @@ private:
                 r.poll = {};
                 if (wec || r.close_after) co_return;
             }
+        }
+    }
+
+    /// The G2 side (g2_handler.hpp): whole frames through proto::g2::frame_assembler.
+    template <class Stream>
+    net::awaitable<void> serve_g2(Stream& s, std::uint32_t client_id, proto::bytes_view first) {
+        proto::g2::frame_assembler in;
+        broker::g2_connection conn{state_, g2_, client_id};
+        proto::byte_buffer out;
+        in.feed(first);
+        for (;;) {
+            for (;;) {
+                auto f = in.next();
+                if (!f) co_return;  // out of step: close
+                if (!*f) break;
+                out.clear();
+                const bool keep = conn.handle(**f, out);
+                auto [wec, wn] = co_await net::async_write(s, net::buffer(out.data(), out.size()), use_tuple);
+                if (wec || !keep) co_return;
+            }
+            auto buf = in.prepare(64 * 1024);
+            auto [ec, n] = co_await s.async_read_some(net::buffer(buf.data(), buf.size()), use_tuple);
+            if (ec) co_return;
+            in.commit(n);
         }
     }
 
@@ -440,6 +516,8 @@ private:
     }
 
     std::list<std::pair<tcp::socket*, bool>> sockets_;  // open connections (socket, is TLS)
+    std::string protocol_;
+    broker::g2_shared g2_;
     proto::send_messages_view send_;
     std::vector<broker::message_in> messages_;
 };
@@ -455,6 +533,8 @@ int main(int argc, char** argv) {
     broker::broker_options opts;
     std::string listen = "127.0.0.1:8090";
     std::string tls_cert, tls_key;
+    std::string protocol = "auto";
+    broker::g2_options g2opts;
     std::vector<std::string_view> args(argv + 1, argv + argc);
     for (std::size_t i = 0; i < args.size(); ++i) {
         auto a = args[i];
@@ -485,6 +565,15 @@ int main(int argc, char** argv) {
             auto d = parse_duration(*v);
             if (!d) return usage_error(std::string{a} + ": not a duration: " + *v);
             (a == "--heartbeat" ? opts.heartbeat : opts.rebalance_timeout) = *d;
+        } else if (a == "--protocol") {
+            if (*v != "auto" && *v != "0.8" && *v != "0.9") return usage_error("--protocol wants auto, 0.8 or 0.9");
+            protocol = *v;
+        } else if (a == "--g2-protocol") {
+            unsigned ma = 0, mi = 0, pa = 0;
+            if (std::sscanf(v->c_str(), "%u.%u.%u", &ma, &mi, &pa) != 3) return usage_error("--g2-protocol wants X.Y.Z");
+            g2opts.protocol_version = proto::g2::pack_version(ma, mi, pa);
+        } else if (a == "--g2-transient-not-committed") {
+            g2opts.transient_not_committed = static_cast<unsigned>(std::stoul(*v));
         } else if (a == "--tls-cert") {
             tls_cert = *v;
         } else if (a == "--tls-key") {
@@ -532,7 +621,7 @@ int main(int argc, char** argv) {
         check = std::min(check, std::max<std::chrono::microseconds>(opts.rebalance_timeout / 10, 20ms));
         if (opts.heartbeat.count() > 0)
             check = std::min(check, std::max<std::chrono::microseconds>(opts.heartbeat / 5, 20ms));
-        server srv{ioc, state, check, tls.get()};
+        server srv{ioc, state, check, tls.get(), protocol, g2opts};
         net::co_spawn(ioc, srv.listen(std::move(acceptor)), net::detached);
         net::co_spawn(ioc, srv.ticker(), net::detached);
         net::signal_set signals{ioc, SIGINT, SIGTERM};

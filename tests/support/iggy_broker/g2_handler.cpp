@@ -1,0 +1,325 @@
+#include "iggy_broker/g2_handler.hpp"
+
+#include "proto/message.hpp"
+
+#include <variant>
+
+namespace iss::broker {
+
+namespace g2 = proto::g2;
+
+namespace {
+
+template <class... F>
+struct overloaded : F... {
+    using F::operator()...;
+};
+template <class... F>
+overloaded(F...) -> overloaded<F...>;
+
+ident to_ident(const proto::identifier& id) {
+    return id.is_numeric() ? ident::num(id.number()) : ident::str(id.name());
+}
+consumer to_consumer(const proto::consumer& c) { return {static_cast<std::uint8_t>(c.kind), to_ident(c.id)}; }
+
+proto::topic_info to_proto(const topic_info& t) {
+    return {t.id,           t.created_at, t.partitions_count, t.message_expiry, t.compression, t.max_topic_size,
+            t.replication_factor, t.size_bytes, t.messages_count, t.name};
+}
+proto::topic_details to_details(const topic_info& t) {
+    proto::topic_details d{to_proto(t), {}};
+    for (auto& p : t.partitions)
+        d.partitions.push_back({p.id, p.created_at, p.segments_count, p.current_offset, p.size_bytes, p.messages_count});
+    return d;
+}
+proto::stream_details to_details(const stream_info& s) {
+    proto::stream_details d{{s.id, s.created_at, s.topics_count, s.size_bytes, s.messages_count, s.name}, {}};
+    for (auto& t : s.topics) d.topics.push_back(to_proto(t));
+    return d;
+}
+
+std::uint32_t decode_status(const iss::error& e) {
+    return proto::server_status_for_decode_error(e);
+}
+
+}  // namespace
+
+bool g2_connection::evict(proto::byte_buffer& out, proto::u128 client, g2::eviction_reason r) {
+    g2::eviction_header e{client, 0, 0, r};
+    if (r == g2::eviction_reason::incompatible_protocol) {
+        e.server_protocol_version = shared_.opts.protocol_version;
+        e.server_protocol_version_min = shared_.opts.protocol_version & ~std::uint32_t{0x3ff};
+    }
+    g2::append_eviction(out, e);
+    return false;
+}
+
+void g2_connection::reply(proto::byte_buffer& out, const g2::request_header& h, std::uint32_t status,
+                          proto::bytes_view body) {
+    g2::reply_header r;
+    r.client = h.client;
+    r.request_checksum = h.request_checksum;
+    r.request = h.request;
+    r.operation_ = h.op;
+    r.status = status;
+    if (g2::is_metadata(h.op) || g2::is_partition_plane(h.op)) r.op = r.commit = h.request;
+    g2::append_reply(out, r, status == 0 ? body : proto::bytes_view{});
+}
+
+bool g2_connection::login(const g2::request_header& h, proto::bytes_view body, proto::byte_buffer& out) {
+    auto version = g2::decode_client_version(body);
+    if (!version) return evict(out, h.client, g2::eviction_reason::malformed_login);
+    if (!g2::version_accepted(version->protocol_version, shared_.opts.protocol_version))
+        return evict(out, h.client, g2::eviction_reason::incompatible_protocol);
+    std::optional<std::uint32_t> user;
+    bool user_form = false;
+    if (auto u = g2::decode_register_user(body)) {
+        user_form = true;
+        auto r = state_.login_user(client_id_, u->username, u->password);
+        if (r.ok()) user = r.value;
+    }
+    if (!user) {
+        auto p = g2::decode_register_pat(body);
+        if (p) {
+            auto r = state_.login_token(client_id_, p->token);
+            if (r.ok()) user = r.value;
+            else if (!user_form) return evict(out, h.client, g2::eviction_reason::invalid_token);
+        } else if (!user_form) {
+            return evict(out, h.client, g2::eviction_reason::malformed_login);
+        }
+    }
+    if (!user) return evict(out, h.client, g2::eviction_reason::invalid_credentials);
+    session_ = shared_.next_session++;
+    applied_.clear();
+    body_.clear();
+    (void)g2::append_register_reply(
+        body_, {*user, session_, shared_.opts.protocol_version, shared_.opts.server_version});
+    reply(out, h, 0, body_);
+    return true;
+}
+
+bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
+    auto f = g2::decode_request_frame(frame);
+    if (!f) return evict(out, 0, g2::eviction_reason::invalid_request_body_size);
+    const auto& h = f->header;
+    if (h.op == g2::operation::non_replicated &&
+        (h.code == g2::code::legacy_login_user || h.code == g2::code::legacy_login_pat))
+        return evict(out, h.client, g2::eviction_reason::malformed_login);
+    if (!g2::is_known_operation(static_cast<std::uint8_t>(h.op)) || !g2::validate_request_header(h))
+        return evict(out, h.client, g2::eviction_reason::invalid_request_operation);
+    if (h.op == g2::operation::register_client) return login(h, f->body, out);
+    const auto code = g2::request_code(h).value_or(0);
+    if (session_ == 0) {
+        if (code == g2::code::ping) {
+            reply(out, h, 0, {});
+            return true;
+        }
+        reply(out, h, code::unauthenticated, {});
+        return true;
+    }
+    if (h.session != session_) return evict(out, h.client, g2::eviction_reason::no_session);
+
+    const bool replicated = g2::is_metadata(h.op) || g2::is_partition_plane(h.op) || h.op == g2::operation::logout;
+    if (g2::is_metadata(h.op) && applied_.count(h.request)) {
+        reply(out, h, 59, {});  // RequestAlreadyApplied
+        return true;
+    }
+    if (replicated && shared_.faults_left > 0) {
+        --shared_.faults_left;
+        reply(out, h, 57, {});  // TransientNotCommitted: not applied, outcome "unknown" to the client
+        return true;
+    }
+    auto req = g2::decode_request(h, f->body);
+    if (!req) {
+        if (h.op == g2::operation::send_messages && req.error().code().category() == proto::server_category()) {
+            reply(out, h, static_cast<std::uint32_t>(req.error().code().value()), {});
+            return true;
+        }
+        reply(out, h, decode_status(req.error()), {});
+        return true;
+    }
+    if (g2::is_metadata(h.op)) applied_.insert(h.request);
+
+    body_.clear();
+    const bool framed = g2::reply_is_result_framed(h.op);
+    auto done = [&](std::uint32_t st) {
+        if (st) return reply(out, h, st, {});
+        if (framed) g2::append_result_ok(body_);
+        reply(out, h, 0, body_);
+    };
+    bool keep = true;
+    std::visit(
+        overloaded{
+            [&](const proto::ping_request&) {
+                state_.ping(client_id_);
+                done(0);
+            },
+            [&](const proto::get_me_request&) { done(code::invalid_command); },
+            [&](const g2::register_request&) { done(code::invalid_command); },
+            [&](const g2::register_pat_request&) { done(code::invalid_command); },
+            [&](const proto::logout_user_request&) {
+                done(state_.logout(client_id_).code);
+                session_ = 0;
+            },
+            [&](const proto::poll_messages_request& q) {
+                state_.ping(client_id_);
+                std::optional<std::uint32_t> pid = q.partition_id;
+                if (q.consumer.kind == proto::consumer_kind::group) {
+                    // §8.7: the client chooses the partition; none = empty reply, partition 0;
+                    // one it does not own = empty reply, 0xFFFFFFFF (re-sync).
+                    if (!pid) {
+                        g2::batch_poll_writer w{body_};
+                        w.begin(0, 0);
+                        w.finish();
+                        return done(0);
+                    }
+                    auto owned = state_.member_partitions(client_id_, to_ident(q.stream), to_ident(q.topic),
+                                                          to_ident(q.consumer.id));
+                    if (!owned || std::find(owned->begin(), owned->end(), *pid) == owned->end()) {
+                        g2::batch_poll_writer w{body_};
+                        w.begin(0xffffffffu, 0);
+                        w.finish();
+                        return done(0);
+                    }
+                }
+                auto p = state_.poll_messages(client_id_, to_consumer(q.consumer), to_ident(q.stream),
+                                              to_ident(q.topic), pid,
+                                              strategy{static_cast<strategy_kind>(q.strategy.kind), q.strategy.value},
+                                              q.count, q.auto_commit);
+                if (!p.ok()) return done(p.code);
+                g2::batch_poll_writer w{body_};
+                w.begin(p.value.partition_id, p.value.current_offset);
+                for (auto chunk : p.value.chunks) {
+                    proto::bytes_view rest{reinterpret_cast<const std::byte*>(chunk.data()), chunk.size()};
+                    while (!rest.empty()) {
+                        auto m = proto::decode_message(rest);
+                        if (!m) return done(code::invalid_command);  // a bug in the double
+                        proto::message_fields mf{m->id,      m->offset,     m->timestamp, m->origin_timestamp,
+                                                 m->payload, m->user_headers};
+                        if (!w.add(mf)) return done(code::invalid_command);
+                        rest = rest.subspan(m->raw.size());
+                    }
+                }
+                w.finish();
+                done(0);
+            },
+            [&](const g2::send_messages_batch_view& v) {
+                messages_.clear();
+                for (auto& m : v.messages) {
+                    message_in in;
+                    in.id_lo = static_cast<std::uint64_t>(m.id);
+                    in.id_hi = static_cast<std::uint64_t>(m.id >> 64);
+                    in.offset = m.offset;
+                    in.origin_timestamp = m.origin_timestamp;
+                    in.payload = {reinterpret_cast<const std::uint8_t*>(m.payload.data()), m.payload.size()};
+                    in.headers = {reinterpret_cast<const std::uint8_t*>(m.user_headers.data()), m.user_headers.size()};
+                    messages_.push_back(in);
+                }
+                partitioning p{static_cast<partitioning_kind>(v.part.kind), v.part.partition_id, v.part.key};
+                auto st = state_.send_messages(to_ident(v.stream), to_ident(v.topic), p, messages_);
+                if (st.code) return done(st.code);
+                // count 0: "accepted, offsets unknown" (§8.6); the double does not report offsets.
+                g2::append_send_reply(body_, {});
+                done(0);
+            },
+            [&](const proto::get_consumer_offset_request& q) {
+                auto o = state_.get_offset(to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic),
+                                           q.partition_id);
+                if (o) {
+                    proto::writer w{body_};
+                    proto::append_consumer_offset_info(w, {o->partition_id, o->current_offset, o->stored_offset});
+                }
+                done(0);
+            },
+            [&](const g2::store_offset_request& q) {
+                if (q.consumer.kind == proto::consumer_kind::group && !q.partition_id) return done(code::invalid_identifier);
+                done(state_
+                         .store_offset(client_id_, to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic),
+                                       q.partition_id, q.offset)
+                         .code);
+            },
+            [&](const g2::delete_offset_request& q) {
+                done(state_
+                         .delete_offset(client_id_, to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic),
+                                        q.partition_id)
+                         .code);
+            },
+            [&](const proto::get_stream_request& q) {
+                auto s = state_.get_stream(to_ident(q.stream));
+                if (s.value) (void)g2::append_stream_details(body_, to_details(*s.value));
+                done(0);
+            },
+            [&](const proto::get_streams_request&) { done(code::invalid_command); },
+            [&](const g2::create_stream_request& q) {
+                auto s = state_.create_stream(q.name);
+                if (!s.ok()) return done(s.code);
+                g2::append_result_ok(body_);
+                (void)g2::append_stream_details(body_, to_details(s.value));
+                reply(out, h, 0, body_);
+            },
+            [&](const proto::delete_stream_request& q) { done(state_.delete_stream(to_ident(q.stream)).code); },
+            [&](const proto::get_topic_request& q) {
+                auto t = state_.get_topic(to_ident(q.stream), to_ident(q.topic));
+                if (t) (void)g2::append_topic_details(body_, to_details(*t));
+                done(0);
+            },
+            [&](const proto::get_topics_request&) { done(code::invalid_command); },
+            [&](const g2::create_topic_request& q) {
+                auto t = state_.create_topic(to_ident(q.stream), q.partitions_count, 1, 0, 0, 1, q.name);
+                if (!t.ok()) return done(t.code);
+                g2::append_result_ok(body_);
+                auto d = to_details(t.value);
+                for (auto& p : d.partitions) p.segments_count = 0;
+                (void)g2::append_topic_details(body_, d);
+                reply(out, h, 0, body_);
+            },
+            [&](const proto::delete_topic_request& q) {
+                done(state_.delete_topic(to_ident(q.stream), to_ident(q.topic)).code);
+            },
+            [&](const proto::create_partitions_request& q) {
+                done(state_.create_partitions(to_ident(q.stream), to_ident(q.topic), q.partitions_count).code);
+            },
+            [&](const proto::delete_partitions_request& q) {
+                done(state_.delete_partitions(to_ident(q.stream), to_ident(q.topic), q.partitions_count).code);
+            },
+            [&](const proto::get_consumer_group_request& q) {
+                auto g = state_.get_group(to_ident(q.stream), to_ident(q.topic), to_ident(q.group));
+                if (g) {
+                    proto::consumer_group_details d{{g->id, g->partitions_count, g->members_count, g->name}, {}};
+                    for (auto& m : g->members) d.members.push_back({m.id, m.partitions});
+                    proto::writer w{body_};
+                    (void)proto::append_consumer_group_details(w, d);
+                }
+                done(0);
+            },
+            [&](const proto::get_consumer_groups_request&) { done(code::invalid_command); },
+            [&](const proto::create_consumer_group_request& q) {
+                // G2: CreateConsumerGroup answers an empty result (EmptyResponse).
+                done(state_.create_group(to_ident(q.stream), to_ident(q.topic), q.name).code);
+            },
+            [&](const proto::delete_consumer_group_request& q) {
+                done(state_.delete_group(to_ident(q.stream), to_ident(q.topic), to_ident(q.group)).code);
+            },
+            [&](const proto::join_consumer_group_request& q) {
+                done(state_.join_group(client_id_, to_ident(q.stream), to_ident(q.topic), to_ident(q.group)).code);
+            },
+            [&](const proto::leave_consumer_group_request& q) {
+                done(state_.leave_group(client_id_, to_ident(q.stream), to_ident(q.topic), to_ident(q.group)).code);
+            },
+            [&](const g2::sync_consumer_group_request& q) {
+                auto parts =
+                    state_.member_partitions(client_id_, to_ident(q.stream), to_ident(q.topic), to_ident(q.group));
+                if (parts) {
+                    // The generation changes whenever the assignment does (a hash of it here).
+                    std::uint64_t gen = 1469598103934665603ULL;
+                    for (auto p : *parts) gen = (gen ^ p) * 1099511628211ULL;
+                    g2::append_sync_reply(body_, {gen ^ parts->size(), *parts});
+                }
+                done(0);
+            },
+        },
+        *req);
+    return keep;
+}
+
+}  // namespace iss::broker

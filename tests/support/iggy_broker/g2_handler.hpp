@@ -1,0 +1,76 @@
+#pragma once
+/// \file
+/// The G2 side of the Iggy test broker (issue 9): a TEST DOUBLE of Iggy server 0.9.0's
+/// consensus-framed TCP protocol (iggy-protocol.md §8; iggy-protocol-0.9-0.10.md §3), sans-io.
+/// One `g2_connection` per TCP connection: feed it whole request frames (from
+/// `proto::g2::frame_assembler`), it applies them to the shared `broker_state` and appends the
+/// reply or eviction frame to `out`.
+///
+/// What it models (each rule cited to the fact sheets):
+/// - Register (40/45, operation 1): `ClientVersionInfo` prefix, the minor-scoped version gate
+///   (Eviction 14 with the window at bytes 144/148), username/password tried first, then the
+///   token (Eviction 9 / 10), no decodable prefix (Eviction 15); G1 logins 38/44 inside a G2
+///   frame: Eviction 15; the reply is result-framed `user_id | session | protocol | version`;
+/// - before login only Ping is served; everything else gets status 40;
+/// - a header that fails the server's field checks, an unknown operation: Eviction 4;
+///   a session that is not the connection's: Eviction 1;
+/// - result-framed replies for metadata ops and offset stores, raw payloads for the rest;
+/// - groups: Join/Leave replicated; SyncConsumerGroup answers the member's non-revoked
+///   partitions (empty body = not a member); a group poll without a partition gets an empty
+///   reply with partition 0, on a partition the member does not own one with 0xFFFFFFFF;
+/// - the G2 message batch: checksums verified on send (4027/4039), polls served as batches;
+/// - fault injection: the first `transient_not_committed` replicated/partition-plane requests
+///   are answered with status 57 and NOT applied (a replay of the same request number then is);
+///   a request number already applied in this session answers 59 (RequestAlreadyApplied).
+/// Not modelled: heartbeat eviction 13, TooManyConsumerOffsets, sessions surviving restarts.
+
+#include "iggy_broker/broker_state.hpp"
+#include "proto/g2_commands.hpp"
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+namespace iss::broker {
+
+/// Settings of the G2 side.
+struct g2_options {
+    std::uint32_t protocol_version = proto::g2::protocol_0_11_0;  ///< the server's binary protocol
+    std::string server_version = "0.9.0-test-broker";
+    unsigned transient_not_committed = 0;  ///< answer the first N such requests with 57
+};
+
+/// Shared across connections (session numbers, fault budget).
+struct g2_shared {
+    explicit g2_shared(g2_options o) : opts{std::move(o)}, faults_left{opts.transient_not_committed} {}
+    g2_options opts;
+    std::uint64_t next_session = 1001;
+    unsigned faults_left = 0;
+};
+
+/// One connection's G2 state.
+class g2_connection {
+public:
+    g2_connection(broker_state& state, g2_shared& shared, std::uint32_t client_id)
+        : state_{state}, shared_{shared}, client_id_{client_id} {}
+
+    /// Handles one whole request frame; appends the reply (or eviction) to `out`. Returns false
+    /// when the connection must be closed after writing `out` (an eviction).
+    bool handle(proto::bytes_view frame, proto::byte_buffer& out);
+
+private:
+    bool evict(proto::byte_buffer& out, proto::u128 client, proto::g2::eviction_reason r);
+    void reply(proto::byte_buffer& out, const proto::g2::request_header& h, std::uint32_t status,
+               proto::bytes_view body);
+    bool login(const proto::g2::request_header& h, proto::bytes_view body, proto::byte_buffer& out);
+
+    broker_state& state_;
+    g2_shared& shared_;
+    std::uint32_t client_id_;
+    std::uint64_t session_ = 0;
+    std::set<std::uint64_t> applied_;  // request numbers of applied replicated requests
+    proto::byte_buffer body_;
+    std::vector<message_in> messages_;
+};
+
+}  // namespace iss::broker
