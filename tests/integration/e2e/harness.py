@@ -156,20 +156,21 @@ class Env:
         self.procs.append(p)
         return p
 
-    def lag(self, config: Path, *extra: str, timeout: float = 600) -> tuple[int, str]:
+    def lag(self, config: Path, *extra: str, timeout: float = 600) -> tuple[int, str, str]:
+        """(exit code, stdout, stderr) of `iggy-s3-sink lag`."""
         r = subprocess.run([self.bin("iggy-s3-sink"), "lag", "--config", str(config), *extra],
                            env=self.daemon_env(), capture_output=True, text=True, timeout=timeout)
-        return r.returncode, r.stdout + r.stderr
+        return r.returncode, r.stdout, r.stderr
 
     def lag_json(self, config: Path) -> list[dict]:
-        rc, out = self.lag(config, "--json")
-        check(rc == 0, f"lag --json exited {rc}: {out}")
-        data = json.loads(out[out.index("["):] if out.lstrip().startswith("[") else out[out.index("{"):])
-        return data if isinstance(data, list) else data.get("partitions", [])
+        """The rows of `lag --json`: stream, topic, partition, messages, head, committed, lag."""
+        rc, out, err = self.lag(config, "--json")
+        check(rc == 0, f"lag --json exited {rc}: {out}{err}")
+        return json.loads(out)["partitions"]
 
     def wait_lag_zero(self, config: Path, seconds: int = 240) -> None:
-        rc, out = self.lag(config, "--wait-zero", f"{seconds}s", timeout=seconds + 60)
-        check(rc == 0, f"lag --wait-zero {seconds}s exited {rc}:\n{out}")
+        rc, out, err = self.lag(config, "--wait-zero", f"{seconds}s", timeout=seconds + 60)
+        check(rc == 0, f"lag --wait-zero {seconds}s exited {rc}:\n{out}{err[-3000:]}")
 
     def stop(self, p: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 120) -> int:
         if p.poll() is None:
@@ -273,9 +274,9 @@ def verify_exactly_once(landed: Landed, expected: dict[int, int], stream: str, t
 
 
 def partition_counts(produce_output: str) -> dict[int, int]:
-    """Parses iggy-produce's per-partition summary: lines like 'partition 1: 16667 messages'."""
+    """Parses iggy-produce's summary: '... partition 0: 1000, partition 1: 990'."""
     counts = {}
-    for m in re.finditer(r"partition[ =]?(\d+)\D+?(\d+) messages", produce_output):
+    for m in re.finditer(r"partition (\d+): (\d+)", produce_output):
         counts[int(m.group(1))] = counts.get(int(m.group(1)), 0) + int(m.group(2))
     return counts
 
