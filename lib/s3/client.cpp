@@ -197,16 +197,7 @@ task<result<std::vector<std::string>>> client::list_buckets() {
     unsigned n = 0;
     auto r = co_await impl_->execute(*spec, n);
     if (!r) co_return r.error();
-    std::vector<std::string> names;
-    // <ListAllMyBucketsResult><Buckets><Bucket><Name>..</Name>
-    std::string_view b = r->body;
-    for (std::size_t pos = 0; (pos = b.find("<Name>", pos)) != std::string_view::npos;) {
-        const auto end = b.find("</Name>", pos);
-        if (end == std::string_view::npos) break;
-        names.emplace_back(b.substr(pos + 6, end - pos - 6));
-        pos = end;
-    }
-    co_return names;
+    co_return parse_list_buckets(r->body);
 }
 
 task<result<put_result>> client::put_object(std::string bucket, std::string key, std::vector<std::string_view> body,

@@ -103,6 +103,16 @@ result<list_objects_page> parse_list_objects_v2(std::string_view body) {
     return out;
 }
 
+result<std::vector<std::string>> parse_list_buckets(std::string_view body) {
+    pugi::xml_document doc;
+    if (!load(doc, body)) return bad("ListAllMyBucketsResult");
+    auto r = doc.child("ListAllMyBucketsResult");
+    if (!r) return bad("ListAllMyBucketsResult missing");
+    std::vector<std::string> names;
+    for (auto b : r.child("Buckets").children("Bucket")) names.push_back(text(b, "Name"));
+    return names;
+}
+
 std::string xml_escape(std::string_view s) {
     std::string out;
     out.reserve(s.size());

@@ -72,6 +72,9 @@ struct list_objects_page {
 /// `<EncodingType>url</EncodingType>`.
 [[nodiscard]] result<list_objects_page> parse_list_objects_v2(std::string_view body);
 
+/// ListAllMyBucketsResult -> bucket names.
+[[nodiscard]] result<std::vector<std::string>> parse_list_buckets(std::string_view body);
+
 /// One part for CompleteMultipartUpload.
 struct completed_part {
     int number = 0;

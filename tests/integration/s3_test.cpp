@@ -130,6 +130,9 @@ TEST_CASE("objects with awkward keys round-trip with metadata", "[s3][rgw]") {
     std::vector<std::string> listed;
     for (const auto& o : list->objects) listed.push_back(o.key);
     for (const auto& key : keys) CHECK(std::find(listed.begin(), listed.end(), key) != listed.end());
+    auto buckets = run<result<std::vector<std::string>>>(ioc, [&]() { return c.list_buckets(); });
+    REQUIRE(buckets.has_value());
+    CHECK(std::find(buckets->begin(), buckets->end(), bucket) != buckets->end());
     CHECK(c.stats().retries == 0);
     CHECK(c.http_stats().connections_opened == 1);  // keep-alive across the whole test
 }

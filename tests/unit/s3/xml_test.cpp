@@ -60,3 +60,11 @@ TEST_CASE("the Complete body lists parts in order with quoted ETags", "[s3][xml]
     CHECK(body.find("<ChecksumCRC32C>AAAAAA==</ChecksumCRC32C>") != std::string::npos);
     CHECK(body.find("PartNumber>1") < body.find("PartNumber>2"));
 }
+
+TEST_CASE("ListBuckets gives the names", "[s3][xml]") {
+    auto names = s3::parse_list_buckets(
+      "<ListAllMyBucketsResult><Owner><ID>o</ID></Owner><Buckets><Bucket><Name>a-1</Name></Bucket>"
+      "<Bucket><Name>b-2</Name></Bucket></Buckets></ListAllMyBucketsResult>");
+    REQUIRE(names.has_value());
+    CHECK(*names == std::vector<std::string>{"a-1", "b-2"});
+}
