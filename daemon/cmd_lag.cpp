@@ -1,6 +1,7 @@
 // `iggy-s3-sink lag --config FILE [--wait-zero DURATION] [--json]`: per stream/topic/partition,
 // the head offset, the committed offset and the lag of the configured consumer (group).
 // Exit 0; 2 when Iggy cannot be reached; with --wait-zero, 1 when the lag is not 0 in time.
+#include "common/log.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/wiring.hpp"
 #include "iggy/error.hpp"
@@ -157,6 +158,8 @@ int run_lag(std::span<const std::string_view> args) {
     }
     auto cfg = load_config_or_report("lag", a.config_file);
     if (!cfg) return exit_config;
+    // A report tool: the client's lifecycle lines (connected, ...) would only clutter stderr.
+    iss::log::configure(std::max(cfg->log.level, iss::log::level::warn), cfg->log.format);
     auto opts = iggy_options(*cfg);
     if (!opts) {
         fmt::print(stderr, "iggy-s3-sink lag: {}\n", opts.error());
