@@ -10,6 +10,7 @@
 //   3. `shutdown.grace` after the first signal, if that has not finished, or at a second
 //      signal: stop the event loop at once and exit 1. What was not committed is re-read at
 //      the next start (and adopted where it was uploaded: design.md §3.3).
+#include "common/backoff.hpp"
 #include "common/log.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/s3_setup.hpp"
@@ -28,7 +29,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
+#include <random>
 #include <functional>
 #include <cstdio>
 #include <exception>
@@ -99,6 +102,7 @@ pipeline::bad_message_policy bad_policy(const config::sink_config& c) {
 /// What the signal handler needs to reach.
 struct run_state {
     pipeline::consumer_loop* loop = nullptr;
+    pipeline::sleeper* sleeper = nullptr;  ///< waits before the loop exists (S3 unreachable at start)
     bool stopping = false;
 };
 
@@ -126,7 +130,21 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
         co_return exit_config;
     }
 
+    pipeline::asio_sleeper sleeper{ex};
+    st.sleeper = &sleeper;
+    // S3 unreachable at start is waited out (nothing is polled, nothing committed meanwhile);
+    // refused credentials or a missing bucket need an operator: exit 1.
+    std::mt19937_64 rng{std::random_device{}()};
     auto s3 = co_await make_s3(ex, cfg, mode);
+    for (unsigned attempt = 0; !s3 && s3.error() == iss::errc::timeout && !st.stopping; ++attempt) {
+        const auto wait = full_jitter_delay({cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})},
+                                            attempt, rng);
+        log.warn("S3: {}; retrying in {} ms", s3.error(), wait.count());
+        co_await sleeper.sleep_for(wait);
+        if (st.stopping) break;
+        s3 = co_await make_s3(ex, cfg, mode);
+    }
+    if (st.stopping && !s3) co_return exit_ok;
     if (!s3) {
         log.error("S3: {}", s3.error());
         co_return exit_failure;
@@ -152,7 +170,6 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     po.verify_checksum = cfg.iggy.verify_checksum;
     po.dead_letter = {cfg.delivery.dead_letter.stream, cfg.delivery.dead_letter.topic};
     pipeline::iggy_ports iggy{client, po};
-    pipeline::asio_sleeper sleeper{ex};
 
     pipeline::writer_options wo;
     wo.part_size = cfg.s3.part_size;
@@ -233,6 +250,7 @@ int run_run(std::span<const std::string_view> args) {
         log.info("signal {}: stopping; uploading and committing what is buffered (shutdown.grace {} ms)", sig,
                  cfg->shutdown.grace.count());
         if (st.loop) st.loop->request_stop();
+        else if (st.sleeper) st.sleeper->interrupt();
         grace.expires_after(cfg->shutdown.grace);
         grace.async_wait([&](const boost::system::error_code& gec) {
             if (gec || done) return;

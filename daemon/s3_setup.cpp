@@ -37,7 +37,8 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
     } else {
         const auto key = s3::probe_key(c.s3.prefix, std::random_device{}());
         const s3::probe_report r = co_await s3::probe_store(owner->client, c.s3.bucket.get(), key);
-        if (!r.reachable) co_return error{iss::errc::io_error, fmt::format("unreachable: {} (check s3.endpoint)", r.reachability_detail)};
+        if (!r.reachable)  // errc::timeout: the caller waits and probes again
+            co_return error{iss::errc::timeout, fmt::format("unreachable: {} (check s3.endpoint)", r.reachability_detail)};
         if (!r.authenticated) co_return error{iss::errc::io_error, fmt::format("authentication: {}", r.auth_detail)};
         if (!r.bucket_access) co_return error{iss::errc::io_error, fmt::format("bucket {}: {}", c.s3.bucket, r.bucket_detail)};
         out.caps.conditional_put = r.conditional_put == s3::capability::yes;

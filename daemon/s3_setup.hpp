@@ -23,7 +23,8 @@ struct s3_setup {
 
 /// Makes the client (group mode: every operation bounded by s3.retry.deadline; single mode:
 /// no overall deadline, the pipeline retries without end) and runs the probe unless
-/// `s3.conditional_writes: off`. An error says what to check.
+/// `s3.conditional_writes: off`. An error says what to check; `iss::errc::timeout` means the
+/// store did not answer (worth probing again), anything else needs an operator.
 boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex, const config::sink_config& c,
                                                  pipeline::consumer_mode mode);
 

@@ -38,6 +38,10 @@ result<iggy::client_options> iggy_options(const config::sink_config& c) {
     o.tls.ca_file = c.iggy.tls.ca_file;
     o.tls.server_name = c.iggy.tls.server_name;
     o.max_reply_bytes = static_cast<std::size_t>(c.iggy.max_response_bytes);
+    // A server with [heartbeat] enabled drops a client that sent no Ping for 1.2 x its
+    // interval, and a dropped group member loses its partitions (and our buffers). Pings are
+    // tiny: send them often enough for any sane heartbeat interval (>= 1 s).
+    o.ping_interval = std::chrono::milliseconds{500};
     return o;
 }
 
