@@ -1,6 +1,7 @@
 // The client's retry loop against the fault front used as a scripted server (no RGW).
 #include "s3/client.hpp"
 #include "s3/fault_front.hpp"
+#include "common/log.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -180,4 +181,36 @@ TEST_CASE("a wrong region is reported with the region the store names", "[s3][cl
     REQUIRE_FALSE(h.has_value());
     CHECK(h.error() == s3::errc::wrong_region);
     CHECK(h.error().message().find("region 'ap-south-1'") != std::string::npos);
+}
+
+TEST_CASE("no log line carries the secret key or the signature", "[s3][client]") {
+    std::vector<std::string> lines;
+    log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
+    const auto old_level = log::min_level();
+    log::configure(log::level::trace, log::output_format::text);
+    {
+        net::io_context ioc{1};
+        test::fault_front front{ioc.get_executor(), std::nullopt};
+        front.set_fixed_response(403, {}, error_body("SignatureDoesNotMatch"));
+        front.add_rule({"PUT", "/", test::fault::slow_down_503, 0, 1});
+        auto o = options_for(front);
+        o.credentials.secret_access_key = secret_access_key{"TOP-SECRET-VALUE"};
+        s3::client c{ioc.get_executor(), o, real_clock::instance(), 1};
+        auto r = run<result<s3::put_result>>(ioc, [&]() {
+            std::vector<std::string_view> body{"x"};
+            return c.put_object("bucket-a", "k", std::move(body), s3::put_options{});
+        });
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().message().find("TOP-SECRET-VALUE") == std::string::npos);
+        REQUIRE(front.requests().size() == 2);
+        const std::string auth{front.requests()[0].headers.get("authorization")};
+        const std::string signature = auth.substr(auth.find("Signature=") + 10);
+        for (const auto& l : lines) {
+            CHECK(l.find("TOP-SECRET-VALUE") == std::string::npos);
+            CHECK(l.find(signature) == std::string::npos);
+        }
+    }
+    log::configure(old_level, log::output_format::text);
+    log::set_sink({});
+    CHECK(lines.size() >= 2);  // the retry warning and the final error were logged
 }
