@@ -1048,3 +1048,160 @@ TEST_CASE("heartbeat: pings keep a member; a silent one gets 30, then reconnects
         CHECK(members.size() == 2);
     });
 }
+
+TEST_CASE("the captured Node SDK session (transcript) replays against the broker", "[replay]") {
+    const fs::path file = fs::path{IGGY_TESTDATA_DIR} / "iggy-g1" / "transcript-session.txt";
+    if (!fs::exists(file)) {
+        WARN("no transcript at " << file);
+        if (std::getenv("CI") && std::string{std::getenv("CI")} == "true") FAIL("transcript missing under CI");
+        return;
+    }
+    // Frames in order: requests (C>S) and the replies the capture server gave (S>C).
+    struct frame {
+        bool request;
+        proto::byte_buffer bytes;
+    };
+    std::vector<frame> frames;
+    {
+        std::ifstream in(file);
+        std::string line;
+        int pending = -1;  // 1: a request's hex follows, 0: a reply's, -1: nothing
+        while (std::getline(in, line)) {
+            if (line.rfind("C>S", 0) == 0) pending = 1;
+            else if (line.rfind("S>C", 0) == 0) pending = 0;
+            else if (pending >= 0 && !line.empty() && std::isxdigit(static_cast<unsigned char>(line[0]))) {
+                proto::byte_buffer b;
+                for (std::size_t i = 0; i + 1 < line.size(); i += 2)
+                    b.push_back(static_cast<std::byte>(std::stoi(line.substr(i, 2), nullptr, 16)));
+                frames.push_back({pending == 1, std::move(b)});
+                pending = -1;
+            }
+        }
+    }
+    REQUIRE(frames.size() >= 14);
+
+    // The world of the capture: stream 1 "test-stream", topic 0 "test-topic" with 3 partitions
+    // holding 7, 4 and 1 messages, group "test-group" with offset 4 stored on partition 0.
+    broker_process broker;
+    run([&](auto ex) -> net::awaitable<void> {
+        iggy::client c{ex, options_for(broker)};
+        must(co_await c.create_stream("other"), "stream 0");
+        must(co_await c.create_stream("test-stream"), "stream 1");
+        must(co_await c.create_topic(identifier::numeric(1), "test-topic", 3), "topic");
+        must(co_await c.create_consumer_group(identifier::numeric(1), identifier::numeric(0), "test-group"), "group");
+        std::string p = "payload";
+        const std::array<int, 3> counts{7, 4, 1};
+        for (std::uint32_t part = 0; part < 3; ++part) {
+            std::vector<iggy::outgoing_message> out(static_cast<std::size_t>(counts[part]),
+                                                    iggy::outgoing_message{0, 0, proto::as_bytes(p), {}});
+            must(co_await c.send_messages(identifier::numeric(1), identifier::numeric(0),
+                                          partitioning::to_partition(part), out),
+                 "send");
+        }
+        const auto g = identifier::named("test-group");
+        must(co_await c.join_consumer_group(identifier::numeric(1), identifier::numeric(0), g), "join");
+        must(co_await c.store_offset(consumer::group(g), identifier::numeric(1), identifier::numeric(0), 0, 4), "store");
+        must(co_await c.leave_consumer_group(identifier::numeric(1), identifier::numeric(0), g), "leave");
+    });
+
+    raw_connection conn{broker.port()};
+    std::size_t exchanged = 0;
+    for (std::size_t i = 0; i + 1 < frames.size(); ++i) {
+        if (!frames[i].request || frames[i + 1].request) continue;
+        const auto& req = frames[i].bytes;
+        const auto& want = frames[i + 1].bytes;
+        const auto code = proto::load_le<std::uint32_t>(req.data() + 4);
+        const auto want_status = proto::load_le<std::uint32_t>(want.data());
+        const proto::bytes_view want_body = proto::bytes_view{want}.subspan(8);
+        auto [status, got] = conn.exchange(req);
+        INFO("request #" << exchanged + 1 << " code " << code);
+        REQUIRE(status == want_status);
+        const proto::bytes_view body{got};
+        if (code == 200) {
+            auto a = proto::decode_get_stream_reply(body).value();
+            auto b = proto::decode_get_stream_reply(want_body).value();
+            REQUIRE(a.has_value());
+            REQUIRE(b.has_value());
+            CHECK(a->stream.id == b->stream.id);
+            CHECK(a->stream.name == b->stream.name);
+            CHECK(a->stream.topics_count == b->stream.topics_count);
+            CHECK(a->stream.messages_count == b->stream.messages_count);
+            REQUIRE(a->topics.size() == b->topics.size());
+            CHECK(a->topics[0].name == b->topics[0].name);
+            CHECK(a->topics[0].partitions_count == b->topics[0].partitions_count);
+            CHECK(a->topics[0].message_expiry == b->topics[0].message_expiry);
+            CHECK(a->topics[0].max_topic_size == b->topics[0].max_topic_size);
+        } else if (code == 300) {
+            auto a = proto::decode_get_topic_reply(body).value();
+            auto b = proto::decode_get_topic_reply(want_body).value();
+            REQUIRE(a.has_value());
+            REQUIRE(b.has_value());
+            CHECK(a->topic.name == b->topic.name);
+            REQUIRE(a->partitions.size() == b->partitions.size());
+            for (std::size_t k = 0; k < a->partitions.size(); ++k) {
+                CHECK(a->partitions[k].id == b->partitions[k].id);
+                CHECK(a->partitions[k].current_offset == b->partitions[k].current_offset);
+                CHECK(a->partitions[k].messages_count == b->partitions[k].messages_count);
+            }
+        } else if (code == 100) {
+            auto a = proto::decode_poll_reply(body).value();
+            auto b = proto::decode_poll_reply(want_body).value();
+            CHECK(a.partition_id == b.partition_id);
+            CHECK(a.current_offset == b.current_offset);
+            std::vector<std::uint64_t> oa, ob;
+            for (auto m : a) oa.push_back(m.offset);
+            for (auto m : b) ob.push_back(m.offset);
+            CHECK(oa == ob);
+        } else {
+            CHECK(got.size() == want_body.size());
+        }
+        ++exchanged;
+    }
+    CHECK(exchanged == 8);
+}
+
+TEST_CASE("the broker answers 0.8.0's error codes on the wire: 40, 3, 4, 43, short frame, 8 on shutdown",
+          "[errors]") {
+    broker_process broker;
+    auto raw = [](std::uint32_t code, std::vector<std::uint8_t> body) {
+        proto::byte_buffer f;
+        proto::writer w{f};
+        w.u32(static_cast<std::uint32_t>(body.size() + 4));
+        w.u32(code);
+        for (auto b : body) w.u8(b);
+        return f;
+    };
+    {
+        raw_connection conn{broker.port()};
+        CHECK(conn.exchange(raw(201, {})).first == 40u);        // GetStreams before login
+        CHECK(conn.exchange(raw(9999, {})).first == 3u);        // unknown command, even before login
+        CHECK(conn.exchange(raw(200, {1, 3, 0, 0, 0})).first == 4u);     // numeric id with len 3
+        CHECK(conn.exchange(raw(200, {9, 1, 0})).first == 3u);           // unknown identifier kind
+        CHECK(conn.send(proto::login_user_request{"ab", "iggy", "", ""}).first == 43u);
+        CHECK(conn.send(proto::login_user_request{"iggy", "ig", "", ""}).first == 44u);
+        CHECK(conn.send(proto::login_user_request{"iggy", "iggy", "", ""}).first == 0u);
+        CHECK(conn.exchange(raw(200, {1, 4, 0, 0, 0, 0})).second.empty());  // unknown stream: empty OK
+        CHECK(conn.send(proto::delete_stream_request{identifier::numeric(0)}).first == 1009u);
+        CHECK(conn.send(proto::logout_user_request{}).first == 0u);
+        CHECK(conn.exchange(raw(201, {})).first == 40u);  // logged out, still connected
+        // A length below 4: 3, and the connection is unusable (closed).
+        proto::byte_buffer bad;
+        proto::writer w{bad};
+        w.u32(2);
+        w.u32(1);
+        auto [st, body] = conn.exchange(bad);
+        CHECK(st == 3u);
+        std::array<std::byte, 1> one{};
+        boost::system::error_code ec;
+        net::read(conn.sock, net::buffer(one), ec);
+        CHECK(ec == net::error::eof);
+    }
+    raw_connection idle{broker.port()};
+    CHECK(idle.send(proto::login_user_request{"iggy", "iggy", "", ""}).first == 0u);
+    broker.stop(SIGTERM);
+    std::array<std::byte, 8> h{};
+    boost::system::error_code ec;
+    net::read(idle.sock, net::buffer(h), ec);
+    REQUIRE_FALSE(ec);
+    CHECK(proto::load_le<std::uint32_t>(h.data()) == 8u);  // Disconnected
+}
