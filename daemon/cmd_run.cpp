@@ -31,6 +31,8 @@
 
 #include <algorithm>
 #include <csignal>
+#include <pthread.h>
+#include <signal.h>
 #include <random>
 #include <functional>
 #include <cstdio>
@@ -135,6 +137,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     // S3 unreachable at start is waited out (nothing is polled, nothing committed meanwhile);
     // refused credentials or a missing bucket need an operator: exit 1.
     std::mt19937_64 rng{std::random_device{}()};
+    if (st.stopping) co_return exit_ok;
     auto s3 = co_await make_s3(ex, cfg, mode);
     for (unsigned attempt = 0; !s3 && s3.error() == iss::errc::timeout && !st.stopping; ++attempt) {
         const auto wait = full_jitter_delay({cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})},
@@ -204,6 +207,14 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
 }  // namespace
 
 int run_run(std::span<const std::string_view> args) {
+    // A SIGTERM that arrives while the config is read must not kill the process by default:
+    // hold both signals until the signal_set below takes them (pending ones are delivered
+    // then), so a stop requested right after start is still a clean stop.
+    sigset_t held;
+    sigemptyset(&held);
+    sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &held, nullptr);
     bool missing = false;
     auto a = split_config_arg(args, missing);
     for (auto r : a.rest) {
@@ -262,6 +273,7 @@ int run_run(std::span<const std::string_view> args) {
         signals.async_wait(on_signal);
     };
     signals.async_wait(on_signal);
+    pthread_sigmask(SIG_UNBLOCK, &held, nullptr);
 
     net::co_spawn(io, daemon_main(*cfg, *iopts, st), [&](std::exception_ptr e, int c) {
         done = true;
