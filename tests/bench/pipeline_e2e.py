@@ -10,7 +10,7 @@
 Per run: messages/s and MB/s of payload from the daemon's start to `lag` 0 (S3 probe and
 startup included), the daemon's CPU seconds (user + sys) and peak RSS (from wait4).
 
-  tests/bench/pipeline_e2e.py --build build [--messages 200000] [--rgw-dir DIR] [--no-rgw]
+  tests/bench/pipeline_e2e.py --build build [--messages 200000] [--rgw-dir DIR] [--no-rgw | --no-discard]
 
 Single-consumer mode, 4 partitions, rotation max_records 10000 / max_bytes 64MiB / idle 200ms,
 part_size 8MiB. Never run by the test command.
@@ -187,6 +187,7 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=200_000)
     ap.add_argument("--rgw-dir")
     ap.add_argument("--no-rgw", action="store_true")
+    ap.add_argument("--no-discard", action="store_true")
     a = ap.parse_args()
     build = Path(a.build).resolve()
     work = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
@@ -199,7 +200,7 @@ def main() -> None:
                         "--topic", "events", "--create", "4", "--balanced", "--count", str(a.messages),
                         "--size", "1024"], check=True, capture_output=True)
         rows = []
-        targets = [("discard", discard, ("bench", "bench"))]
+        targets = [] if a.no_discard else [("discard", discard, ("bench", "bench"))]
         rgw_started = None
         if not a.no_rgw:
             rgw_dir = a.rgw_dir

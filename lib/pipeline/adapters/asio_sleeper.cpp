@@ -8,7 +8,6 @@ namespace iss::pipeline {
 namespace net = boost::asio;
 
 task<void> asio_sleeper::sleep_for(std::chrono::milliseconds d) {
-    if (interrupted_) co_return;  // stopping: backoffs and poll waits end at once
     timer_.expires_after(d);
     // operation_aborted is the expected outcome of interrupt(): not an error.
     auto [ec] = co_await timer_.async_wait(net::as_tuple(net::use_awaitable));
@@ -16,7 +15,8 @@ task<void> asio_sleeper::sleep_for(std::chrono::milliseconds d) {
 }
 
 void asio_sleeper::interrupt() {
-    interrupted_ = true;
+    // Ends the wait in progress only: later waits (retry backoffs while the stop uploads what
+    // is buffered) must still wait, or a failing store would be hammered until the grace ends.
     timer_.cancel();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// The production `sleeper`: a steady_timer wait that `interrupt()` ends early (stop).
+/// The production `sleeper`: a steady_timer wait that `interrupt()` ends early (stop). Callers
+/// check their stop flag before waiting; `interrupt` only cuts the wait in progress short.
 
 #include "pipeline/ports.hpp"
 
@@ -18,7 +19,6 @@ public:
 
 private:
     boost::asio::steady_timer timer_;
-    bool interrupted_ = false;
 };
 
 }  // namespace iss::pipeline
