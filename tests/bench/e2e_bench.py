@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""End-to-end throughput of iggy-s3-sink (issue 8 point 8): broker -> daemon -> S3.
+
+    tests/bench/e2e_bench.py --build build [--messages 300000] [--size 1024] [--partitions 3]
+                             [--targets discard,rgw] [--rgw-env DIR/env] [--repeat 1]
+
+Starts the Iggy test broker (in memory) and preloads it once with N synthetic JSON messages of
+about SIZE bytes (`iggy-produce --count N --size SIZE`, balanced over P partitions). Then, for
+each cell (target x format x compression), it runs `iggy-s3-sink run` with a fresh consumer
+group (so every cell reads all N messages from offset 0) and a fresh prefix, and measures from
+the daemon's start until `iggy-s3-sink lag --wait-zero` reports every partition committed:
+messages/s, MB/s (payload bytes, 10^6), daemon CPU seconds (user+sys from /proc/PID/stat just
+before SIGTERM) and peak RSS (VmHWM from /proc/PID/status). Targets:
+
+  discard  tests/bench/discard-s3 (keeps keys and metadata, drops bodies): the daemon's cost
+  rgw      a real Ceph RGW: `scripts/rgw start` in a temporary directory (stopped at the end),
+           or the one described by --rgw-env
+
+Prints a markdown table on stdout (progress on stderr), with the 1-minute load average at the
+start of each cell: the machine is shared, so read the numbers next to it.
+Only the standard library is used.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+AWS = "/usr/bin/aws"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def log(msg: str) -> None:
+    print(f"[e2e-bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    env = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"^([A-Z0-9_]+)=(.*)$", line.strip())
+        if m:
+            env[m.group(1)] = m.group(2).strip("'\"")
+    return env
+
+
+def loadavg() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """(user, sys) CPU seconds of a live process (/proc/PID/stat fields 14 and 15)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+def vm_hwm_kib(pid: int) -> int:
+    m = re.search(r"^VmHWM:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text(), re.M)
+    return int(m.group(1)) if m else 0
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.build = Path(args.build).resolve()
+        self.work = Path(tempfile.mkdtemp(prefix="e2e-bench-"))
+        self.procs: list[subprocess.Popen] = []
+        self.rgw_dir: Path | None = None
+        self.rgw: dict[str, str] | None = None
+
+    def bin(self, name: str) -> str:
+        for sub in ("daemon", "tests/support", "tests/bench"):
+            cand = self.build / sub / name
+            if cand.exists():
+                return str(cand)
+        sys.exit(f"{name} not built under {self.build} (cmake --build {self.build})")
+
+    def start_server(self, args: list[str], logname: str) -> tuple[subprocess.Popen, str]:
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=open(self.work / logname, "w"), text=True)
+        self.procs.append(p)
+        line = p.stdout.readline().strip()
+        m = re.match(r"^listening on (\S+):(\d+)$", line)
+        if not m:
+            sys.exit(f"{args[0]}: first line was {line!r}")
+        return p, f"{m.group(1)}:{m.group(2)}"
+
+    # ---- setup --------------------------------------------------------------------------
+    def start_broker_and_preload(self) -> None:
+        self.broker, self.broker_addr = self.start_server(
+            [self.bin("iggy-test-broker"), "--listen", "127.0.0.1:0"], "broker.log")
+        # The broker's stdout must keep draining.
+        threading.Thread(target=lambda: [None for _ in self.broker.stdout], daemon=True).start()
+        log(f"broker on {self.broker_addr}; producing {self.args.messages} x {self.args.size} B "
+            f"over {self.args.partitions} partitions")
+        t0 = time.monotonic()
+        r = subprocess.run([self.bin("iggy-produce"), "--address", self.broker_addr, "--username", "iggy",
+                            "--password", "iggy", "--stream", "bench", "--topic", "events",
+                            "--create", str(self.args.partitions), "--balanced", "--batch", "1000",
+                            "--count", str(self.args.messages), "--size", str(self.args.size)],
+                           capture_output=True, text=True, timeout=1800)
+        if r.returncode != 0:
+            sys.exit(f"iggy-produce failed ({r.returncode}): {r.stdout}{r.stderr}")
+        log(f"preloaded in {time.monotonic() - t0:.1f} s")
+
+    def start_discard(self) -> str:
+        self.discard, addr = self.start_server([self.bin("discard-s3")], "discard.log")
+        return f"http://{addr}"
+
+    def start_rgw(self) -> None:
+        if self.args.rgw_env:
+            self.rgw = read_env_file(Path(self.args.rgw_env))
+            return
+        self.rgw_dir = self.work / "rgw"
+        log("starting RGW (scripts/rgw start)")
+        r = subprocess.run([str(ROOT / "scripts" / "rgw"), "start", str(self.rgw_dir)],
+                           capture_output=True, text=True, timeout=900)
+        if r.returncode != 0:
+            sys.exit(f"scripts/rgw start failed: {r.stderr[-3000:]}")
+        self.rgw = read_env_file(self.rgw_dir / "env")
+
+    def aws_env(self) -> dict[str, str]:
+        e = dict(os.environ)
+        if self.rgw:
+            e.update(AWS_ACCESS_KEY_ID=self.rgw["RGW_ACCESS_KEY"], AWS_SECRET_ACCESS_KEY=self.rgw["RGW_SECRET_KEY"])
+        else:
+            e.update(AWS_ACCESS_KEY_ID="DISCARDACCESSKEY0001", AWS_SECRET_ACCESS_KEY="discard-secret")
+        e.update(AWS_DEFAULT_REGION="us-east-1", AWS_EC2_METADATA_DISABLED="true", AWS_PAGER="", IGGY_PASSWORD="iggy")
+        return e
+
+    # ---- one cell -----------------------------------------------------------------------
+    def config(self, cell: str, endpoint: str, bucket: str, fmt: str, compression: str) -> Path:
+        fmt_cfg: dict = {"type": fmt, "compression": compression}
+        if fmt == "raw":
+            fmt_cfg["separator"] = "\n"
+        cfg = {
+            "iggy": {"address": self.broker_addr, "username": "iggy", "password": "${IGGY_PASSWORD}",
+                     "consumer_group": f"bench-{cell}"},
+            "sources": [{"stream": "bench", "topics": ["events"], "partitions": "all"}],
+            "s3": {"bucket": bucket, "region": "us-east-1", "endpoint": endpoint, "prefix": f"bench/{cell}",
+                   "access_key_id": "${AWS_ACCESS_KEY_ID}", "secret_access_key": "${AWS_SECRET_ACCESS_KEY}"},
+            "format": fmt_cfg,
+            "rotation": {"max_records": self.args.max_records, "idle": "1s"},
+            "log": {"level": "info", "format": "text"},
+        }
+        path = self.work / f"{cell}.yaml"
+        path.write_text(json.dumps(cfg, indent=2))  # JSON is YAML
+        return path
+
+    def run_cell(self, target: str, endpoint: str, bucket: str, fmt: str, compression: str, n: int) -> dict:
+        cell = f"{target}-{fmt}-{compression}-{n}-{int(time.time())}"
+        cfg = self.config(cell, endpoint, bucket, fmt, compression)
+        env = self.aws_env()
+        load = loadavg()
+        logf = open(self.work / f"{cell}.log", "w")
+        t0 = time.monotonic()
+        d = subprocess.Popen([self.bin("iggy-s3-sink"), "run", "--config", str(cfg)], env=env,
+                             stdout=logf, stderr=subprocess.STDOUT)
+        self.procs.append(d)
+        try:
+            r = subprocess.run([self.bin("iggy-s3-sink"), "lag", "--config", str(cfg), "--wait-zero", "900s"],
+                               env=env, capture_output=True, text=True, timeout=1000)
+            t1 = time.monotonic()
+            if r.returncode != 0 or d.poll() is not None:
+                sys.exit(f"cell {cell}: lag --wait-zero exited {r.returncode}, daemon "
+                         f"{'exited ' + str(d.returncode) if d.poll() is not None else 'alive'}:\n"
+                         f"{r.stdout}{r.stderr}\nlog: {self.work / (cell + '.log')}")
+            user, sys_s = cpu_seconds(d.pid)
+            hwm = vm_hwm_kib(d.pid)
+        finally:
+            if d.poll() is None:
+                d.send_signal(signal.SIGTERM)
+                try:
+                    d.wait(timeout=120)
+                except subprocess.TimeoutExpired:
+                    d.kill()
+                    d.wait()
+        secs = t1 - t0
+        payload = self.args.messages * self.args.size
+        res = {"target": target, "format": fmt, "compression": compression, "seconds": secs,
+               "msgs_per_s": self.args.messages / secs, "mb_per_s": payload / 1e6 / secs,
+               "cpu_user": user, "cpu_sys": sys_s, "cpu": user + sys_s, "rss_mib": hwm / 1024,
+               "load": load, "exit": d.returncode}
+        log(f"{target} {fmt} {compression}: {secs:.1f} s, {res['msgs_per_s']:.0f} msg/s, "
+            f"{res['mb_per_s']:.1f} MB/s, cpu {user:.1f}+{sys_s:.1f} s, VmHWM {hwm / 1024:.0f} MiB, "
+            f"load {load:.2f}, exit {d.returncode}")
+        return res
+
+    def cleanup(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        if self.rgw_dir is not None:
+            subprocess.run([str(ROOT / "scripts" / "rgw"), "stop", str(self.rgw_dir)], capture_output=True)
+        if not self.args.keep:
+            shutil.rmtree(self.work, ignore_errors=True)
+        else:
+            log(f"kept {self.work}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--messages", type=int, default=300_000)
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--partitions", type=int, default=3)
+    ap.add_argument("--max-records", type=int, default=10_000, help="rotation.max_records (default 10000)")
+    ap.add_argument("--targets", default="discard,rgw")
+    ap.add_argument("--formats", default="json_lines,raw")
+    ap.add_argument("--compressions", default="none,gzip")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per cell; the table shows the fastest")
+    ap.add_argument("--rgw-env", help="use the RGW described by this env file instead of starting one")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory (configs, logs)")
+    args = ap.parse_args()
+
+    b = Bench(args)
+    rows = []
+    discard_stats = None
+    try:
+        b.start_broker_and_preload()
+        targets = [t.strip() for t in args.targets.split(",") if t.strip()]
+        for target in targets:
+            if target == "discard":
+                endpoint, bucket = b.start_discard(), "bench"
+            elif target == "rgw":
+                b.start_rgw()
+                endpoint, bucket = b.rgw["RGW_ENDPOINT"], f"bench-{int(time.time())}"
+                r = subprocess.run([AWS, "--endpoint-url", endpoint, "s3api", "create-bucket", "--bucket", bucket],
+                                   env=b.aws_env(), capture_output=True, text=True, timeout=120)
+                if r.returncode != 0:
+                    sys.exit(f"create-bucket failed: {r.stderr}")
+            else:
+                sys.exit(f"unknown target {target!r} (discard, rgw)")
+            for fmt in args.formats.split(","):
+                for comp in args.compressions.split(","):
+                    runs = [b.run_cell(target, endpoint, bucket, fmt, comp, i) for i in range(args.repeat)]
+                    rows.append(min(runs, key=lambda r: r["seconds"]))
+            if target == "discard":
+                b.discard.send_signal(signal.SIGTERM)
+                out, _ = b.discard.communicate(timeout=30)
+                discard_stats = out.strip().splitlines()[-1] if out.strip() else None
+    finally:
+        b.cleanup()
+
+    names = {"discard": "discard-s3", "rgw": "Ceph RGW"}
+    print(f"{args.messages} messages x {args.size} B over {args.partitions} partitions, "
+          f"rotation.max_records {args.max_records}, s3.checksum md5 (default), gzip level 6 (default), "
+          f"{os.cpu_count()} cores\n")
+    print("| S3 | format | compression | seconds | messages/s | MB/s | daemon CPU s (user+sys) | CPU s / GB | peak RSS MiB | load avg |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    gb = args.messages * args.size / 1e9
+    for r in rows:
+        print(f"| {names[r['target']]} | {r['format']} | {r['compression']} | {r['seconds']:.1f} | "
+              f"{r['msgs_per_s']:,.0f} | {r['mb_per_s']:.1f} | {r['cpu']:.1f} ({r['cpu_user']:.1f}+{r['cpu_sys']:.1f}) | "
+              f"{r['cpu'] / gb:.1f} | {r['rss_mib']:.0f} | {r['load']:.2f} |")
+    if discard_stats:
+        print(f"\ndiscard-s3 counters: `{discard_stats}`")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
