@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """End-to-end throughput of iggy-s3-sink (issue 8 point 8): broker -> daemon -> S3.
 
-    tests/bench/e2e_bench.py --build build [--messages 300000] [--size 1024] [--partitions 3]
+    tests/bench/e2e_bench.py --build build [--messages 500000] [--size 1024] [--partitions 3]
                              [--targets discard,rgw] [--rgw-env DIR/env] [--repeat 1]
+                             [--payload records|synthetic] [--perf DIR] [--keep]
 
-Starts the Iggy test broker (in memory) and preloads it once with N synthetic JSON messages of
-about SIZE bytes (`iggy-produce --count N --size SIZE`, balanced over P partitions). Then, for
+Starts the Iggy test broker (in memory) and preloads it once with N JSON messages of exactly
+SIZE bytes (seeded web-request records, sent with `iggy-produce FILE`, balanced over P
+partitions; `--payload synthetic` uses `iggy-produce --count N --size SIZE` instead). Then, for
 each cell (target x format x compression), it runs `iggy-s3-sink run` with a fresh consumer
 group (so every cell reads all N messages from offset 0) and a fresh prefix, and measures from
 the daemon's start until `iggy-s3-sink lag --wait-zero` reports every partition committed:
 messages/s, MB/s (payload bytes, 10^6), daemon CPU seconds (user+sys from /proc/PID/stat just
-before SIGTERM) and peak RSS (VmHWM from /proc/PID/status). Targets:
+before SIGTERM) and peak RSS (VmHWM from /proc/PID/status), next to the CPU the broker and
+the S3 server (discard-s3, or RGW's mon+osd+radosgw by their pid files) spent meanwhile.
+Targets:
 
   discard  tests/bench/discard-s3 (keeps keys and metadata, drops bodies): the daemon's cost
   rgw      a real Ceph RGW: `scripts/rgw start` in a temporary directory (stopped at the end),
@@ -51,6 +55,52 @@ def read_env_file(path: Path) -> dict[str, str]:
         if m:
             env[m.group(1)] = m.group(2).strip("'\"")
     return env
+
+
+WORDS = ("user session cart checkout search product page image thumbnail account login logout order "
+         "payment invoice shipping address review rating comment profile settings token refresh api v1 v2 "
+         "catalog item price currency discount coupon inventory warehouse region eu us west east mobile "
+         "desktop tablet android ios chrome firefox safari edge cache hit miss upstream timeout retry").split()
+AGENTS = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
+          "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148",
+          "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:121.0) Gecko/20100101 Firefox/121.0",
+          "okhttp/4.12.0", "curl/7.88.1", "python-requests/2.31.0")
+
+
+def write_payloads(path: Path, count: int, size: int, seed: int = 8) -> None:
+    """`count` JSON web-request records of exactly `size` bytes, one per line (seeded): field
+    names repeat, values vary (ids, hex tokens, latencies, words), so gzip sees roughly what it
+    would see on access logs (about 4:1), unlike a padded constant."""
+    import random
+    rng = random.Random(seed)
+    t = 1_767_225_600_000
+    with open(path, "w") as out:
+        for i in range(count):
+            t += rng.randint(0, 3)
+            rec = {"seq": i, "ts_ms": t, "method": rng.choice(("GET", "GET", "GET", "POST", "PUT", "DELETE")),
+                   "path": f"/{rng.choice(WORDS)}/{rng.randint(1, 999999)}/{rng.choice(WORDS)}",
+                   "status": rng.choice((200, 200, 200, 200, 201, 204, 301, 304, 400, 404, 500, 503)),
+                   "latency_ms": round(rng.expovariate(1 / 40), 3), "bytes": rng.randint(0, 200_000),
+                   "client": f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
+                   "user_agent": rng.choice(AGENTS), "request_id": f"{rng.getrandbits(128):032x}",
+                   "trace": {"trace_id": f"{rng.getrandbits(128):032x}", "span_id": f"{rng.getrandbits(64):016x}"},
+                   "user": {"id": rng.randint(1, 10_000_000), "tier": rng.choice(("free", "pro", "team"))},
+                   "note": ""}
+            line = json.dumps(rec, separators=(",", ":"))
+            words = []
+            room = size - len(line)
+            while room > 0:
+                w = rng.choice(WORDS)
+                if len(w) + 1 > room:
+                    w = "x" * (room - 1) if room > 1 else ""
+                    if not w:
+                        break
+                words.append(w)
+                room -= len(w) + 1
+            rec["note"] = " ".join(words)
+            line = json.dumps(rec, separators=(",", ":"))
+            line += " " * max(0, size - len(line))  # JSON allows trailing whitespace
+            out.write(line + "\n")
 
 
 def loadavg() -> float:
@@ -103,10 +153,13 @@ class Bench:
         log(f"broker on {self.broker_addr}; producing {self.args.messages} x {self.args.size} B "
             f"over {self.args.partitions} partitions")
         t0 = time.monotonic()
+        source = ["--count", str(self.args.messages), "--size", str(self.args.size)]
+        if self.args.payload == "records":
+            source = [str(self.work / "payloads.jsonl")]
+            write_payloads(Path(source[0]), self.args.messages, self.args.size)
         r = subprocess.run([self.bin("iggy-produce"), "--address", self.broker_addr, "--username", "iggy",
                             "--password", "iggy", "--stream", "bench", "--topic", "events",
-                            "--create", str(self.args.partitions), "--balanced", "--batch", "1000",
-                            "--count", str(self.args.messages), "--size", str(self.args.size)],
+                            "--create", str(self.args.partitions), "--balanced", "--batch", "1000", *source],
                            capture_output=True, text=True, timeout=1800)
         if r.returncode != 0:
             sys.exit(f"iggy-produce failed ({r.returncode}): {r.stdout}{r.stderr}")
@@ -161,11 +214,35 @@ class Bench:
         cfg = self.config(cell, endpoint, bucket, fmt, compression)
         env = self.aws_env()
         load = loadavg()
+        others: dict = {}
+        if target == "discard":
+            others["s3"] = [self.discard.pid]
+        elif self.rgw and self.rgw.get("RGW_DIR"):
+            # RGW's daemons (mon, osd, radosgw) by their pid files: the store's CPU cost.
+            others["s3"] = [int(f.read_text().strip()) for f in Path(self.rgw["RGW_DIR"]).glob("run/*.pid")]
+        others["broker"] = [self.broker.pid]
+
+        def cpu_of(pids: list[int]) -> float:
+            total = 0.0
+            for pid in pids:
+                try:
+                    total += sum(cpu_seconds(pid))
+                except (FileNotFoundError, ProcessLookupError, ValueError):
+                    pass
+            return total
+
+        before = {k: cpu_of(pids) for k, pids in others.items()}
         logf = open(self.work / f"{cell}.log", "w")
         t0 = time.monotonic()
         d = subprocess.Popen([self.bin("iggy-s3-sink"), "run", "--config", str(cfg)], env=env,
                              stdout=logf, stderr=subprocess.STDOUT)
         self.procs.append(d)
+        perf = None
+        if self.args.perf:
+            Path(self.args.perf).mkdir(parents=True, exist_ok=True)
+            perf = subprocess.Popen(["perf", "record", "-g", "-F", "499", "-p", str(d.pid), "-o",
+                                     str(Path(self.args.perf) / f"{target}-{fmt}-{compression}.data")],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             r = subprocess.run([self.bin("iggy-s3-sink"), "lag", "--config", str(cfg), "--wait-zero", "900s"],
                                env=env, capture_output=True, text=True, timeout=1000)
@@ -176,7 +253,11 @@ class Bench:
                          f"{r.stdout}{r.stderr}\nlog: {self.work / (cell + '.log')}")
             user, sys_s = cpu_seconds(d.pid)
             hwm = vm_hwm_kib(d.pid)
+            other_cpu = {k: cpu_of(pids) - before[k] for k, pids in others.items()}
         finally:
+            if perf is not None:
+                perf.send_signal(signal.SIGINT)
+                perf.wait(timeout=60)
             if d.poll() is None:
                 d.send_signal(signal.SIGTERM)
                 try:
@@ -189,10 +270,12 @@ class Bench:
         res = {"target": target, "format": fmt, "compression": compression, "seconds": secs,
                "msgs_per_s": self.args.messages / secs, "mb_per_s": payload / 1e6 / secs,
                "cpu_user": user, "cpu_sys": sys_s, "cpu": user + sys_s, "rss_mib": hwm / 1024,
-               "load": load, "exit": d.returncode}
+               "load": load, "exit": d.returncode, "broker_cpu": other_cpu["broker"],
+               "s3_cpu": other_cpu.get("s3")}
         log(f"{target} {fmt} {compression}: {secs:.1f} s, {res['msgs_per_s']:.0f} msg/s, "
             f"{res['mb_per_s']:.1f} MB/s, cpu {user:.1f}+{sys_s:.1f} s, VmHWM {hwm / 1024:.0f} MiB, "
-            f"load {load:.2f}, exit {d.returncode}")
+            f"load {load:.2f}, exit {d.returncode}, broker cpu {other_cpu['broker']:.1f} s"
+            + (f", S3 server cpu {other_cpu['s3']:.1f} s" if "s3" in other_cpu else ""))
         return res
 
     def cleanup(self) -> None:
@@ -215,15 +298,19 @@ class Bench:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
-    ap.add_argument("--messages", type=int, default=300_000)
+    ap.add_argument("--messages", type=int, default=500_000)
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--partitions", type=int, default=3)
+    ap.add_argument("--payload", choices=("records", "synthetic"), default="records",
+                    help="records: seeded JSON web-request records (default); synthetic: iggy-produce "
+                         "--count/--size (a padded constant: gzip finds it unrealistically easy)")
     ap.add_argument("--max-records", type=int, default=10_000, help="rotation.max_records (default 10000)")
     ap.add_argument("--targets", default="discard,rgw")
     ap.add_argument("--formats", default="json_lines,raw")
     ap.add_argument("--compressions", default="none,gzip")
     ap.add_argument("--repeat", type=int, default=1, help="runs per cell; the table shows the fastest")
     ap.add_argument("--rgw-env", help="use the RGW described by this env file instead of starting one")
+    ap.add_argument("--perf", metavar="DIR", help="record each cell's daemon with `perf record -g` into DIR")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (configs, logs)")
     args = ap.parse_args()
 
@@ -260,13 +347,14 @@ def main() -> int:
     print(f"{args.messages} messages x {args.size} B over {args.partitions} partitions, "
           f"rotation.max_records {args.max_records}, s3.checksum md5 (default), gzip level 6 (default), "
           f"{os.cpu_count()} cores\n")
-    print("| S3 | format | compression | seconds | messages/s | MB/s | daemon CPU s (user+sys) | CPU s / GB | peak RSS MiB | load avg |")
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| S3 | format | compression | seconds | messages/s | MB/s | daemon CPU s (user+sys) | CPU s / GB | peak RSS MiB | broker CPU s | S3 server CPU s | load avg |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     gb = args.messages * args.size / 1e9
     for r in rows:
         print(f"| {names[r['target']]} | {r['format']} | {r['compression']} | {r['seconds']:.1f} | "
               f"{r['msgs_per_s']:,.0f} | {r['mb_per_s']:.1f} | {r['cpu']:.1f} ({r['cpu_user']:.1f}+{r['cpu_sys']:.1f}) | "
-              f"{r['cpu'] / gb:.1f} | {r['rss_mib']:.0f} | {r['load']:.2f} |")
+              f"{r['cpu'] / gb:.1f} | {r['rss_mib']:.0f} | {r['broker_cpu']:.1f} | "
+              f"{'-' if r['s3_cpu'] is None else format(r['s3_cpu'], '.1f')} | {r['load']:.2f} |")
     if discard_stats:
         print(f"\ndiscard-s3 counters: `{discard_stats}`")
     return 0
