@@ -114,6 +114,18 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
+def runqueue_wait_s(pid: int) -> float:
+    """Seconds the process's threads spent runnable but waiting for a CPU (schedstat field 2):
+    on a shared machine, wall time = CPU + this + time blocked on I/O."""
+    total = 0
+    for f in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        try:
+            total += int(f.read_text().split()[1])
+        except (FileNotFoundError, IndexError, ValueError):
+            pass
+    return total / 1e9
+
+
 def vm_hwm_kib(pid: int) -> int:
     m = re.search(r"^VmHWM:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text(), re.M)
     return int(m.group(1)) if m else 0
@@ -253,6 +265,7 @@ class Bench:
                          f"{r.stdout}{r.stderr}\nlog: {self.work / (cell + '.log')}")
             user, sys_s = cpu_seconds(d.pid)
             hwm = vm_hwm_kib(d.pid)
+            waited = runqueue_wait_s(d.pid)
             other_cpu = {k: cpu_of(pids) - before[k] for k, pids in others.items()}
         finally:
             if perf is not None:
@@ -270,11 +283,11 @@ class Bench:
         res = {"target": target, "format": fmt, "compression": compression, "seconds": secs,
                "msgs_per_s": self.args.messages / secs, "mb_per_s": payload / 1e6 / secs,
                "cpu_user": user, "cpu_sys": sys_s, "cpu": user + sys_s, "rss_mib": hwm / 1024,
-               "load": load, "exit": d.returncode, "broker_cpu": other_cpu["broker"],
+               "load": load, "exit": d.returncode, "waited": waited, "broker_cpu": other_cpu["broker"],
                "s3_cpu": other_cpu.get("s3")}
         log(f"{target} {fmt} {compression}: {secs:.1f} s, {res['msgs_per_s']:.0f} msg/s, "
             f"{res['mb_per_s']:.1f} MB/s, cpu {user:.1f}+{sys_s:.1f} s, VmHWM {hwm / 1024:.0f} MiB, "
-            f"load {load:.2f}, exit {d.returncode}, broker cpu {other_cpu['broker']:.1f} s"
+            f"waited for a CPU {waited:.1f} s, load {load:.2f}, exit {d.returncode}, broker cpu {other_cpu['broker']:.1f} s"
             + (f", S3 server cpu {other_cpu['s3']:.1f} s" if "s3" in other_cpu else ""))
         return res
 
@@ -347,13 +360,13 @@ def main() -> int:
     print(f"{args.messages} messages x {args.size} B over {args.partitions} partitions, "
           f"rotation.max_records {args.max_records}, s3.checksum md5 (default), gzip level 6 (default), "
           f"{os.cpu_count()} cores\n")
-    print("| S3 | format | compression | seconds | messages/s | MB/s | daemon CPU s (user+sys) | CPU s / GB | peak RSS MiB | broker CPU s | S3 server CPU s | load avg |")
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| S3 | format | compression | seconds | messages/s | MB/s | daemon CPU s (user+sys) | CPU s / GB | waiting for a CPU s | peak RSS MiB | broker CPU s | S3 server CPU s | load avg |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     gb = args.messages * args.size / 1e9
     for r in rows:
         print(f"| {names[r['target']]} | {r['format']} | {r['compression']} | {r['seconds']:.1f} | "
               f"{r['msgs_per_s']:,.0f} | {r['mb_per_s']:.1f} | {r['cpu']:.1f} ({r['cpu_user']:.1f}+{r['cpu_sys']:.1f}) | "
-              f"{r['cpu'] / gb:.1f} | {r['rss_mib']:.0f} | {r['broker_cpu']:.1f} | "
+              f"{r['cpu'] / gb:.1f} | {r['waited']:.1f} | {r['rss_mib']:.0f} | {r['broker_cpu']:.1f} | "
               f"{'-' if r['s3_cpu'] is None else format(r['s3_cpu'], '.1f')} | {r['load']:.2f} |")
     if discard_stats:
         print(f"\ndiscard-s3 counters: `{discard_stats}`")
