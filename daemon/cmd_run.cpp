@@ -157,9 +157,12 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
         log.error("{}", plan.error());
         co_return exit_failure;
     }
-    log.info({iss::log::kv("conditional_put", s3->caps.conditional_put),
-              iss::log::kv("conditional_complete", s3->caps.conditional_complete)},
-             "delivery guarantee: {}", plan->guarantee);
+    const iss::log::fields caps{iss::log::kv("conditional_put", s3->caps.conditional_put),
+                                iss::log::kv("conditional_complete", s3->caps.conditional_complete)};
+    if (plan->strategy == pipeline::upload_strategy::head_then_write)
+        log.warn(caps, "delivery guarantee (degraded): {}", plan->guarantee);  // design.md §3.4: say so
+    else
+        log.info(caps, "delivery guarantee: {}", plan->guarantee);
 
     iggy::client client{ex, iopts};
     if (auto r = co_await client.connect(); !r) {
