@@ -235,7 +235,9 @@ def read_landed(root: Path) -> Landed:
     count: dict[tuple, int] = {}
     per_object = []
     records = 0
-    files = sorted(p for p in root.rglob("*") if p.is_file())
+    # The capability probe's objects live under {prefix}/.iggy-s3-sink/ (a hidden folder for
+    # Spark/Hive readers); a daemon killed during its start-up probe leaves one behind.
+    files = sorted(p for p in root.rglob("*") if p.is_file() and ".iggy-s3-sink" not in p.parts)
     for f in files:
         offsets = []
         for line in f.read_text().splitlines():
