@@ -217,6 +217,17 @@ class Bench:
             "rotation": {"max_records": self.args.max_records, "idle": "1s"},
             "log": {"level": "info", "format": "text"},
         }
+        for item in self.args.set or []:
+            path, _, value = item.partition("=")
+            try:
+                v = json.loads(value)
+            except json.JSONDecodeError:
+                v = value
+            node = cfg
+            *parents, leaf = path.split(".")
+            for k in parents:
+                node = node.setdefault(k, {})
+            node[leaf] = v
         path = self.work / f"{cell}.yaml"
         path.write_text(json.dumps(cfg, indent=2))  # JSON is YAML
         return path
@@ -252,7 +263,7 @@ class Bench:
         perf = None
         if self.args.perf:
             Path(self.args.perf).mkdir(parents=True, exist_ok=True)
-            perf = subprocess.Popen(["perf", "record", "-g", "-F", "499", "-p", str(d.pid), "-o",
+            perf = subprocess.Popen(["perf", "record", "--call-graph", "dwarf,16384", "-F", "299", "-p", str(d.pid), "-o",
                                      str(Path(self.args.perf) / f"{target}-{fmt}-{compression}.data")],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -323,7 +334,11 @@ def main() -> int:
     ap.add_argument("--compressions", default="none,gzip")
     ap.add_argument("--repeat", type=int, default=1, help="runs per cell; the table shows the fastest")
     ap.add_argument("--rgw-env", help="use the RGW described by this env file instead of starting one")
-    ap.add_argument("--perf", metavar="DIR", help="record each cell's daemon with `perf record -g` into DIR")
+    ap.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="extra daemon config for every cell, e.g. --set s3.checksum=crc32c "
+                         "--set format.compression_level=1 (VALUE as JSON, else a string; repeatable)")
+    ap.add_argument("--perf", metavar="DIR", help="record each cell's daemon with `perf record --call-graph dwarf` into DIR "
+                         "(the build has no frame pointers)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (configs, logs)")
     args = ap.parse_args()
 
@@ -357,8 +372,9 @@ def main() -> int:
         b.cleanup()
 
     names = {"discard": "discard-s3", "rgw": "Ceph RGW"}
+    extra = "".join(f", {x}" for x in args.set or [])
     print(f"{args.messages} messages x {args.size} B over {args.partitions} partitions, "
-          f"rotation.max_records {args.max_records}, s3.checksum md5 (default), gzip level 6 (default), "
+          f"rotation.max_records {args.max_records}{extra or ', everything else default'}, "
           f"{os.cpu_count()} cores\n")
     print("| S3 | format | compression | seconds | messages/s | MB/s | daemon CPU s (user+sys) | CPU s / GB | waiting for a CPU s | peak RSS MiB | broker CPU s | S3 server CPU s | load avg |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
