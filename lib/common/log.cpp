@@ -1,5 +1,7 @@
 #include "common/log.hpp"
 
+#include "common/utf8.hpp"
+
 #include <atomic>
 #include <cstdio>
 #include <ctime>
@@ -40,30 +42,6 @@ void append_json_field(std::string& out, std::string_view k, std::string_view v)
     out += '"';
 }
 
-// Length of the valid UTF-8 sequence at s[i], or 0 when it is not valid (RFC 3629).
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
-    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char c = b(i);
-    if (c < 0x80) return 1;
-    std::size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) n = 2;
-    else if (c == 0xe0) { n = 3; lo = 0xa0; }
-    else if (c >= 0xe1 && c <= 0xec) n = 3;
-    else if (c == 0xed) { n = 3; hi = 0x9f; }
-    else if (c >= 0xee && c <= 0xef) n = 3;
-    else if (c == 0xf0) { n = 4; lo = 0x90; }
-    else if (c >= 0xf1 && c <= 0xf3) n = 4;
-    else if (c == 0xf4) { n = 4; hi = 0x8f; }
-    else return 0;
-    if (i + n > s.size()) return 0;
-    if (b(i + 1) < lo || b(i + 1) > hi) return 0;
-    for (std::size_t k = 2; k < n; ++k) {
-        if (b(i + k) < 0x80 || b(i + k) > 0xbf) return 0;
-    }
-    return n;
-}
-
 }  // namespace
 
 std::string_view to_string(level l) noexcept {
@@ -97,7 +75,7 @@ void append_json_escaped(std::string& out, std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
-            const std::size_t n = utf8_sequence_length(s, i);
+            const std::size_t n = iss::utf8_sequence_length(s, i);
             if (n == 0) {
                 out += "\xef\xbf\xbd";  // U+FFFD REPLACEMENT CHARACTER
                 ++i;

@@ -1,5 +1,7 @@
 #include "format/json.hpp"
 
+#include "common/utf8.hpp"
+
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -39,28 +41,6 @@ void append_escape(std::string& out, unsigned char c) {
             out += hex_lower[c >> 4];
             out += hex_lower[c & 0xf];
     }
-}
-
-/// Length of the valid UTF-8 sequence at s[i], or 0 when it is invalid (RFC 3629 table).
-std::size_t utf8_len(std::string_view s, std::size_t i) noexcept {
-    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
-    const unsigned char c = b(0);
-    const std::size_t left = s.size() - i;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) return left >= 2 && (b(1) & 0xC0) == 0x80 ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        if (left < 3 || (b(1) & 0xC0) != 0x80 || (b(2) & 0xC0) != 0x80) return 0;
-        if (c == 0xE0 && b(1) < 0xA0) return 0;  // overlong
-        if (c == 0xED && b(1) > 0x9F) return 0;  // surrogates U+D800..U+DFFF
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if (left < 4 || (b(1) & 0xC0) != 0x80 || (b(2) & 0xC0) != 0x80 || (b(3) & 0xC0) != 0x80) return 0;
-        if (c == 0xF0 && b(1) < 0x90) return 0;  // overlong
-        if (c == 0xF4 && b(1) > 0x8F) return 0;  // above U+10FFFF
-        return 4;
-    }
-    return 0;
 }
 
 /// Checks one number token against RFC 8259: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
@@ -141,7 +121,7 @@ void append_string(std::string& out, std::string_view s) {
             ++i;
             continue;
         }
-        const std::size_t n = utf8_len(s, i);
+        const std::size_t n = iss::utf8_sequence_length(s, i);
         if (n == 0) {
             out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
             ++i;
