@@ -42,6 +42,12 @@ result<iggy::client_options> iggy_options(const config::sink_config& c) {
     // interval, and a dropped group member loses its partitions (and our buffers). Pings are
     // tiny: send them often enough for any sane heartbeat interval (>= 1 s).
     o.ping_interval = std::chrono::milliseconds{500};
+    switch (c.iggy.protocol) {  // issue 9
+        case config::protocol_version::automatic: o.protocol = iggy::wire_protocol::automatic; break;
+        case config::protocol_version::v0_8: o.protocol = iggy::wire_protocol::g1_0_8; break;
+        case config::protocol_version::v0_9: o.protocol = iggy::wire_protocol::g2_0_9; break;
+        case config::protocol_version::v0_10: o.protocol = iggy::wire_protocol::g2_0_10; break;
+    }
     return o;
 }
 

@@ -47,7 +47,7 @@ inline constexpr std::uint64_t mib = 1024 * kib;
 inline constexpr std::uint64_t gib = 1024 * mib;
 
 /// Which Iggy wire protocol to speak (design.md §4).
-enum class protocol_version : std::uint8_t { automatic, v0_8, v0_9 };
+enum class protocol_version : std::uint8_t { automatic, v0_8, v0_9, v0_10 /* provisional */ };
 /// S3 addressing: `auto` (virtual-hosted for AWS, path style for a custom endpoint or a
 /// bucket name with dots), `true` (path style), `false` (virtual-hosted).
 enum class path_style : std::uint8_t { automatic, path, virtual_hosted };

@@ -30,8 +30,9 @@ struct choice {
     E value;
 };
 
-inline constexpr std::array<choice<protocol_version>, 3> protocol_choices{
-  {{"auto", protocol_version::automatic}, {"0.8", protocol_version::v0_8}, {"0.9", protocol_version::v0_9}}};
+inline constexpr std::array<choice<protocol_version>, 4> protocol_choices{
+  {{"auto", protocol_version::automatic}, {"0.8", protocol_version::v0_8}, {"0.9", protocol_version::v0_9},
+   {"0.10", protocol_version::v0_10}}};
 inline constexpr std::array<choice<path_style>, 7> path_style_choices{{{"auto", path_style::automatic},
                                                                       {"true", path_style::path},
                                                                       {"false", path_style::virtual_hosted},
@@ -98,7 +99,7 @@ void visit_schema(V& v, C& c) {
         v.field("verify_checksum", i.verify_checksum, "Check every message's XXH3-64 checksum; a mismatch is a bad message.");
         v.size("max_response_bytes", i.max_response_bytes, "Largest poll reply accepted; a bigger frame closes the connection.");
         v.choice("protocol", i.protocol, table(protocol_choices),
-                 "Wire protocol: `auto` detects at connect; `0.8` the released G1 framing; `0.9` the consensus framing.");
+                 "Wire protocol: `auto` detects at connect; `0.8` the G1 framing (Iggy 0.8.x); `0.9` the consensus framing, protocol 0.11.0 (Iggy 0.9.x); `0.10` protocol 0.12.0 (Iggy 0.10.x, provisional).");
     });
     v.list("sources", c.sources, "What to read: streams, their topics and partitions. At least one entry.", [&](auto& s) {
         v.field("stream", s.stream, "Stream name.");

@@ -2,6 +2,7 @@
 
 #include "common/log.hpp"
 #include "proto/commands.hpp"
+#include "proto/g2_commands.hpp"
 #include "proto/poll.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -20,6 +21,7 @@
 
 #include <array>
 #include <deque>
+#include <map>
 #include <random>
 #include <variant>
 
@@ -34,6 +36,55 @@ namespace {
 
 iss::error transport(errc e, const boost::system::error_code& ec, std::string_view what) {
     return iss::error{e, fmt::format("{}: {}", what, ec.message())};
+}
+
+// ---- G2 (issue 9): G1 request structs whose G2 body differs --------------------------------
+namespace g2 = proto::g2;
+template <class R>
+const R& to_g2(const R& r) {
+    return r;
+}
+g2::store_offset_request to_g2(const proto::store_consumer_offset_request& r) {
+    return {r.consumer, r.stream, r.topic, r.partition_id, r.offset, 1};
+}
+g2::delete_offset_request to_g2(const proto::delete_consumer_offset_request& r) {
+    return {r.consumer, r.stream, r.topic, r.partition_id, 1};
+}
+g2::create_stream_request to_g2(const proto::create_stream_request& r) { return {r.name, {}}; }
+g2::create_topic_request to_g2(const proto::create_topic_request& r) {
+    return {r.stream, r.partitions_count, r.name, {}};
+}
+
+proto::u128 random_client_id() {
+    std::random_device rd;
+    proto::u128 v = 0;
+    for (int i = 0; i < 4; ++i) v = (v << 32) | rd();
+    return v == 0 ? 1 : v;
+}
+
+/// An eviction as an error a caller can classify: credentials -> 42/53/47 (fail, never
+/// retried), version gate -> 14003 (fail), a dead session -> 30 StaleClient (retry: reconnect,
+/// log in, re-join), the rest -> protocol_error (retry on a new connection).
+iss::error eviction_error(const g2::eviction_header& e) {
+    std::string detail = fmt::format("evicted by the server: {} ({})", g2::eviction_reason_name(e.reason),
+                                     g2::eviction_reason_hint(e.reason));
+    if (e.reason == g2::eviction_reason::incompatible_protocol)
+        detail += fmt::format("; the server accepts binary protocol {} to {}",
+                              g2::version_text(e.server_protocol_version_min),
+                              g2::version_text(e.server_protocol_version));
+    auto server = [&](std::uint32_t code) { return iss::error{proto::server_error(code), detail}; };
+    switch (e.reason) {
+        case g2::eviction_reason::invalid_credentials: return server(42);
+        case g2::eviction_reason::invalid_token: return server(53);
+        case g2::eviction_reason::user_inactive: return server(47);
+        case g2::eviction_reason::incompatible_protocol: return server(14003);
+        case g2::eviction_reason::stale_client:
+        case g2::eviction_reason::no_session:
+        case g2::eviction_reason::session_too_low:
+        case g2::eviction_reason::session_release_mismatch:
+        case g2::eviction_reason::session_error: return server(30);
+        default: return iss::error{errc::protocol_error, detail};
+    }
 }
 
 }  // namespace
@@ -84,6 +135,126 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
     };
     std::vector<group_ref> groups_;
     std::shared_ptr<net::steady_timer> ping_timer_;
+
+    // ---- G2 (issue 9)
+    wire_protocol gen_ = wire_protocol::g1_0_8;  // the protocol of the current connection
+    std::optional<wire_protocol> detected_;       // automatic: what the server spoke
+    bool redo_ = false;                           // login asks for a new connection in another protocol
+    g2::session_state g2s_{random_client_id()};
+    g2::operation last_op_ = g2::operation::reserved;
+    struct g2_assignment {
+        bool synced = false;
+        std::uint64_t generation = 0;
+        std::vector<std::uint32_t> partitions;
+        std::size_t cursor = 0;
+    };
+    std::map<std::string, g2_assignment> assignments_;  // by "stream/topic/group"
+    [[nodiscard]] bool g2() const noexcept {
+        return gen_ == wire_protocol::g2_0_9 || gen_ == wire_protocol::g2_0_10;
+    }
+
+    /// Builds the G2 frame of a request into `out` (header from the session's numbering).
+    template <class Request>
+    result<void> build_g2(proto::byte_buffer& out, const Request& req) {
+        const auto& g = to_g2(req);
+        auto h = g2s_.next(g2::code_of<std::decay_t<decltype(g)>>());
+        last_op_ = h.op;
+        return g2::append_request(out, h, g);
+    }
+    template <class Request>
+    result<void> build_any(proto::byte_buffer& out, const Request& req) {
+        if (g2()) return build_g2(out, req);
+        return proto::append_request(out, req);
+    }
+
+    /// Writes `out_`, reads one whole G2 frame into `in` and returns it. With `probe`, the
+    /// first 8 bytes are read first: a G1 answer (non-zero bytes 0..3) sets `g1_answer`.
+    template <class Stream>
+    net::awaitable<result<proto::bytes_view>> g2_roundtrip_on(Stream& s, proto::byte_buffer& in, bool probe,
+                                                             bool& g1_answer) {
+        auto& lowest = beast::get_lowest_layer(s);
+        lowest.expires_after(probe ? opts_.detect_timeout : opts_.request_timeout);
+        auto [wec, wn] = co_await net::async_write(s, net::buffer(out_.data(), out_.size()), use_tuple);
+        if (wec) co_return io_failure(wec, "write request");
+        in.resize(g2::header_size);
+        std::size_t have = 0;
+        if (probe) {
+            auto [pec, pn] = co_await net::async_read(s, net::buffer(in.data(), 8), use_tuple);
+            if (pec) {
+                g1_answer = true;  // closed or silent: not a G2 server
+                co_return io_failure(pec, "read G2 probe reply");
+            }
+            for (int i = 0; i < 4; ++i) g1_answer = g1_answer || in[static_cast<std::size_t>(i)] != std::byte{0};
+            if (g1_answer) {
+                disconnect();
+                co_return iss::error{errc::protocol_error, "the server answered in G1 framing"};
+            }
+            have = 8;
+        }
+        auto [hec, hn] = co_await net::async_read(s, net::buffer(in.data() + have, g2::header_size - have), use_tuple);
+        if (hec) co_return io_failure(hec, "read reply header");
+        const std::size_t size = proto::load_le<std::uint32_t>(in.data() + g2::off::size);
+        if (size < g2::header_size || size > opts_.max_reply_bytes + g2::header_size) {
+            disconnect();
+            co_return iss::error{errc::protocol_error, fmt::format("G2 reply size {} out of range", size)};
+        }
+        in.resize(size);
+        if (size > g2::header_size) {
+            auto [bec, bn] = co_await net::async_read(
+                s, net::buffer(in.data() + g2::header_size, size - g2::header_size), use_tuple);
+            if (bec) co_return io_failure(bec, "read reply body");
+        }
+        lowest.expires_never();
+        co_return proto::bytes_view{in.data(), size};
+    }
+    net::awaitable<result<proto::bytes_view>> g2_roundtrip(proto::byte_buffer& in, bool probe, bool& g1_answer) {
+        if (tls_) co_return co_await g2_roundtrip_on(*tls_, in, probe, g1_answer);
+        co_return co_await g2_roundtrip_on(*tcp_, in, probe, g1_answer);
+    }
+
+    /// One G2 request/reply (`out_` built by `build_g2`): evictions end the connection; 57 and 58
+    /// resend the IDENTICAL frame (same session and request number: a 57 request's outcome is
+    /// unknown, so it is only ever replayed, never re-numbered), 59 is success; result-framed
+    /// replies are unwrapped. Returns the payload (a view into `in`).
+    net::awaitable<result<proto::bytes_view>> g2_exchange(proto::byte_buffer& in) {
+        const auto op = last_op_;
+        const auto delay = std::max<std::chrono::milliseconds>(opts_.transient_retry_delay, std::chrono::milliseconds{1});
+        const auto attempts = std::max<std::int64_t>(1, opts_.transient_retry_budget / delay);
+        for (std::int64_t attempt = 1;; ++attempt) {
+            bool g1 = false;
+            auto frame = co_await g2_roundtrip(in, false, g1);
+            if (!frame) co_return frame.error();
+            auto f = g2::decode_server_frame(*frame);
+            if (!f) {
+                disconnect();
+                co_return iss::error{errc::protocol_error, "G2 reply: " + f.error().message()};
+            }
+            if (f->is_eviction()) {
+                disconnect();
+                co_return eviction_error(f->eviction());
+            }
+            const auto st = f->reply().status;
+            if (st == 0) {
+                if (!g2::reply_is_result_framed(op)) co_return f->body;
+                auto p = g2::decode_result_framed(f->body);
+                if (!p && p.error().code().category() != proto::server_category()) {
+                    disconnect();
+                    co_return iss::error{errc::protocol_error, "G2 reply: " + p.error().message()};
+                }
+                co_return p;
+            }
+            const auto rule = g2::retry_rule_for(st);
+            if (rule == g2::retry_rule::already_applied) co_return proto::bytes_view{};
+            if (rule == g2::retry_rule::none || attempt >= attempts) co_return iss::error{proto::server_error(st)};
+            log_.debug("G2 {} ({}): resending the same request (attempt {})", proto::server_error_name(st), st,
+                       attempt + 1);
+            net::steady_timer t{ex_, delay};
+            co_await t.async_wait(use_awaitable);
+        }
+    }
+
+    net::awaitable<result<void>> g2_login(std::uint32_t version);
+    net::awaitable<result<void>> open_transport();
 
     // ---- lock
     class guard {
@@ -185,8 +356,8 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
     template <class Request>
     net::awaitable<result<proto::bytes_view>> exchange_request(const Request& req, proto::byte_buffer& in) {
         out_.clear();
-        if (auto r = proto::append_request(out_, req); !r)
-            co_return iss::error{errc::invalid_request, r.error().message()};
+        if (auto r = build_any(out_, req); !r) co_return iss::error{errc::invalid_request, r.error().message()};
+        if (g2()) co_return co_await g2_exchange(in);
         co_return co_await exchange(in);
     }
 
@@ -209,18 +380,60 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
         }
         out_.clear();
         if (auto r = build(out_); !r) co_return iss::error{errc::invalid_request, r.error().message()};
+        if (g2()) co_return co_await g2_exchange(in);
         co_return co_await exchange(in);
     }
 
     template <class Request>
     net::awaitable<result<proto::bytes_view>> call_request(const Request& req) {
-        co_return co_await call([&](proto::byte_buffer& out) { return proto::append_request(out, req); }, in_);
+        co_return co_await call([&](proto::byte_buffer& out) { return build_any(out, req); }, in_);
     }
+    template <class Request>
+    net::awaitable<result<proto::bytes_view>> call_request_into(const Request& req, proto::byte_buffer& in) {
+        co_return co_await call([&](proto::byte_buffer& out) { return build_any(out, req); }, in);
+    }
+    /// Connects if needed (so that `g2()` tells the protocol of the connection).
+    net::awaitable<result<void>> ensure_connected() {
+        auto g = co_await acquire();
+        if (closed_) co_return iss::error{errc::closed};
+        if (!connected_) co_return co_await reconnect();
+        co_return result<void>{};
+    }
+    net::awaitable<result<poll_batch>> g2_poll(consumer c, identifier stream, identifier topic,
+                                               std::optional<std::uint32_t> partition, polling_strategy strategy,
+                                               std::uint32_t count, bool auto_commit);
+    net::awaitable<result<bool>> g2_sync(const identifier& stream, const identifier& topic, const identifier& group,
+                                         g2_assignment& a);
 };
 
 // ---------------------------------------------------------------------------------------------
 
 net::awaitable<result<void>> client::impl::connect_once_impl() {
+    // automatic: a login may ask for a new connection in another protocol (G1 answer, or an
+    // Eviction 14 naming another version); at most two such passes.
+    for (int pass = 0;; ++pass) {
+        redo_ = false;
+        if (auto t = co_await open_transport(); !t) co_return t.error();
+        auto r = co_await login();
+        if (r) break;
+        disconnect();
+        if (redo_ && pass < 2) continue;
+        co_return r.error();
+    }
+    connected_ = true;
+    ++generation_;
+    if (auto r = co_await rejoin(); !r) {
+        disconnect();
+        co_return r.error();
+    }
+    log_.info({log::kv("generation", generation_), log::kv("tls", opts_.tls.enabled),
+               log::kv("protocol", wire_protocol_name(gen_))},
+              "connected and logged in");
+    start_pings();
+    co_return result<void>{};
+}
+
+net::awaitable<result<void>> client::impl::open_transport() {
     tls_.reset();
     tcp_.reset();
     if (!ca_error_.empty()) co_return iss::error{errc::connection_failed, ca_error_};
@@ -263,22 +476,76 @@ net::awaitable<result<void>> client::impl::connect_once_impl() {
             co_return transport(errc::connection_failed, hec, "TLS handshake");
         }
     }
-    if (auto r = co_await login(); !r) {
-        disconnect();
-        co_return r.error();
+    co_return result<void>{};
+}
+
+net::awaitable<result<void>> client::impl::g2_login(std::uint32_t version) {
+    g2s_.reset();
+    assignments_.clear();
+    out_.clear();
+    const bool probe = opts_.protocol == wire_protocol::automatic && !detected_;
+    const g2::client_version_info info{version, opts_.sdk_name, opts_.sdk_version};
+    g2::bind_secret secret{};
+    for (auto& b : secret) b = static_cast<std::byte>(rng_());  // PROVISIONAL (0.12.0 only)
+    result<void> built;
+    if (!opts_.token.empty()) {
+        g2::register_pat_request q{info, secret, opts_.token.reveal(), {}};
+        built = build_g2(out_, q);
+    } else {
+        g2::register_request q{info, secret, opts_.username, opts_.password.reveal(), {}};
+        built = build_g2(out_, q);
     }
-    connected_ = true;
-    ++generation_;
-    if (auto r = co_await rejoin(); !r) {
-        disconnect();
-        co_return r.error();
+    if (!built) co_return iss::error{errc::invalid_request, built.error().message()};
+    bool g1_answer = false;
+    auto frame = co_await g2_roundtrip(in_, probe, g1_answer);
+    if (!frame) {
+        if (probe && (g1_answer || classify(frame.error()) == outcome::retry)) {
+            log_.info("iggy.protocol auto: no G2 answer ({}); speaking 0.8 (G1)", describe(frame.error()));
+            detected_ = wire_protocol::g1_0_8;
+            redo_ = true;
+        }
+        co_return frame.error();
     }
-    log_.info({log::kv("generation", generation_), log::kv("tls", opts_.tls.enabled)}, "connected and logged in");
-    start_pings();
+    auto f = g2::decode_server_frame(*frame);
+    if (!f) co_return iss::error{errc::protocol_error, "G2 login reply: " + f.error().message()};
+    if (f->is_eviction()) {
+        const auto& e = f->eviction();
+        if (e.reason == g2::eviction_reason::incompatible_protocol) {
+            const auto minor = (e.server_protocol_version >> 10) & 0x3ff;
+            log_.warn("the server accepts binary protocol {} .. {} (we sent {})",
+                      g2::version_text(e.server_protocol_version_min), g2::version_text(e.server_protocol_version),
+                      g2::version_text(version));
+            if (opts_.protocol == wire_protocol::automatic && (e.server_protocol_version >> 20) == 0) {
+                const auto next = minor == 12 ? wire_protocol::g2_0_10 : minor == 11 ? wire_protocol::g2_0_9
+                                                                                     : wire_protocol::automatic;
+                if (next != wire_protocol::automatic && next != gen_) {
+                    log_.info("iggy.protocol auto: moving to {}", wire_protocol_name(next));
+                    detected_ = next;
+                    redo_ = true;
+                }
+            }
+        }
+        co_return eviction_error(e);
+    }
+    if (f->reply().status != 0) co_return iss::error{proto::server_error(f->reply().status)};
+    auto r = g2::decode_register_reply(f->body);
+    if (!r) {
+        if (r.error().code().category() == proto::server_category()) co_return r.error();
+        co_return iss::error{errc::protocol_error, "G2 login reply: " + r.error().message()};
+    }
+    g2s_.bind(r->session);
+    if (probe) {
+        detected_ = gen_;
+        log_.info("iggy.protocol auto: the server speaks {} (server {}, protocol {})", wire_protocol_name(gen_),
+                  r->server_version, g2::version_text(r->server_protocol_version));
+    }
     co_return result<void>{};
 }
 
 net::awaitable<result<void>> client::impl::login() {
+    // Which protocol this connection speaks: configured, detected, or probed (G2 first).
+    gen_ = opts_.protocol != wire_protocol::automatic ? opts_.protocol : detected_.value_or(wire_protocol::g2_0_9);
+    if (g2()) co_return co_await g2_login(gen_ == wire_protocol::g2_0_10 ? g2::protocol_0_12_0 : g2::protocol_0_11_0);
     result<proto::bytes_view> r = proto::bytes_view{};
     if (!opts_.token.empty()) {
         const proto::login_with_token_request req{opts_.token.reveal()};
@@ -385,6 +652,17 @@ client::~client() { impl_->shutdown(); }
 std::uint64_t client::generation() const noexcept { return impl_->generation_; }
 bool client::connected() const noexcept { return impl_->connected_; }
 const client_options& client::options() const noexcept { return impl_->opts_; }
+wire_protocol client::protocol_in_use() const noexcept { return impl_->gen_; }
+
+std::string_view wire_protocol_name(wire_protocol p) noexcept {
+    switch (p) {
+        case wire_protocol::g1_0_8: return "0.8 (G1)";
+        case wire_protocol::g2_0_9: return "0.9 (G2, protocol 0.11.0)";
+        case wire_protocol::g2_0_10: return "0.10 (G2, protocol 0.12.0, provisional)";
+        case wire_protocol::automatic: return "auto";
+    }
+    return "?";
+}
 
 net::awaitable<result<void>> client::connect() {
     auto g = co_await impl_->acquire();
@@ -415,6 +693,8 @@ net::awaitable<result<void>> client::ping() {
 }
 
 net::awaitable<result<proto::client_details>> client::get_me() {
+    if (auto c = co_await impl_->ensure_connected(); !c) co_return c.error();
+    if (impl_->g2()) co_return iss::error{errc::invalid_request, "GetMe is not supported over G2 by this client"};
     ISS_IGGY_CALL(proto::get_me_request{});
     auto d = proto::decode_get_me_reply(*reply);
     if (!d) co_return bad_reply(d.error());
@@ -423,13 +703,19 @@ net::awaitable<result<proto::client_details>> client::get_me() {
 
 net::awaitable<result<std::optional<proto::stream_details>>> client::get_stream(identifier stream) {
     ISS_IGGY_CALL(proto::get_stream_request{std::move(stream)});
-    auto d = proto::decode_get_stream_reply(*reply);
+    auto d = impl_->g2() ? proto::g2::decode_stream_reply(*reply) : proto::decode_get_stream_reply(*reply);
     if (!d) co_return bad_reply(d.error());
     co_return std::move(*d);
 }
 
 net::awaitable<result<proto::stream_details>> client::create_stream(std::string name) {
     ISS_IGGY_CALL(proto::create_stream_request{std::move(name)});
+    if (impl_->g2()) {
+        auto g = proto::g2::decode_stream_reply(*reply);
+        if (!g) co_return bad_reply(g.error());
+        if (!*g) co_return iss::error{errc::protocol_error, "CreateStream: empty reply"};
+        co_return std::move(**g);
+    }
     auto d = proto::decode_create_stream_reply(*reply);
     if (!d) co_return bad_reply(d.error());
     co_return std::move(*d);
@@ -442,7 +728,7 @@ net::awaitable<result<void>> client::delete_stream(identifier stream) {
 
 net::awaitable<result<std::optional<proto::topic_details>>> client::get_topic(identifier stream, identifier topic) {
     ISS_IGGY_CALL((proto::get_topic_request{std::move(stream), std::move(topic)}));
-    auto d = proto::decode_get_topic_reply(*reply);
+    auto d = impl_->g2() ? proto::g2::decode_topic_reply(*reply) : proto::decode_get_topic_reply(*reply);
     if (!d) co_return bad_reply(d.error());
     co_return std::move(*d);
 }
@@ -454,6 +740,12 @@ net::awaitable<result<proto::topic_details>> client::create_topic(identifier str
     req.partitions_count = partitions;
     req.name = std::move(name);
     ISS_IGGY_CALL(req);
+    if (impl_->g2()) {
+        auto g = proto::g2::decode_topic_reply(*reply);
+        if (!g) co_return bad_reply(g.error());
+        if (!*g) co_return iss::error{errc::protocol_error, "CreateTopic: empty reply"};
+        co_return std::move(**g);
+    }
     auto d = proto::decode_create_topic_reply(*reply);
     if (!d) co_return bad_reply(d.error());
     co_return std::move(*d);
@@ -480,7 +772,14 @@ net::awaitable<result<std::optional<proto::consumer_group_details>>> client::get
 
 net::awaitable<result<proto::consumer_group_info>> client::create_consumer_group(identifier stream, identifier topic,
                                                                                  std::string name) {
-    ISS_IGGY_CALL((proto::create_consumer_group_request{std::move(stream), std::move(topic), std::move(name)}));
+    ISS_IGGY_CALL((proto::create_consumer_group_request{stream, topic, name}));
+    if (impl_->g2()) {
+        // G2 answers CreateConsumerGroup with an empty result: read the group back by name.
+        auto g = co_await get_consumer_group(std::move(stream), std::move(topic), identifier::named(name));
+        if (!g) co_return g.error();
+        if (!*g) co_return iss::error{errc::protocol_error, "CreateConsumerGroup: the group is not there after creation"};
+        co_return (*g)->group;
+    }
     auto d = proto::decode_create_consumer_group_reply(*reply);
     if (!d) co_return bad_reply(d.error());
     co_return d->group;
@@ -493,6 +792,7 @@ net::awaitable<result<void>> client::join_consumer_group(identifier stream, iden
         return g.stream == stream && g.topic == topic && g.group == group;
     });
     if (!known) gs.push_back({std::move(stream), std::move(topic), std::move(group)});
+    impl_->assignments_.clear();  // G2: sync again before the next group poll
     co_return result<void>{};
 }
 
@@ -501,6 +801,7 @@ net::awaitable<result<void>> client::leave_consumer_group(identifier stream, ide
         return g.stream == stream && g.topic == topic && g.group == group;
     });
     ISS_IGGY_CALL((proto::leave_consumer_group_request{std::move(stream), std::move(topic), std::move(group)}));
+    impl_->assignments_.clear();
     co_return result<void>{};
 }
 
@@ -516,6 +817,15 @@ net::awaitable<result<void>> client::send_messages(identifier stream, identifier
         f.user_headers = m.user_headers;
         fields.push_back(f);
     }
+    if (auto c = co_await impl_->ensure_connected(); !c) co_return c.error();
+    if (impl_->g2()) {
+        const proto::g2::send_messages_request req{stream, topic, p, fields};
+        auto reply = co_await impl_->call_request_into(req, impl_->in_);
+        if (!reply) co_return reply.error();
+        // A status-0 reply with an empty body is a failure (iggy-protocol.md §8.6).
+        if (auto d = proto::g2::decode_send_reply(*reply); !d) co_return bad_reply(d.error());
+        co_return result<void>{};
+    }
     auto reply = co_await impl_->call(
         [&](proto::byte_buffer& out) { return proto::append_send_messages(out, stream, topic, p, fields); },
         impl_->in_);
@@ -527,6 +837,10 @@ net::awaitable<result<poll_batch>> client::poll_messages(consumer c, identifier 
                                                          std::optional<std::uint32_t> partition,
                                                          polling_strategy strategy, std::uint32_t count,
                                                          bool auto_commit) {
+    if (auto cc = co_await impl_->ensure_connected(); !cc) co_return cc.error();
+    if (impl_->g2())
+        co_return co_await impl_->g2_poll(std::move(c), std::move(stream), std::move(topic), partition, strategy, count,
+                                          auto_commit);
     proto::poll_messages_request req{std::move(c), std::move(stream), std::move(topic), partition, strategy,
                                      count, auto_commit};
     auto reply = co_await impl_->call([&](proto::byte_buffer& out) { return proto::append_request(out, req); },
@@ -563,5 +877,69 @@ net::awaitable<result<void>> client::delete_offset(consumer c, identifier stream
 }
 
 #undef ISS_IGGY_CALL
+
+// ---- G2 group flow (iggy-protocol.md §8.7) --------------------------------------------------
+
+net::awaitable<result<bool>> client::impl::g2_sync(const identifier& stream, const identifier& topic,
+                                                   const identifier& group, g2_assignment& a) {
+    const proto::g2::sync_consumer_group_request req{stream, topic, group};
+    auto reply = co_await call_request(req);
+    if (!reply) co_return reply.error();
+    auto d = proto::g2::decode_sync_reply(*reply);
+    if (!d) co_return iss::error{errc::protocol_error, d.error().message()};
+    a.synced = true;
+    a.cursor = 0;
+    if (!*d) {
+        a.partitions.clear();
+        co_return false;  // not a member
+    }
+    if ((*d)->generation != a.generation || (*d)->partitions != a.partitions)
+        log_.info({log::kv("stream", proto::to_string(stream)), log::kv("topic", proto::to_string(topic)),
+                   log::kv("group", proto::to_string(group)), log::kv("generation", (*d)->generation),
+                   log::kv("partitions", (*d)->partitions.size())},
+                  "group assignment (SyncConsumerGroup)");
+    a.generation = (*d)->generation;
+    a.partitions = std::move((*d)->partitions);
+    co_return true;
+}
+
+net::awaitable<result<poll_batch>> client::impl::g2_poll(consumer c, identifier stream, identifier topic,
+                                                         std::optional<std::uint32_t> partition,
+                                                         polling_strategy strategy, std::uint32_t count,
+                                                         bool auto_commit) {
+    const bool group = c.kind == proto::consumer_kind::group;
+    const std::string key = proto::to_string(stream) + "/" + proto::to_string(topic) + "/" + proto::to_string(c.id);
+    proto::g2::poll_options o;
+    o.max_reply = opts_.max_reply_bytes;
+    o.producer_fields = gen_ == wire_protocol::g2_0_10;  // PROVISIONAL: 0.10 batch flags/producer bytes
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        std::optional<std::uint32_t> pid = partition;
+        if (group && !pid) {
+            // G2: the client chooses: sync for the assignment, round robin over it.
+            auto& a = assignments_[key];
+            // Sync when unknown and again after each full round over the assignment, so that
+            // partitions gained in a rebalance are picked up (the server does not push them).
+            if (!a.synced || a.cursor >= a.partitions.size()) {
+                auto s = co_await g2_sync(stream, topic, c.id, a);
+                if (!s) co_return s.error();
+            }
+            if (a.partitions.empty()) co_return poll_batch{0, 0, {}};  // member with no partitions: park
+            pid = a.partitions[a.cursor++];
+        }
+        const proto::poll_messages_request req{c, stream, topic, pid, strategy, count, auto_commit};
+        auto reply = co_await call_request_into(req, poll_in_);
+        if (!reply) co_return reply.error();
+        if (auto d = proto::g2::decode_batch_poll_reply(*reply, poll_, o); !d) co_return bad_reply(d.error());
+        if (group && poll_.partition_id == 0xffffffffu) {
+            // Not ours (any more): sync again and retry once (§8.7).
+            assignments_[key].synced = false;
+            if (partition) co_return poll_batch{*partition, 0, {}};
+            continue;
+        }
+        co_return poll_batch{poll_.partition_id, poll_.current_offset,
+                             std::span<const proto::message_view>{poll_.messages}};
+    }
+    co_return poll_batch{0, 0, {}};
+}
 
 }  // namespace iss::iggy

@@ -59,6 +59,17 @@ struct tls_options {
     bool verify = true;       ///< verify the server's certificate chain and name (default on)
 };
 
+/// Which Iggy wire protocol a client speaks (issue 9; design.md §4).
+enum class wire_protocol {
+    g1_0_8,     ///< G1 framing: Iggy server 0.8.x (and older)
+    g2_0_9,     ///< G2 consensus framing, binary protocol 0.11.0: Iggy server 0.9.x
+    g2_0_10,    ///< G2, binary protocol 0.12.0 with the bind secret: Iggy 0.10.x. PROVISIONAL
+    automatic,  ///< detect at connect: a G2 Register first, G1 when the server answers G1 or
+                ///< nothing within `detect_timeout`; Eviction 14 moves to the version it names
+};
+/// "0.8 (G1)", "0.9 (G2, protocol 0.11.0)", "0.10 (G2, protocol 0.12.0, provisional)", "auto".
+std::string_view wire_protocol_name(wire_protocol p) noexcept;
+
 /// Settings of one client. Durations: zero disables where noted.
 struct client_options {
     std::string host = "127.0.0.1";  ///< server host name or address
@@ -75,6 +86,15 @@ struct client_options {
     unsigned reconnect_attempts = 0;  ///< connect attempts per call before giving up; 0 = unlimited
     std::size_t max_reply_bytes = 64u * 1024 * 1024;  ///< larger replies are a protocol error
     std::string client_version = "iggy-s3-sink";       ///< LoginUser's version field
+    // ---- G2 (issue 9)
+    wire_protocol protocol = wire_protocol::g1_0_8;    ///< which framing (config `iggy.protocol`)
+    std::chrono::milliseconds detect_timeout{3000};    ///< auto: how long the G2 probe waits for an answer
+    std::string sdk_name = "iggy-s3-sink";             ///< G2 ClientVersionInfo sdk_name
+    std::string sdk_version = "0.1.0";                 ///< G2 ClientVersionInfo sdk_version
+    /// G2 retries of statuses 57 (replayed as the identical frame) and 58: pause between tries
+    /// and overall budget (iggy-protocol.md §8.5: about 50 ms, within 30 s).
+    std::chrono::milliseconds transient_retry_delay{50};
+    std::chrono::milliseconds transient_retry_budget{30000};
 };
 
 /// A message to send. The server assigns offset and timestamp; id 0 = the server picks one.
@@ -154,6 +174,8 @@ public:
     /// True while a connection is established and logged in.
     [[nodiscard]] bool connected() const noexcept;
     [[nodiscard]] const client_options& options() const noexcept;
+    /// The protocol of the current (or last) connection: never `automatic` once connected.
+    [[nodiscard]] wire_protocol protocol_in_use() const noexcept;
 
     struct impl;
 

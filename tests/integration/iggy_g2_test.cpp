@@ -1,0 +1,285 @@
+// Integration tests (labels integration;iggy) of the G2 transport (issue 9): lib/iggy's client
+// in `0.9` / `auto` mode against iggy-test-broker in G2 mode (started here on port 0).
+// Semantics: iggy-protocol.md §8, iggy-protocol-0.9-0.10.md §3-4 (the double's rules are in
+// tests/support/iggy_broker/g2_handler.hpp).
+
+#include "common/log.hpp"
+#include "iggy/client.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <set>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace net = boost::asio;
+using namespace iss;
+using iggy::consumer;
+using iggy::identifier;
+using iggy::partitioning;
+using iggy::polling_strategy;
+using iggy::wire_protocol;
+
+namespace {
+
+/// iggy-test-broker as a child process on a free port (reads `listening on HOST:PORT`).
+class broker_process {
+public:
+    explicit broker_process(std::vector<std::string> args) {
+        int fds[2];
+        REQUIRE(::pipe(fds) == 0);
+        std::vector<std::string> argv{IGGY_TEST_BROKER, "--listen", "127.0.0.1:0"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        pid_ = ::fork();
+        REQUIRE(pid_ >= 0);
+        if (pid_ == 0) {
+            ::dup2(fds[1], 1);
+            ::close(fds[0]);
+            ::close(fds[1]);
+            std::vector<char*> cargv;
+            for (auto& a : argv) cargv.push_back(a.data());
+            cargv.push_back(nullptr);
+            ::execv(cargv[0], cargv.data());
+            ::_exit(127);
+        }
+        ::close(fds[1]);
+        std::string line;
+        char ch = 0;
+        while (::read(fds[0], &ch, 1) == 1 && ch != '\n') line += ch;
+        ::close(fds[0]);
+        const std::string prefix = "listening on 127.0.0.1:";
+        INFO("broker said: " << line);
+        REQUIRE(line.rfind(prefix, 0) == 0);
+        port_ = static_cast<std::uint16_t>(std::stoi(line.substr(prefix.size())));
+    }
+    ~broker_process() {
+        ::kill(pid_, SIGKILL);
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+    }
+    broker_process(const broker_process&) = delete;
+    broker_process& operator=(const broker_process&) = delete;
+    [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+
+private:
+    pid_t pid_ = -1;
+    std::uint16_t port_ = 0;
+};
+
+iggy::client_options options_for(const broker_process& b, wire_protocol p) {
+    iggy::client_options o;
+    o.port = b.port();
+    o.password = iggy_password{"iggy"};
+    o.protocol = p;
+    o.reconnect_backoff = {std::chrono::milliseconds{10}, std::chrono::milliseconds{200}};
+    o.reconnect_attempts = 3;
+    o.request_timeout = std::chrono::milliseconds{10000};
+    o.connect_timeout = std::chrono::milliseconds{5000};
+    o.detect_timeout = std::chrono::milliseconds{2000};
+    o.transient_retry_delay = std::chrono::milliseconds{5};
+    return o;
+}
+
+template <class F>
+auto run(F&& f) {
+    net::io_context ioc{1};
+    auto fut = net::co_spawn(ioc, f(ioc.get_executor()), net::use_future);
+    ioc.run();
+    return fut.get();
+}
+
+template <class T>
+T must(result<T> r, std::string_view what) {
+    INFO(what << ": " << (r ? std::string{} : iggy::describe(r.error())));
+    REQUIRE(r.has_value());
+    return std::move(*r);
+}
+inline void must(result<void> r, std::string_view what) {
+    INFO(what << ": " << (r ? std::string{} : iggy::describe(r.error())));
+    REQUIRE(r.has_value());
+}
+
+/// Creates stream "s" / topic "t" with `partitions` and sends `n` messages to each partition.
+net::awaitable<void> seed(iggy::client& c, std::uint32_t partitions, std::uint32_t n) {
+    must(co_await c.create_stream("s"), "create stream");
+    auto t = must(co_await c.create_topic(identifier::named("s"), "t", partitions), "create topic");
+    CHECK(t.partitions.size() == partitions);
+    std::vector<std::string> payloads;
+    for (std::uint32_t i = 0; i < n; ++i) payloads.push_back("message-" + std::to_string(i));
+    for (std::uint32_t p = 0; p < partitions; ++p) {
+        std::vector<iggy::outgoing_message> ms;
+        for (std::uint32_t i = 0; i < n; ++i)
+            ms.push_back({(proto::u128{p} << 64) | (i + 1), 1767225600000000ULL + i, proto::as_bytes(payloads[i]), {}});
+        must(co_await c.send_messages(identifier::named("s"), identifier::named("t"), partitioning::to_partition(p), ms),
+             "send");
+    }
+}
+
+}  // namespace
+
+TEST_CASE("G2 client: topics, send, poll with verified checksums, offsets", "[g2][client]") {
+    broker_process broker{{"--protocol", "0.9"}};
+    run([&](auto ex) -> net::awaitable<void> {
+        iggy::client c{ex, options_for(broker, wire_protocol::g2_0_9)};
+        must(co_await c.connect(), "connect");
+        CHECK(c.protocol_in_use() == wire_protocol::g2_0_9);
+        co_await seed(c, 2, 50);
+        auto t = must(co_await c.get_topic(identifier::named("s"), identifier::named("t")), "get topic");
+        REQUIRE(t.has_value());
+        CHECK(t->partitions.size() == 2);
+        CHECK_FALSE(must(co_await c.get_topic(identifier::named("s"), identifier::named("nope")), "get").has_value());
+
+        const auto me = consumer::single(identifier::named("sink"));
+        auto b = must(co_await c.poll_messages(me, identifier::named("s"), identifier::named("t"), 1u,
+                                               polling_strategy::at_offset(10), 20, false),
+                      "poll");
+        CHECK(b.partition_id == 1);
+        CHECK(b.current_offset == 49);
+        REQUIRE(b.messages.size() == 20);
+        for (std::size_t i = 0; i < b.messages.size(); ++i) {
+            CHECK(b.messages[i].offset == 10 + i);
+            CHECK(proto::as_text(b.messages[i].payload) == "message-" + std::to_string(10 + i));
+            CHECK(b.messages[i].origin_timestamp == 1767225600000000ULL + 10 + i);
+            CHECK(b.messages[i].checksum_ok());  // the G2 frame checksum
+            CHECK(b.messages[i].id == ((proto::u128{1} << 64) | (11 + i)));
+        }
+        must(co_await c.store_offset(me, identifier::named("s"), identifier::named("t"), 1u, 29), "store");
+        auto o = must(co_await c.get_offset(me, identifier::named("s"), identifier::named("t"), 1u), "get offset");
+        REQUIRE(o.has_value());
+        CHECK(o->stored_offset == 29);
+        auto missing = co_await c.poll_messages(me, identifier::named("zz"), identifier::named("t"), 0u,
+                                                polling_strategy::first(), 1, false);
+        REQUIRE_FALSE(missing.has_value());
+        CHECK(iggy::classify(missing.error()) == iggy::outcome::not_found);
+        must(co_await c.ping(), "ping");
+        co_await c.close();
+    });
+}
+
+TEST_CASE("G2 groups: join, sync, explicit-partition polls and stores, leave", "[g2][group]") {
+    broker_process broker{{"--protocol", "0.9"}};
+    run([&](auto ex) -> net::awaitable<void> {
+        iggy::client admin{ex, options_for(broker, wire_protocol::g2_0_9)};
+        co_await seed(admin, 2, 10);
+        auto g = must(co_await admin.create_consumer_group(identifier::named("s"), identifier::named("t"), "g"),
+                      "create group");
+        CHECK(g.name == "g");
+        iggy::client a{ex, options_for(broker, wire_protocol::g2_0_9)};
+        iggy::client b{ex, options_for(broker, wire_protocol::g2_0_9)};
+        must(co_await a.join_consumer_group(identifier::named("s"), identifier::named("t"), identifier::named("g")), "join a");
+        must(co_await b.join_consumer_group(identifier::named("s"), identifier::named("t"), identifier::named("g")), "join b");
+        const auto grp = consumer::group(identifier::named("g"));
+        std::set<std::uint32_t> seen_a, seen_b;
+        for (int i = 0; i < 4; ++i) {
+            // a joined alone first and may still hold a pending revocation: it commits what it
+            // polled so the hand-over completes (cooperative, as in G1).
+            auto pa = must(co_await a.poll_messages(grp, identifier::named("s"), identifier::named("t"), std::nullopt,
+                                                    polling_strategy::next(), 100, false),
+                           "poll a");
+            if (!pa.messages.empty()) {
+                seen_a.insert(pa.partition_id);
+                must(co_await a.store_offset(grp, identifier::named("s"), identifier::named("t"), pa.partition_id,
+                                             pa.messages.back().offset),
+                     "store a");
+            }
+            auto pb = must(co_await b.poll_messages(grp, identifier::named("s"), identifier::named("t"), std::nullopt,
+                                                    polling_strategy::next(), 100, false),
+                           "poll b");
+            if (!pb.messages.empty()) {
+                seen_b.insert(pb.partition_id);
+                must(co_await b.store_offset(grp, identifier::named("s"), identifier::named("t"), pb.partition_id,
+                                             pb.messages.back().offset),
+                     "store b");
+            }
+        }
+        CHECK_FALSE(seen_b.empty());
+        std::set<std::uint32_t> both;
+        both.insert(seen_a.begin(), seen_a.end());
+        both.insert(seen_b.begin(), seen_b.end());
+        CHECK(both == std::set<std::uint32_t>{0, 1});
+        // A poll on a partition the member does not own answers the re-sync sentinel, which
+        // the client turns into an empty batch and a fresh sync.
+        const std::uint32_t not_b = *seen_b.begin() == 0 ? 1u : 0u;
+        auto foreign = must(co_await b.poll_messages(grp, identifier::named("s"), identifier::named("t"), not_b,
+                                                     polling_strategy::next(), 10, false),
+                            "poll foreign");
+        CHECK(foreign.messages.empty());
+        must(co_await a.leave_consumer_group(identifier::named("s"), identifier::named("t"), identifier::named("g")), "leave");
+        auto all = must(co_await b.poll_messages(grp, identifier::named("s"), identifier::named("t"), not_b,
+                                                 polling_strategy::first(), 10, false),
+                        "poll after leave");
+        CHECK(all.partition_id == not_b);  // b owns everything after a left (full rebalance)
+        co_await a.close();
+        co_await b.close();
+        co_await admin.close();
+    });
+}
+
+TEST_CASE("iggy.protocol auto detects a G1 and a G2 broker and logs it", "[g2][auto]") {
+    for (const char* mode : {"0.8", "0.9", "auto"}) {
+        broker_process broker{{"--protocol", mode}};
+        const auto found = run([&](auto ex) -> net::awaitable<wire_protocol> {
+            iggy::client c{ex, options_for(broker, wire_protocol::automatic)};
+            must(co_await c.connect(), "connect");
+            must(co_await c.create_stream("s"), "create stream");
+            must(co_await c.ping(), "ping");
+            auto p = c.protocol_in_use();
+            co_await c.close();
+            co_return p;
+        });
+        INFO("broker --protocol " << mode);
+        CHECK(found == (std::string_view{mode} == "0.8" ? wire_protocol::g1_0_8 : wire_protocol::g2_0_9));
+    }
+}
+
+TEST_CASE("version gate: Eviction 14 reports the window; auto follows it (0.12.0 provisional)", "[g2][version]") {
+    broker_process broker{{"--protocol", "0.9", "--g2-protocol", "0.12.0"}};
+    run([&](auto ex) -> net::awaitable<void> {
+        iggy::client strict{ex, options_for(broker, wire_protocol::g2_0_9)};
+        auto r = co_await strict.connect();
+        REQUIRE_FALSE(r.has_value());
+        CHECK(iggy::server_code(r.error()) == 14003u);
+        CHECK(iggy::classify(r.error()) == iggy::outcome::fail);
+        CHECK(r.error().message().find("0.12.0") != std::string::npos);
+        iggy::client autod{ex, options_for(broker, wire_protocol::automatic)};
+        must(co_await autod.connect(), "auto connect");
+        CHECK(autod.protocol_in_use() == wire_protocol::g2_0_10);
+        must(co_await autod.create_stream("s"), "create stream over 0.12.0");
+        co_await autod.close();
+    });
+}
+
+TEST_CASE("TransientNotCommitted is replayed with the same request number and applies once", "[g2][retry]") {
+    broker_process broker{{"--protocol", "0.9", "--g2-transient-not-committed", "3"}};
+    run([&](auto ex) -> net::awaitable<void> {
+        iggy::client c{ex, options_for(broker, wire_protocol::g2_0_9)};
+        must(co_await c.create_stream("s"), "create stream (57 then replay)");
+        must(co_await c.create_topic(identifier::named("s"), "t", 1), "create topic");
+        auto again = co_await c.create_stream("s");
+        REQUIRE_FALSE(again.has_value());
+        CHECK(iggy::server_code(again.error()) == 1012u);  // the first one applied exactly once
+        co_await c.close();
+    });
+}
+
+TEST_CASE("G2 login refusals: bad password is final, not retried", "[g2][auth]") {
+    broker_process broker{{"--protocol", "0.9"}};
+    run([&](auto ex) -> net::awaitable<void> {
+        auto o = options_for(broker, wire_protocol::g2_0_9);
+        o.password = iggy_password{"wrong"};
+        iggy::client c{ex, o};
+        auto r = co_await c.connect();
+        REQUIRE_FALSE(r.has_value());
+        CHECK(iggy::server_code(r.error()) == 42u);
+        CHECK(iggy::classify(r.error()) == iggy::outcome::fail);
+        co_await c.close();
+    });
+}
