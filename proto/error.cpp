@@ -67,6 +67,8 @@ constexpr server_entry server_table[] = {
     {3007, "PartitionNotFound", "partition not found"},
     {3021, "ConsumerOffsetNotFound", "consumer offset not found"},
     {3022, "NotResolvedConsumer", "consumer not resolved (the group member does not own the partition)"},
+    {3024, "TooManyConsumerOffsets",
+     "too many distinct consumer-offset keys on the partition (Iggy 0.9.0+, PR #4063): reuse a consumer name"},
     {4009, "InvalidMessagesCount", "invalid messages count (empty batch)"},
     {4017, "TooBigUserHeaders", "user headers too big (over 100 000 bytes)"},
     {4022, "TooBigMessagePayload", "message payload too big (over 64 000 000 bytes)"},

@@ -77,6 +77,7 @@ enum class server_errc : std::uint32_t {
     partition_not_found = 3007,
     consumer_offset_not_found = 3021,
     not_resolved_consumer = 3022,
+    too_many_consumer_offsets = 3024,  ///< G2, server 0.9.0+ (PR #4063)
     invalid_messages_count = 4009,
     too_big_user_headers = 4017,
     too_big_message_payload = 4022,

@@ -16,3 +16,25 @@ foreach(case ${ISS_E2E_CASES})
     FIXTURES_REQUIRED rgw
     ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
 endforeach()
+
+# ---- issue 9: the same cases with the protocol pinned. The cases above run with the default
+# `iggy.protocol: auto`, which finds G2 (protocol 0.11.0) on the test broker (it serves both
+# generations on one port); these pin G1 (0.8) and G2 (0.9) explicitly.
+foreach(proto_case g1:0.8:exactly_once g1:0.8:sigterm_flush g1:0.8:group_failover g1:0.8:stale_writer
+                   g2:0.9:exactly_once g2:0.9:sigterm_flush g2:0.9:group_failover g2:0.9:stale_writer
+                   g2:0.9:crash_restart)
+  string(REPLACE ":" ";" _parts ${proto_case})
+  list(GET _parts 0 _gen)
+  list(GET _parts 1 _ver)
+  list(GET _parts 2 _case)
+  set(_timeout 300)
+  if(_case STREQUAL "crash_restart")
+    set(_timeout 900)
+  endif()
+  add_test(NAME e2e.${_gen}.${_case}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/cases.py ${_case})
+  set_tests_properties(e2e.${_gen}.${_case} PROPERTIES
+    LABELS "integration;s3;iggy;e2e" TIMEOUT ${_timeout}
+    FIXTURES_REQUIRED rgw
+    ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1;ISS_E2E_PROTOCOL=${_ver}")
+endforeach()

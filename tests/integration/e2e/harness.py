@@ -120,6 +120,10 @@ class Env:
                extra_s3: dict | None = None, name: str = "sink") -> Path:
         iggy: dict = {"address": address, "username": "iggy", "password": "${IGGY_PASSWORD}",
                       "poll": {"messages": 1000, "interval": "50ms"}}
+        # issue 9: ISS_E2E_PROTOCOL picks iggy.protocol (auto when unset: G2 against the
+        # test broker, which serves both generations on one port).
+        if os.environ.get("ISS_E2E_PROTOCOL"):
+            iggy["protocol"] = os.environ["ISS_E2E_PROTOCOL"]
         if consumer is not None:
             iggy["consumer"] = consumer
         else:
@@ -186,7 +190,7 @@ class Env:
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        if ok:
+        if ok and not os.environ.get("ISS_E2E_KEEP"):
             shutil.rmtree(self.work, ignore_errors=True)
         else:
             log(f"kept work dir {self.work}")

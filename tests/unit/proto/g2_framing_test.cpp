@@ -245,6 +245,9 @@ TEST_CASE("retry rules: only 57 is replayed with the same request number", "[pro
     for (std::uint32_t s : {0u, 3u, 40u, 42u, 3024u, 5006u}) CHECK(retry_rule_for(s) == retry_rule::none);
     CHECK(server_error_name(57) == "TransientNotCommitted");
     CHECK(server_error_name(58) == "TransientNotAccepted");
+    // 0.9.0's per-partition offset-key limit: a final answer (PR #4063), never retried.
+    CHECK(server_error_name(status_too_many_consumer_offsets) == "TooManyConsumerOffsets");
+    CHECK(retry_rule_for(status_too_many_consumer_offsets) == retry_rule::none);
 }
 
 TEST_CASE("result-framed bodies: success, failure, hostile counts", "[proto][g2]") {
