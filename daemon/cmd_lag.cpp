@@ -1,6 +1,7 @@
 // `iggy-s3-sink lag --config FILE [--wait-zero DURATION] [--json]`: per stream/topic/partition,
 // the head offset, the committed offset and the lag of the configured consumer (group).
-// Exit 0; 2 when Iggy cannot be reached; with --wait-zero, 1 when the lag is not 0 in time.
+// Exit 0; 2 when Iggy cannot be reached; 1 when a configured topic or partition does not
+// exist or, with --wait-zero, when the lag is not 0 in time.
 #include "common/log.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/wiring.hpp"
@@ -13,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -34,7 +36,8 @@ void print_usage(std::FILE* to) {
                "  --wait-zero DURATION   wait until every lag is 0 (exit 0) or DURATION passed (exit 1)\n"
                "  --json                 one JSON object instead of the table\n"
                "  --help                 show this help\n\n"
-               "Exit codes: 0 ok, 1 lag not zero in time (--wait-zero), 2 Iggy unreachable or usage error,\n"
+               "Exit codes: 0 ok, 1 a configured topic/partition does not exist or lag not zero in time\n"
+               "(--wait-zero), 2 Iggy unreachable or usage error,\n"
                "78 invalid configuration.\n");
 }
 
@@ -44,9 +47,17 @@ struct lag_args {
     bool json = false;
 };
 
-/// Reads every configured partition's lag; an error when Iggy does not answer.
-net::awaitable<result<std::vector<pipeline::lag_row>>> collect(iggy::client& c, const config::sink_config& cfg) {
+/// What `collect` found: a row per configured partition that exists, and what the config
+/// names that the server does not have ("stream/topic" or "stream/topic/partition N").
+struct lag_view {
     std::vector<pipeline::lag_row> rows;
+    std::vector<std::string> missing;
+};
+
+/// Reads every configured partition's lag; an error when Iggy does not answer.
+net::awaitable<result<lag_view>> collect(iggy::client& c, const config::sink_config& cfg) {
+    lag_view view;
+    auto& rows = view.rows;
     const auto name = consumer_name(cfg);
     const auto consumer = cfg.iggy.group_mode() ? proto::consumer::group(proto::identifier::named(name))
                                                 : proto::consumer::single(proto::identifier::named(name));
@@ -54,8 +65,15 @@ net::awaitable<result<std::vector<pipeline::lag_row>>> collect(iggy::client& c, 
         auto t = co_await c.get_topic(proto::identifier::named(src.topic.stream), proto::identifier::named(src.topic.topic));
         if (!t) co_return t.error();
         if (!*t) {
-            fmt::print(stderr, "iggy-s3-sink lag: topic {}/{} not found\n", src.topic.stream, src.topic.topic);
+            view.missing.push_back(fmt::format("topic {}/{}", src.topic.stream, src.topic.topic));
             continue;
+        }
+        if (src.partitions) {
+            for (const auto id : *src.partitions) {
+                const auto& ps = (*t)->partitions;
+                if (std::none_of(ps.begin(), ps.end(), [&](const auto& p) { return p.id == id; }))
+                    view.missing.push_back(fmt::format("partition {} of topic {}/{}", id, src.topic.stream, src.topic.topic));
+            }
         }
         for (const auto& p : (*t)->partitions) {
             if (src.partitions && std::find(src.partitions->begin(), src.partitions->end(), p.id) == src.partitions->end())
@@ -72,7 +90,7 @@ net::awaitable<result<std::vector<pipeline::lag_row>>> collect(iggy::client& c, 
             rows.push_back(std::move(row));
         }
     }
-    co_return rows;
+    co_return view;
 }
 
 net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_options opts, lag_args a) {
@@ -97,15 +115,20 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
             break;
         }
         std::uint64_t total = 0;
-        for (const auto& r : *rows) total += r.lag;
-        if (!a.wait_zero || total == 0) {
-            print(*rows);
-            break;
-        }
-        if (std::chrono::steady_clock::now() >= deadline) {
-            print(*rows);
-            fmt::print(stderr, "iggy-s3-sink lag: lag is still {} after {} ms\n", total, a.wait_zero->count());
-            code = exit_failure;
+        for (const auto& r : rows->rows) total += r.lag;
+        // A topic or partition the config names but the server lacks is not "lag 0": say so
+        // and fail, or (with --wait-zero) wait for it to appear like any other lag.
+        const bool complete = rows->missing.empty();
+        if (!a.wait_zero || (total == 0 && complete) || std::chrono::steady_clock::now() >= deadline) {
+            print(rows->rows);
+            for (const auto& m : rows->missing)
+                fmt::print(stderr, "iggy-s3-sink lag: {} not found on the server (check sources in the config)\n", m);
+            if (!complete) {
+                code = exit_failure;
+            } else if (a.wait_zero && total != 0) {
+                fmt::print(stderr, "iggy-s3-sink lag: lag is still {} after {} ms\n", total, a.wait_zero->count());
+                code = exit_failure;
+            }
             break;
         }
         net::steady_timer t{ex, std::chrono::milliseconds{250}};

@@ -49,7 +49,7 @@ void print_usage(std::FILE* to) {
     fmt::print(to,
                "Usage: iggy-s3-sink run --config FILE\n\n"
                "Consumes the configured Iggy streams and writes them to S3 as rotating objects, storing\n"
-               "Iggy offsets only after the data is durable. SIGTERM or SIGINT: stop polling, upload and\n"
+               "Iggy offsets only after the data is durable. SIGTERM, SIGINT or SIGHUP: stop polling, upload and\n"
                "commit what is buffered within shutdown.grace, leave the consumer group, exit 0; a second\n"
                "signal exits at once.\n\n"
                "Options:\n"
@@ -217,7 +217,11 @@ int run_run(std::span<const std::string_view> args) {
     sigemptyset(&held);
     sigaddset(&held, SIGTERM);
     sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &held, nullptr);
+    // A closed stderr pipe (`run ... 2>&1 | head`) must not kill the daemon with buffered data:
+    // writes then fail with EPIPE instead (sockets already use MSG_NOSIGNAL).
+    std::signal(SIGPIPE, SIG_IGN);
     bool missing = false;
     auto a = split_config_arg(args, missing);
     for (auto r : a.rest) {
@@ -249,7 +253,8 @@ int run_run(std::span<const std::string_view> args) {
     int code = exit_failure;
     std::exception_ptr failure;
     bool done = false;
-    net::signal_set signals{io, SIGINT, SIGTERM};
+    // SIGHUP (terminal closed, `kill -HUP`) is a clean stop too: there is no reload.
+    net::signal_set signals{io, SIGINT, SIGTERM, SIGHUP};
     net::steady_timer grace{io};
 
     std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec, int sig) {

@@ -3,7 +3,7 @@
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(ISS_E2E_CASES
   exactly_once crash_restart idle_flush sigterm_flush s3_outage group_failover stale_writer
-  invalid_config bad_message_fail bad_message_skip bad_message_dead_letter)
+  invalid_config lag_missing_and_sighup bad_message_fail bad_message_skip bad_message_dead_letter)
 foreach(case ${ISS_E2E_CASES})
   add_test(NAME e2e.${case}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/cases.py ${case})

@@ -262,6 +262,24 @@ def bad_message(env: Env, rng, policy: str) -> None:
               f"dead-letter topic should hold exactly one message: {rows}")
 
 
+def lag_missing_and_sighup(env: Env, rng) -> None:
+    """`lag` fails (exit 1, naming it) for a topic the server lacks instead of reporting lag 0;
+    SIGHUP is a clean stop like SIGTERM (buffered data uploaded and committed, exit 0)."""
+    broker = env.start_broker()
+    bucket = bucket_name(env, rng, "hup")
+    counts = produce_synthetic(env, broker.address, 300, 1)
+    missing = env.config(bucket, broker.address, topics=["events", "nosuch"], name="missing")
+    rc, out, err = env.lag(missing)
+    check(rc == 1 and "nosuch" in err, f"lag on a missing topic: exit {rc}, stderr {err!r}")
+    cfg = env.config(bucket, broker.address, rotation={"max_records": 1_000_000, "idle": "10m"})
+    d = env.start_daemon(cfg)
+    time.sleep(4)
+    rc = env.stop(d, signal.SIGHUP)
+    check(rc == 0, f"daemon exited {rc} on SIGHUP, expected a clean stop (0)")
+    landed = read_landed(env.download(bucket))
+    verify_exactly_once(landed, counts, "app", "events")
+
+
 CASES = {
     "exactly_once": exactly_once,
     "crash_restart": crash_restart,
@@ -271,6 +289,7 @@ CASES = {
     "group_failover": group_failover,
     "stale_writer": stale_writer,
     "invalid_config": invalid_config,
+    "lag_missing_and_sighup": lag_missing_and_sighup,
     "bad_message_fail": lambda e, r: bad_message(e, r, "fail"),
     "bad_message_skip": lambda e, r: bad_message(e, r, "skip"),
     "bad_message_dead_letter": lambda e, r: bad_message(e, r, "dead_letter"),
