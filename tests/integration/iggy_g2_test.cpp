@@ -5,6 +5,12 @@
 
 #include "common/log.hpp"
 #include "iggy/client.hpp"
+#include "proto/g2_commands.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -14,6 +20,9 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <set>
 #include <string>
 #include <sys/wait.h>
@@ -282,4 +291,83 @@ TEST_CASE("G2 login refusals: bad password is final, not retried", "[g2][auth]")
         CHECK(iggy::classify(r.error()) == iggy::outcome::fail);
         co_await c.close();
     });
+}
+
+TEST_CASE("every G2 request capture of the Node SDK is served by the broker without an eviction", "[g2][replay]") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path{IGGY_TESTDATA_DIR} / "iggy-g2" / "requests";
+    if (!fs::is_directory(dir)) {
+        const char* ci = std::getenv("CI");
+        if (ci == nullptr || std::string_view{ci} != "true") {
+            WARN("iggy-g2 captures not found at " << dir << ": skipped");
+            return;
+        }
+        FAIL("iggy-g2 captures missing under CI");
+    }
+    auto read_hex = [&](const std::string& name) {
+        std::ifstream f{dir / (name + ".hex")};
+        std::stringstream ss;
+        ss << f.rdbuf();
+        const std::string hex = ss.str();
+        proto::byte_buffer b;
+        for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+            if (hex[i] == '\n') break;
+            b.push_back(static_cast<std::byte>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+        }
+        return b;
+    };
+    broker_process broker{{"--protocol", "auto"}};
+    net::io_context ioc{1};
+    net::ip::tcp::socket sock{ioc};
+    sock.connect({net::ip::make_address("127.0.0.1"), broker.port()});
+    // The captures' session is 1001: the broker's first login gets session 1001 too. Order:
+    // ping before login, login, then every post-login capture, logout last.
+    const std::vector<std::pair<std::string, std::uint32_t>> order{
+        {"ping", 0}, {"login_user", 0}, {"get_topic", 0}, {"get_consumer_offset_group", 0},
+        {"join_consumer_group", 1009},  // stream 1 does not exist on an empty broker
+        {"sync_consumer_group", 0}, {"poll_messages_group_next_autocommit_false", 1009},
+        {"poll_messages_single_offset_autocommit_false", 1009}, {"store_consumer_offset_group", 1009},
+        {"send_messages_partition_id", 1009},
+        // Leave carries request 1 like Join did (each capture was taken alone): for the
+        // session that is the same replicated request again, so it is answered 59.
+        {"leave_consumer_group", 59}, {"logout", 0}};
+    for (const auto& [name, status] : order) {
+        INFO(name);
+        auto frame = read_hex(name);
+        REQUIRE(frame.size() >= 256);
+        net::write(sock, net::buffer(frame.data(), frame.size()));
+        proto::byte_buffer reply(256);
+        net::read(sock, net::buffer(reply.data(), 256));
+        const auto size = proto::load_le<std::uint32_t>(reply.data() + 48);
+        REQUIRE(size >= 256);
+        reply.resize(size);
+        if (size > 256) net::read(sock, net::buffer(reply.data() + 256, size - 256));
+        auto f = proto::g2::decode_server_frame(reply);
+        REQUIRE(f.has_value());
+        REQUIRE_FALSE(f->is_eviction());
+        CHECK(f->reply().status == status);
+        CHECK(f->reply().request == proto::load_le<std::uint64_t>(frame.data() + 168));  // echoed
+        if (name == "login_user") {
+            auto r = proto::g2::decode_register_reply(f->body);
+            REQUIRE(r.has_value());
+            CHECK(r->session == 1001);
+        }
+    }
+    // A G1 login inside a G2 frame: Eviction 15 (MalformedLogin), and the connection closes.
+    proto::g2::request_header h;
+    h.client = 7;
+    h.op = proto::g2::operation::non_replicated;
+    h.code = 38;
+    h.request = 1;
+    proto::byte_buffer g1login;
+    proto::g2::append_request(g1login, h, {});
+    net::ip::tcp::socket s2{ioc};
+    s2.connect({net::ip::make_address("127.0.0.1"), broker.port()});
+    net::write(s2, net::buffer(g1login.data(), g1login.size()));
+    proto::byte_buffer ev(256);
+    net::read(s2, net::buffer(ev.data(), 256));
+    auto e = proto::g2::decode_server_frame(ev);
+    REQUIRE(e.has_value());
+    REQUIRE(e->is_eviction());
+    CHECK(e->eviction().reason == proto::g2::eviction_reason::malformed_login);
 }

@@ -175,7 +175,8 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                     }
                     auto owned = state_.member_partitions(client_id_, to_ident(q.stream), to_ident(q.topic),
                                                           to_ident(q.consumer.id));
-                    if (!owned || std::find(owned->begin(), owned->end(), *pid) == owned->end()) {
+                    // Unknown stream/topic/group or not a member: the errors of the poll below.
+                    if (owned && std::find(owned->begin(), owned->end(), *pid) == owned->end()) {
                         g2::batch_poll_writer w{body_};
                         w.begin(0xffffffffu, 0);
                         w.finish();
