@@ -230,6 +230,13 @@ TEST_CASE("Register bodies: PAT, bind secret (0.12.0, provisional), malformed pr
     // prefix (4 + 9 + 6) then the 32-byte secret, then the username.
     CHECK(to_hex(view(b).subspan(19, 32)).substr(0, 4) == "0102");
     CHECK(to_hex(view(b).subspan(51, 5)) == "0469676779");
+    // Documented bytes (iggy.apache.org/docs/0.10/binary-protocol/connection-lifecycle/): the
+    // packed 0.12.0 (0x3000) little-endian at 0..3, u8-length names; the secret is 32 bytes (crate
+    // BIND_SECRET_BYTES); then u8-length password and a u32 context length (0, no bytes).
+    CHECK(to_hex(view(b).subspan(0, 4)) == "00300000");
+    CHECK(view(b).size() == 19u + 32u + 5u + 7u + 4u);
+    CHECK(to_hex(view(b).subspan(50, 1)) == "20");  // last secret byte (i + 1 = 32)
+    CHECK(to_hex(view(b).subspan(56, 11)) == "06736563726574" "00000000");
     auto d = decode_register_user(view(b));
     REQUIRE(d.has_value());
     CHECK(*d == q);

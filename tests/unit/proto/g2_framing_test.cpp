@@ -236,6 +236,11 @@ TEST_CASE("protocol versions and the minor-scoped gate", "[proto][g2][version]")
     CHECK_FALSE(version_accepted(pack_version(0, 10, 9), protocol_0_11_0));
     CHECK_FALSE(version_accepted(protocol_0_11_0, protocol_0_12_0));
     CHECK(version_accepted(protocol_0_12_0, pack_version(0, 12, 2)));
+    // 0.10 docs (connection-lifecycle): server 0.10.0 = protocol 0.12.0, minor-scoped gate, minimum
+    // = current with patch zeroed: [0.12.0, 0.12.x] accepted, 0.11.x and 0.13.0 refused.
+    CHECK(version_accepted(pack_version(0, 12, 9), protocol_0_12_0));
+    CHECK_FALSE(version_accepted(pack_version(0, 11, 9), protocol_0_12_0));
+    CHECK_FALSE(version_accepted(pack_version(0, 13, 0), protocol_0_12_0));
 }
 
 TEST_CASE("retry rules: only 57 is replayed with the same request number", "[proto][g2][retry]") {
