@@ -40,7 +40,9 @@ struct client_version_info {
     friend bool operator==(const client_version_info&, const client_version_info&) = default;
 };
 
-/// 32 random bytes a 0.11.1+ client keeps private (PROVISIONAL, 0.9-0.10 §4.2, medium).
+/// 32 random bytes a 0.11.1+ client keeps private (PROVISIONAL: the length matches the crate's
+/// BIND_SECRET_BYTES (docs.rs iggy_binary_protocol 0.11.1-edge); the position after the prefix is
+/// medium, 0.9-0.10 §4.2).
 using bind_secret = std::array<std::byte, 32>;
 /// Whether a login body at `protocol_version` carries the bind secret (>= 0.11.1).
 constexpr bool has_bind_secret(std::uint32_t protocol_version) noexcept {

@@ -165,7 +165,8 @@ constexpr std::uint32_t pack_version(std::uint32_t major, std::uint32_t minor, s
 }
 /// Protocol 0.11.0 (Iggy server 0.9.x): 0x00002C00. Confidence high.
 inline constexpr std::uint32_t protocol_0_11_0 = pack_version(0, 11, 0);
-/// Protocol 0.12.0 (Iggy server 0.10.x): 0x00003000. PROVISIONAL: the value is high confidence,
+/// Protocol 0.12.0 (Iggy server 0.10.x): 0x00003000 (docs/0.10/binary-protocol/connection-lifecycle,
+/// high). PROVISIONAL: the value is high confidence,
 /// the 0.10 login body (bind secret) only medium.
 inline constexpr std::uint32_t protocol_0_12_0 = pack_version(0, 12, 0);
 /// "0.11.0".
