@@ -1,8 +1,15 @@
 #include "pipeline/consumer.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <exception>
+#include <memory>
 
 namespace iss::pipeline {
 
@@ -92,7 +99,8 @@ task<void> consumer_loop::discover(const source_topic& s) {
     }
 }
 
-task<std::size_t> consumer_loop::poll_partition(const partition_ref& p) {
+task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
+    if (stop_) co_return 0;
     partition_writer* w = co_await router_.writer_for(p);
     if (!w) co_return 0;
     if (w->state() == writer_state::revoked) {
@@ -111,7 +119,7 @@ task<std::size_t> consumer_loop::poll_partition(const partition_ref& p) {
                 router_.forget(p);
                 owned_.erase(p);
                 next_discovery_ = {};
-                co_await source_.join(t);
+                rejoin_.insert(t);  // joined once, after every partition of this round is done
             }
             co_return 0;
         case source_status::retryable:
@@ -153,12 +161,48 @@ task<std::size_t> consumer_loop::round() {
             for (std::uint32_t n : parts) owned_.insert(partition_ref{s.topic.stream, s.topic.topic, n});
         }
     }
-    std::size_t n = 0;
-    for (const auto& p : assignment()) {
-        if (stop_) break;
-        n += co_await poll_partition(p);
-    }
+    const std::size_t n = co_await poll_all(assignment());
+    for (const auto& t : rejoin_) co_await source_.join(t);
+    rejoin_.clear();
     co_return n;
+}
+
+// Every partition of the round is polled, fed and (when an object rotates) uploaded and
+// committed in its own coroutine, concurrently with the others: one partition's upload no
+// longer stalls the polls, formatting and uploads of the rest. Within a partition nothing
+// changes (one coroutine does poll -> feed -> upload -> commit in order, and at most one
+// object of it is in flight), which is all the delivery contract asks (delivery.hpp). The
+// round ends when every partition's coroutine is done, so assignment changes, ticks,
+// reconnects and the clean stop still happen while no partition is in the middle of a step.
+// Polls share the Iggy connection (its lock serialises them); each reply owns a copy of its
+// messages (poll_reply::storage), so another partition's poll cannot overwrite a batch that
+// is still being fed.
+task<std::size_t> consumer_loop::poll_all(std::vector<partition_ref> parts) {
+    if (parts.empty()) co_return 0;
+    if (parts.size() == 1) co_return co_await poll_partition(parts.front());
+    auto ex = co_await boost::asio::this_coro::executor;
+    struct join_state {
+        explicit join_state(const boost::asio::any_io_executor& e, std::size_t n) : left{n}, done{e} {}
+        std::size_t left;
+        std::size_t fed = 0;
+        std::exception_ptr error;
+        boost::asio::steady_timer done;
+    };
+    auto st = std::make_shared<join_state>(ex, parts.size());
+    st->done.expires_at(boost::asio::steady_timer::time_point::max());
+    for (const auto& p : parts) {
+        boost::asio::co_spawn(ex, poll_partition(p), [st](std::exception_ptr e, std::size_t n) {
+            st->fed += n;
+            if (e && !st->error) st->error = e;
+            if (--st->left == 0) st->done.cancel();
+        });
+    }
+    while (st->left > 0) {
+        boost::system::error_code ec;
+        co_await st->done.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    }
+    if (st->error) std::rethrow_exception(st->error);
+    co_return st->fed;
 }
 
 task<void> consumer_loop::run() {

@@ -10,7 +10,13 @@
 /// nothing is committed).
 ///
 /// Single-consumer mode: every configured partition (or every partition of each topic) is
-/// polled in turn.
+/// polled.
+///
+/// Concurrency: in each round every polled partition runs its step (poll, feed, and the
+/// upload + commit of an object that rotates) as its own coroutine on the same executor, so
+/// one partition's upload does not hold up the others; the round waits for all of them.
+/// Within a partition everything stays sequential (delivery.hpp). Sources must hand out
+/// replies whose messages outlive other polls (poll_reply::storage).
 ///
 /// Group mode (iggy-protocol.md §7.1): the server never says that a partition was taken
 /// away; a pending revocation only shows as partition-less polls no longer returning it.
@@ -73,7 +79,11 @@ public:
 private:
     task<void> discover(const source_topic& s);
     task<void> check_session();
-    task<std::size_t> poll_partition(const partition_ref& p);
+    /// One partition's step: poll from its writer's next offset, feed (which may upload and
+    /// commit). Takes `p` by value: it runs as its own coroutine (poll_all).
+    task<std::size_t> poll_partition(partition_ref p);
+    /// Runs poll_partition for every partition concurrently; returns when all are done.
+    task<std::size_t> poll_all(std::vector<partition_ref> parts);
     task<std::vector<std::uint32_t>> partitions_of(const source_topic& s);
 
     consumer_options o_;
@@ -83,6 +93,7 @@ private:
     const iss::clock& clock_;
     iss::log::logger log_{"pipeline"};
     std::set<partition_ref> owned_;
+    std::set<topic_ref> rejoin_;  ///< topics whose polls answered 5006 this round
     std::optional<std::uint64_t> session_;
     clock::steady_time next_discovery_{};
     bool stop_ = false;

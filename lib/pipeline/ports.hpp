@@ -126,6 +126,11 @@ struct poll_reply {
     std::uint32_t partition = 0;       ///< the partition the server answered for
     std::uint64_t current_offset = 0;  ///< the partition's newest offset (0 when empty)
     std::vector<message> messages;     ///< ascending offsets
+    /// When set, the bytes (and `native` views) the messages point into, owned by this reply:
+    /// the views stay valid as long as the reply lives, whatever other polls happen meanwhile
+    /// (the consumer polls several partitions concurrently over one connection). When null,
+    /// the views are valid only until the next poll (fakes in tests).
+    std::shared_ptr<const void> storage;
 };
 
 enum class source_status {

@@ -5,6 +5,9 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <cstring>
+#include <memory>
+
 namespace iss::pipeline {
 
 namespace {
@@ -14,6 +17,19 @@ constexpr std::uint32_t member_not_found = 5006;
 constexpr std::uint32_t group_not_found = 5000;
 
 proto::bytes_view bytes_of(std::string_view s) { return std::as_bytes(std::span{s.data(), s.size()}); }
+
+/// A poll batch copied out of the client's poll buffer.
+struct owned_batch {
+    std::vector<std::byte> bytes;
+    std::vector<proto::message_view> views;  ///< into `bytes`; never reallocated after filling
+};
+
+/// `part` (a view inside `raw`) moved to the same place inside a copy of `raw` at `base`.
+proto::bytes_view rebase(proto::bytes_view part, proto::bytes_view raw, const std::byte* base) {
+    if (part.empty()) return {};
+    const auto at = static_cast<std::size_t>(part.data() - raw.data());
+    return proto::bytes_view{base + at, part.size()};
+}
 }  // namespace
 
 source_status source_status_of(const iss::error& e) noexcept {
@@ -50,8 +66,27 @@ task<poll_result> iggy_ports::poll(const topic_ref& t, std::optional<std::uint32
     }
     out.reply.partition = r->partition_id;
     out.reply.current_offset = r->current_offset;
-    out.reply.messages.reserve(r->messages.size());
-    for (const proto::message_view& v : r->messages) {
+    // The client's poll buffer is overwritten by the next poll on this connection, and the
+    // consumer polls several partitions concurrently (each feeds its batch across uploads):
+    // copy the batch into storage the reply owns (about one batch per polled partition).
+    auto owned = std::make_shared<owned_batch>();
+    std::size_t total = 0;
+    for (const proto::message_view& v : r->messages) total += v.raw.size();
+    owned->bytes.resize(total);
+    owned->views.reserve(r->messages.size());
+    std::size_t pos = 0;
+    for (const proto::message_view& src : r->messages) {
+        std::byte* base = owned->bytes.data() + pos;
+        if (!src.raw.empty()) std::memcpy(base, src.raw.data(), src.raw.size());
+        proto::message_view v = src;
+        v.raw = proto::bytes_view{base, src.raw.size()};
+        v.payload = rebase(src.payload, src.raw, base);
+        v.user_headers = rebase(src.user_headers, src.raw, base);
+        owned->views.push_back(v);
+        pos += src.raw.size();
+    }
+    out.reply.messages.reserve(owned->views.size());
+    for (const proto::message_view& v : owned->views) {
         message m;
         m.offset = v.offset;
         m.timestamp_us = v.timestamp;
@@ -60,9 +95,10 @@ task<poll_result> iggy_ports::poll(const topic_ref& t, std::optional<std::uint32
         m.id_low = static_cast<std::uint64_t>(v.id);
         m.payload = v.payload;
         m.user_headers = v.user_headers;
-        m.native = &v;  // the view lives in the client's poll buffer until the next poll
+        m.native = &v;  // the view lives in `owned`, kept alive by the reply
         out.reply.messages.push_back(m);
     }
+    out.reply.storage = std::move(owned);
     co_return out;
 }
 

@@ -134,6 +134,37 @@ TEST_CASE("consumer: single mode polls every partition with explicit offsets and
     CHECK(src.leaves == 0);
 }
 
+TEST_CASE("consumer: one partition's upload does not stall the polls and uploads of the others", "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 4);
+    src.fill(1, 4);
+    // Partition 0's upload completes only once partition 1's upload has started: a loop that
+    // awaited partition 0's upload before polling partition 1 would wait for the safety valve.
+    w.store.hold_prefix = "app/requests/partition=0/";
+    pl::consumer_loop loop{options(pl::consumer_mode::single), src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    const std::size_t fed = run(loop.round());
+    CHECK(fed == 8);
+    CHECK(w.store.hold_released_by_other);
+    // Within each partition: upload, then commit.
+    const auto put0 = w.index_of("put app/requests/partition=0/");
+    const auto put1 = w.index_of("put app/requests/partition=1/");
+    REQUIRE(put0 < w.events.size());
+    REQUIRE(put1 < w.events.size());
+    CHECK(put1 < put0);
+    CHECK(put0 < w.index_of("commit 0 "));
+    CHECK(put1 < w.index_of("commit 1 "));
+    CHECK(w.offsets.stored.at({"app", "requests", 0}) == 3);
+    CHECK(w.offsets.stored.at({"app", "requests", 1}) == 3);
+    CHECK(run(loop.shutdown()));
+    auto b = in_bucket(w);
+    CHECK(b.size() == 8);
+    for (const auto& [k, n] : b) CHECK(n == 1);
+}
+
 TEST_CASE("consumer: inv5 a partition that group polls stop returning is uploaded and committed at once", "[pipeline][consumer][inv5]") {
     world w;
     w.options.mode = pl::consumer_mode::group;

@@ -12,6 +12,12 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
 
 #include <deque>
 #include <exception>
@@ -67,6 +73,13 @@ struct fake_store final : pl::object_store {
     int puts = 0, creates = 0, parts = 0, completes = 0, aborts = 0, heads = 0, overwrites = 0;
     std::size_t largest_part = 0;
     std::vector<bool> complete_conditions;
+    /// When set, the first PutObject of a key with this prefix waits until another key's
+    /// PutObject starts (or 5 s of real time, a safety valve); `hold_released_by_other` says
+    /// which (the consumer's partitions must upload concurrently).
+    std::string hold_prefix;
+    std::optional<boost::asio::steady_timer> hold;
+    bool hold_done = false;
+    bool hold_released_by_other = false;
 
     struct upload {
         std::string key;
@@ -80,6 +93,18 @@ struct fake_store final : pl::object_store {
     pl::task<pl::store_result<pl::none>> put_object(
       const iss::object_key& key, std::string_view body, const pl::object_range& range, std::string_view ct,
       bool if_none_match) override {
+        if (!hold_prefix.empty()) {
+            if (!hold_done && key.get().rfind(hold_prefix, 0) == 0) {
+                hold_done = true;
+                hold.emplace(co_await boost::asio::this_coro::executor);
+                hold->expires_after(std::chrono::seconds{5});
+                boost::system::error_code ec;
+                co_await hold->async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+                hold_released_by_other = ec == boost::asio::error::operation_aborted;
+            } else if (hold && key.get().rfind(hold_prefix, 0) != 0) {
+                hold->cancel();
+            }
+        }
         ++puts;
         if (fail_next > 0) {
             --fail_next;
