@@ -177,21 +177,34 @@ task<std::size_t> consumer_loop::round() {
 // Polls share the Iggy connection (its lock serialises them); each reply owns a copy of its
 // messages (poll_reply::storage), so another partition's poll cannot overwrite a batch that
 // is still being fed.
+task<std::size_t> consumer_loop::poll_worker(work_queue* q) {
+    std::size_t n = 0;
+    while (q->next < q->parts.size()) {
+        const partition_ref p = q->parts[q->next++];
+        n += co_await poll_partition(p);
+    }
+    co_return n;
+}
+
 task<std::size_t> consumer_loop::poll_all(std::vector<partition_ref> parts) {
-    if (parts.empty()) co_return 0;
-    if (parts.size() == 1) co_return co_await poll_partition(parts.front());
+    work_queue q{std::move(parts), 0};
+    std::size_t workers = q.parts.size();
+    if (o_.max_parallel_partitions > 0) workers = std::min<std::size_t>(workers, o_.max_parallel_partitions);
+    if (workers == 0) co_return 0;
+    if (workers == 1) co_return co_await poll_worker(&q);
+    // `q` lives in this frame, which outlives the workers: it waits for all of them.
     auto ex = co_await boost::asio::this_coro::executor;
     struct join_state {
-        explicit join_state(const boost::asio::any_io_executor& e, std::size_t n) : left{n}, done{e} {}
+        join_state(const boost::asio::any_io_executor& e, std::size_t n) : left{n}, done{e} {}
         std::size_t left;
         std::size_t fed = 0;
         std::exception_ptr error;
         boost::asio::steady_timer done;
     };
-    auto st = std::make_shared<join_state>(ex, parts.size());
+    auto st = std::make_shared<join_state>(ex, workers);
     st->done.expires_at(boost::asio::steady_timer::time_point::max());
-    for (const auto& p : parts) {
-        boost::asio::co_spawn(ex, poll_partition(p), [st](std::exception_ptr e, std::size_t n) {
+    for (std::size_t i = 0; i < workers; ++i) {
+        boost::asio::co_spawn(ex, poll_worker(&q), [st](std::exception_ptr e, std::size_t n) {
             st->fed += n;
             if (e && !st->error) st->error = e;
             if (--st->left == 0) st->done.cancel();

@@ -14,7 +14,8 @@
 ///
 /// Concurrency: in each round every polled partition runs its step (poll, feed, and the
 /// upload + commit of an object that rotates) as its own coroutine on the same executor, so
-/// one partition's upload does not hold up the others; the round waits for all of them.
+/// one partition's upload does not hold up the others (at most `max_parallel_partitions` at
+/// once); the round waits for all of them.
 /// Within a partition everything stays sequential (delivery.hpp). Sources must hand out
 /// replies whose messages outlive other polls (poll_reply::storage).
 ///
@@ -52,6 +53,9 @@ struct consumer_options {
     std::uint32_t poll_messages = 1000;                 ///< iggy.poll.messages
     std::chrono::milliseconds poll_interval{100};       ///< iggy.poll.interval: wait when nothing came
     std::chrono::milliseconds assignment_interval{1000};  ///< group mode: how often to re-learn the assignment
+    /// At most this many partitions are polled, fed and uploaded at once in a round (each
+    /// may hold a poll batch and have one object upload in flight); 0 = all of them.
+    std::size_t max_parallel_partitions = 8;
 };
 
 /// Drives polls into the router until stopped. Runs on the event-loop thread; not thread-safe
@@ -82,8 +86,16 @@ private:
     /// One partition's step: poll from its writer's next offset, feed (which may upload and
     /// commit). Takes `p` by value: it runs as its own coroutine (poll_all).
     task<std::size_t> poll_partition(partition_ref p);
-    /// Runs poll_partition for every partition concurrently; returns when all are done.
+    /// The partitions of a round, taken in turn by the workers of poll_all.
+    struct work_queue {
+        std::vector<partition_ref> parts;
+        std::size_t next = 0;
+    };
+    /// Runs poll_partition for every partition, up to `max_parallel_partitions` at once;
+    /// returns when all are done.
     task<std::size_t> poll_all(std::vector<partition_ref> parts);
+    /// Takes partitions from `q` until none is left (one partition at a time).
+    task<std::size_t> poll_worker(work_queue* q);
     task<std::vector<std::uint32_t>> partitions_of(const source_topic& s);
 
     consumer_options o_;
