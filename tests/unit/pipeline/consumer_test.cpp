@@ -165,6 +165,28 @@ TEST_CASE("consumer: one partition's upload does not stall the polls and uploads
     for (const auto& [k, n] : b) CHECK(n == 1);
 }
 
+TEST_CASE("consumer: max_parallel_partitions bounds a round's concurrency and still polls every partition", "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    fake_source src;
+    for (std::uint32_t p = 0; p < 5; ++p) src.fill(p, 4);
+    w.store.hold_prefix = "app/requests/partition=0/";
+    auto o = options(pl::consumer_mode::single);
+    o.max_parallel_partitions = 2;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    const std::size_t fed = run(loop.round());
+    CHECK(fed == 20);
+    CHECK(w.store.hold_released_by_other);  // partition 1 ran alongside partition 0
+    CHECK(src.polls.size() == 5);
+    for (std::uint32_t p = 0; p < 5; ++p) CHECK(w.offsets.stored.at({"app", "requests", p}) == 3);
+    CHECK(run(loop.shutdown()));
+    auto b = in_bucket(w);
+    CHECK(b.size() == 20);
+    for (const auto& [k, n] : b) CHECK(n == 1);
+}
+
 TEST_CASE("consumer: inv5 a partition that group polls stop returning is uploaded and committed at once", "[pipeline][consumer][inv5]") {
     world w;
     w.options.mode = pl::consumer_mode::group;
