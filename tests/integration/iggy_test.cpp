@@ -19,6 +19,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/asio/write.hpp>
+#include "tests/integration/broker_child.hpp"
+
 #include <catch2/catch.hpp>
 #include <xxhash.h>
 
@@ -58,31 +60,9 @@ public:
 
     /// Starts on `port` (0 = a free port picked by the OS).
     void start(std::uint16_t port) {
-        int fds[2];
-        REQUIRE(::pipe(fds) == 0);
-        std::vector<std::string> argv{IGGY_TEST_BROKER, "--listen", "127.0.0.1:" + std::to_string(port)};
-        argv.insert(argv.end(), args_.begin(), args_.end());
-        pid_ = ::fork();
-        REQUIRE(pid_ >= 0);
-        if (pid_ == 0) {
-            ::dup2(fds[1], 1);
-            ::close(fds[0]);
-            ::close(fds[1]);
-            std::vector<char*> cargv;
-            for (auto& a : argv) cargv.push_back(a.data());
-            cargv.push_back(nullptr);
-            ::execv(cargv[0], cargv.data());
-            ::_exit(127);
-        }
-        ::close(fds[1]);
-        std::string line;
-        char ch = 0;
-        while (::read(fds[0], &ch, 1) == 1 && ch != '\n') line += ch;
-        ::close(fds[0]);
-        const std::string prefix = "listening on 127.0.0.1:";
-        INFO("broker said: " << line);
-        REQUIRE(line.rfind(prefix, 0) == 0);
-        port_ = static_cast<std::uint16_t>(std::stoi(line.substr(prefix.size())));
+        const auto child = iss::test::spawn_broker(IGGY_TEST_BROKER, port, args_);
+        pid_ = child.pid;
+        port_ = child.port;
         REQUIRE(port_ != 0);
     }
     void stop(int sig = SIGTERM) {

@@ -12,6 +12,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include "tests/integration/broker_child.hpp"
+
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <sys/wait.h>
@@ -27,31 +29,9 @@ namespace {
 class broker_process {
 public:
     explicit broker_process(std::vector<std::string> extra = {}) {
-        int fds[2];
-        REQUIRE(::pipe(fds) == 0);
-        std::vector<std::string> argv{IGGY_TEST_BROKER, "--listen", "127.0.0.1:0"};
-        argv.insert(argv.end(), extra.begin(), extra.end());
-        pid_ = ::fork();
-        REQUIRE(pid_ >= 0);
-        if (pid_ == 0) {
-            ::dup2(fds[1], 1);
-            ::close(fds[0]);
-            ::close(fds[1]);
-            std::vector<char*> cargv;
-            for (auto& a : argv) cargv.push_back(a.data());
-            cargv.push_back(nullptr);
-            ::execv(cargv[0], cargv.data());
-            ::_exit(127);
-        }
-        ::close(fds[1]);
-        std::string line;
-        char ch = 0;
-        while (::read(fds[0], &ch, 1) == 1 && ch != '\n') line += ch;
-        ::close(fds[0]);
-        const std::string prefix = "listening on 127.0.0.1:";
-        INFO("broker said: " << line);
-        REQUIRE(line.rfind(prefix, 0) == 0);
-        port_ = static_cast<std::uint16_t>(std::stoi(line.substr(prefix.size())));
+        const auto child = iss::test::spawn_broker(IGGY_TEST_BROKER, 0, extra);
+        pid_ = child.pid;
+        port_ = child.port;
     }
     ~broker_process() {
         ::kill(pid_, SIGKILL);
