@@ -5,6 +5,7 @@
 #include <date/tz.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
 
 namespace iss::pipeline {
@@ -34,21 +35,59 @@ result<schedule_aligner> schedule_aligner::make(std::chrono::seconds period, std
     }
 }
 
+namespace {
+
+using std::chrono::seconds;
+
+constexpr seconds one_day{86'400};
+
+/// Floor and ceiling of a / b for b > 0 (local times before the epoch are negative).
+std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return -floor_div(-a, b); }
+
+/// Is there a multiple of `p` in the local-label range [lo, hi) (seconds since the local epoch)?
+bool multiple_in(std::int64_t lo, std::int64_t hi, std::int64_t p) { return lo < hi && ceil_div(lo, p) * p < hi; }
+
+}  // namespace
+
+// Boundaries are instants, found offset period by offset period (a `sys_info` is an interval
+// of UTC with one UTC offset), never by converting local labels back to UTC: a label in the
+// repeated hour of a fall-back has two instants, and a walk over labels loses one of them.
+//   - In an interval with offset o, the boundaries are the instants b with (b + o) a multiple
+//     of the period: every pass of a repeated hour has its own.
+//   - Where the clock jumps forward at instant e (offset o1 -> o2 > o1), the labels
+//     [e + o1, e + o2) never show; if a multiple of the period is among them, e is a boundary.
+//   - Periods of a day or more: a label shown twice (the repeated hour at midnight) is a
+//     boundary at its first pass only, so `1d` rotates once per local day.
 std::optional<clock::system_time> schedule_aligner::next_boundary(clock::system_time t) const {
     using namespace std::chrono;
     if (period_.count() == 0) return std::nullopt;
-    const auto ts = time_point_cast<seconds>(t);
-    const date::local_seconds local = tz_->to_local(ts);
-    // Boundaries are multiples of the period since the local epoch (local midnight
-    // 1970-01-01), so 1h = every full local hour, 1d = every local midnight.
-    auto since = local.time_since_epoch();
-    auto k = since.count() >= 0 ? since / period_ : (since - period_ + seconds{1}) / period_;
-    for (auto n = k + 1;; ++n) {
-        const date::local_seconds candidate{period_ * n};
-        // A local time in a DST gap maps to the transition; an ambiguous one to its first
-        // occurrence. Either way take the first boundary that is strictly after t.
-        const auto sys = tz_->to_sys(candidate, date::choose::earliest);
-        if (clock::system_time{sys} > t) return clock::system_time{sys};
+    const std::int64_t p = period_.count();
+    // Boundaries are whole seconds: the first one strictly after t is the first at or after `from`.
+    auto from = floor<seconds>(t) + seconds{1};
+    for (;;) {
+        const date::sys_info info = tz_->get_info(from);
+        const std::int64_t o = info.offset.count();
+        if (from == info.begin) {
+            const date::sys_info before = tz_->get_info(info.begin - seconds{1});
+            const std::int64_t b = info.begin.time_since_epoch().count();
+            if (before.offset < info.offset && multiple_in(b + before.offset.count(), b + o, p))
+                return clock::system_time{info.begin};
+        }
+        const std::int64_t label = ceil_div(from.time_since_epoch().count() + o, p) * p;
+        const date::sys_seconds candidate{seconds{label - o}};
+        if (candidate < info.end) {
+            if (period_ >= one_day) {
+                // Shown before, in the previous interval (whose offset was larger by the overlap)?
+                const date::sys_info before = tz_->get_info(info.begin - seconds{1});
+                if (before.offset > info.offset && candidate < info.begin + (before.offset - info.offset)) {
+                    from = candidate + seconds{1};
+                    continue;
+                }
+            }
+            return clock::system_time{candidate};
+        }
+        from = info.end;
     }
 }
 

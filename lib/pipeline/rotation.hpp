@@ -9,8 +9,7 @@
 /// - `max_span`: record time: the next message's timestamp is `max_span` or more after the
 ///   object's first message (checked BEFORE appending it, so an object spans < max_span);
 /// - `schedule`: the wall clock crossed a boundary aligned in `timezone` after the object was
-///   opened (boundaries are multiples of `schedule` since local midnight 1970-01-01, so 1h
-///   means every full local hour and 1d every local midnight);
+///   opened (see schedule_aligner: 1h means every full local hour, 1d every local midnight);
 /// - `idle`: no message was appended for that long (a timer: quiet partitions flush without
 ///   new data).
 /// Zero disables a trigger. Record-time and size triggers are deterministic for a given
@@ -57,11 +56,27 @@ enum class rotate_reason {
 [[nodiscard]] std::string_view to_string(rotate_reason r) noexcept;
 
 /// Wall-clock schedule boundaries aligned in a time zone (date::date-tz, system tzdata).
+///
+/// A boundary is an instant (UTC) whose local wall-clock label in `tz`, at the UTC offset in
+/// force at that instant, is a multiple of the period counted from local midnight 1970-01-01
+/// (for periods that divide a day: a multiple since the local midnight of that day). So:
+/// - `15m`, `1h` (periods under a day): every 15 minutes / every hour of real time, on the
+///   local labels :00/:15/:30/:45 or the full hour. In the hour repeated by a DST fall-back
+///   both passes are boundaries (Europe/Berlin, 2026-10-25, 1h: 00:00Z = 02:00 CEST, 01:00Z =
+///   02:00 CET, 02:00Z = 03:00 CET). A label skipped by a spring-forward is replaced by the
+///   instant of the jump (where the jump is not itself a boundary already). With a 30-minute
+///   DST shift (Australia/Lord_Howe), 1h objects therefore span 90 or 30 minutes on those days.
+/// - `1d` (and whole days): local midnight, once per local day: a day of 23 or 25 hours gives
+///   an object of 23 or 25 hours. A midnight shown twice (a fall-back at 01:00 to 00:00,
+///   America/Havana) is a boundary at its first pass only; a midnight skipped by a
+///   spring-forward (America/Santiago) is replaced by the instant of the jump.
+/// Successive boundaries are strictly increasing instants.
 class schedule_aligner {
 public:
     /// Looks `tz` up in the time-zone database; errc::invalid_option naming it when unknown.
     static result<schedule_aligner> make(std::chrono::seconds period, std::string_view tz);
-    /// The first boundary strictly after `t`; nullopt when the schedule is off (period 0).
+    /// The first boundary strictly after `t` (whole seconds, UTC); nullopt when the schedule is
+    /// off (period 0).
     [[nodiscard]] std::optional<clock::system_time> next_boundary(clock::system_time t) const;
 
 private:
