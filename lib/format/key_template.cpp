@@ -115,10 +115,16 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
                 i += 2;
                 continue;
             }
+            // A placeholder closes before the next '{': in "{b/{partition}" the first brace is
+            // the unclosed one, not the start of a placeholder named "b/{partition".
             const auto close = text.find('}', i + 1);
-            if (close == std::string_view::npos) {
-                problems.push_back(fmt::format("'{{' at position {} is never closed (write '{{{{' for a literal brace)", i));
-                break;
+            const auto reopen = text.find('{', i + 1);
+            if (close == std::string_view::npos || reopen < close) {
+                problems.push_back(
+                  fmt::format("unclosed `{{` at column {} (write `{{{{` for a literal brace)", i + 1));
+                literal += c;
+                ++i;
+                continue;
             }
             const std::string_view inner = text.substr(i + 1, close - i - 1);
             i = close + 1;

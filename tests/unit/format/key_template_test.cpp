@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 using iss::format::key_template;
 using iss::format::key_values;
 using iss::format::placeholder;
@@ -57,8 +60,18 @@ TEST_CASE("literal braces are written doubled", "[key_template]") {
     auto t = key_template::parse("{{x}}/{partition}/{start_offset}").value();
     CHECK(t.render(key_values{}) == "{x}/0/0");
     CHECK(mentions(key_template::check("{partition}/{start_offset}/}"), "has no '{'"));
-    CHECK(mentions(key_template::check("{partition}/{start_offset}/{oops"), "never closed"));
+    CHECK(key_template::check("{partition}/{start_offset}/{oops")
+          == std::vector<std::string>{"unclosed `{` at column 28 (write `{{` for a literal brace)"});
     CHECK(mentions(key_template::check("{}{partition}/{start_offset}"), "empty placeholder"));
+}
+
+TEST_CASE("a lone '{' before a placeholder is reported as unclosed at its column, and nothing else", "[key_template]") {
+    // Not "unknown placeholder {b/{partition}" followed by "must contain {partition}".
+    CHECK(key_template::check("{prefix}/{b/{partition}/{start_offset}.{ext}")
+          == std::vector<std::string>{"unclosed `{` at column 10 (write `{{` for a literal brace)"});
+    auto two = key_template::check("{{x/{/{partition}/{start_offset}{");
+    CHECK(two == std::vector<std::string>{"unclosed `{` at column 5 (write `{{` for a literal brace)",
+                                          "unclosed `{` at column 33 (write `{{` for a literal brace)"});
 }
 
 TEST_CASE("a template without partition or start offset is refused with the reason", "[key_template]") {
