@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 #include <utility>
@@ -18,6 +19,44 @@
 namespace iss::config {
 
 namespace {
+
+/// An unquoted `${...}` inside a flow collection (`{level: ${X}}`, `[${X}]`): there `{` and `}`
+/// are YAML syntax, so the reference breaks the collection. Returns the reference and its line
+/// (1-based), or nullopt. Quotes and comments are skipped; block context is fine (a plain
+/// scalar there may contain braces).
+std::optional<std::pair<std::string, int>> env_ref_in_flow(std::string_view yaml) {
+    int line = 1;
+    int depth = 0;
+    char quote = 0;
+    for (std::size_t i = 0; i < yaml.size(); ++i) {
+        const char c = yaml[i];
+        if (c == '\n') ++line;
+        if (quote != 0) {
+            if (quote == '"' && c == '\\') ++i;
+            else if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '#' && (i == 0 || yaml[i - 1] == ' ' || yaml[i - 1] == '\t' || yaml[i - 1] == '\n')) {
+            while (i + 1 < yaml.size() && yaml[i + 1] != '\n') ++i;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            // A quote opens a quoted scalar only at the start of one (not inside `it's`).
+            const char prev = i == 0 ? ' ' : yaml[i - 1];
+            if (prev == ' ' || prev == '\t' || prev == '\n' || prev == ':' || prev == ',' || prev == '[' || prev == '{'
+                || prev == '-')
+                quote = c;
+            continue;
+        }
+        if (c == '$' && i + 1 < yaml.size() && yaml[i + 1] == '{' && depth > 0) {
+            const auto close = yaml.find('}', i);
+            return std::make_pair(std::string{yaml.substr(i, close == std::string_view::npos ? 2 : close - i + 1)}, line);
+        }
+        if (c == '{' || c == '[') ++depth;
+        if ((c == '}' || c == ']') && depth > 0) --depth;
+    }
+    return std::nullopt;
+}
 
 int line_of(const YAML::Node& n) {
     const auto m = n.Mark();
@@ -370,7 +409,15 @@ loaded parse(std::string_view yaml, const env_lookup& env) {
         std::string msg = fmt::format("YAML syntax: {}", e.msg);
         if (yaml.find("\n\t") != std::string_view::npos || yaml.starts_with('\t'))
             msg += " (YAML does not allow tabs for indentation; use spaces)";
-        out.problems.push_back(problem{"", std::move(msg), e.mark.line >= 0 ? e.mark.line + 1 : 0});
+        int at = e.mark.line >= 0 ? e.mark.line + 1 : 0;
+        if (auto ref = env_ref_in_flow(yaml)) {
+            msg += fmt::format(
+              "; {} on line {} is inside a flow collection ({{...}} or [...]), where braces are YAML syntax: the "
+              "value must be quoted (\"{}\")",
+              ref->first, ref->second, ref->first);
+            at = ref->second;
+        }
+        out.problems.push_back(problem{"", std::move(msg), at});
         return out;
     }
     loader l{env, out};
