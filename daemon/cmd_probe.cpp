@@ -64,6 +64,10 @@ net::awaitable<int> probe(s3::client& c, probe_args a) {
     const auto key = s3::probe_key(a.prefix, std::random_device{}());
     auto rep = co_await s3::probe_store(c, a.bucket, key);
     const auto target = a.opts.endpoint.empty() ? fmt::format("AWS {}", a.opts.region) : a.opts.endpoint;
+    if (!rep.not_sent_detail.empty()) {  // say only what was measured: nothing
+        fmt::print("s3 request: NOT SENT ({}) - {}\n", target, rep.not_sent_detail);
+        co_return exit_config;
+    }
     fmt::print("s3 reachable: {} ({}){}\n", yes_no(rep.reachable), target,
                rep.reachable ? "" : " - " + rep.reachability_detail);
     if (rep.reachable)

@@ -22,6 +22,7 @@
 #include "pipeline/adapters/iggy_ports.hpp"
 #include "pipeline/adapters/key_namer.hpp"
 #include "pipeline/consumer.hpp"
+#include "s3/error.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -150,7 +151,10 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     if (st.stopping && !s3) co_return exit_ok;
     if (!s3) {
         log.error("S3: {}", s3.error());
-        co_return exit_failure;
+        // Options the client refuses are a configuration problem (config::validate checks the
+        // same rules first, so this is a backstop).
+        const bool refused = s3.error() == iss::errc::invalid_argument || s3.error() == iss::s3::errc::invalid_argument;
+        co_return refused ? exit_config : exit_failure;
     }
     auto plan = pipeline::plan_delivery(s3->caps, conditional(cfg), mode);
     if (!plan) {

@@ -37,6 +37,8 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
     } else {
         const auto key = s3::probe_key(c.s3.prefix, std::random_device{}());
         const s3::probe_report r = co_await s3::probe_store(owner->client, c.s3.bucket.get(), key);
+        if (!r.not_sent_detail.empty())  // a request that cannot be built: no use waiting
+            co_return error{iss::errc::invalid_argument, fmt::format("{} (check s3.bucket and s3.endpoint)", r.not_sent_detail)};
         if (!r.reachable)  // errc::timeout: the caller waits and probes again
             co_return error{iss::errc::timeout, fmt::format("unreachable: {} (check s3.endpoint)", r.reachability_detail)};
         if (!r.authenticated) co_return error{iss::errc::io_error, fmt::format("authentication: {}", r.auth_detail)};

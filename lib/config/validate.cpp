@@ -103,6 +103,57 @@ void check_address(collector& add, const std::string& a) {
     if (!ok || p == 0 || p > 65535) add(path, "'{}': the port must be 1..65535", a);
 }
 
+/// The host[:port] part of s3.endpoint (after the scheme, before any path), with the rules of
+/// the HTTP client's URL parser: no user info, [IPv6] closed, a host, a port 1..65535.
+void check_endpoint_authority(collector& add, const std::string& endpoint, std::string_view a) {
+    const std::string path = "s3.endpoint";
+    if (a.find('@') != std::string_view::npos) {
+        add(path, "'{}': user info (user@host) is not allowed; credentials go in s3.access_key_id and "
+                  "s3.secret_access_key", endpoint);
+        return;
+    }
+    std::string_view host;
+    std::string_view port;
+    bool has_port = false;
+    if (a.front() == '[') {
+        const auto close = a.find(']');
+        if (close == std::string_view::npos) {
+            add(path, "'{}': the IPv6 address has no closing ']'", endpoint);
+            return;
+        }
+        host = a.substr(1, close - 1);
+        const auto rest = a.substr(close + 1);
+        if (!rest.empty()) {
+            if (rest.front() != ':') {
+                add(path, "'{}': write an IPv6 endpoint as [addr]:port", endpoint);
+                return;
+            }
+            has_port = true;
+            port = rest.substr(1);
+        }
+    } else {
+        const auto colon = a.rfind(':');
+        host = a.substr(0, colon);
+        if (colon != std::string_view::npos) {
+            has_port = true;
+            port = a.substr(colon + 1);
+        }
+    }
+    if (host.empty()) {
+        add(path, "'{}' has no host", endpoint);
+        return;
+    }
+    if (!has_port) return;
+    unsigned long p = 0;
+    bool ok = !port.empty() && port.size() <= 5;
+    for (char c : port) {
+        ok = ok && c >= '0' && c <= '9';
+        if (ok) p = p * 10 + static_cast<unsigned long>(c - '0');
+    }
+    if (!ok || p == 0 || p > 65535)
+        add(path, "'{}': the port must be 1..65535 (or left out: 443 for https, 80 for http)", endpoint);
+}
+
 bool is_ip_literal(std::string_view host) {
     if (!host.empty() && host.front() == '[') return true;
     return !host.empty() && std::all_of(host.begin(), host.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
@@ -184,9 +235,13 @@ void check_s3(collector& add, const sink_config& c) {
         if (!e.empty()) endpoint_host = e.substr(0, e.front() == '[' ? e.find(']') + 1 : e.find(':'));
         if (!s.endpoint.empty() && e.empty() && s.endpoint.find("://") != std::string::npos)
             add("s3.endpoint", "'{}' has no host", s.endpoint);
+        else if (!e.empty()) check_endpoint_authority(add, s.endpoint, e);
     }
     if (bucket.empty()) {
         add("s3.bucket", "is required");
+    } else if (!s.endpoint.empty() && (bucket.size() < 3 || bucket.size() > 63)) {
+        // Every S3 request builder refuses these (and S3-compatible stores do as well).
+        add("s3.bucket", "'{}' is {} characters; a bucket name has 3 to 63", bucket, bucket.size());
     } else if (s.endpoint.empty()) {
         // AWS bucket naming rules (general purpose buckets).
         const bool chars_ok = std::all_of(bucket.begin(), bucket.end(), [](char ch) {
@@ -203,6 +258,8 @@ void check_s3(collector& add, const sink_config& c) {
         add("s3.bucket", "'{}' must not contain '/', spaces or control characters", bucket);
     }
     if (s.region.get().empty()) add("s3.region", "is required (us-east-1 for most S3-compatible stores)");
+    else if (s.endpoint.empty() && s.region.get() == "auto")
+        add("s3.region", "'auto' needs s3.endpoint (it is the region of stores such as Cloudflare R2, not of AWS)");
     else if (s.region.get().find_first_of(" /\t") != std::string::npos) add("s3.region", "'{}' is not a region name", s.region.get());
     if (s.path_style == path_style::virtual_hosted && is_ip_literal(endpoint_host))
         add("s3.path_style", "false (virtual-hosted) cannot work with an IP-address endpoint; use true or auto");

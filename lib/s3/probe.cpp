@@ -38,6 +38,10 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
     lo.max_keys = 1;
     lo.prefix = key;
     auto l = co_await c.list_objects_v2(bucket, lo);
+    if (!l && l.error() == errc::invalid_argument) {  // refused before sending: nothing measured
+        rep.not_sent_detail = l.error().message();
+        co_return rep;
+    }
     if (!l && is_transport(l.error())) {
         rep.reachability_detail = l.error().message();
         co_return rep;

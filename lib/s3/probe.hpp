@@ -19,6 +19,9 @@ enum class capability : std::uint8_t { yes, no, unknown };
 [[nodiscard]] std::string_view to_string(capability c) noexcept;
 
 struct probe_report {
+    /// Set when the first request could not even be built (a bucket name or endpoint the
+    /// client refuses, errc::invalid_argument): nothing was sent, so nothing below was measured.
+    std::string not_sent_detail;
     bool reachable = false;       ///< an HTTP answer came back from the endpoint
     bool authenticated = false;   ///< the credentials were accepted
     bool bucket_access = false;   ///< the probe object was written and read back

@@ -269,6 +269,43 @@ TEST_CASE("shutdown rules", "[config][validate]") {
     CHECK(mentions(only_problem(c), "shutdown.grace", "> 0"));
 }
 
+TEST_CASE("s3.endpoint host and port, bucket length and region auto follow the client's rules", "[config][validate]") {
+    auto c = valid();
+    c.s3.endpoint = "http://127.0.0.1:99999";
+    CHECK(mentions(only_problem(c), "s3.endpoint", "the port must be 1..65535"));
+    c.s3.endpoint = "http://127.0.0.1:0";
+    CHECK(mentions(only_problem(c), "s3.endpoint", "the port must be 1..65535"));
+    c.s3.endpoint = "http://127.0.0.1:80a";
+    CHECK(mentions(only_problem(c), "s3.endpoint", "the port must be 1..65535"));
+    c.s3.endpoint = "http://user:pw@rgw:7480";
+    CHECK(mentions(only_problem(c), "s3.endpoint", "user info"));
+    c.s3.endpoint = "http://[::1:7480";
+    CHECK(mentions(only_problem(c), "s3.endpoint", "no closing ']'"));
+    c.s3.endpoint = "http://:7480";
+    CHECK(mentions(only_problem(c), "s3.endpoint", "no host"));
+    for (const char* ok : {"http://127.0.0.1:7480", "http://[::1]:7480", "https://minio.local", "https://s3.example:65535/"}) {
+        INFO(ok);
+        c.s3.endpoint = ok;
+        CHECK(validate(c).empty());
+    }
+    c = valid();
+    c.s3.endpoint = "http://127.0.0.1:7480";
+    c.s3.bucket = iss::bucket_name{"nu"};
+    CHECK(mentions(only_problem(c), "s3.bucket", "3 to 63"));
+    c.s3.bucket = iss::bucket_name{std::string(64, 'b')};
+    CHECK(mentions(only_problem(c), "s3.bucket", "3 to 63"));
+    c = valid();
+    c.s3.region = iss::region_name{"auto"};
+    CHECK(mentions(only_problem(c), "s3.region", "needs s3.endpoint"));
+    c.s3.endpoint = "https://acct.r2.cloudflarestorage.com";
+    CHECK(validate(c).empty());
+    // Every problem at once.
+    c = valid();
+    c.s3.endpoint = "http://127.0.0.1:99999";
+    c.s3.bucket = iss::bucket_name{"nu"};
+    CHECK(validate(c).size() == 2);
+}
+
 TEST_CASE("the remaining rules, one mutation each", "[config][validate]") {
     struct rule_case {
         const char* name;
