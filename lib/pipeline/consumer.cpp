@@ -39,6 +39,56 @@ void consumer_loop::request_stop() {
 
 std::vector<partition_ref> consumer_loop::assignment() const { return {owned_.begin(), owned_.end()}; }
 
+std::vector<unavailable_source> consumer_loop::unavailable_sources() const {
+    std::vector<unavailable_source> out;
+    for (const auto& [k, u] : unavailable_) out.push_back(u);
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.since < b.since; });
+    return out;
+}
+
+bool consumer_loop::may_try(const topic_ref& t, std::optional<std::uint32_t> partition) const {
+    const auto it = unavailable_.find({t, partition});
+    return it == unavailable_.end() || clock_.steady_now() >= it->second.next_try;
+}
+
+// Naive version: log every failed poll or lookup, i.e. one error line per poll interval
+// (10 a second) for as long as a source is missing, and keep asking the server as often.
+// Instead a fatal answer marks the source unavailable; it is asked again only after a
+// growing interval (unavailable_backoff), and each of those tries logs one line.
+void consumer_loop::source_failed(const topic_ref& t, std::optional<std::uint32_t> partition, const std::string& reason) {
+    const auto now = clock_.steady_now();
+    auto [it, fresh] = unavailable_.try_emplace({t, partition});
+    auto& u = it->second;
+    // Several partitions of a round may fail the same try: count (and log) it once.
+    if (!fresh && now < u.next_try) return;
+    if (fresh) {
+        u.topic = t;
+        u.partition = partition;
+        u.since = now;
+    }
+    u.reason = reason;
+    const auto delay = backoff_ceiling(o_.unavailable_backoff, u.failures);
+    ++u.failures;
+    u.next_try = now + delay;
+    iss::log::fields f{iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)};
+    if (partition) f.push_back(iss::log::kv("partition", *partition));
+    if (fresh) {
+        log_.error(f, "source cannot be read: {}; not polled until it can, next try in {} ms", reason, delay.count());
+    } else {
+        log_.error(f, "source still cannot be read after {} tries over {} s: {}; next try in {} ms", u.failures,
+                   std::chrono::duration_cast<std::chrono::seconds>(now - u.since).count(), reason, delay.count());
+    }
+}
+
+void consumer_loop::source_ok(const topic_ref& t, std::optional<std::uint32_t> partition) {
+    const auto it = unavailable_.find({t, partition});
+    if (it == unavailable_.end()) return;
+    iss::log::fields f{iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)};
+    if (partition) f.push_back(iss::log::kv("partition", *partition));
+    log_.info(f, "source can be read again (after {} failed tries)", it->second.failures);
+    unavailable_.erase(it);
+}
+
 task<void> consumer_loop::check_session() {
     const std::uint64_t now = source_.session();
     if (session_ && *session_ != now) {
@@ -56,16 +106,25 @@ task<void> consumer_loop::check_session() {
     session_ = now;
 }
 
-task<std::vector<std::uint32_t>> consumer_loop::partitions_of(const source_topic& s) {
+task<std::optional<std::vector<std::uint32_t>>> consumer_loop::partitions_of(const source_topic& s) {
     if (s.partitions) co_return *s.partitions;
-    auto ps = co_await source_.partitions(s.topic);
-    if (!ps) co_return std::vector<std::uint32_t>{};
-    co_return *ps;
+    auto r = co_await source_.partitions(s.topic);
+    if (r.status == source_status::fatal) {
+        source_failed(s.topic, std::nullopt, r.detail);
+        co_return std::nullopt;
+    }
+    if (r.status != source_status::ok) {
+        log_.warn({iss::log::kv("stream", s.topic.stream), iss::log::kv("topic", s.topic.topic)}, "{}", r.detail);
+        co_return std::nullopt;
+    }
+    source_ok(s.topic, std::nullopt);
+    co_return std::move(r.ids);
 }
 
 task<void> consumer_loop::discover(const source_topic& s) {
     const auto all = co_await partitions_of(s);
-    const std::size_t polls = std::max<std::size_t>(1, all.size());
+    if (!all && !may_try(s.topic, std::nullopt)) co_return;  // unavailable: keep the previous assignment
+    const std::size_t polls = std::max<std::size_t>(1, all ? all->size() : 0);
     std::set<std::uint32_t> seen;
     for (std::size_t i = 0; i < polls; ++i) {
         const poll_result r = co_await source_.poll(s.topic, std::nullopt, std::nullopt, 0);
@@ -110,6 +169,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
     }
     if (w->state() == writer_state::failed) co_return 0;
     const topic_ref t{p.stream, p.topic};
+    if (!may_try(t, std::nullopt) || !may_try(t, p.partition)) co_return 0;
     const poll_result r = co_await source_.poll(t, p.partition, w->next_offset(), o_.poll_messages);
     switch (r.status) {
         case source_status::ok: break;
@@ -126,9 +186,10 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
             log_.debug({iss::log::kv("partition", p)}, "poll failed ({}); the client reconnects", r.detail);
             co_return 0;
         case source_status::fatal:
-            log_.error({iss::log::kv("partition", p)}, "poll failed: {}", r.detail);
+            source_failed(t, p.partition, fmt::format("poll: {}", r.detail));
             co_return 0;
     }
+    source_ok(t, p.partition);
     if (o_.mode == consumer_mode::group && r.reply.partition != p.partition) {
         // An explicit poll of a partition neither owned nor pending revocation answers as
         // partition 0: it is someone else's now. Hand over what we hold at once.
@@ -152,13 +213,19 @@ task<std::size_t> consumer_loop::round() {
     co_await check_session();
     if (o_.mode == consumer_mode::group) {
         if (clock_.steady_now() >= next_discovery_) {
-            for (const auto& s : o_.sources) co_await discover(s);
+            for (const auto& s : o_.sources)
+                if (may_try(s.topic, std::nullopt)) co_await discover(s);
             next_discovery_ = clock_.steady_now() + o_.assignment_interval;
         }
-    } else if (owned_.empty()) {
+    } else {
+        // Each topic is listed until it has partitions; one that cannot be read is asked
+        // again at its backoff, without holding up the others.
         for (const auto& s : o_.sources) {
+            if (listed_.count(s.topic) || !may_try(s.topic, std::nullopt)) continue;
             const auto parts = co_await partitions_of(s);
-            for (std::uint32_t n : parts) owned_.insert(partition_ref{s.topic.stream, s.topic.topic, n});
+            if (!parts || parts->empty()) continue;
+            listed_.insert(s.topic);
+            for (std::uint32_t n : *parts) owned_.insert(partition_ref{s.topic.stream, s.topic.topic, n});
         }
     }
     const std::size_t n = co_await poll_all(assignment());

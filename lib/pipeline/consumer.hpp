@@ -31,12 +31,16 @@
 /// well inside the server's 30 s timeout. A reconnect makes a new member: everything held
 /// is dropped (`router::drop_all`) and the group is joined again.
 
+#include "common/backoff.hpp"
 #include "pipeline/router.hpp"
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
+#include <utility>
+#include <string>
 #include <vector>
 
 namespace iss::pipeline {
@@ -56,6 +60,21 @@ struct consumer_options {
     /// At most this many partitions are polled, fed and uploaded at once in a round (each
     /// may hold a poll batch and have one object upload in flight); 0 = all of them.
     std::size_t max_parallel_partitions = 8;
+    /// A source topic that cannot be read (missing, no permission: a `fatal` answer) is
+    /// tried again after backoff_ceiling(unavailable_backoff, failures - 1): 1 s, 2 s, 4 s ...
+    /// up to 5 min, without jitter (one source, nothing to spread). Each failed try logs one
+    /// error line; nothing is logged (or asked) in between.
+    backoff_policy unavailable_backoff{std::chrono::seconds{1}, std::chrono::minutes{5}};
+};
+
+/// A configured source topic that cannot be read at the moment (for readiness checks).
+struct unavailable_source {
+    topic_ref topic;
+    std::optional<std::uint32_t> partition;  ///< nullopt: the topic itself (its lookup failed)
+    std::string reason;              ///< the last answer, naming what to check
+    clock::steady_time since{};      ///< the first failed try of this run of failures
+    clock::steady_time next_try{};   ///< when it is tried again
+    unsigned failures = 0;           ///< failed tries in a row
 };
 
 /// Drives polls into the router until stopped. Runs on the event-loop thread; not thread-safe
@@ -79,6 +98,9 @@ public:
     [[nodiscard]] bool stop_requested() const noexcept { return stop_; }
     /// The partitions currently polled.
     [[nodiscard]] std::vector<partition_ref> assignment() const;
+    /// The source topics that could not be read at their last try (missing stream or topic,
+    /// permission denied), oldest first; empty when every source is readable.
+    [[nodiscard]] std::vector<unavailable_source> unavailable_sources() const;
 
 private:
     task<void> discover(const source_topic& s);
@@ -96,7 +118,16 @@ private:
     task<std::size_t> poll_all(std::vector<partition_ref> parts);
     /// Takes partitions from `q` until none is left (one partition at a time).
     task<std::size_t> poll_worker(work_queue* q);
-    task<std::vector<std::uint32_t>> partitions_of(const source_topic& s);
+    /// The source's partitions: the configured list, or the topic's (nullopt: the lookup
+    /// failed; a fatal answer marks the topic unavailable).
+    task<std::optional<std::vector<std::uint32_t>>> partitions_of(const source_topic& s);
+    /// May the topic be asked now (not unavailable, or its next try is due)?
+    /// (`partition` nullopt: the topic's partition lookup; else that partition's polls.)
+    [[nodiscard]] bool may_try(const topic_ref& t, std::optional<std::uint32_t> partition) const;
+    /// A try answered fatal: logs once per try and schedules the next try.
+    void source_failed(const topic_ref& t, std::optional<std::uint32_t> partition, const std::string& reason);
+    /// A try succeeded: clears the unavailability (logged when it was set).
+    void source_ok(const topic_ref& t, std::optional<std::uint32_t> partition);
 
     consumer_options o_;
     message_source& source_;
@@ -106,6 +137,8 @@ private:
     iss::log::logger log_{"pipeline"};
     std::set<partition_ref> owned_;
     std::set<topic_ref> rejoin_;  ///< topics whose polls answered 5006 this round
+    std::set<topic_ref> listed_;  ///< single mode: topics whose partitions are in owned_
+    std::map<std::pair<topic_ref, std::optional<std::uint32_t>>, unavailable_source> unavailable_;
     std::optional<std::uint64_t> session_;
     clock::steady_time next_discovery_{};
     bool stop_ = false;

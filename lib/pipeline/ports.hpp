@@ -147,6 +147,14 @@ struct poll_result {
     std::string detail;
 };
 
+/// A topic's partition ids, or why they could not be read (`fatal`: the stream or topic does
+/// not exist, or the user may not read it; `retryable`: connection trouble).
+struct partitions_result {
+    source_status status = source_status::ok;
+    std::vector<std::uint32_t> ids;
+    std::string detail;  ///< why, for the log, naming what to check
+};
+
 /// Polls Iggy with `auto_commit = 0`. In group mode the consumer is the group.
 class message_source {
 public:
@@ -163,7 +171,7 @@ public:
     /// LeaveConsumerGroup (group mode).
     virtual task<source_status> leave(const topic_ref& t) = 0;
     /// The topic's partition ids (single-consumer `partitions: all`, assignment discovery).
-    virtual task<std::optional<std::vector<std::uint32_t>>> partitions(const topic_ref& t) = 0;
+    virtual task<partitions_result> partitions(const topic_ref& t) = 0;
     /// A number that changes on every reconnect: a new connection is a new group member, so
     /// everything held for the old one is dropped (design.md §3.5).
     [[nodiscard]] virtual std::uint64_t session() const = 0;

@@ -136,21 +136,22 @@ task<source_status> iggy_ports::leave(const topic_ref& t) {
     co_return source_status::ok;
 }
 
-task<std::optional<std::vector<std::uint32_t>>> iggy_ports::partitions(const topic_ref& t) {
+task<partitions_result> iggy_ports::partitions(const topic_ref& t) {
+    // Not logged here: the consumer loop logs an unavailable source once, then at a backoff.
     auto r = co_await c_.get_topic(identifier::named(t.stream), identifier::named(t.topic));
+    partitions_result out;
     if (!r) {
-        log_.warn({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)}, "get topic: {}",
-                  iggy::describe(r.error()));
-        co_return std::nullopt;
+        out.status = source_status_of(r.error());
+        out.detail = fmt::format("get topic: {}", iggy::describe(r.error()));
+        co_return out;
     }
     if (!*r) {
-        log_.error({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)},
-                   "topic not found: check sources[].stream and topics");
-        co_return std::nullopt;
+        out.status = source_status::fatal;
+        out.detail = "stream or topic not found: check sources[].stream and topics (or create it)";
+        co_return out;
     }
-    std::vector<std::uint32_t> ids;
-    for (const auto& p : (*r)->partitions) ids.push_back(p.id);
-    co_return ids;
+    for (const auto& p : (*r)->partitions) out.ids.push_back(p.id);
+    co_return out;
 }
 
 task<offset_result> iggy_ports::store_offset(const partition_ref& p, std::uint64_t offset) {

@@ -32,7 +32,7 @@ public:
                            std::optional<std::uint64_t> from, std::uint32_t count) override;
     task<source_status> join(const topic_ref& t) override;
     task<source_status> leave(const topic_ref& t) override;
-    task<std::optional<std::vector<std::uint32_t>>> partitions(const topic_ref& t) override;
+    task<partitions_result> partitions(const topic_ref& t) override;
     [[nodiscard]] std::uint64_t session() const override;
 
     task<offset_result> store_offset(const partition_ref& p, std::uint64_t offset) override;

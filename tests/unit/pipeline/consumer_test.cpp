@@ -3,7 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
+#include <string>
+#include <vector>
 #include <tuple>
 
 namespace pl = iss::pipeline;
@@ -26,6 +29,10 @@ struct fake_source final : pl::message_source {
     int joins = 0, leaves = 0;
     std::vector<std::tuple<std::optional<std::uint32_t>, std::optional<std::uint64_t>, std::uint32_t>> polls;
     std::deque<std::string> keep;
+    std::set<std::string> missing;              // topics that do not exist (fatal answers)
+    std::set<std::uint32_t> missing_partitions;  // partitions whose polls answer fatal
+    std::map<std::string, int> lookups;          // partitions() calls per topic
+    int fatal_polls = 0;
 
     void fill(std::uint32_t partition, std::size_t n) {
         auto& l = logs[partition];
@@ -33,10 +40,16 @@ struct fake_source final : pl::message_source {
     }
     bool owns(std::uint32_t p) const { return std::find(owned.begin(), owned.end(), p) != owned.end(); }
 
-    pl::task<pl::poll_result> poll(const pl::topic_ref&, std::optional<std::uint32_t> partition,
+    pl::task<pl::poll_result> poll(const pl::topic_ref& t, std::optional<std::uint32_t> partition,
                                    std::optional<std::uint64_t> from, std::uint32_t count) override {
-        polls.emplace_back(partition, from, count);
         pl::poll_result r;
+        if (missing.count(t.topic) || (partition && missing_partitions.count(*partition))) {
+            ++fatal_polls;
+            r.status = pl::source_status::fatal;
+            r.detail = "not found";
+            co_return r;
+        }
+        polls.emplace_back(partition, from, count);
         std::uint32_t p = 0;
         if (!partition) {
             std::vector<std::uint32_t> pollable;
@@ -68,10 +81,16 @@ struct fake_source final : pl::message_source {
         ++leaves;
         co_return pl::source_status::ok;
     }
-    pl::task<std::optional<std::vector<std::uint32_t>>> partitions(const pl::topic_ref&) override {
-        std::vector<std::uint32_t> ids;
-        for (const auto& [p, l] : logs) ids.push_back(p);
-        co_return ids;
+    pl::task<pl::partitions_result> partitions(const pl::topic_ref& t) override {
+        pl::partitions_result r;
+        ++lookups[t.topic];
+        if (missing.count(t.topic)) {
+            r.status = pl::source_status::fatal;
+            r.detail = "stream or topic not found";
+            co_return r;
+        }
+        for (const auto& [p, l] : logs) r.ids.push_back(p);
+        co_return r;
     }
     std::uint64_t session() const override { return session_no; }
 };
@@ -287,4 +306,92 @@ TEST_CASE("consumer: run waits poll_interval when idle, wakes for a due writer, 
     CHECK(sl.waits[1] == 100ms);  // flushed by then: back to the poll interval
     CHECK(w.store.objects.size() == 1);
     CHECK(run(loop.shutdown()));
+}
+
+namespace {
+/// Collects log lines while alive.
+struct log_capture {
+    std::vector<std::string> lines;
+    log_capture() {
+        iss::log::set_sink([this](std::string_view l) { lines.emplace_back(l); });
+    }
+    ~log_capture() { iss::log::set_sink({}); }
+    [[nodiscard]] std::size_t count(std::string_view a, std::string_view b = {}) const {
+        return static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+            return l.find(a) != std::string::npos && l.find(b) != std::string::npos;
+        }));
+    }
+};
+}  // namespace
+
+TEST_CASE("consumer: a missing source topic is logged once, then at a backoff, and is queryable", "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 1000;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 2);
+    src.missing = {"nope"};
+    auto o = options(pl::consumer_mode::single);
+    o.sources.push_back(pl::source_topic{{"app", "nope"}, std::nullopt});
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    REQUIRE(run(loop.start()));
+    // 20 s of rounds, one per poll interval (100 ms): 200 rounds.
+    const auto start = w.clock.steady_now();
+    for (int i = 0; i < 200; ++i) {
+        run(loop.round());
+        w.clock.advance(100ms);
+    }
+    // Tries at 0, 1, 3, 7 and 15 s (1 s doubling): five lines and five lookups, not 200.
+    CHECK(logs.count("source cannot be read", "nope") == 1);
+    CHECK(logs.count("source still cannot be read", "nope") == 4);
+    CHECK(logs.count("nope") == 5);
+    CHECK(src.lookups["nope"] == 5);
+    const auto u = loop.unavailable_sources();
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].topic == pl::topic_ref{"app", "nope"});
+    CHECK_FALSE(u[0].partition.has_value());
+    CHECK(u[0].failures == 5);
+    CHECK(u[0].since == start);
+    CHECK(u[0].next_try == start + 31s);
+    CHECK(u[0].reason.find("not found") != std::string::npos);
+    // The readable topic was polled all along.
+    std::size_t p0 = 0;
+    for (auto& [p, from, n] : src.polls) p0 += p == 0u;
+    CHECK(p0 == 200);
+    // Once the topic exists, the next try picks it up and clears the state.
+    src.missing.clear();
+    w.clock.advance(31s);
+    run(loop.round());
+    CHECK(loop.unavailable_sources().empty());
+    CHECK(logs.count("source can be read again", "nope") == 1);
+    CHECK(src.lookups["nope"] == 6);
+    const auto a = loop.assignment();
+    CHECK(std::find(a.begin(), a.end(), pl::partition_ref{"app", "nope", 0}) != a.end());
+}
+
+TEST_CASE("consumer: a partition whose polls fail is backed off alone; the others keep polling", "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 1000;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 2);
+    src.missing_partitions = {7};
+    auto o = options(pl::consumer_mode::single);
+    o.sources = {pl::source_topic{{"app", "requests"}, std::vector<std::uint32_t>{0, 7}}};
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    REQUIRE(run(loop.start()));
+    for (int i = 0; i < 200; ++i) {
+        run(loop.round());
+        w.clock.advance(100ms);
+    }
+    CHECK(src.fatal_polls == 5);
+    CHECK(logs.count("cannot be read", "partition=7") == 5);
+    const auto u = loop.unavailable_sources();
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].partition == 7u);
+    std::size_t p0 = 0;
+    for (auto& [p, from, n] : src.polls) p0 += p == 0u;
+    CHECK(p0 == 200);
 }
