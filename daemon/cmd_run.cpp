@@ -106,7 +106,16 @@ pipeline::bad_message_policy bad_policy(const config::sink_config& c) {
 struct run_state {
     pipeline::consumer_loop* loop = nullptr;
     pipeline::sleeper* sleeper = nullptr;  ///< waits before the loop exists (S3 unreachable at start)
+    iggy::client* client = nullptr;        ///< from its construction on
+    pipeline::router* router = nullptr;    ///< from its construction on
     bool stopping = false;
+
+    /// Nothing to deliver and no Iggy connection to leave a group on: a stop can end the
+    /// event loop at once (a connect or poll waiting for an unreachable server would
+    /// otherwise hold the stop until shutdown.grace).
+    [[nodiscard]] bool nothing_to_finish() const {
+        return client != nullptr && !client->connected() && (router == nullptr || !router->holds_data());
+    }
 };
 
 net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options iopts, run_state& st) {
@@ -169,6 +178,14 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
         log.info(caps, "delivery guarantee: {}", plan->guarantee);
 
     iggy::client client{ex, iopts};
+    st.client = &client;
+    struct forget_ports {  // the signal handler must not reach these once they are gone
+        run_state& st;
+        ~forget_ports() {
+            st.client = nullptr;
+            st.router = nullptr;
+        }
+    } forget{st};
     if (auto r = co_await client.connect(); !r) {
         log.error("Iggy at {}: {}", cfg.iggy.address, iggy::describe(r.error()));
         co_await client.close();
@@ -190,6 +207,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     pipeline::writer_ports ports{*s3->store, iggy, encoders, namer, sleeper, real_clock::instance(),
                                  wo.on_bad_message == pipeline::bad_message_policy::dead_letter ? &iggy : nullptr};
     pipeline::router router{wo, std::move(*rotation), ports};
+    st.router = &router;
     pipeline::consumer_loop loop{consumer_options(cfg), iggy, router, sleeper, real_clock::instance()};
     st.loop = &loop;
     if (st.stopping) loop.request_stop();
@@ -252,8 +270,8 @@ int run_run(std::span<const std::string_view> args) {
     }
 
     const iss::log::logger log{"app"};
+    run_state st;  // before io: the coroutine frames io destroys last refer to it
     net::io_context io{1};
-    run_state st;
     int code = exit_failure;
     std::exception_ptr failure;
     bool done = false;
@@ -270,6 +288,13 @@ int run_run(std::span<const std::string_view> args) {
             return;
         }
         st.stopping = true;
+        if (st.nothing_to_finish()) {
+            log.info("signal {}: stopping now: nothing is buffered and Iggy is not connected", sig);
+            code = exit_ok;
+            done = true;
+            io.stop();
+            return;
+        }
         log.info("signal {}: stopping; uploading and committing what is buffered (shutdown.grace {} ms)", sig,
                  cfg->shutdown.grace.count());
         if (st.loop) st.loop->request_stop();

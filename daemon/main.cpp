@@ -5,12 +5,48 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
+#include <signal.h>
 #include <string_view>
 #include <vector>
 
 namespace {
+
+/// The stop signals `run` handles on its event loop (an Asio signal_set, daemon/cmd_run.cpp).
+sigset_t stop_signals() {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGHUP);
+    return s;
+}
+
+/// Until `run` has installed its signal_set, the default action of SIGTERM would kill the
+/// process (status -15) however early a supervisor sends it: so the stop signals are blocked
+/// before anything else runs (a blocked signal stays pending). `run` unblocks them once its
+/// signal_set is in place, and the pending one becomes a clean stop; every other command
+/// unblocks them before it starts (their default action is what they want). Threads started
+/// later inherit the mask.
+void block_stop_signals() {
+    const sigset_t s = stop_signals();
+    sigprocmask(SIG_BLOCK, &s, nullptr);
+}
+
+void unblock_stop_signals() {
+    const sigset_t s = stop_signals();
+    sigprocmask(SIG_UNBLOCK, &s, nullptr);
+}
+
+/// Runs before any constructor of the program or of its libraries (ELF .preinit_array, which
+/// the dynamic loader calls first), so a signal that arrives while they run, or when main()
+/// starts, is held too; main() blocks again first thing (a no-op then). What remains
+/// unprotected is the loader mapping the libraries, and a signal pending before the kernel
+/// first runs the program kills it before its first instruction: only the parent can close
+/// that (the mask is inherited over exec).
+[[gnu::used, gnu::section(".preinit_array")]] void (*block_stop_signals_early)() = &block_stop_signals;
 
 void print_help() {
     fmt::print(
@@ -35,7 +71,9 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) try {
+    block_stop_signals();
     std::vector<std::string_view> args(argv + 1, argv + argc);
+    if (args.empty() || args.front() != "run") unblock_stop_signals();
     if (args.empty()) {
         print_help();
         return iss::app::exit_usage;

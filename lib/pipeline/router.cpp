@@ -97,6 +97,12 @@ std::optional<std::chrono::nanoseconds> router::time_to_due() const {
     return best;
 }
 
+bool router::holds_data() const noexcept {
+    for (const auto& [p, w] : writers_)
+        if (w->holds_data() || w->pending_commit()) return true;
+    return false;
+}
+
 std::vector<partition_ref> router::partitions() const {
     std::vector<partition_ref> out;
     out.reserve(writers_.size());

@@ -42,6 +42,9 @@ public:
     /// Time until the next writer is due for idle/schedule (nullopt: none).
     [[nodiscard]] std::optional<std::chrono::nanoseconds> time_to_due() const;
     [[nodiscard]] std::vector<partition_ref> partitions() const;
+    /// True while any writer holds records (open or being uploaded) or a durable range whose
+    /// commit is still pending: what a clean stop has to deliver.
+    [[nodiscard]] bool holds_data() const noexcept;
     /// Counters summed over current and forgotten writers.
     [[nodiscard]] writer_counters totals() const;
     [[nodiscard]] const writer_options& options() const noexcept { return o_; }

@@ -47,6 +47,20 @@ TEST_CASE("router: inv6 stop loses nothing buffered on any partition", "[pipelin
     CHECK(r->totals().records_written == total);
 }
 
+TEST_CASE("router: holds_data while any writer has records; not after stop or with only empty writers", "[pipeline][router]") {
+    world w;
+    w.rotation.max_records = 1000;
+    auto r = w.make_router();
+    CHECK_FALSE(r->holds_data());
+    run(r->writer_for(part(3)));  // a writer that holds nothing
+    CHECK_FALSE(r->holds_data());
+    auto b = batch::range(0, 2);
+    run(r->feed(part(1), b.span()));
+    CHECK(r->holds_data());
+    CHECK(run(r->stop()));
+    CHECK_FALSE(r->holds_data());
+}
+
 TEST_CASE("router: inv5 release hands a partition over: flushed, committed, forgotten", "[pipeline][router][inv5]") {
     world w;
     w.options.mode = pl::consumer_mode::group;
