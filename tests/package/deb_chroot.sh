@@ -109,6 +109,7 @@ cat >/tmp/expected <<'LIST'
 /lib/systemd/system/iggy-s3-sink.service
 /usr/bin/iggy-s3-sink
 /usr/share/doc/iggy-s3-sink/README.md
+/usr/share/doc/iggy-s3-sink/architecture.md
 /usr/share/doc/iggy-s3-sink/changelog.gz
 /usr/share/doc/iggy-s3-sink/copyright
 /usr/share/lintian/overrides/iggy-s3-sink
