@@ -1,4 +1,5 @@
-# The same warning flags locally and in CI, -Werror included (design.md §6).
+# The same warning flags in every build; -Werror with ISS_WERROR=ON, which scripts/test (and so
+# CI) sets.
 # Third-party headers are included as SYSTEM, so their warnings never trip -Werror.
 add_library(iss_warnings INTERFACE)
 target_compile_options(iss_warnings INTERFACE

@@ -52,16 +52,29 @@ std::optional<std::string_view> header_list::find(std::string_view name) const n
     return std::nullopt;
 }
 
+// Built by appending, not with `"[" + host + "]"`: GCC 12 at -O3 reports a false -Wrestrict
+// on operator+(const char*, std::string&&) (GCC bug 105329).
 std::string endpoint::host_header() const {
     const bool v6 = host.find(':') != std::string::npos;
-    std::string h = v6 ? "[" + host + "]" : host;
-    if (port != (tls ? 443 : 80)) h += ":" + std::to_string(port);
+    std::string h;
+    if (v6) h += '[';
+    h += host;
+    if (v6) h += ']';
+    if (port != (tls ? 443 : 80)) {
+        h += ':';
+        h += std::to_string(port);
+    }
     return h;
 }
 
 std::string endpoint::to_string() const {
-    std::string s = (tls ? "https://" : "http://") + host_header();
-    if (!connect_host.empty()) s += " (via " + connect_host + ")";
+    std::string s = tls ? "https://" : "http://";
+    s += host_header();
+    if (!connect_host.empty()) {
+        s += " (via ";
+        s += connect_host;
+        s += ')';
+    }
     return s;
 }
 

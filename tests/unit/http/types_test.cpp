@@ -55,3 +55,14 @@ TEST_CASE("the Host header shows non-default ports only", "[http]") {
     e.port = 80;
     CHECK(e.host_header() == "h.example");
 }
+
+TEST_CASE("an endpoint prints as a URL, IPv6 hosts bracketed, with the connect host", "[http]") {
+    http::endpoint e{true, "::1", 9000, ""};
+    CHECK(e.host_header() == "[::1]:9000");
+    CHECK(e.to_string() == "https://[::1]:9000");
+    e.tls = false;
+    e.port = 80;
+    e.host = "s3.example";
+    e.connect_host = "127.0.0.1";
+    CHECK(e.to_string() == "http://s3.example (via 127.0.0.1)");
+}
