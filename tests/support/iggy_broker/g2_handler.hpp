@@ -24,6 +24,7 @@
 ///   a request number already applied in this session answers 59 (RequestAlreadyApplied).
 /// Not modelled: heartbeat eviction 13, TooManyConsumerOffsets, sessions surviving restarts.
 
+#include "iggy_broker/admin_handler.hpp"
 #include "iggy_broker/broker_state.hpp"
 #include "proto/g2_commands.hpp"
 
@@ -42,8 +43,10 @@ struct g2_options {
 
 /// Shared across connections (session numbers, fault budget).
 struct g2_shared {
-    explicit g2_shared(g2_options o) : opts{std::move(o)}, faults_left{opts.transient_not_committed} {}
+    explicit g2_shared(g2_options o, node_endpoints n = {})
+        : opts{std::move(o)}, node{std::move(n)}, faults_left{opts.transient_not_committed} {}
     g2_options opts;
+    node_endpoints node;  ///< what GetClusterMetadata reports
     std::uint64_t next_session = 1001;
     unsigned faults_left = 0;
 };
