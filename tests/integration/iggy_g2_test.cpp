@@ -351,3 +351,41 @@ TEST_CASE("every G2 request capture of the Node SDK is served by the broker with
     REQUIRE(e->is_eviction());
     CHECK(e->eviction().reason == proto::g2::eviction_reason::malformed_login);
 }
+
+TEST_CASE("committed rejections in the result section: join, leave and store offset fail with the code, the "
+          "connection stays", "[g2][rejection]") {
+    // A 0.9 server applies Join, Leave and StoreConsumerOffset through its state machines: a
+    // rejection there is status 0 with the code in the reply's result section (the broker
+    // answers so: tests/unit/iggy/broker_g2_test.cpp). The client must surface the code,
+    // not success, and keep the session.
+    broker_process broker{{"--protocol", "0.9"}};
+    run([&](auto ex) -> net::awaitable<void> {
+        iggy::client c{ex, options_for(broker, wire_protocol::g2_0_9)};
+        co_await seed(c, 2, 3);
+        const auto s = identifier::named("s"), t = identifier::named("t"), g = identifier::named("g");
+        auto expect_code = [](const result<void>& r, std::uint32_t code, std::string_view what) {
+            INFO(what << ": " << (r ? std::string{"success"} : iggy::describe(r.error())));
+            REQUIRE_FALSE(r.has_value());
+            CHECK(r.error().code() == proto::server_error(code));
+        };
+        // Join an unknown group: 5000 ConsumerGroupIdNotFound; not remembered for re-joins.
+        expect_code(co_await c.join_consumer_group(s, t, g), 5000, "join unknown group");
+        must(co_await c.create_consumer_group(s, t, "g"), "create group");
+        // Leave a group this client is not a member of: 5006 ConsumerGroupMemberNotFound.
+        expect_code(co_await c.leave_consumer_group(s, t, g), 5006, "leave without join");
+        // A group offset store by a non-member: 5006 as well.
+        expect_code(co_await c.store_offset(consumer::group(g), s, t, 0u, 1), 5006, "store as non-member");
+        // The same session goes on: join, store and leave now succeed.
+        must(co_await c.join_consumer_group(s, t, g), "join");
+        auto p = must(co_await c.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10,
+                                               false),
+                      "poll");
+        REQUIRE_FALSE(p.messages.empty());
+        must(co_await c.store_offset(consumer::group(g), s, t, p.partition_id, p.messages.back().offset), "store");
+        auto o = must(co_await c.get_offset(consumer::group(g), s, t, p.partition_id), "get offset");
+        REQUIRE(o);
+        CHECK(o->stored_offset == p.messages.back().offset);
+        must(co_await c.leave_consumer_group(s, t, g), "leave");
+        co_await c.close();
+    });
+}

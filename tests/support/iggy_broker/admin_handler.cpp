@@ -41,9 +41,7 @@ admin::stats make_stats(const broker_state& state) {
     s.clients_count = c.clients;
     s.consumer_groups_count = c.groups;
     s.start_time = state.start_time_us();
-    const auto now = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
+    const auto now = state.now_us();
     s.run_time = now > s.start_time ? now - s.start_time : 0;
     const long pages = ::sysconf(_SC_PHYS_PAGES), avail = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
     if (pages > 0 && page > 0) s.total_memory = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
@@ -89,11 +87,7 @@ admin_reply handle_admin(broker_state& state, std::uint32_t client_id, const adm
         out.status = st;
         out.payload.clear();
     };
-    auto now_us = [] {
-        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                              std::chrono::system_clock::now().time_since_epoch())
-                                              .count());
-    };
+    auto now_us = [&] { return state.now_us(); };
     std::visit(
         overloaded{
             [&](const admin::get_stats_request&) {

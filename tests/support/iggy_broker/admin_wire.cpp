@@ -1,5 +1,7 @@
 #include "iggy_broker/admin_wire.hpp"
 
+#include "proto/message.hpp"
+
 #include <cstring>
 
 namespace iss::broker::admin {
@@ -142,6 +144,22 @@ result<permissions> read_permissions(reader& r) {
     return p;
 }
 
+result<create_user_request> decode_create_user(proto::bytes_view payload, bool options_tail) {
+    reader r{payload};
+    ISS_TRY(name, r.name("username"));
+    ISS_TRY(pw, u8_secret(r, "password"));
+    ISS_TRY(st, r.u8("status"));
+    ISS_TRY(perms, optional_permissions(r));
+    if (options_tail) {
+        ISS_TRY(opts, r.bytes(r.remaining(), "options"));
+        ISS_TRY(checked, proto::validate_user_headers(*opts));
+        (void)checked;
+    } else if (r.remaining() != 0) {
+        return trailing("CreateUser");
+    }
+    return create_user_request{std::string{*name}, std::move(*pw), *st, std::move(*perms)};
+}
+
 result<request> decode_request(std::uint32_t c, proto::bytes_view payload) {
     reader r{payload};
     auto done = [&](request q, std::string_view cmd) -> result<request> {
@@ -165,11 +183,8 @@ result<request> decode_request(std::uint32_t c, proto::bytes_view payload) {
             return done(delete_user_request{*id}, "DeleteUser");
         }
         case code::create_user: {
-            ISS_TRY(name, r.name("username"));
-            ISS_TRY(pw, u8_secret(r, "password"));
-            ISS_TRY(st, r.u8("status"));
-            ISS_TRY(perms, optional_permissions(r));
-            return done(create_user_request{std::string{*name}, std::move(*pw), *st, std::move(*perms)}, "CreateUser");
+            ISS_TRY(q, decode_create_user(payload, false));
+            return request{std::move(*q)};
         }
         case code::update_user: {
             update_user_request q;
@@ -243,11 +258,12 @@ result<request> decode_request(std::uint32_t c, proto::bytes_view payload) {
     }
 }
 
-void append_user_details(writer& w, const user_info& u) {
+void append_user_details(writer& w, const user_info& u, bool g2_options) {
     w.u32(u.id);
     w.u64(u.created_at);
     w.u8(u.status);
     put_name(w, u.username);
+    if (g2_options) w.u32(0);  // options: none
     if (!u.perms) {
         w.u32(0);
         return;

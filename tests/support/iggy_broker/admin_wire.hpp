@@ -127,6 +127,9 @@ using request =
 /// Decodes the payload of an admin command (`is_admin_code(code)`); errors name the field, and
 /// `proto::server_status_for_decode_error` maps them to 3/4 as 0.8.0 does.
 result<request> decode_request(std::uint32_t code, proto::bytes_view payload);
+/// CreateUser's body; `options_tail` (G2, operation 141): the rest of the body is an options
+/// block (user-header TLV), checked and ignored (0.9 has no user option keys yet).
+result<create_user_request> decode_create_user(proto::bytes_view payload, bool options_tail);
 
 /// The permissions block (`WirePermissions`): 10 global flags, then `u8 has_next` chained
 /// stream entries (`stream_id u32 | 6 flags | u8 has_topics | (topic_id u32 | 4 flags | u8
@@ -136,7 +139,8 @@ result<permissions> read_permissions(proto::reader& r);
 
 /// GetUser / CreateUser reply: `id u32 | created_at u64 | status u8 | name username`, then
 /// `u8 1 | u32 len | permissions` or `u32 0` when the user has none.
-void append_user_details(proto::writer& w, const user_info& u);
+/// `g2_options`: the 0.9 layout, where the user header ends with an (empty) `u32 len + options`.
+void append_user_details(proto::writer& w, const user_info& u, bool g2_options = false);
 /// GetUsers reply: the user headers, back to back.
 void append_users(proto::writer& w, const std::vector<user_info>& users);
 /// CreatePersonalAccessToken reply: `name token`.

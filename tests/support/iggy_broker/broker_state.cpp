@@ -174,6 +174,17 @@ void partition_log::ranges(std::uint64_t first, std::uint64_t last,
     }
 }
 
+void partition_log::mark_batch(std::uint64_t first_offset, std::uint64_t origin_timestamp) {
+    batches_.push_back({first_offset, origin_timestamp});
+}
+
+std::optional<partition_log::batch_mark> partition_log::batch_of(std::uint64_t offset) const {
+    auto it = std::upper_bound(batches_.begin(), batches_.end(), offset,
+                               [](std::uint64_t o, const batch_mark& b) { return o < b.first_offset; });
+    if (it == batches_.begin()) return std::nullopt;
+    return *std::prev(it);
+}
+
 std::size_t poll_result::bytes() const noexcept {
     std::size_t n = 0;
     for (auto& c : chunks) n += c.size();
@@ -706,6 +717,7 @@ state_counts broker_state::counts() const {
 }
 
 std::uint64_t broker_state::start_time_us() const { return s_->started_us; }
+std::uint64_t broker_state::now_us() const { return s_->now_us(); }
 
 std::optional<std::uint32_t> broker_state::stream_id_of(const ident& stream) const { return s_->find_stream(stream); }
 
@@ -924,8 +936,8 @@ res<none> broker_state::delete_partitions(const ident& s, const ident& t, std::u
 
 // ---- messages
 
-res<none> broker_state::send_messages(const ident& s, const ident& t, const partitioning& pt,
-                                      std::span<const message_in> messages) {
+res<broker_state::appended> broker_state::send_messages(const ident& s, const ident& t, const partitioning& pt,
+                                                        std::span<const message_in> messages) {
     // The batch is validated before the stream and topic are looked up (iggy-protocol.md §6.2).
     if (messages.empty()) return {code::invalid_messages_count};
     std::uint64_t prev = 0;
@@ -959,6 +971,10 @@ res<none> broker_state::send_messages(const ident& s, const ident& t, const part
     s_->open_partition_file(p, so->id, to->id, pid);
     const std::uint64_t ts = s_->now_us();
     std::uint64_t offset = p.log->count();
+    const appended where{so->id, to->id, pid, offset};
+    std::uint64_t origin = messages.front().origin_timestamp;
+    for (auto& m : messages) origin = std::min(origin, m.origin_timestamp);
+    p.log->mark_batch(offset, origin);
     for (auto& m : messages) {
         const std::size_t len = header_size + m.payload.size() + m.headers.size();
         std::uint8_t* b = p.log->reserve(len);
@@ -984,7 +1000,7 @@ res<none> broker_state::send_messages(const ident& s, const ident& t, const part
         ++offset;
     }
     if (p.file) std::fflush(p.file);
-    return {};
+    return {code::ok, where};
 }
 
 res<poll_result> broker_state::poll_messages(std::uint32_t client_id, const consumer& c, const ident& s,

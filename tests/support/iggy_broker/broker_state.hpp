@@ -217,11 +217,23 @@ public:
     /// Appends the byte ranges of messages [first, last] to `out`.
     void ranges(std::uint64_t first, std::uint64_t last, std::vector<std::span<const std::uint8_t>>& out) const;
 
+    /// One SendMessages batch as appended: its first offset and smallest origin timestamp (µs).
+    struct batch_mark {
+        std::uint64_t first_offset = 0;
+        std::uint64_t origin_timestamp = 0;
+    };
+    /// Records that the next messages appended from `first_offset` on form one batch.
+    void mark_batch(std::uint64_t first_offset, std::uint64_t origin_timestamp);
+    /// The batch `offset` was appended with; nullopt for messages loaded from `--data` (batch
+    /// boundaries are not persisted) or before any mark.
+    [[nodiscard]] std::optional<batch_mark> batch_of(std::uint64_t offset) const;
+
 private:
     std::vector<std::unique_ptr<std::uint8_t[]>> segments_;
     std::vector<std::size_t> seg_cap_;
     std::size_t tail_used_ = 0;
     std::vector<entry> index_;
+    std::vector<batch_mark> batches_;  // ascending first_offset
     std::uint64_t bytes_ = 0;
     std::size_t pending_seg_ = 0;
 };
@@ -348,6 +360,8 @@ public:
     [[nodiscard]] state_counts counts() const;
     /// When the broker started (µs since the epoch, from the injected clock).
     [[nodiscard]] std::uint64_t start_time_us() const;
+    /// The injected clock's wall time (µs since the epoch).
+    [[nodiscard]] std::uint64_t now_us() const;
     /// The numeric ID of a stream / topic, for permission checks; nullopt = unknown.
     [[nodiscard]] std::optional<std::uint32_t> stream_id_of(const ident& stream) const;
     [[nodiscard]] std::optional<std::pair<std::uint32_t, std::uint32_t>> topic_id_of(const ident& stream,
@@ -386,7 +400,14 @@ public:
     res<none> delete_partitions(const ident& stream, const ident& topic, std::uint32_t count);
 
     // ---- messages
-    res<none> send_messages(const ident& stream, const ident& topic, const partitioning& p,
+    /// Where a SendMessages batch went (the G2 reply confirms it).
+    struct appended {
+        std::uint32_t stream_id = 0;
+        std::uint32_t topic_id = 0;
+        std::uint32_t partition_id = 0;
+        std::uint64_t base_offset = 0;
+    };
+    res<appended> send_messages(const ident& stream, const ident& topic, const partitioning& p,
                             std::span<const message_in> messages);
     res<poll_result> poll_messages(std::uint32_t client_id, const consumer& c, const ident& stream,
                                    const ident& topic, std::optional<std::uint32_t> partition, strategy s,

@@ -49,6 +49,7 @@ constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
 const char* const usage_text = R"(iggy-test-broker: a TEST DOUBLE of Apache Iggy server 0.8.0 (G1 TCP protocol).
 In-memory streams, topics, partitions, consumer groups and offsets with the 0.8.0 semantics,
+plus users, permissions, personal access tokens, stats, clients and cluster metadata,
 for tests, demos and benchmarks. It is not an Iggy server: do not run it in production.
 
 Usage: iggy-test-broker [options]
@@ -59,8 +60,8 @@ Usage: iggy-test-broker [options]
                               unless IGGY_ROOT_PASSWORD is set)
   --token NAME:VALUE          a personal access token accepted by LoginWithPersonalAccessToken
                               (repeatable)
-  --data DIR                  keep streams, topics, groups, messages and offsets in DIR across
-                              restarts (default: memory only)
+  --data DIR                  keep streams, topics, groups, messages, offsets, users and tokens
+                              in DIR across restarts (default: memory only)
   --rebalance-timeout DURATION  force a pending partition revocation after DURATION
                               (default 30s, as the server's [consumer_group] rebalancing_timeout)
   --heartbeat DURATION        remove clients that sent no Ping for 1.2 x DURATION
