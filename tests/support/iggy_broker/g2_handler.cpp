@@ -298,7 +298,7 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                                                  m->payload, m->user_headers};
                         // The server serves stored batches as they are: a slice keeps the
                         // stored base offset and origin, so the frames keep the producer's
-                        // deltas and checksums (iggy-protocol.md §8.6, "sliced record").
+                        // deltas and checksums (docs/protocol.md §8.6).
                         const auto batch = p.value.keep_alive->batch_of(m->offset);
                         const std::uint64_t base = batch ? batch->first_offset : m->offset;
                         const std::uint64_t origin = batch ? batch->origin_timestamp : m->origin_timestamp;
