@@ -321,25 +321,20 @@ void batch_poll_writer::close_record() {
     open_ = false;
 }
 
-result<void> batch_poll_writer::add(const message_fields& m) {
-    if (m.payload.size() > max_payload_size) return iss::error{errc::limit_exceeded, "poll_reply.payload"};
-    if (m.user_headers.size() > max_user_headers_size) return iss::error{errc::limit_exceeded, "poll_reply.user_headers"};
-    const bool fits = open_ && m.timestamp == h_.base_timestamp && m.offset == next_offset_ &&
-                      m.origin_timestamp >= h_.origin_timestamp &&
-                      m.origin_timestamp - h_.origin_timestamp <= std::numeric_limits<std::uint32_t>::max() &&
-                      m.offset - h_.base_offset <= std::numeric_limits<std::uint32_t>::max();
-    if (!fits) {
-        close_record();
-        rec_ = out_->size();
-        out_->resize(rec_ + batch_header_size);
-        h_ = batch_header{};
-        h_.partition_id = partition_;
-        h_.base_offset = m.offset;
-        h_.base_timestamp = m.timestamp;
-        h_.origin_timestamp = m.origin_timestamp;
-        sums_.clear();
-        open_ = true;
-    }
+void batch_poll_writer::open_record(std::uint64_t base_offset, std::uint64_t base_timestamp, std::uint64_t origin) {
+    close_record();
+    rec_ = out_->size();
+    out_->resize(rec_ + batch_header_size);
+    h_ = batch_header{};
+    h_.partition_id = partition_;
+    h_.base_offset = base_offset;
+    h_.base_timestamp = base_timestamp;
+    h_.origin_timestamp = origin;
+    sums_.clear();
+    open_ = true;
+}
+
+result<void> batch_poll_writer::append_frame(const message_fields& m) {
     const std::size_t at = out_->size();
     out_->resize(at + frame_header_size + m.payload.size() + m.user_headers.size());
     sums_.push_back(write_frame(out_->data() + at, m, static_cast<std::uint32_t>(m.offset - h_.base_offset),
@@ -348,6 +343,31 @@ result<void> batch_poll_writer::add(const message_fields& m) {
     next_offset_ = m.offset + 1;
     ++count_;
     return {};
+}
+
+result<void> batch_poll_writer::add(const message_fields& m) {
+    if (m.payload.size() > max_payload_size) return iss::error{errc::limit_exceeded, "poll_reply.payload"};
+    if (m.user_headers.size() > max_user_headers_size) return iss::error{errc::limit_exceeded, "poll_reply.user_headers"};
+    const bool fits = open_ && m.timestamp == h_.base_timestamp && m.offset == next_offset_ &&
+                      m.origin_timestamp >= h_.origin_timestamp &&
+                      m.origin_timestamp - h_.origin_timestamp <= std::numeric_limits<std::uint32_t>::max() &&
+                      m.offset - h_.base_offset <= std::numeric_limits<std::uint32_t>::max();
+    if (!fits) open_record(m.offset, m.timestamp, m.origin_timestamp);
+    return append_frame(m);
+}
+
+result<void> batch_poll_writer::add(const message_fields& m, std::uint64_t record_base_offset,
+                                    std::uint64_t record_origin) {
+    if (m.payload.size() > max_payload_size) return iss::error{errc::limit_exceeded, "poll_reply.payload"};
+    if (m.user_headers.size() > max_user_headers_size) return iss::error{errc::limit_exceeded, "poll_reply.user_headers"};
+    constexpr auto u32_max = std::numeric_limits<std::uint32_t>::max();
+    if (m.offset < record_base_offset || m.offset - record_base_offset > u32_max ||
+        m.origin_timestamp < record_origin || m.origin_timestamp - record_origin > u32_max)
+        return iss::error{errc::invalid_value, "poll_reply: message outside its stored batch"};
+    const bool fits = open_ && h_.base_offset == record_base_offset && h_.origin_timestamp == record_origin &&
+                      m.timestamp == h_.base_timestamp && m.offset == next_offset_;
+    if (!fits) open_record(record_base_offset, m.timestamp, record_origin);
+    return append_frame(m);
 }
 
 std::size_t batch_poll_writer::finish() {

@@ -130,11 +130,21 @@ public:
     void begin(std::uint32_t partition_id, std::uint64_t current_offset);
     /// Appends one stored message (offset, timestamp, origin, id, payload, headers).
     result<void> add(const message_fields& m);
+    /// Appends one stored message that belongs to a stored batch whose first offset is
+    /// `record_base_offset` and smallest origin `record_origin` (µs): consecutive messages of one
+    /// stored batch share a record that keeps that base and origin, so the frames carry the
+    /// producer's deltas (and so its frame checksums) even when the poll starts inside the
+    /// batch; the record's length, count and batch checksum cover the frames written.
+    /// `m.offset >= record_base_offset` and `m.origin_timestamp >= record_origin` are required
+    /// (`invalid_value` otherwise).
+    result<void> add(const message_fields& m, std::uint64_t record_base_offset, std::uint64_t record_origin);
     /// Closes the last record and patches the count; returns the body size.
     std::size_t finish();
 
 private:
     void close_record();
+    void open_record(std::uint64_t base_offset, std::uint64_t base_timestamp, std::uint64_t origin);
+    result<void> append_frame(const message_fields& m);
     byte_buffer* out_;
     std::size_t start_ = 0;
     std::uint32_t partition_ = 0;

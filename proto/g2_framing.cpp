@@ -28,6 +28,7 @@ constexpr op_entry op_table[] = {
     {code::delete_partitions, operation::delete_partitions},
     {code::create_consumer_group, operation::create_consumer_group},
     {code::delete_consumer_group, operation::delete_consumer_group},
+    {code::create_user, operation::create_user},
     {code::join_consumer_group, operation::join_consumer_group},
     {code::leave_consumer_group, operation::leave_consumer_group},
     {code::send_messages, operation::send_messages},
@@ -73,6 +74,7 @@ std::string_view operation_name(operation op) noexcept {
         case operation::delete_segments: return "DeleteSegments";
         case operation::create_consumer_group: return "CreateConsumerGroup";
         case operation::delete_consumer_group: return "DeleteConsumerGroup";
+        case operation::create_user: return "CreateUser";
         case operation::join_consumer_group: return "JoinConsumerGroup";
         case operation::leave_consumer_group: return "LeaveConsumerGroup";
         case operation::send_messages: return "SendMessages";

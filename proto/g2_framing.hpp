@@ -94,6 +94,7 @@ enum class operation : std::uint8_t {
     delete_segments = 138,
     create_consumer_group = 139,
     delete_consumer_group = 140,
+    create_user = 141,  ///< CreateUser 33 (admin; the sink never sends it)
     join_consumer_group = 148,
     leave_consumer_group = 149,
     send_messages = 160,
@@ -110,6 +111,7 @@ inline constexpr std::uint32_t login_register = 40;
 inline constexpr std::uint32_t login_register_with_pat = 45;
 inline constexpr std::uint32_t legacy_login_user = 38;  ///< G1 login: evicted with reason 15
 inline constexpr std::uint32_t legacy_login_pat = 44;   ///< G1 PAT login: evicted with reason 15
+inline constexpr std::uint32_t create_user = 33;  ///< operation 141
 inline constexpr std::uint32_t poll_messages = 100;
 inline constexpr std::uint32_t send_messages = 101;
 inline constexpr std::uint32_t get_consumer_offset = 120;

@@ -304,7 +304,9 @@ TEST_CASE("every G2 request capture of the Node SDK is served by the broker with
     // ping before login, login, then every post-login capture, logout last.
     const std::vector<std::pair<std::string, std::uint32_t>> order{
         {"ping", 0}, {"login_user", 0}, {"get_topic", 0}, {"get_consumer_offset_group", 0},
-        {"join_consumer_group", 1009},  // stream 1 does not exist on an empty broker
+        // Stream 1 does not exist on an empty broker. Join and the offset store are replicated:
+        // their rejection is committed (status 0, 1009 in the result section; see below).
+        {"join_consumer_group", 1009},
         {"sync_consumer_group", 0}, {"poll_messages_group_next_autocommit_false", 1009},
         {"poll_messages_single_offset_autocommit_false", 1009}, {"store_consumer_offset_group", 1009},
         {"send_messages_partition_id", 1009},
@@ -325,7 +327,14 @@ TEST_CASE("every G2 request capture of the Node SDK is served by the broker with
         auto f = proto::g2::decode_server_frame(reply);
         REQUIRE(f.has_value());
         REQUIRE_FALSE(f->is_eviction());
-        CHECK(f->reply().status == status);
+        if (name == "join_consumer_group" || name == "store_consumer_offset_group") {
+            CHECK(f->reply().status == 0);
+            auto committed = proto::g2::decode_result_framed(f->body);
+            REQUIRE_FALSE(committed.has_value());
+            CHECK(committed.error() == proto::server_error(status));
+        } else {
+            CHECK(f->reply().status == status);
+        }
         CHECK(f->reply().request == proto::load_le<std::uint64_t>(frame.data() + 168));  // echoed
         if (name == "login_user") {
             auto r = proto::g2::decode_register_reply(f->body);
@@ -350,4 +359,42 @@ TEST_CASE("every G2 request capture of the Node SDK is served by the broker with
     REQUIRE(e.has_value());
     REQUIRE(e->is_eviction());
     CHECK(e->eviction().reason == proto::g2::eviction_reason::malformed_login);
+}
+
+TEST_CASE("committed rejections in the result section: join, leave and store offset fail with the code, the "
+          "connection stays", "[g2][rejection]") {
+    // A 0.9 server applies Join, Leave and StoreConsumerOffset through its state machines: a
+    // rejection there is status 0 with the code in the reply's result section (the broker
+    // answers so: tests/unit/iggy/broker_g2_test.cpp). The client must surface the code,
+    // not success, and keep the session.
+    broker_process broker{{"--protocol", "0.9"}};
+    run([&](auto ex) -> net::awaitable<void> {
+        iggy::client c{ex, options_for(broker, wire_protocol::g2_0_9)};
+        co_await seed(c, 2, 3);
+        const auto s = identifier::named("s"), t = identifier::named("t"), g = identifier::named("g");
+        auto expect_code = [](const result<void>& r, std::uint32_t code, std::string_view what) {
+            INFO(what << ": " << (r ? std::string{"success"} : iggy::describe(r.error())));
+            REQUIRE_FALSE(r.has_value());
+            CHECK(r.error().code() == proto::server_error(code));
+        };
+        // Join an unknown group: 5000 ConsumerGroupIdNotFound; not remembered for re-joins.
+        expect_code(co_await c.join_consumer_group(s, t, g), 5000, "join unknown group");
+        must(co_await c.create_consumer_group(s, t, "g"), "create group");
+        // Leave a group this client is not a member of: 5006 ConsumerGroupMemberNotFound.
+        expect_code(co_await c.leave_consumer_group(s, t, g), 5006, "leave without join");
+        // A group offset store by a non-member: 5006 as well.
+        expect_code(co_await c.store_offset(consumer::group(g), s, t, 0u, 1), 5006, "store as non-member");
+        // The same session goes on: join, store and leave now succeed.
+        must(co_await c.join_consumer_group(s, t, g), "join");
+        auto p = must(co_await c.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10,
+                                               false),
+                      "poll");
+        REQUIRE_FALSE(p.messages.empty());
+        must(co_await c.store_offset(consumer::group(g), s, t, p.partition_id, p.messages.back().offset), "store");
+        auto o = must(co_await c.get_offset(consumer::group(g), s, t, p.partition_id), "get offset");
+        REQUIRE(o);
+        CHECK(o->stored_offset == p.messages.back().offset);
+        must(co_await c.leave_consumer_group(s, t, g), "leave");
+        co_await c.close();
+    });
 }

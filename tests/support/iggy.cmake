@@ -3,14 +3,22 @@
 # tests/unit/iggy.
 iss_library(iggy_broker_core
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/broker_state.cpp
-  PUBLIC common PkgConfig::XXHASH
-  PRIVATE Boost::json)
+          ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/users.cpp
+  PUBLIC common PkgConfig::XXHASH Boost::json
+  PRIVATE proto)
+
+# iggy_broker_wire: the broker's request handling above the core, sans-io (G2 side, admin
+# commands and their codecs); unit-tested in tests/unit/iggy.
+iss_library(iggy_broker_wire
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/admin_wire.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/admin_handler.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/g2_handler.cpp
+  PUBLIC iggy_broker_core proto)
 target_include_directories(iggy_broker_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 
 # iggy-test-broker: the G1 server around the core (Asio via common_net, codecs from proto).
-add_executable(iggy-test-broker ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/main.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/g2_handler.cpp)  # G2 side (issue 9)
-target_link_libraries(iggy-test-broker PRIVATE iggy_broker_core proto common_net iss_warnings)
+add_executable(iggy-test-broker ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/main.cpp)
+target_link_libraries(iggy-test-broker PRIVATE iggy_broker_wire iggy_broker_core proto common_net iss_warnings)
 
 # iggy-produce: producer CLI over lib/iggy (demo, smoke tests, benchmarks).
 add_executable(iggy-produce ${CMAKE_CURRENT_LIST_DIR}/iggy_produce/main.cpp)

@@ -1,5 +1,7 @@
 #include "iggy_broker/broker_state.hpp"
 
+#include "iggy_broker/users.hpp"
+
 #include <boost/json.hpp>
 #include <xxhash.h>
 
@@ -7,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -121,7 +124,7 @@ struct stream {
 
 struct client {
     std::string address;
-    std::uint32_t user_id = 0;
+    std::uint32_t user_id = std::numeric_limits<std::uint32_t>::max();  // none yet
     std::vector<std::array<std::uint32_t, 3>> groups;
     std::uint64_t last_ping_us = 0;
 };
@@ -171,6 +174,17 @@ void partition_log::ranges(std::uint64_t first, std::uint64_t last,
     }
 }
 
+void partition_log::mark_batch(std::uint64_t first_offset, std::uint64_t origin_timestamp) {
+    batches_.push_back({first_offset, origin_timestamp});
+}
+
+std::optional<partition_log::batch_mark> partition_log::batch_of(std::uint64_t offset) const {
+    auto it = std::upper_bound(batches_.begin(), batches_.end(), offset,
+                               [](std::uint64_t o, const batch_mark& b) { return o < b.first_offset; });
+    if (it == batches_.begin()) return std::nullopt;
+    return *std::prev(it);
+}
+
 std::size_t poll_result::bytes() const noexcept {
     std::size_t n = 0;
     for (auto& c : chunks) n += c.size();
@@ -185,10 +199,16 @@ struct broker_state::state {
     std::mt19937_64 rng;
     slab<stream> streams;
     std::map<std::uint32_t, client> clients;  // the server's client table (heartbeat removes)
-    std::map<std::uint32_t, bool> sessions;   // per open connection: logged in (kept on expiry)
+    // Per open connection: the logged-in user (kept on expiry).
+    std::map<std::uint32_t, std::optional<std::uint32_t>> sessions;
+    user_store users;
+    std::uint64_t started_us = 0;
 
     explicit state(broker_options o)
-        : opts{std::move(o)}, clk{opts.clock ? opts.clock : &real_clock::instance()}, rng{opts.seed} {}
+        : opts{std::move(o)}, clk{opts.clock ? opts.clock : &real_clock::instance()}, rng{opts.seed},
+          users{opts.username, opts.password, opts.tokens, opts.seed} {
+        started_us = now_us();
+    }
 
     std::uint64_t now_us() const {
         return static_cast<std::uint64_t>(
@@ -448,6 +468,22 @@ struct broker_state::state {
         std::filesystem::create_directories(path.parent_path());
         part.file = std::fopen(path.c_str(), "ab");
     }
+    /// PurgeTopic on one topic: empty logs (offsets restart at 0), no consumer offsets.
+    void purge(std::uint32_t sid, topic& t) {
+        for (std::uint32_t p = 0; p < t.partitions.size(); ++p) {
+            partition& part = t.partitions[p];
+            part.log = std::make_shared<partition_log>();
+            part.consumer_offsets.clear();
+            part.group_offsets.clear();
+            part.last_polled.clear();
+            if (part.file) {
+                part.close();
+                std::error_code ec;
+                std::filesystem::resize_file(partition_file(sid, t.id, p), 0, ec);
+                open_partition_file(part, sid, t.id, p);
+            }
+        }
+    }
     void save_meta();
     std::string load_meta();
 };
@@ -484,7 +520,7 @@ void broker_state::state::save_meta() {
     auto tmp = opts.data_dir / "meta.json.tmp";
     {
         std::ofstream f(tmp, std::ios::trunc);
-        f << json::serialize(json::object{{"streams", ss}});
+        f << json::serialize(json::object{{"streams", ss}, {"users", users.to_json()}});
     }
     std::filesystem::rename(tmp, opts.data_dir / "meta.json");
 }
@@ -557,6 +593,9 @@ std::string broker_state::state::load_meta() {
             auto sid = s.id;
             streams.insert_at(sid, std::move(s));
         }
+        if (auto* u = v.as_object().if_contains("users")) {
+            if (auto err = users.from_json(*u); !err.empty()) return "invalid " + path.string() + ": " + err;
+        }
     } catch (const std::exception& e) {
         return "invalid " + path.string() + ": " + e.what();
     }
@@ -583,7 +622,7 @@ void broker_state::add_client(std::uint32_t client_id, std::string address) {
     c = client{};
     c.address = std::move(address);
     c.last_ping_us = s_->now_us();
-    s_->sessions[client_id] = false;
+    s_->sessions[client_id] = std::nullopt;
 }
 
 void broker_state::remove_client(std::uint32_t client_id) {
@@ -608,31 +647,86 @@ bool broker_state::client_exists(std::uint32_t client_id) const { return s_->cli
 
 res<std::uint32_t> broker_state::login_user(std::uint32_t client_id, std::string_view username,
                                             std::string_view password) {
-    if (username.size() < 3 || username.size() > 50) return {code::invalid_username};
-    if (password.size() < 3 || password.size() > 100) return {code::invalid_password};
-    if (username != s_->opts.username || password != s_->opts.password) return {code::invalid_credentials};
-    if (auto it = s_->sessions.find(client_id); it != s_->sessions.end()) it->second = true;
-    return {code::ok, 0};
+    auto r = s_->users.login(username, password);
+    if (!r.ok()) return r;
+    if (auto it = s_->sessions.find(client_id); it != s_->sessions.end()) it->second = r.value;
+    if (auto it = s_->clients.find(client_id); it != s_->clients.end()) it->second.user_id = r.value;
+    return r;
 }
 
 res<std::uint32_t> broker_state::login_token(std::uint32_t client_id, std::string_view token) {
-    for (auto& [name, value] : s_->opts.tokens) {
-        if (value == token) {
-            if (auto it = s_->sessions.find(client_id); it != s_->sessions.end()) it->second = true;
-            return {code::ok, 0};
-        }
-    }
-    return {code::resource_not_found};
+    auto r = s_->users.login_token(token, s_->now_us());
+    if (!r.ok()) return r;
+    if (auto it = s_->sessions.find(client_id); it != s_->sessions.end()) it->second = r.value;
+    if (auto it = s_->clients.find(client_id); it != s_->clients.end()) it->second.user_id = r.value;
+    return r;
 }
 
 res<none> broker_state::logout(std::uint32_t client_id) {
-    if (auto it = s_->sessions.find(client_id); it != s_->sessions.end()) it->second = false;
+    if (auto it = s_->sessions.find(client_id); it != s_->sessions.end()) it->second.reset();
+    if (auto it = s_->clients.find(client_id); it != s_->clients.end())
+        it->second.user_id = std::numeric_limits<std::uint32_t>::max();
     return {};
 }
 
-bool broker_state::logged_in(std::uint32_t client_id) const {
+bool broker_state::logged_in(std::uint32_t client_id) const { return session_user(client_id).has_value(); }
+
+std::optional<std::uint32_t> broker_state::session_user(std::uint32_t client_id) const {
     auto it = s_->sessions.find(client_id);
-    return it != s_->sessions.end() && it->second;
+    return it == s_->sessions.end() ? std::nullopt : it->second;
+}
+
+user_store& broker_state::users() { return s_->users; }
+const user_store& broker_state::users() const { return s_->users; }
+void broker_state::users_changed() { s_->save_meta(); }
+
+void broker_state::logout_user_everywhere(std::uint32_t user_id) {
+    for (auto& [cid, u] : s_->sessions)
+        if (u == user_id) logout(cid);
+}
+
+std::optional<client_info> broker_state::get_client(std::uint32_t client_id) const {
+    auto it = s_->clients.find(client_id);
+    if (it == s_->clients.end()) return std::nullopt;
+    return client_info{client_id, it->second.user_id, it->second.address, it->second.groups};
+}
+
+std::vector<client_info> broker_state::get_clients() const {
+    std::vector<client_info> out;
+    for (auto& [id, c] : s_->clients) out.push_back({id, c.user_id, c.address, c.groups});
+    return out;
+}
+
+state_counts broker_state::counts() const {
+    state_counts c;
+    c.streams = static_cast<std::uint32_t>(s_->streams.size());
+    c.clients = static_cast<std::uint32_t>(s_->clients.size());
+    s_->streams.for_each([&](std::size_t, const stream& st) {
+        st.topics.for_each([&](std::size_t, const topic& t) {
+            ++c.topics;
+            c.partitions += static_cast<std::uint32_t>(t.partitions.size());
+            c.groups += static_cast<std::uint32_t>(t.groups.size());
+            for (auto& p : t.partitions) {
+                c.messages += p.log->count();
+                c.bytes += p.log->bytes();
+                c.segments += p.log->count() ? 1 : 0;
+            }
+        });
+    });
+    return c;
+}
+
+std::uint64_t broker_state::start_time_us() const { return s_->started_us; }
+std::uint64_t broker_state::now_us() const { return s_->now_us(); }
+
+std::optional<std::uint32_t> broker_state::stream_id_of(const ident& stream) const { return s_->find_stream(stream); }
+
+std::optional<std::pair<std::uint32_t, std::uint32_t>> broker_state::topic_id_of(const ident& s, const ident& t) const {
+    auto sid = s_->find_stream(s);
+    if (!sid) return std::nullopt;
+    auto tid = state::find_topic(*s_->streams.get(*sid), t);
+    if (!tid) return std::nullopt;
+    return std::pair{*sid, *tid};
 }
 
 void broker_state::ping(std::uint32_t client_id) {
@@ -680,6 +774,26 @@ res<none> broker_state::delete_stream(const ident& id) {
         std::error_code ec;
         std::filesystem::remove_all(s_->opts.data_dir / "streams" / std::to_string(*sid), ec);
     }
+    s_->save_meta();
+    return {};
+}
+
+res<none> broker_state::update_stream(const ident& id, std::string_view name) {
+    if (name.empty() || name.size() > 255) return {code::invalid_format};
+    auto sid = s_->find_stream(id);
+    if (!sid) return {code::stream_id_not_found};
+    if (auto other = s_->find_stream(ident::str(std::string{name})); other && *other != *sid)
+        return {code::stream_name_already_exists};
+    s_->streams.get(*sid)->name = std::string{name};
+    s_->save_meta();
+    return {};
+}
+
+res<none> broker_state::purge_stream(const ident& id) {
+    auto sid = s_->find_stream(id);
+    if (!sid) return {code::stream_id_not_found};
+    stream& st = *s_->streams.get(*sid);
+    st.topics.for_each([&](std::size_t, topic& t) { s_->purge(st.id, t); });
     s_->save_meta();
     return {};
 }
@@ -743,6 +857,36 @@ res<none> broker_state::delete_topic(const ident& s, const ident& t) {
     return {};
 }
 
+res<none> broker_state::update_topic(const ident& s, const ident& t, std::uint8_t compression,
+                                     std::uint64_t message_expiry, std::uint64_t max_topic_size,
+                                     std::uint8_t replication_factor, std::string_view name) {
+    if (name.empty() || name.size() > 255) return {code::invalid_format};
+    if (compression != 1 && compression != 2) return {code::invalid_command};
+    stream* so = nullptr;
+    topic* to = nullptr;
+    if (auto st = s_->resolve(s, t, so, to)) return {st};
+    if (max_topic_size != 0 && max_topic_size != u64_max && max_topic_size < segment_size_default)
+        return {code::invalid_topic_size};
+    if (auto other = state::find_topic(*so, ident::str(std::string{name})); other && *other != to->id)
+        return {code::topic_name_already_exists};
+    to->name = std::string{name};
+    to->compression = compression;
+    to->message_expiry = message_expiry == 0 ? u64_max : message_expiry;
+    to->max_topic_size = max_topic_size == 0 ? u64_max : max_topic_size;
+    to->replication_factor = replication_factor == 0 ? 1 : replication_factor;
+    s_->save_meta();
+    return {};
+}
+
+res<none> broker_state::purge_topic(const ident& s, const ident& t) {
+    stream* so = nullptr;
+    topic* to = nullptr;
+    if (auto st = s_->resolve(s, t, so, to)) return {st};
+    s_->purge(so->id, *to);
+    s_->save_meta();
+    return {};
+}
+
 namespace {
 void after_partition_change(topic& t) {
     for (std::size_t gk = 0; gk < t.groups.capacity(); ++gk) {
@@ -792,8 +936,8 @@ res<none> broker_state::delete_partitions(const ident& s, const ident& t, std::u
 
 // ---- messages
 
-res<none> broker_state::send_messages(const ident& s, const ident& t, const partitioning& pt,
-                                      std::span<const message_in> messages) {
+res<broker_state::appended> broker_state::send_messages(const ident& s, const ident& t, const partitioning& pt,
+                                                        std::span<const message_in> messages) {
     // The batch is validated before the stream and topic are looked up (iggy-protocol.md §6.2).
     if (messages.empty()) return {code::invalid_messages_count};
     std::uint64_t prev = 0;
@@ -827,6 +971,10 @@ res<none> broker_state::send_messages(const ident& s, const ident& t, const part
     s_->open_partition_file(p, so->id, to->id, pid);
     const std::uint64_t ts = s_->now_us();
     std::uint64_t offset = p.log->count();
+    const appended where{so->id, to->id, pid, offset};
+    std::uint64_t origin = messages.front().origin_timestamp;
+    for (auto& m : messages) origin = std::min(origin, m.origin_timestamp);
+    p.log->mark_batch(offset, origin);
     for (auto& m : messages) {
         const std::size_t len = header_size + m.payload.size() + m.headers.size();
         std::uint8_t* b = p.log->reserve(len);
@@ -852,7 +1000,7 @@ res<none> broker_state::send_messages(const ident& s, const ident& t, const part
         ++offset;
     }
     if (p.file) std::fflush(p.file);
-    return {};
+    return {code::ok, where};
 }
 
 res<poll_result> broker_state::poll_messages(std::uint32_t client_id, const consumer& c, const ident& s,

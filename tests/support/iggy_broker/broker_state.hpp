@@ -171,12 +171,19 @@ struct offset_info {
 };
 struct client_info {
     std::uint32_t client_id = 0;
-    std::uint32_t user_id = 0;
+    std::uint32_t user_id = 0;  ///< u32 max while not logged in (0.8.0's `user_id.unwrap_or(u32::MAX)`)
     std::string address;
     std::vector<std::array<std::uint32_t, 3>> groups;  ///< (stream, topic, group), join order
 };
 
 class partition_log;
+class user_store;
+
+/// Totals for GetStats.
+struct state_counts {
+    std::uint32_t streams = 0, topics = 0, partitions = 0, segments = 0, clients = 0, groups = 0;
+    std::uint64_t messages = 0, bytes = 0;
+};
 
 /// A poll's answer: the messages are `chunks`, contiguous G1-layout bytes ready to send, valid
 /// as long as this object lives (it keeps the log alive).
@@ -210,11 +217,23 @@ public:
     /// Appends the byte ranges of messages [first, last] to `out`.
     void ranges(std::uint64_t first, std::uint64_t last, std::vector<std::span<const std::uint8_t>>& out) const;
 
+    /// One SendMessages batch as appended: its first offset and smallest origin timestamp (µs).
+    struct batch_mark {
+        std::uint64_t first_offset = 0;
+        std::uint64_t origin_timestamp = 0;
+    };
+    /// Records that the next messages appended from `first_offset` on form one batch.
+    void mark_batch(std::uint64_t first_offset, std::uint64_t origin_timestamp);
+    /// The batch `offset` was appended with; nullopt for messages loaded from `--data` (batch
+    /// boundaries are not persisted) or before any mark.
+    [[nodiscard]] std::optional<batch_mark> batch_of(std::uint64_t offset) const;
+
 private:
     std::vector<std::unique_ptr<std::uint8_t[]>> segments_;
     std::vector<std::size_t> seg_cap_;
     std::size_t tail_used_ = 0;
     std::vector<entry> index_;
+    std::vector<batch_mark> batches_;  // ascending first_offset
     std::uint64_t bytes_ = 0;
     std::size_t pending_seg_ = 0;
 };
@@ -320,8 +339,33 @@ public:
     /// 0.8.0's client id: XXH32(address text, seed 0).
     static std::uint32_t client_id_for(std::string_view address);
 
+    /// LoginUser against the user store (root from the options, users from CreateUser).
     res<std::uint32_t> login_user(std::uint32_t client_id, std::string_view username, std::string_view password);
+    /// LoginWithPersonalAccessToken: the token's owner.
     res<std::uint32_t> login_token(std::uint32_t client_id, std::string_view token);
+    /// The logged-in user of a connection; nullopt before login or after logout.
+    [[nodiscard]] std::optional<std::uint32_t> session_user(std::uint32_t client_id) const;
+    /// The users, permissions and tokens (users.hpp). Call `users_changed()` after a change.
+    user_store& users();
+    const user_store& users() const;
+    /// Persists the user store (with the rest of the metadata under `--data`).
+    void users_changed();
+    /// DeleteUser's side effect in 0.8.0: the user's connections are logged out.
+    void logout_user_everywhere(std::uint32_t user_id);
+    /// GetClient: nullopt = unknown (the empty reply).
+    [[nodiscard]] std::optional<client_info> get_client(std::uint32_t client_id) const;
+    /// GetClients: every client in the table, by id.
+    [[nodiscard]] std::vector<client_info> get_clients() const;
+    /// GetStats counters.
+    [[nodiscard]] state_counts counts() const;
+    /// When the broker started (µs since the epoch, from the injected clock).
+    [[nodiscard]] std::uint64_t start_time_us() const;
+    /// The injected clock's wall time (µs since the epoch).
+    [[nodiscard]] std::uint64_t now_us() const;
+    /// The numeric ID of a stream / topic, for permission checks; nullopt = unknown.
+    [[nodiscard]] std::optional<std::uint32_t> stream_id_of(const ident& stream) const;
+    [[nodiscard]] std::optional<std::pair<std::uint32_t, std::uint32_t>> topic_id_of(const ident& stream,
+                                                                                   const ident& topic) const;
     res<none> logout(std::uint32_t client_id);
     /// Whether the connection is logged in (an expired client keeps its login).
     [[nodiscard]] bool logged_in(std::uint32_t client_id) const;
@@ -335,17 +379,35 @@ public:
     res<std::optional<stream_info>> get_stream(const ident& stream) const;
     std::vector<stream_info> get_streams() const;
     res<none> delete_stream(const ident& stream);
+    /// UpdateStream: 1009 unknown, 1012 another stream has the name.
+    res<none> update_stream(const ident& stream, std::string_view name);
+    /// PurgeStream: every topic of the stream loses its messages and consumer offsets.
+    res<none> purge_stream(const ident& stream);
     res<topic_info> create_topic(const ident& stream, std::uint32_t partitions, std::uint8_t compression,
                                  std::uint64_t message_expiry, std::uint64_t max_topic_size,
                                  std::uint8_t replication_factor, std::string_view name);
     std::optional<topic_info> get_topic(const ident& stream, const ident& topic) const;
     std::vector<topic_info> get_topics(const ident& stream) const;
     res<none> delete_topic(const ident& stream, const ident& topic);
+    /// UpdateTopic: the checks of CreateTopic (compression, size), 2013 another topic has the name.
+    res<none> update_topic(const ident& stream, const ident& topic, std::uint8_t compression,
+                           std::uint64_t message_expiry, std::uint64_t max_topic_size,
+                           std::uint8_t replication_factor, std::string_view name);
+    /// PurgeTopic: messages and consumer (group) offsets of every partition are dropped; the
+    /// next message gets offset 0 again.
+    res<none> purge_topic(const ident& stream, const ident& topic);
     res<none> create_partitions(const ident& stream, const ident& topic, std::uint32_t count);
     res<none> delete_partitions(const ident& stream, const ident& topic, std::uint32_t count);
 
     // ---- messages
-    res<none> send_messages(const ident& stream, const ident& topic, const partitioning& p,
+    /// Where a SendMessages batch went (the G2 reply confirms it).
+    struct appended {
+        std::uint32_t stream_id = 0;
+        std::uint32_t topic_id = 0;
+        std::uint32_t partition_id = 0;
+        std::uint64_t base_offset = 0;
+    };
+    res<appended> send_messages(const ident& stream, const ident& topic, const partitioning& p,
                             std::span<const message_in> messages);
     res<poll_result> poll_messages(std::uint32_t client_id, const consumer& c, const ident& stream,
                                    const ident& topic, std::optional<std::uint32_t> partition, strategy s,

@@ -1,5 +1,7 @@
 #include "iggy_broker/g2_handler.hpp"
 
+#include "iggy_broker/admin_wire.hpp"
+#include "iggy_broker/users.hpp"
 #include "proto/message.hpp"
 
 #include <variant>
@@ -40,6 +42,66 @@ proto::stream_details to_details(const stream_info& s) {
 
 std::uint32_t decode_status(const iss::error& e) {
     return proto::server_status_for_decode_error(e);
+}
+
+/// The topic options a 0.9 CreateTopic applies (core/common/src/types/options/mod.rs
+/// `topic_option_keys`): compression (Uint8 code or "none"/"gzip"), message expiry (Uint64 µs,
+/// 0 = server default = never), max topic size (Uint64 bytes, 0 = server default =
+/// unlimited); the partition storage knobs are accepted and have no effect in the double.
+/// Unknown keys: 4041 UnsupportedOptionKey; a value of the wrong kind: 4042 InvalidOptionValue.
+struct topic_options {
+    std::uint8_t compression = 1;
+    std::uint64_t message_expiry = 0;
+    std::uint64_t max_topic_size = 0;
+};
+constexpr std::uint32_t unsupported_option_key = 4041;
+constexpr std::uint32_t invalid_option_value = 4042;
+
+std::uint32_t parse_topic_options(std::string_view block, topic_options& o) {
+    proto::header_reader r{proto::as_bytes(block)};
+    auto u64_of = [](const proto::header_view& e, std::uint64_t& v) {
+        if (e.value_kind == proto::header_kind::uint64 && e.value.size() == 8) {
+            v = proto::load_le<std::uint64_t>(e.value.data());
+            return true;
+        }
+        if (e.value_kind == proto::header_kind::string) {
+            auto t = proto::as_text(e.value);
+            if (t == "none" || t == "unlimited" || t == "never_expire" || t == "server_default") {
+                v = 0;
+                return true;
+            }
+        }
+        return false;
+    };
+    for (;;) {
+        auto e = r.next();
+        if (!e) return code::invalid_format;
+        if (!*e) break;
+        const auto& h = **e;
+        if (h.key_kind != proto::header_kind::string) return invalid_option_value;
+        const auto key = proto::as_text(h.key);
+        if (key == "compression_algorithm") {
+            if (h.value_kind == proto::header_kind::uint8 && h.value.size() == 1 &&
+                (h.value[0] == std::byte{1} || h.value[0] == std::byte{2}))
+                o.compression = static_cast<std::uint8_t>(h.value[0]);
+            else if (h.value_kind == proto::header_kind::string && proto::as_text(h.value) == "none")
+                o.compression = 1;
+            else if (h.value_kind == proto::header_kind::string && proto::as_text(h.value) == "gzip")
+                o.compression = 2;
+            else
+                return invalid_option_value;
+        } else if (key == "message_expiry") {
+            if (!u64_of(h, o.message_expiry)) return invalid_option_value;
+        } else if (key == "max_topic_size") {
+            if (!u64_of(h, o.max_topic_size)) return invalid_option_value;
+        } else if (key == "segment_size" || key == "enforce_fsync" || key == "messages_required_to_save" ||
+                   key == "size_of_messages_required_to_save" || key == "preallocate_segments") {
+            // Storage layout knobs: accepted, nothing to apply in memory.
+        } else {
+            return unsupported_option_key;
+        }
+    }
+    return 0;
 }
 
 }  // namespace
@@ -129,6 +191,35 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
         reply(out, h, 57, {});  // TransientNotCommitted: not applied, outcome "unknown" to the client
         return true;
     }
+    if (h.op == g2::operation::create_user) {
+        // CreateUser (operation 141): the 0.8.0 body, then an options block (the rest); the
+        // reply is result-framed UserDetails whose user header carries a `u32 len + options`
+        // block. Rejections are committed: status 0, the code in the result section.
+        applied_.insert(h.request);
+        body_.clear();
+        auto q = admin::decode_create_user(f->body, true);
+        if (!q) {
+            reply(out, h, decode_status(q.error()), {});
+            return true;
+        }
+        auto a = handle_admin(state_, client_id_, admin::request{std::move(*q)}, shared_.node);
+        if (a.status) {
+            g2::append_result_error(body_, a.status);
+        } else {
+            g2::append_result_ok(body_);
+            auto u = state_.users().get(ident::num(proto::load_le<std::uint32_t>(a.payload.data())));
+            proto::writer w{body_};
+            if (u) admin::append_user_details(w, *u, true);
+        }
+        reply(out, h, 0, body_);
+        return true;
+    }
+    if (h.op == g2::operation::non_replicated && code == admin::code::get_cluster_metadata) {
+        // GetClusterMetadata (12): the SDKs ask right after Register; raw payload, 0.8 layout.
+        auto a = handle_admin(state_, client_id_, admin::request{admin::get_cluster_metadata_request{}}, shared_.node);
+        reply(out, h, a.status, a.payload);
+        return true;
+    }
     auto req = g2::decode_request(h, f->body);
     if (!req) {
         if (h.op == g2::operation::send_messages && req.error().code().category() == proto::server_category()) {
@@ -143,6 +234,14 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
     body_.clear();
     const bool framed = g2::reply_is_result_framed(h.op);
     auto done = [&](std::uint32_t st) {
+        if (st && framed && st != code::unauthenticated) {
+            // 0.9 applies replicated operations through its state machines: a rejection found
+            // there (name taken, unknown group, not a member, ...) commits as a no-op and comes
+            // back as status 0 with the code in the result section.
+            body_.clear();
+            g2::append_result_error(body_, st);
+            return reply(out, h, 0, body_);
+        }
         if (st) return reply(out, h, st, {});
         if (framed) g2::append_result_ok(body_);
         reply(out, h, 0, body_);
@@ -197,7 +296,13 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                         if (!m) return done(code::invalid_command);  // a bug in the double
                         proto::message_fields mf{m->id,      m->offset,     m->timestamp, m->origin_timestamp,
                                                  m->payload, m->user_headers};
-                        if (!w.add(mf)) return done(code::invalid_command);
+                        // The server serves stored batches as they are: a slice keeps the
+                        // stored base offset and origin, so the frames keep the producer's
+                        // deltas and checksums (docs/protocol.md §8.6).
+                        const auto batch = p.value.keep_alive->batch_of(m->offset);
+                        const std::uint64_t base = batch ? batch->first_offset : m->offset;
+                        const std::uint64_t origin = batch ? batch->origin_timestamp : m->origin_timestamp;
+                        if (!w.add(mf, base, origin)) return done(code::invalid_command);
                         rest = rest.subspan(m->raw.size());
                     }
                 }
@@ -219,8 +324,10 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                 partitioning p{static_cast<partitioning_kind>(v.part.kind), v.part.partition_id, v.part.key};
                 auto st = state_.send_messages(to_ident(v.stream), to_ident(v.topic), p, messages_);
                 if (st.code) return done(st.code);
-                // count 0: "accepted, offsets unknown" (§8.6); the double does not report offsets.
-                g2::append_send_reply(body_, {});
+                // One confirmation per batch: where it went and its first offset.
+                const g2::send_confirmation c{st.value.stream_id, st.value.topic_id, st.value.partition_id,
+                                              st.value.base_offset};
+                g2::append_send_reply(body_, {&c, 1});
                 done(0);
             },
             [&](const proto::get_consumer_offset_request& q) {
@@ -266,7 +373,10 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
             },
             [&](const proto::get_topics_request&) { done(code::invalid_command); },
             [&](const g2::create_topic_request& q) {
-                auto t = state_.create_topic(to_ident(q.stream), q.partitions_count, 1, 0, 0, 1, q.name);
+                topic_options o;
+                if (auto bad = parse_topic_options(q.options, o)) return reply(out, h, bad, {});
+                auto t = state_.create_topic(to_ident(q.stream), q.partitions_count, o.compression, o.message_expiry,
+                                             o.max_topic_size, 1, q.name);
                 if (!t.ok()) return done(t.code);
                 g2::append_result_ok(body_);
                 auto d = to_details(t.value);

@@ -14,16 +14,26 @@
 /// - before login only Ping is served; everything else gets status 40;
 /// - a header that fails the server's field checks, an unknown operation: Eviction 4;
 ///   a session that is not the connection's: Eviction 1;
-/// - result-framed replies for metadata ops and offset stores, raw payloads for the rest;
+/// - result-framed replies for metadata ops and offset stores, raw payloads for the rest; a
+///   rejection of a replicated operation (name taken, unknown group, not a member, ...) is
+///   committed as 0.9's state machines do it: status 0, the code in the result section;
+/// - CreateTopic applies its options block (compression, message expiry, max size; unknown
+///   key 4041, wrong value kind 4042); CreateUser (operation 141) as in G1 plus options;
+///   GetClusterMetadata (12) after login;
 /// - groups: Join/Leave replicated; SyncConsumerGroup answers the member's non-revoked
 ///   partitions (empty body = not a member); a group poll without a partition gets an empty
 ///   reply with partition 0, on a partition the member does not own one with 0xFFFFFFFF;
-/// - the G2 message batch: checksums verified on send (4027/4039), polls served as batches;
+/// - the G2 message batch: checksums verified on send (4027/4039), one confirmation per batch
+///   (stream, topic, partition, base offset); polls served as the stored batches: a slice keeps
+///   the batch's base offset and origin, so frames carry the producer's deltas and checksums
+///   (batch boundaries are not persisted: after a `--data` restart each old message is its
+///   own batch);
 /// - fault injection: the first `transient_not_committed` replicated/partition-plane requests
 ///   are answered with status 57 and NOT applied (a replay of the same request number then is);
 ///   a request number already applied in this session answers 59 (RequestAlreadyApplied).
 /// Not modelled: heartbeat eviction 13, TooManyConsumerOffsets, sessions surviving restarts.
 
+#include "iggy_broker/admin_handler.hpp"
 #include "iggy_broker/broker_state.hpp"
 #include "proto/g2_commands.hpp"
 
@@ -42,8 +52,10 @@ struct g2_options {
 
 /// Shared across connections (session numbers, fault budget).
 struct g2_shared {
-    explicit g2_shared(g2_options o) : opts{std::move(o)}, faults_left{opts.transient_not_committed} {}
+    explicit g2_shared(g2_options o, node_endpoints n = {})
+        : opts{std::move(o)}, node{std::move(n)}, faults_left{opts.transient_not_committed} {}
     g2_options opts;
+    node_endpoints node;  ///< what GetClusterMetadata reports
     std::uint64_t next_session = 1001;
     unsigned faults_left = 0;
 };

@@ -7,8 +7,10 @@
 // (poll replies are gathered straight from the partition log: no copy, no per-message
 // allocation), repeat. The first line on stdout is `listening on HOST:PORT`.
 
+#include "iggy_broker/admin_handler.hpp"
 #include "iggy_broker/broker_state.hpp"
 #include "iggy_broker/g2_handler.hpp"
+#include "iggy_broker/users.hpp"
 
 #include "common/log.hpp"
 #include "proto/commands.hpp"
@@ -47,6 +49,7 @@ constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
 const char* const usage_text = R"(iggy-test-broker: a TEST DOUBLE of Apache Iggy server 0.8.0 (G1 TCP protocol).
 In-memory streams, topics, partitions, consumer groups and offsets with the 0.8.0 semantics,
+plus users, permissions, personal access tokens, stats, clients and cluster metadata,
 for tests, demos and benchmarks. It is not an Iggy server: do not run it in production.
 
 Usage: iggy-test-broker [options]
@@ -57,8 +60,8 @@ Usage: iggy-test-broker [options]
                               unless IGGY_ROOT_PASSWORD is set)
   --token NAME:VALUE          a personal access token accepted by LoginWithPersonalAccessToken
                               (repeatable)
-  --data DIR                  keep streams, topics, groups, messages and offsets in DIR across
-                              restarts (default: memory only)
+  --data DIR                  keep streams, topics, groups, messages, offsets, users and tokens
+                              in DIR across restarts (default: memory only)
   --rebalance-timeout DURATION  force a pending partition revocation after DURATION
                               (default 30s, as the server's [consumer_group] rebalancing_timeout)
   --heartbeat DURATION        remove clients that sent no Ping for 1.2 x DURATION
@@ -144,9 +147,10 @@ overloaded(F...) -> overloaded<F...>;
 class server {
 public:
     server(net::io_context& ioc, broker::broker_state& state, std::chrono::microseconds check_interval,
-           net::ssl::context* tls, std::string protocol = "auto", broker::g2_options g2 = {})
+           net::ssl::context* tls, std::string protocol = "auto", broker::g2_options g2 = {},
+           broker::node_endpoints node = {})
         : ioc_{ioc}, state_{state}, check_interval_{check_interval}, tls_{tls}, protocol_{std::move(protocol)},
-          g2_{std::move(g2)} {}
+          g2_{std::move(g2), node}, node_{std::move(node)} {}
 
     net::awaitable<void> listen(tcp::acceptor acceptor) {
         for (;;) {
@@ -338,6 +342,16 @@ private:
             handle_send(client_id, f.payload, r);
             return;
         }
+        if (broker::admin::is_admin_code(f.code)) {
+            // Users, tokens, stats, clients, cluster metadata, stream/topic update and purge.
+            auto q = broker::admin::decode_request(f.code, f.payload);
+            if (!q) return error_reply(r, proto::server_status_for_decode_error(q.error()));
+            if (!state_.logged_in(client_id)) return error_reply(r, broker::code::unauthenticated);
+            auto a = broker::handle_admin(state_, client_id, *q, node_);
+            if (a.status) return error_reply(r, a.status);
+            proto::append_ok_reply(r.head, a.payload);
+            return;
+        }
         auto req = proto::decode_request(f.code, f.payload);
         if (!req) return error_reply(r, proto::server_status_for_decode_error(req.error()));
         const bool pre_login = std::holds_alternative<proto::ping_request>(*req) ||
@@ -347,6 +361,16 @@ private:
         auto status = [&](std::uint32_t st) {
             if (st) error_reply(r, st);
             else empty_ok(r);
+        };
+        // Rights of users other than root (users.hpp; 0.8.0 checks after resolving).
+        using broker::action;
+        auto denied = [&](action a, const proto::identifier* s = nullptr, const proto::identifier* t = nullptr) {
+            broker::ident si, ti;
+            if (s) si = to_ident(*s);
+            if (t) ti = to_ident(*t);
+            const auto st = broker::authorize(state_, client_id, a, s ? &si : nullptr, t ? &ti : nullptr);
+            if (st) error_reply(r, st);
+            return st != 0;
         };
         std::visit(
             overloaded{
@@ -373,6 +397,7 @@ private:
                 },
                 [&](const proto::logout_user_request&) { status(state_.logout(client_id).code); },
                 [&](const proto::poll_messages_request& q) {
+                    if (denied(action::poll_messages, &q.stream, &q.topic)) return;
                     auto p = state_.poll_messages(client_id, to_consumer(q.consumer), to_ident(q.stream),
                                                   to_ident(q.topic), q.partition_id,
                                                   broker::strategy{static_cast<broker::strategy_kind>(q.strategy.kind),
@@ -392,6 +417,7 @@ private:
                 },
                 [&](const proto::send_messages_view&) { error_reply(r, 3); },  // handled above
                 [&](const proto::get_consumer_offset_request& q) {
+                    if (denied(action::poll_messages, &q.stream, &q.topic)) return;
                     auto o = state_.get_offset(to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic),
                                                q.partition_id);
                     std::optional<proto::consumer_offset_info> info;
@@ -399,44 +425,55 @@ private:
                     proto::append_consumer_offset_reply(r.head, info);
                 },
                 [&](const proto::store_consumer_offset_request& q) {
+                    if (denied(action::poll_messages, &q.stream, &q.topic)) return;
                     status(state_
                                .store_offset(client_id, to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic),
                                              q.partition_id, q.offset)
                                .code);
                 },
                 [&](const proto::delete_consumer_offset_request& q) {
+                    if (denied(action::poll_messages, &q.stream, &q.topic)) return;
                     status(state_
                                .delete_offset(client_id, to_consumer(q.consumer), to_ident(q.stream),
                                               to_ident(q.topic), q.partition_id)
                                .code);
                 },
                 [&](const proto::get_stream_request& q) {
+                    if (denied(action::get_stream, &q.stream)) return;
                     auto s = state_.get_stream(to_ident(q.stream));
                     if (!s.value) return empty_ok(r);
                     check(r, proto::append_stream_reply(r.head, to_proto_details(*s.value)));
                 },
                 [&](const proto::get_streams_request&) {
+                    if (denied(action::get_streams)) return;
                     std::vector<proto::stream_info> v;
                     for (auto& s : state_.get_streams()) v.push_back(to_proto(s));
                     check(r, proto::append_streams_reply(r.head, v));
                 },
                 [&](const proto::create_stream_request& q) {
+                    if (denied(action::create_stream)) return;
                     auto s = state_.create_stream(q.name);
                     if (!s.ok()) return error_reply(r, s.code);
                     check(r, proto::append_stream_reply(r.head, to_proto_details(s.value)));
                 },
-                [&](const proto::delete_stream_request& q) { status(state_.delete_stream(to_ident(q.stream)).code); },
+                [&](const proto::delete_stream_request& q) {
+                    if (denied(action::manage_stream, &q.stream)) return;
+                    status(state_.delete_stream(to_ident(q.stream)).code);
+                },
                 [&](const proto::get_topic_request& q) {
+                    if (denied(action::get_topic, &q.stream, &q.topic)) return;
                     auto t = state_.get_topic(to_ident(q.stream), to_ident(q.topic));
                     if (!t) return empty_ok(r);
                     check(r, proto::append_topic_reply(r.head, to_proto_details(*t)));
                 },
                 [&](const proto::get_topics_request& q) {
+                    if (denied(action::get_topics, &q.stream)) return;
                     std::vector<proto::topic_info> v;
                     for (auto& t : state_.get_topics(to_ident(q.stream))) v.push_back(to_proto(t));
                     check(r, proto::append_topics_reply(r.head, v));
                 },
                 [&](const proto::create_topic_request& q) {
+                    if (denied(action::create_topic, &q.stream)) return;
                     auto t = state_.create_topic(to_ident(q.stream), q.partitions_count, q.compression,
                                                  q.message_expiry, q.max_topic_size, q.replication_factor, q.name);
                     if (!t.ok()) return error_reply(r, t.code);
@@ -445,37 +482,46 @@ private:
                     check(r, proto::append_topic_reply(r.head, d));
                 },
                 [&](const proto::delete_topic_request& q) {
+                    if (denied(action::manage_topic, &q.stream, &q.topic)) return;
                     status(state_.delete_topic(to_ident(q.stream), to_ident(q.topic)).code);
                 },
                 [&](const proto::create_partitions_request& q) {
+                    if (denied(action::manage_topic, &q.stream, &q.topic)) return;
                     status(state_.create_partitions(to_ident(q.stream), to_ident(q.topic), q.partitions_count).code);
                 },
                 [&](const proto::delete_partitions_request& q) {
+                    if (denied(action::manage_topic, &q.stream, &q.topic)) return;
                     status(state_.delete_partitions(to_ident(q.stream), to_ident(q.topic), q.partitions_count).code);
                 },
                 [&](const proto::get_consumer_group_request& q) {
+                    if (denied(action::get_topic, &q.stream, &q.topic)) return;
                     auto g = state_.get_group(to_ident(q.stream), to_ident(q.topic), to_ident(q.group));
                     if (!g) return empty_ok(r);
                     check(r, proto::append_consumer_group_reply(r.head, to_proto(*g)));
                 },
                 [&](const proto::get_consumer_groups_request& q) {
+                    if (denied(action::get_topic, &q.stream, &q.topic)) return;
                     std::vector<proto::consumer_group_info> v;
                     for (auto& g : state_.get_groups(to_ident(q.stream), to_ident(q.topic)))
                         v.push_back(to_proto(g).group);
                     check(r, proto::append_consumer_groups_reply(r.head, v));
                 },
                 [&](const proto::create_consumer_group_request& q) {
+                    if (denied(action::get_topic, &q.stream, &q.topic)) return;
                     auto g = state_.create_group(to_ident(q.stream), to_ident(q.topic), q.name);
                     if (!g.ok()) return error_reply(r, g.code);
                     check(r, proto::append_consumer_group_reply(r.head, to_proto(g.value)));
                 },
                 [&](const proto::delete_consumer_group_request& q) {
+                    if (denied(action::get_topic, &q.stream, &q.topic)) return;
                     status(state_.delete_group(to_ident(q.stream), to_ident(q.topic), to_ident(q.group)).code);
                 },
                 [&](const proto::join_consumer_group_request& q) {
+                    if (denied(action::get_topic, &q.stream, &q.topic)) return;
                     status(state_.join_group(client_id, to_ident(q.stream), to_ident(q.topic), to_ident(q.group)).code);
                 },
                 [&](const proto::leave_consumer_group_request& q) {
+                    if (denied(action::get_topic, &q.stream, &q.topic)) return;
                     status(
                         state_.leave_group(client_id, to_ident(q.stream), to_ident(q.topic), to_ident(q.group)).code);
                 },
@@ -489,6 +535,11 @@ private:
         if (auto d = proto::decode_send_messages(payload, send_); !d)
             return error_reply(r, proto::server_status_for_decode_error(d.error()));
         if (!state_.logged_in(client_id)) return error_reply(r, broker::code::unauthenticated);
+        {
+            const auto si = to_ident(send_.stream), ti = to_ident(send_.topic);
+            if (auto a = broker::authorize(state_, client_id, broker::action::send_messages, &si, &ti))
+                return error_reply(r, a);
+        }
         messages_.clear();
         for (auto& m : send_.messages) {
             broker::message_in in;
@@ -518,6 +569,7 @@ private:
     std::list<std::pair<tcp::socket*, bool>> sockets_;  // open connections (socket, is TLS)
     std::string protocol_;
     broker::g2_shared g2_;
+    broker::node_endpoints node_;
     proto::send_messages_view send_;
     std::vector<broker::message_in> messages_;
 };
@@ -621,7 +673,10 @@ int main(int argc, char** argv) {
         check = std::min(check, std::max<std::chrono::microseconds>(opts.rebalance_timeout / 10, 20ms));
         if (opts.heartbeat.count() > 0)
             check = std::min(check, std::max<std::chrono::microseconds>(opts.heartbeat / 5, 20ms));
-        server srv{ioc, state, check, tls.get(), protocol, g2opts};
+        broker::node_endpoints node;
+        node.ip = bound.address().to_string();
+        node.tcp = bound.port();
+        server srv{ioc, state, check, tls.get(), protocol, g2opts, node};
         net::co_spawn(ioc, srv.listen(std::move(acceptor)), net::detached);
         net::co_spawn(ioc, srv.ticker(), net::detached);
         net::signal_set signals{ioc, SIGINT, SIGTERM};
