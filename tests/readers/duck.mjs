@@ -5,6 +5,7 @@
 //   node duck.mjs groups DIR     row groups, dictionary + fallback, statistics (DIR/groups.*)
 //   node duck.mjs envelope DIR   the envelope schema with its headers map
 //   node duck.mjs query SQL      runs SQL, prints the rows as JSON (one array) on stdout
+//   node duck.mjs scanned SQL    the same with the rows the scans read: {rows_scanned, result}
 //
 // Exit status 0 when every check holds; 1 with a message per failed check.
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -130,6 +131,18 @@ if (mode === 'types') {
     check(JSON.stringify(got) === JSON.stringify(want), `envelope: got ${JSON.stringify(got)}`);
 } else if (mode === 'query') {
     console.log(JSON.stringify(await rows(arg)));
+} else if (mode === 'scanned') {
+    // Rows the scan read for SQL (DuckDB's profiler, cumulative_rows_scanned): 0 when the
+    // Parquet statistics let it skip every row group.
+    const out = path.join(process.env.TMPDIR || '/tmp', `duck-profile-${process.pid}.json`);
+    await con.run("SET enable_profiling = 'json'");
+    await con.run(`SET profiling_output = ${q(out)}`);
+    await con.run(`SET custom_profiling_settings = '{"CUMULATIVE_ROWS_SCANNED": "true", "OPERATOR_ROWS_SCANNED": "true"}'`);
+    const result = await rows(arg);
+    await con.run("SET enable_profiling = 'no_output'");
+    const prof = JSON.parse(fs.readFileSync(out, 'utf8'));
+    fs.unlinkSync(out);
+    console.log(JSON.stringify({ rows_scanned: prof.cumulative_rows_scanned, result }));
 } else {
     console.error('usage: duck.mjs types|groups|envelope DIR | query SQL');
     process.exit(2);

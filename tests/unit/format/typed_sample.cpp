@@ -7,6 +7,8 @@
 #include <boost/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -72,11 +74,32 @@ proto::byte_buffer int64_header(std::string_view key, std::int64_t v) {
 
 void save(const std::string& path, const boost::json::value& v) { std::ofstream{path} << boost::json::serialize(v); }
 
+std::string slurp(const std::string& path) {
+    std::ifstream in{path, std::ios::binary};
+    return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+}
+
+/// Golden files: the sample must be byte for byte the reviewed file in GOLDEN_DIR (which the
+/// readers check too); ISS_UPDATE_GOLDEN=1 rewrites it.
+bool golden(const std::string& sample, const std::string& golden_path) {
+    const std::string got = slurp(sample);
+    if (std::getenv("ISS_UPDATE_GOLDEN") != nullptr) {
+        std::ofstream{golden_path, std::ios::binary} << got;
+        return true;
+    }
+    if (got != slurp(golden_path)) {
+        std::fprintf(stderr, "%s differs from the golden file %s (review, then ISS_UPDATE_GOLDEN=1)\n", sample.c_str(),
+                     golden_path.c_str());
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: typed_sample OUT_DIR\n");
+    if (argc != 2 && argc != 3) {
+        std::fprintf(stderr, "usage: typed_sample OUT_DIR [GOLDEN_DIR]\n");
         return 2;
     }
     const std::string dir = argv[1];
@@ -156,6 +179,12 @@ int main(int argc, char** argv) {
     o.format = fmtns::record_format::avro;
     o.avro.codec = fmtns::avro_codec::deflate;
     if (!write_object(dir + "/types.avro", o, type_msgs)) return 1;
+    if (argc == 3) {
+        const std::string gd = argv[2];
+        if (!golden(dir + "/types.snappy.parquet", gd + "/types.snappy.parquet") || !golden(dir + "/types.csv", gd + "/types.csv")
+            || !golden(dir + "/types.avro", gd + "/types.avro"))
+            return 1;
+    }
     save(dir + "/types.expected.json",
          boost::json::object{{"files", files}, {"columns", names}, {"kinds", kinds}, {"rows", rows}, {"order", "c_offset"}});
 
