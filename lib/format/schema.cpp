@@ -406,13 +406,13 @@ struct filler {
     result<void> integer(std::int64_t v) {
         switch (c.type) {
             case column_type::int32:
+            case column_type::date:  // days, stored as INT32 (Parquet DATE, Avro date)
                 if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max())
                     return wrong(fmt::format("{} is outside the int32 range", v));
                 [[fallthrough]];
             case column_type::int64:
             case column_type::timestamp_ms:
             case column_type::timestamp_us:
-            case column_type::date:
                 out.k = cell::kind::integer;
                 out.i = v;
                 return {};

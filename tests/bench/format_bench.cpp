@@ -50,7 +50,7 @@ std::string make_payload(std::uint64_t i) {
         p += ' ';
         if ((x >> 20) % 8 == 0) p += fmt::format("{} ", x % 100'000);
     }
-    p.resize(1024 - 4);
+    p.resize(1024 - 4, ' ');  // pad with spaces: resize alone would pad with NUL bytes, which are not JSON
     p += "\"\n}";
     return p;
 }
@@ -113,7 +113,10 @@ result_row measure(const corpus& c, const fm::writer_options& o, double seconds)
         out.clear();
         w.begin(out);
         for (const auto& m : c.messages)
-            if (!w.append(m, {"app", "requests", 3}, out)) std::abort();
+            if (auto r = w.append(m, {"app", "requests", 3}, out); !r) {
+                fmt::print(stderr, "bench_format: {}\n", r.error().message());
+                std::abort();
+            }
         w.finish(out);
         messages += c.messages.size();
         out_bytes += out.size();
@@ -168,7 +171,10 @@ int main(int argc, char** argv) {
         std::vector<fm::column> cols;
         const auto col = [&](const char* name, fm::column_type t, const char* from) {
             fm::column k;
-            if (!fm::make_column(name, fm::to_string(t), from, true, k).empty()) std::abort();
+            if (const auto p = fm::make_column(name, fm::to_string(t), from, true, k); !p.empty()) {
+                fmt::print(stderr, "bench_format: column {}: {}\n", name, p.front());
+                std::abort();
+            }
             cols.push_back(k);
         };
         col("offset", fm::column_type::int64, "offset");

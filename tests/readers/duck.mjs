@@ -21,6 +21,19 @@ async function rows(sql) {
     const r = await con.runAndReadAll(sql);
     return r.getRowObjectsJson();
 }
+/// Rows the scans read for `sql` (DuckDB's profiler, cumulative_rows_scanned): 0 when the
+/// Parquet statistics answer the query without reading a row group.
+async function scanned(sql) {
+    const out = path.join(process.env.TMPDIR || '/tmp', `duck-profile-${process.pid}.json`);
+    await con.run("SET enable_profiling = 'json'");
+    await con.run(`SET profiling_output = ${q(out)}`);
+    await con.run(`SET custom_profiling_settings = '{"CUMULATIVE_ROWS_SCANNED": "true", "OPERATOR_ROWS_SCANNED": "true"}'`);
+    const result = await rows(sql);
+    await con.run("SET enable_profiling = 'no_output'");
+    const prof = JSON.parse(fs.readFileSync(out, 'utf8'));
+    fs.unlinkSync(out);
+    return { rows_scanned: prof.cumulative_rows_scanned, result };
+}
 function check(ok, what) {
     if (!ok) {
         failures++;
@@ -121,6 +134,12 @@ if (mode === 'types') {
     check(total === exp.rows && prev === exp.rows - 1, `groups: rows ${total}, last max ${prev}`);
     const [sel] = await rows(`SELECT count(*)::VARCHAR AS c FROM read_parquet(${f}) WHERE n >= 9990`);
     check(sel.c === '10', `groups: filter count ${sel.c}`);
+    // The statistics answer a filter beyond every row group without reading one; a filter
+    // inside the range has to read rows.
+    const none = await scanned(`SELECT count(*)::VARCHAR AS c FROM read_parquet(${f}) WHERE n >= 10000`);
+    const some = await scanned(`SELECT count(*)::VARCHAR AS c FROM read_parquet(${f}) WHERE v > 90`);
+    check(none.rows_scanned === 0 && none.result[0].c === '0', `groups: n >= 10000 scanned ${JSON.stringify(none)}`);
+    check(some.rows_scanned > 0, `groups: v > 90 scanned ${JSON.stringify(some)}`);
 } else if (mode === 'envelope') {
     const f = q(path.join(arg, 'envelope.parquet'));
     const got = await rows(`SELECT stream, topic, partition_id::VARCHAR AS p, "offset"::VARCHAR AS o, id, epoch_us("timestamp")::VARCHAR AS ts, cardinality(headers)::VARCHAR AS nh, headers['h']::VARCHAR AS h, payload FROM read_parquet(${f}) ORDER BY "offset"`);
@@ -132,17 +151,7 @@ if (mode === 'types') {
 } else if (mode === 'query') {
     console.log(JSON.stringify(await rows(arg)));
 } else if (mode === 'scanned') {
-    // Rows the scan read for SQL (DuckDB's profiler, cumulative_rows_scanned): 0 when the
-    // Parquet statistics let it skip every row group.
-    const out = path.join(process.env.TMPDIR || '/tmp', `duck-profile-${process.pid}.json`);
-    await con.run("SET enable_profiling = 'json'");
-    await con.run(`SET profiling_output = ${q(out)}`);
-    await con.run(`SET custom_profiling_settings = '{"CUMULATIVE_ROWS_SCANNED": "true", "OPERATOR_ROWS_SCANNED": "true"}'`);
-    const result = await rows(arg);
-    await con.run("SET enable_profiling = 'no_output'");
-    const prof = JSON.parse(fs.readFileSync(out, 'utf8'));
-    fs.unlinkSync(out);
-    console.log(JSON.stringify({ rows_scanned: prof.cumulative_rows_scanned, result }));
+    console.log(JSON.stringify(await scanned(arg)));
 } else {
     console.error('usage: duck.mjs types|groups|envelope DIR | query SQL');
     process.exit(2);

@@ -111,6 +111,7 @@ TEST_CASE("schema: RFC 3339 and dates, header values by kind", "[format][schema]
     CHECK((*row)[2].i == -7);
     CHECK_FALSE(rr.read(ms.make(1, R"({"t":"1970-01-01 00:00:01","d":"2000-03-01"})"), "s", "t", 0).has_value());
     CHECK_FALSE(rr.read(ms.make(2, R"({"t":0,"d":"2000-13-01"})"), "s", "t", 0).has_value());
+    CHECK_FALSE(rr.read(ms.make(3, R"({"t":0,"d":2147483648})"), "s", "t", 0).has_value());  // days beyond int32
     std::string s;
     append_timestamp(s, -1, true);
     CHECK(s == "1969-12-31T23:59:59.999Z");
