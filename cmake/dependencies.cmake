@@ -14,6 +14,8 @@ find_package(ZLIB REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(SNAPPY REQUIRED IMPORTED_TARGET snappy)   # Parquet page compression
+pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET avro-c)     # Avro datum encoding
 find_package(Catch2 2 REQUIRED CONFIG)
 
 find_package(date REQUIRED CONFIG)   # date::date-tz: time zones (GCC 12 has no std::chrono::tzdb)

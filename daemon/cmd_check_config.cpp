@@ -2,6 +2,7 @@
 // connection is made; prints the effective config (secrets as ****) or every problem.
 #include "config/config.hpp"
 #include "daemon/commands.hpp"
+#include "daemon/wiring.hpp"
 
 #include <fmt/format.h>
 
@@ -74,6 +75,15 @@ int run_check_config(std::span<const std::string_view> args) {
         return exit_config;
     }
     fmt::print("# effective configuration of {} (secrets shown as ****)\n{}", file, config::to_yaml(loaded.config));
+    if (const std::string schema = describe_schema(loaded.config); !schema.empty()) {
+        fmt::print("# effective schema (name type from):\n");
+        std::string_view rest = schema;
+        while (!rest.empty()) {
+            const auto nl = rest.find('\n');
+            fmt::print("#   {}\n", rest.substr(0, nl));
+            rest.remove_prefix(nl + 1);
+        }
+    }
     return exit_ok;
 }
 

@@ -1,11 +1,73 @@
 #include "daemon/wiring.hpp"
 
+#include "common/version.hpp"
+
 #include <fmt/format.h>
 
 #include <charconv>
 #include <cstdio>
 
 namespace iss::app {
+
+format::writer_options writer_options(const config::sink_config& c) {
+    format::writer_options o;
+    switch (c.format.type) {
+        case config::format_type::json_lines: o.format = format::record_format::json_lines; break;
+        case config::format_type::json_array: o.format = format::record_format::json_array; break;
+        case config::format_type::raw: o.format = format::record_format::raw; break;
+        case config::format_type::csv: o.format = format::record_format::csv; break;
+        case config::format_type::parquet: o.format = format::record_format::parquet; break;
+        case config::format_type::avro: o.format = format::record_format::avro; break;
+    }
+    switch (c.format.compression) {
+        case config::compression::none: o.compression = format::compression::none; break;
+        case config::compression::gzip: o.compression = format::compression::gzip; break;
+        case config::compression::zstd: o.compression = format::compression::zstd; break;
+    }
+    o.level = static_cast<int>(c.format.compression_level);
+    o.metadata = c.format.metadata;
+    o.headers = c.format.headers;
+    switch (c.format.payload) {
+        case config::payload_mode::automatic: o.payload = format::payload_mode::automatic; break;
+        case config::payload_mode::json: o.payload = format::payload_mode::json; break;
+        case config::payload_mode::string: o.payload = format::payload_mode::string; break;
+        case config::payload_mode::base64: o.payload = format::payload_mode::base64; break;
+    }
+    o.separator = c.format.separator;
+    for (const auto& s : c.format.schema) {
+        format::column col;
+        if (format::make_column(s.name, s.type, s.from, s.nullable, col).empty()) o.schema.push_back(std::move(col));
+    }
+    switch (c.format.parquet.compression) {
+        case config::parquet_compression::snappy: o.parquet.codec = format::parquet_codec::snappy; break;
+        case config::parquet_compression::zstd: o.parquet.codec = format::parquet_codec::zstd; break;
+        case config::parquet_compression::gzip: o.parquet.codec = format::parquet_codec::gzip; break;
+        case config::parquet_compression::none: o.parquet.codec = format::parquet_codec::none; break;
+    }
+    o.parquet.row_group_size = c.format.parquet.row_group_size;
+    o.parquet.created_by = fmt::format("iggy-s3-sink version {}", iss::version);
+    if (!c.format.csv.delimiter.empty()) o.csv.delimiter = c.format.csv.delimiter.front();
+    o.csv.null_text = c.format.csv.null;
+    switch (c.format.avro.codec) {
+        case config::avro_codec::null: o.avro.codec = format::avro_codec::null; break;
+        case config::avro_codec::deflate: o.avro.codec = format::avro_codec::deflate; break;
+        case config::avro_codec::snappy: o.avro.codec = format::avro_codec::snappy; break;
+    }
+    return o;
+}
+
+std::string describe_schema(const config::sink_config& c) {
+    const auto o = writer_options(c);
+    if (o.format != format::record_format::csv && o.format != format::record_format::parquet
+        && o.format != format::record_format::avro)
+        return {};
+    std::string out;
+    for (const auto& col : format::effective_schema(o))
+        out += fmt::format("{} {} {}{}\n", col.name, format::to_string(col.type), format::from_text(col),
+                           col.nullable ? " nullable" : "");
+    return out;
+}
+
 
 result<iggy::client_options> iggy_options(const config::sink_config& c) {
     iggy::client_options o;

@@ -4,6 +4,7 @@
 /// subcommands that connect (run, lag). Pure: no I/O.
 
 #include "config/config.hpp"
+#include "format/writer.hpp"
 #include "iggy/client.hpp"
 #include "pipeline/consumer.hpp"
 #include "pipeline/delivery.hpp"
@@ -16,6 +17,12 @@ namespace iss::app {
 
 /// `iggy.*` -> iggy::client_options (address "host:port", IPv6 as "[::1]:8090").
 [[nodiscard]] result<iggy::client_options> iggy_options(const config::sink_config& c);
+/// `format.*` -> format::writer_options (the typed formats' columns from `format.schema`,
+/// which `config::validate` has checked).
+[[nodiscard]] format::writer_options writer_options(const config::sink_config& c);
+/// The columns a typed format writes, one line each (`name type from [nullable]`), for
+/// check-config; empty for the JSON and raw formats.
+[[nodiscard]] std::string describe_schema(const config::sink_config& c);
 /// `rotation.*` -> pipeline::rotation_options.
 [[nodiscard]] pipeline::rotation_options rotation_options(const config::sink_config& c);
 /// `sources` + `iggy.poll` + mode -> pipeline::consumer_options.

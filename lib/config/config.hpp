@@ -58,7 +58,11 @@ enum class payload_signing : std::uint8_t { signed_payload, unsigned_payload };
 /// Conditional writes (`If-None-Match: *`): probed at start (`auto`), required (refuse to
 /// start without them), or not used (`off`).
 enum class conditional_writes : std::uint8_t { automatic, required, off };
-enum class format_type : std::uint8_t { json_lines, json_array, raw };
+enum class format_type : std::uint8_t { json_lines, json_array, raw, csv, parquet, avro };
+/// `format.parquet.compression`: Parquet compresses each page inside the file.
+enum class parquet_compression : std::uint8_t { snappy, zstd, gzip, none };
+/// `format.avro.codec`: Avro compresses each block inside the file.
+enum class avro_codec : std::uint8_t { null, deflate, snappy };
 enum class compression : std::uint8_t { none, gzip, zstd };
 /// How a payload goes into the JSON envelope.
 enum class payload_mode : std::uint8_t { automatic, json, string, base64 };
@@ -139,6 +143,31 @@ struct s3_section {
     s3_retry_section retry;
 };
 
+/// One entry of `format.schema`: a typed column (format/schema.hpp gives the rules).
+struct schema_column_section {
+    std::string name;
+    std::string type;      ///< string, int32, int64, float, double, boolean, timestamp_ms, timestamp_us, date, binary, json
+    std::string from;      ///< payload:PATH, payload:., header:NAME, or an envelope field
+    bool nullable = true;  ///< false: a missing value is a bad message
+};
+
+/// `format.parquet`
+struct parquet_section {
+    parquet_compression compression = parquet_compression::snappy;
+    std::uint64_t row_group_size = 64 * mib;  ///< uncompressed bytes per row group (memory per open object)
+};
+
+/// `format.csv`
+struct csv_section {
+    std::string delimiter = ",";  ///< one character
+    std::string null;             ///< how a null is written (default empty)
+};
+
+/// `format.avro`
+struct avro_section {
+    config::avro_codec codec = config::avro_codec::null;
+};
+
 /// `format`: the records inside each object.
 struct format_section {
     format_type type = format_type::json_lines;
@@ -148,6 +177,10 @@ struct format_section {
     payload_mode payload = payload_mode::automatic;
     std::string separator = "\n";       ///< between payloads (raw only); may be empty
     std::uint32_t compression_level = 0;  ///< 0: codec default (gzip 6, zstd 3); gzip 1..9, zstd 1..19
+    std::vector<schema_column_section> schema;  ///< typed formats; empty: the envelope schema
+    parquet_section parquet;
+    csv_section csv;
+    avro_section avro;
 };
 
 /// `rotation`: an object is closed when ANY trigger fires; 0 disables a time trigger.

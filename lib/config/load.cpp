@@ -198,7 +198,10 @@ public:
         const YAML::Node* n = take(key);
         if (n == nullptr) return;
         const std::string path = child_path(key);
-        auto text = scalar(*n, path);
+        // YAML reads a plain `null` as a null node: the choice named null (format.avro.codec).
+        std::optional<std::string> text;
+        if (n->IsNull()) text = "null";
+        else text = scalar(*n, path);
         if (!text) return;
         const std::string l = lower(*text);
         for (const auto& c : choices) {
@@ -319,11 +322,13 @@ private:
                 return false;
             }
             for (const auto& kv : n) {
-                if (!kv.first.IsScalar()) {
+                // YAML reads the plain key `null` (format.csv.null) as a null node: take it by
+                // its name. Sequences and mappings as keys stay errors.
+                if (!kv.first.IsScalar() && !kv.first.IsNull()) {
                     add(f.path, "a key must be a plain name", kv.first);
                     continue;
                 }
-                std::string k = kv.first.Scalar();
+                std::string k = kv.first.IsNull() ? std::string{"null"} : kv.first.Scalar();
                 const bool dup = std::any_of(f.entries.begin(), f.entries.end(), [&](const auto& e) { return e.first == k; });
                 if (dup) {
                     add(f.path.empty() ? k : f.path + "." + k,

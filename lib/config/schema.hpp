@@ -46,8 +46,14 @@ inline constexpr std::array<choice<payload_signing>, 2> payload_signing_choices{
   {{"signed", payload_signing::signed_payload}, {"unsigned", payload_signing::unsigned_payload}}};
 inline constexpr std::array<choice<conditional_writes>, 3> conditional_writes_choices{
   {{"auto", conditional_writes::automatic}, {"required", conditional_writes::required}, {"off", conditional_writes::off}}};
-inline constexpr std::array<choice<format_type>, 3> format_type_choices{
-  {{"json_lines", format_type::json_lines}, {"json_array", format_type::json_array}, {"raw", format_type::raw}}};
+inline constexpr std::array<choice<format_type>, 6> format_type_choices{
+  {{"json_lines", format_type::json_lines}, {"json_array", format_type::json_array}, {"raw", format_type::raw},
+   {"csv", format_type::csv}, {"parquet", format_type::parquet}, {"avro", format_type::avro}}};
+inline constexpr std::array<choice<parquet_compression>, 4> parquet_compression_choices{
+  {{"snappy", parquet_compression::snappy}, {"zstd", parquet_compression::zstd}, {"gzip", parquet_compression::gzip},
+   {"none", parquet_compression::none}}};
+inline constexpr std::array<choice<avro_codec>, 3> avro_codec_choices{
+  {{"null", avro_codec::null}, {"deflate", avro_codec::deflate}, {"snappy", avro_codec::snappy}}};
 inline constexpr std::array<choice<compression>, 3> compression_choices{
   {{"none", compression::none}, {"gzip", compression::gzip}, {"zstd", compression::zstd}}};
 inline constexpr std::array<choice<payload_mode>, 4> payload_mode_choices{{{"auto", payload_mode::automatic},
@@ -147,7 +153,7 @@ void visit_schema(V& v, C& c) {
     v.section("format", "The records inside each object.", [&] {
         auto& f = c.format;
         v.choice("type", f.type, table(format_type_choices),
-                 "`json_lines`: one JSON envelope per line (.jsonl); `json_array`: one JSON array (.json); `raw`: payloads joined by `separator` (.bin).");
+                 "`json_lines`: one JSON envelope per line (.jsonl); `json_array`: one JSON array (.json); `raw`: payloads joined by `separator` (.bin); `csv` (.csv), `parquet` (.parquet), `avro` (.avro): typed rows with the columns of `schema` (or the envelope's).");
         v.choice("compression", f.compression, table(compression_choices),
                  "`gzip` adds .gz and Content-Type application/gzip, `zstd` adds .zst and application/zstd (no Content-Encoding, so downloads stay compressed files).");
         v.field("metadata", f.metadata, "JSON types: the envelope's stream, topic, partition_id, offset, id, timestamps. `false` keeps only payload (and headers).");
@@ -157,6 +163,27 @@ void visit_schema(V& v, C& c) {
         v.field("compression_level", f.compression_level,
                 "0: the codec's default (gzip 6, zstd 3). gzip 1 (fastest, about 3x less CPU than 6) to 9; zstd 1 to 19. See \"Formatting throughput\".");
         v.field("separator", f.separator, "`raw` only: written between payloads (YAML escapes: \"\\n\"); may be empty.");
+        v.list("schema", f.schema,
+               "Typed formats (csv, parquet, avro): the columns, in order. Absent: the envelope (stream, topic, partition_id, offset, id, timestamp, origin_timestamp, headers, payload). See \"Typed formats\".",
+               [&](auto& col) {
+                   v.field("name", col.name, "Column name.");
+                   v.field("type", col.type, "string, int32, int64, float, double, boolean, timestamp_ms, timestamp_us, date, binary, json.");
+                   v.field("from", col.from, "payload:PATH (dotted), payload:. (whole payload), header:NAME, or stream, topic, partition, offset, id, timestamp, origin_timestamp, payload.");
+                   v.field("nullable", col.nullable, "A missing value is null; `false`: the message is a bad message (delivery.on_bad_message).");
+               });
+        v.section("parquet", "format.type parquet.", [&] {
+            v.choice("compression", f.parquet.compression, table(parquet_compression_choices),
+                     "Page compression inside the file (format.compression must stay none).");
+            v.size("row_group_size", f.parquet.row_group_size,
+                   "Uncompressed bytes buffered per row group; a full row group is appended to the object (and goes up as parts). Memory per open object is about one row group.");
+        });
+        v.section("csv", "format.type csv.", [&] {
+            v.field("delimiter", f.csv.delimiter, "Field delimiter, one character (\"\\t\" for tabs).");
+            v.field("null", f.csv.null, "How a null is written; an empty string is then written as \"\".");
+        });
+        v.section("avro", "format.type avro.", [&] {
+            v.choice("codec", f.avro.codec, table(avro_codec_choices), "Block compression inside the file (format.compression must stay none).");
+        });
     });
     v.section("rotation", "When an object is closed and uploaded: whichever trigger fires first; 0 disables a time trigger.", [&] {
         auto& r = c.rotation;

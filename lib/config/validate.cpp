@@ -1,6 +1,7 @@
 // validate(): every rule a well-typed sink_config can break, each with its YAML path.
 #include "config/config.hpp"
 #include "format/key_template.hpp"
+#include "format/schema.hpp"
 
 #include <date/tz.h>
 #include <fmt/format.h>
@@ -320,6 +321,45 @@ void check_format(collector& add, const format_section& f) {
         add("format.compression_level", "must be 0 (default) or 1..19 for zstd, not {}", f.compression_level);
     if (f.type == format_type::raw && f.payload != payload_mode::automatic)
         add("format.payload", "applies only to the JSON types; raw writes payload bytes as they are");
+    const bool typed = f.type == format_type::csv || f.type == format_type::parquet || f.type == format_type::avro;
+    if (f.type == format_type::parquet && f.compression != compression::none)
+        add("format.compression", "is refused for format.type parquet, which compresses inside the file: set "
+                                  "format.parquet.compression (snappy, zstd, gzip, none) and leave format.compression none");
+    if (f.type == format_type::avro && f.compression != compression::none)
+        add("format.compression", "is refused for format.type avro, which compresses inside the file: set "
+                                  "format.avro.codec (null, deflate, snappy) and leave format.compression none");
+    if (!typed && !f.schema.empty())
+        add("format.schema", "applies only to format.type csv, parquet and avro");
+    std::vector<format::column> cols;
+    for (std::size_t i = 0; i < f.schema.size(); ++i) {
+        const auto& c = f.schema[i];
+        format::column col;
+        col.name = c.name;  // kept for the duplicate check when the column has other problems
+        for (const std::string& p : format::make_column(c.name, c.type, c.from, c.nullable, col)) {
+            // make_column's problems start with the key they are about ("type: ...").
+            const auto colon = p.find(": ");
+            add(fmt::format("format.schema[{}].{}", i, p.substr(0, colon)), "{}", p.substr(colon + 2));
+        }
+        cols.push_back(std::move(col));
+    }
+    for (const std::string& p : format::check_schema(cols)) add("format.schema", "{}", p);
+    if (f.type == format_type::avro)
+        for (std::size_t i = 0; i < f.schema.size(); ++i) {
+            const std::string& n = f.schema[i].name;
+            const bool ok = !n.empty() && (std::isalpha(static_cast<unsigned char>(n[0])) != 0 || n[0] == '_')
+                         && std::all_of(n.begin(), n.end(), [](char ch) {
+                                return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_';
+                            });
+            if (!ok)
+                add(fmt::format("format.schema[{}].name", i),
+                    "{:?} is not an Avro name (letters, digits and _, not starting with a digit)", n);
+        }
+    if (f.csv.delimiter.size() != 1 || f.csv.delimiter == "\"" || f.csv.delimiter == "\r" || f.csv.delimiter == "\n")
+        add("format.csv.delimiter", "must be one character other than a quote, CR or LF, not {:?}", f.csv.delimiter);
+    if (f.csv.null.find_first_of("\"\r\n") != std::string::npos || f.csv.null.find(f.csv.delimiter) != std::string::npos)
+        add("format.csv.null", "must not contain a quote, CR, LF or the delimiter");
+    if (f.parquet.row_group_size < 64 * kib || f.parquet.row_group_size > gib)
+        add("format.parquet.row_group_size", "must be 64KiB to 1GiB, not {}", format_size(f.parquet.row_group_size));
 }
 
 void check_rotation(collector& add, const sink_config& c) {

@@ -11,6 +11,7 @@ enum class errc {
     bad_payload,           ///< a payload does not fit `format.payload` (e.g. not JSON under `json`)
     bad_headers,           ///< a message's user-headers block is malformed
     compression_failed,    ///< zlib (or a later codec) reported an error
+    bad_value,             ///< a value does not fit its schema column (the detail names column and offset)
 };
 
 const boost::system::error_category& format_category() noexcept;

@@ -76,9 +76,20 @@ bool looks_typed(std::string_view k) noexcept {
 
 }  // namespace
 
+std::vector<column> effective_schema(const writer_options& o) {
+    if (!o.schema.empty()) return o.schema;
+    const envelope_payload p = o.payload == payload_mode::base64 ? envelope_payload::binary
+                             : o.payload == payload_mode::json   ? envelope_payload::json
+                                                                 : envelope_payload::string;
+    return envelope_schema(o.headers, p);
+}
+
 std::string extension(const writer_options& o) {
     std::string e;
     switch (o.format) {
+        case record_format::csv: e = "csv"; break;
+        case record_format::parquet: return "parquet";
+        case record_format::avro: return "avro";
         case record_format::json_lines: e = "jsonl"; break;
         case record_format::json_array: e = "json"; break;
         case record_format::raw: e = "bin"; break;
@@ -89,17 +100,30 @@ std::string extension(const writer_options& o) {
 }
 
 std::string_view content_type(const writer_options& o) {
+    if (o.format == record_format::parquet) return "application/vnd.apache.parquet";
+    if (o.format == record_format::avro) return "application/avro";
     if (o.compression == compression::gzip) return "application/gzip";
     if (o.compression == compression::zstd) return "application/zstd";
     switch (o.format) {
         case record_format::json_lines: return "application/x-ndjson";
         case record_format::json_array: return "application/json";
         case record_format::raw: return "application/octet-stream";
+        case record_format::csv: return "text/csv";
+        default: break;
     }
     return "application/octet-stream";
 }
 
 writer::writer(writer_options o) : o_{std::move(o)} {
+    switch (o_.format) {
+        case record_format::csv: table_ = make_csv_writer(effective_schema(o_), o_.csv); break;
+        case record_format::parquet: table_ = make_parquet_writer(effective_schema(o_), o_.parquet); break;
+        case record_format::avro: table_ = make_avro_writer(effective_schema(o_), o_.avro); break;
+        default: break;
+    }
+    if (table_) rows_ = std::make_unique<row_reader>(effective_schema(o_));
+    // Parquet and Avro compress inside; an outer compressor would break the file.
+    if (o_.format == record_format::parquet || o_.format == record_format::avro) o_.compression = compression::none;
     if (o_.compression == compression::gzip) compressor_ = make_gzip_compressor(o_.level > 0 ? o_.level : 6);
     if (o_.compression == compression::zstd) compressor_ = make_zstd_compressor(o_.level > 0 ? o_.level : 3);
 }
@@ -121,10 +145,20 @@ void writer::begin(std::string& out) {
     bytes_out_ = 0;
     if (compressor_) compressor_->reset();
     if (o_.format == record_format::json_array) emit("[", out);
+    if (table_) {
+        scratch_.clear();
+        table_->begin(scratch_);
+        emit(scratch_, out);
+    }
 }
 
 void writer::finish(std::string& out) {
     if (o_.format == record_format::json_array) emit(records_ == 0 ? "]\n" : "\n]\n", out);
+    if (table_) {
+        scratch_.clear();
+        table_->finish(scratch_);
+        emit(scratch_, out);
+    }
     if (compressor_) {
         const std::size_t before = out.size();
         compressor_->finish(out);
@@ -133,6 +167,22 @@ void writer::finish(std::string& out) {
 }
 
 result<void> writer::append(const proto::message_view& m, const record_source& src, std::string& out) {
+    if (table_) {
+        auto row = rows_->read(m, src.stream, src.topic, src.partition);
+        if (!row) return row.error();
+        ++records_;
+        if (!compressor_) {
+            const std::size_t before = out.size();
+            table_->append(*row, out);
+            bytes_in_ += out.size() - before;
+            bytes_out_ += out.size() - before;
+            return {};
+        }
+        scratch_.clear();
+        table_->append(*row, scratch_);
+        emit(scratch_, out);
+        return {};
+    }
     if (!compressor_) {
         // Format straight into `out`; on a bad message cut it back.
         const std::size_t before = out.size();

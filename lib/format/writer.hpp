@@ -42,6 +42,16 @@
 /// (`errc::bad_payload`); `string` always writes a string (invalid UTF-8 replaced by U+FFFD);
 /// `base64` always writes base64.
 ///
+/// Typed formats (`table.hpp`), one row per message with the columns of `schema` (or, when it
+/// is empty, `envelope_schema(headers, payload)`), read by `row_reader` (`schema.hpp`):
+/// - `csv` (`.csv`, `text/csv`): RFC 4180 with a header row; compression as for JSON.
+/// - `parquet` (`.parquet`, `application/vnd.apache.parquet`): compressed inside, per page;
+///   a row group is appended to `out` once `parquet.row_group_size` bytes are buffered, and
+///   at `finish` with the footer. `buffered_bytes()` is what is held meanwhile.
+/// - `avro` (`.avro`, `application/avro`): an object container file, compressed inside per
+///   block.
+/// `compression` must be `none` for parquet and avro (the configuration refuses it).
+///
 /// Compression (`compressor.hpp`) is a separate stage: records are formatted, then fed to the
 /// compressor, whose output is appended to `out`. `bytes_out()` counts bytes appended to
 /// `out` (the object as uploaded); with gzip it lags the input by what zlib buffers (at most a
@@ -50,16 +60,19 @@
 #include "format/compressor.hpp"
 #include "format/error.hpp"
 #include "format/json.hpp"
+#include "format/schema.hpp"
+#include "format/table.hpp"
 #include "proto/message.hpp"
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace iss::format {
 
-enum class record_format : std::uint8_t { json_lines, json_array, raw };
+enum class record_format : std::uint8_t { json_lines, json_array, raw, csv, parquet, avro };
 enum class payload_mode : std::uint8_t { automatic, json, string, base64 };
 
 /// What a writer writes. The daemon fills it from `config::format_section`.
@@ -71,13 +84,22 @@ struct writer_options {
     payload_mode payload = payload_mode::automatic;
     std::string separator = "\n";                 ///< raw: between two payloads
     int level = 0;                                ///< compression level; 0: the codec's default (gzip 6, zstd 3)
+    std::vector<column> schema;                   ///< typed formats: the columns; empty: the envelope schema
+    parquet_options parquet;
+    csv_options csv;
+    avro_options avro;
 };
 
+/// The columns a typed format writes: `o.schema`, or the envelope schema when it is empty.
+[[nodiscard]] std::vector<column> effective_schema(const writer_options& o);
+
 /// The object's extension without the leading dot, for `{ext}`: `jsonl`, `json`, `bin`, plus
-/// `.gz` with gzip (`jsonl.gz`) or `.zst` with zstd.
+/// `.gz` with gzip (`jsonl.gz`) or `.zst` with zstd; `csv`; `parquet` and `avro` (never
+/// compressed outside).
 [[nodiscard]] std::string extension(const writer_options& o);
 /// The object's Content-Type: `application/x-ndjson`, `application/json`,
-/// `application/octet-stream`; `application/gzip` with gzip, `application/zstd` with zstd
+/// `application/octet-stream`, `text/csv`, `application/vnd.apache.parquet`,
+/// `application/avro`; `application/gzip` with gzip, `application/zstd` with zstd
 /// (and no Content-Encoding).
 [[nodiscard]] std::string_view content_type(const writer_options& o);
 
@@ -112,6 +134,9 @@ public:
     [[nodiscard]] std::uint64_t bytes_in() const noexcept { return bytes_in_; }
     /// Bytes appended to `out` for the current object (after compression).
     [[nodiscard]] std::uint64_t bytes_out() const noexcept { return bytes_out_; }
+    /// Bytes held for the current object and not yet in `out` (Parquet: the open row group,
+    /// uncompressed); 0 for the other formats.
+    [[nodiscard]] std::uint64_t buffered_bytes() const noexcept { return table_ ? table_->buffered_bytes() : 0; }
     [[nodiscard]] const writer_options& options() const noexcept { return o_; }
     [[nodiscard]] std::string extension() const { return format::extension(o_); }
     [[nodiscard]] std::string_view content_type() const { return format::content_type(o_); }
@@ -126,6 +151,8 @@ private:
     writer_options o_;
     json::payload_checker checker_;
     std::unique_ptr<compressor> compressor_;
+    std::unique_ptr<table_writer> table_;  ///< typed formats
+    std::unique_ptr<row_reader> rows_;     ///< typed formats
     std::string scratch_;  ///< one formatted record, when compressing
     std::uint64_t records_ = 0;
     std::uint64_t bytes_in_ = 0;

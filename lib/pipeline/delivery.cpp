@@ -132,7 +132,7 @@ open_object_state partition_writer::rotation_state() const {
     open_object_state s;
     if (!open_) return s;
     s.records = open_->records;
-    s.bytes = open_->spilled.size() + open_->buf.size();
+    s.bytes = open_->spilled.size() + open_->buf.size() + open_->encoder->buffered();
     s.first_timestamp_us = open_->first_timestamp_us;
     s.last_append = open_->last_append;
     s.schedule_deadline = open_->schedule_deadline;

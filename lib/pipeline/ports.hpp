@@ -198,6 +198,9 @@ public:
     virtual void begin(std::string& out) = 0;
     virtual result<void> append(const message& m, const partition_ref& p, std::string& out) = 0;
     virtual void finish(std::string& out) = 0;
+    /// Bytes held inside the encoder for this object and not yet in `out` (Parquet: the open
+    /// row group, uncompressed), counted by rotation on `max_bytes`. Default 0.
+    [[nodiscard]] virtual std::uint64_t buffered() const { return 0; }
 };
 
 /// Makes one encoder per object; knows the object's content type.

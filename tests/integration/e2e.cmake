@@ -46,3 +46,14 @@ foreach(proto_case ${_e2e_g1_cases}
     FIXTURES_REQUIRED rgw
     ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1;ISS_E2E_PROTOCOL=${_ver}")
 endforeach()
+
+# Typed formats end to end: Parquet and CSV objects read back by DuckDB (tests/readers),
+# exactly-once through SIGKILLs with Parquet. tests/integration/e2e/typed_cases.py.
+foreach(case parquet_queries csv_queries parquet_crashes)
+  add_test(NAME e2e.${case}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/typed_cases.py ${case})
+  set_tests_properties(e2e.${case} PROPERTIES
+    LABELS "integration;s3;iggy;e2e" TIMEOUT 900
+    FIXTURES_REQUIRED rgw
+    ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
+endforeach()

@@ -20,6 +20,7 @@ public:
         return w_.append(*v, format::record_source{p.stream, p.topic, p.partition}, out);
     }
     void finish(std::string& out) override { w_.finish(out); }
+    [[nodiscard]] std::uint64_t buffered() const override { return w_.buffered_bytes(); }
 
 private:
     format::writer w_;

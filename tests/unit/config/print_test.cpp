@@ -29,6 +29,9 @@ TEST_CASE("the printed config reads back to the same config", "[config][print]")
     const std::string first = to_yaml(l.config);
     auto again = parse(first, test::fixed_env({}));
     INFO(first);
+    std::string problems;
+    for (const auto& p : again.problems) problems += to_string(p) + "\n";
+    INFO(problems);
     REQUIRE(again.problems.empty());
     CHECK(again.config.s3.prefix == l.config.s3.prefix);
     CHECK(again.config.format.separator == "\x1e");

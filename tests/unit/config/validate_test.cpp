@@ -346,3 +346,35 @@ TEST_CASE("the remaining rules, one mutation each", "[config][validate]") {
         CHECK(mentions(only_problem(c), rc.path, rc.text));
     }
 }
+
+TEST_CASE("typed formats: compression refused for parquet and avro, schema problems by path", "[config][validate]") {
+    auto c = valid();
+    c.format.type = format_type::parquet;
+    CHECK(validate(c).empty());
+    c.format.compression = compression::gzip;
+    CHECK(mentions(only_problem(c), "format.compression", "format.parquet.compression"));
+    c.format.type = format_type::avro;
+    CHECK(mentions(only_problem(c), "format.compression", "format.avro.codec"));
+    c.format.type = format_type::csv;
+    CHECK(validate(c).empty());  // csv is compressed like JSON
+    c.format.compression = compression::none;
+    c.format.schema = {{"status", "int32", "payload:status", true}, {"when", "timestamp_ms", "payload:ts", false}};
+    CHECK(validate(c).empty());
+    c.format.schema.push_back({"status", "integer", "payload:", true});
+    const auto ps = validate(c);
+    std::vector<std::string> paths;
+    for (const auto& p : ps) paths.push_back(p.path);
+    CHECK(paths == std::vector<std::string>{"format.schema[2].type", "format.schema[2].from", "format.schema"});
+    c.format.schema.pop_back();
+    c.format.type = format_type::json_lines;
+    CHECK(mentions(only_problem(c), "format.schema", "applies only to format.type csv, parquet and avro"));
+    c.format.type = format_type::avro;
+    c.format.schema[0].name = "1st-col";
+    CHECK(mentions(only_problem(c), "format.schema[0].name", "not an Avro name"));
+    c.format.schema[0].name = "status";
+    c.format.csv.delimiter = "ab";
+    CHECK(mentions(only_problem(c), "format.csv.delimiter", "one character"));
+    c.format.csv.delimiter = ",";
+    c.format.parquet.row_group_size = 1024;
+    CHECK(mentions(only_problem(c), "format.parquet.row_group_size", "64KiB to 1GiB"));
+}
