@@ -966,7 +966,11 @@ net::awaitable<result<poll_batch>> client::impl::g2_poll(consumer c, identifier 
         }
         const proto::poll_messages_request req{c, stream, topic, pid, strategy, count, auto_commit};
         auto reply = co_await call_request_into(req, poll_in_);
-        if (!reply) co_return reply.error();
+        if (!reply) {
+            // 5006: not a member (any more): the assignment we hold is void; sync at the next poll.
+            if (group && server_code(reply.error()) == 5006u) assignments_[key].synced = false;
+            co_return reply.error();
+        }
         if (auto d = proto::g2::decode_batch_poll_reply(*reply, poll_, o); !d) co_return bad_reply(d.error());
         if (group && poll_.partition_id == 0xffffffffu) {
             // Not ours (any more): sync again and retry once (§8.7).
