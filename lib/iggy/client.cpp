@@ -231,9 +231,17 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
             }
             if (f->is_eviction()) {
                 disconnect();
-                co_return eviction_error(f->eviction());
+                auto e = eviction_error(f->eviction());
+                if (classify(e) == outcome::retry) session_lost(e);
+                co_return e;
             }
             const auto st = f->reply().status;
+            if (st == 8 || st == 30 || st == 100) {
+                // As in G1: the session is over (server going away, stale or unknown client).
+                disconnect();
+                session_lost(iss::error{proto::server_error(st)});
+                co_return iss::error{proto::server_error(st)};
+            }
             if (st == 0) {
                 if (!g2::reply_is_result_framed(op)) co_return f->body;
                 auto p = g2::decode_result_framed(f->body);
@@ -293,6 +301,13 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
     }
 
     // ---- connection
+    /// The server ended this session (an eviction, 8, 30 or 100; the connection is closed):
+    /// said at warn, since group work held for it is now someone else's.
+    void session_lost(const iss::error& why) {
+        log_.warn({log::kv("generation", generation_)}, "the server ended the session: {}; the next call reconnects{}",
+                  describe(why), groups_.empty() ? "" : " and joins the consumer group(s) again (a new member)");
+    }
+
     void disconnect() {
         connected_ = false;
         boost::system::error_code ec;
@@ -341,7 +356,10 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
         lowest.expires_never();
         if (status != 0) {
             // 8: the server is going away; 30 / 100: it closes the socket after this reply.
-            if (status == 8 || status == 30 || status == 100) disconnect();
+            if (status == 8 || status == 30 || status == 100) {
+                disconnect();
+                session_lost(iss::error{proto::server_error(status)});
+            }
             co_return iss::error{proto::server_error(status)};
         }
         co_return proto::bytes_view{in.data(), length};
@@ -404,6 +422,8 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
                                                std::uint32_t count, bool auto_commit);
     net::awaitable<result<bool>> g2_sync(const identifier& stream, const identifier& topic, const identifier& group,
                                          g2_assignment& a);
+    iss::error not_a_member(const identifier& stream, const identifier& topic, const identifier& group,
+                            g2_assignment& a);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -903,6 +923,23 @@ net::awaitable<result<bool>> client::impl::g2_sync(const identifier& stream, con
     co_return true;
 }
 
+iss::error client::impl::not_a_member(const identifier& stream, const identifier& topic, const identifier& group,
+                                      g2_assignment& a) {
+    // G1 answers a non-member's group poll with 5006; G2's SyncConsumerGroup says it with an
+    // empty body. Same answer on both, so that the caller joins again instead of waiting as a
+    // member without partitions.
+    a.synced = false;
+    const bool joined = std::any_of(groups_.begin(), groups_.end(), [&](const group_ref& g) {
+        return g.stream == stream && g.topic == topic && g.group == group;
+    });
+    if (joined)
+        log_.warn({log::kv("stream", proto::to_string(stream)), log::kv("topic", proto::to_string(topic)),
+                   log::kv("group", proto::to_string(group))},
+                  "SyncConsumerGroup: the server no longer counts this client as a member of the group; join again");
+    return iss::error{proto::server_error(5006),
+                      fmt::format("SyncConsumerGroup: not a member of consumer group {}", proto::to_string(group))};
+}
+
 net::awaitable<result<poll_batch>> client::impl::g2_poll(consumer c, identifier stream, identifier topic,
                                                          std::optional<std::uint32_t> partition,
                                                          polling_strategy strategy, std::uint32_t count,
@@ -922,13 +959,18 @@ net::awaitable<result<poll_batch>> client::impl::g2_poll(consumer c, identifier 
             if (!a.synced || a.cursor >= a.partitions.size()) {
                 auto s = co_await g2_sync(stream, topic, c.id, a);
                 if (!s) co_return s.error();
+                if (!*s) co_return not_a_member(stream, topic, c.id, a);
             }
             if (a.partitions.empty()) co_return poll_batch{0, 0, {}};  // member with no partitions: park
             pid = a.partitions[a.cursor++];
         }
         const proto::poll_messages_request req{c, stream, topic, pid, strategy, count, auto_commit};
         auto reply = co_await call_request_into(req, poll_in_);
-        if (!reply) co_return reply.error();
+        if (!reply) {
+            // 5006: not a member (any more): the assignment we hold is void; sync at the next poll.
+            if (group && server_code(reply.error()) == 5006u) assignments_[key].synced = false;
+            co_return reply.error();
+        }
         if (auto d = proto::g2::decode_batch_poll_reply(*reply, poll_, o); !d) co_return bad_reply(d.error());
         if (group && poll_.partition_id == 0xffffffffu) {
             // Not ours (any more): sync again and retry once (§8.7).

@@ -130,6 +130,10 @@ task<void> consumer_loop::discover(const source_topic& s) {
         const poll_result r = co_await source_.poll(s.topic, std::nullopt, std::nullopt, 0);
         if (r.status == source_status::not_member) {
             // 5006: we are not a member (any more): drop what we hold for this topic, join again.
+            log_.warn({iss::log::kv("stream", s.topic.stream), iss::log::kv("topic", s.topic.topic)},
+                      "not a member of the consumer group any more ({}): dropping what is held for the topic "
+                      "(re-read from the committed offsets) and joining again",
+                      r.detail);
             for (const auto& p : assignment()) {
                 if (p.stream == s.topic.stream && p.topic == s.topic.topic) {
                     if (auto* w = router_.find(p)) w->drop("not a member of the consumer group (5006)");
@@ -156,6 +160,30 @@ task<void> consumer_loop::discover(const source_topic& s) {
         partition_ref p{s.topic.stream, s.topic.topic, n};
         if (owned_.insert(p).second) log_.info({iss::log::kv("partition", p)}, "partition assigned");
     }
+}
+
+void consumer_loop::watch_assignment() {
+    const auto now = clock_.steady_now();
+    if (!owned_.empty() || o_.unassigned_warning.count() <= 0) {
+        unassigned_since_.reset();
+        unassigned_warnings_ = 0;
+        return;
+    }
+    if (!unassigned_since_) {
+        unassigned_since_ = now;
+        next_unassigned_warning_ = now + o_.unassigned_warning;
+        return;
+    }
+    if (now < next_unassigned_warning_) return;
+    const auto idle = std::chrono::duration_cast<std::chrono::seconds>(now - *unassigned_since_);
+    log_.warn({iss::log::kv("unassigned_for", fmt::format("{}s", idle.count()))},
+              "this member has owned no partition of its consumer group for {} s: more members than "
+              "partitions, or the server hands it none; still polling",
+              idle.count());
+    ++unassigned_warnings_;
+    const backoff_policy repeat{o_.unassigned_warning, std::max<std::chrono::milliseconds>(o_.unassigned_warning,
+                                                                                          std::chrono::minutes{10})};
+    next_unassigned_warning_ = now + backoff_ceiling(repeat, unassigned_warnings_);
 }
 
 task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
@@ -216,6 +244,7 @@ task<std::size_t> consumer_loop::round() {
             for (const auto& s : o_.sources)
                 if (may_try(s.topic, std::nullopt)) co_await discover(s);
             next_discovery_ = clock_.steady_now() + o_.assignment_interval;
+            watch_assignment();
         }
     } else {
         // Each topic is listed until it has partitions; one that cannot be read is asked

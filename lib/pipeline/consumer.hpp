@@ -65,6 +65,11 @@ struct consumer_options {
     /// up to 5 min, without jitter (one source, nothing to spread). Each failed try logs one
     /// error line; nothing is logged (or asked) in between.
     backoff_policy unavailable_backoff{std::chrono::seconds{1}, std::chrono::minutes{5}};
+    /// Group mode: a member that has owned no partition for this long says so at warn (more
+    /// members than partitions, or a server that no longer hands it any), then again after
+    /// twice as long each time, up to every 10 min; 0 = never. Default: the server's default
+    /// rebalance timeout (30 s), past which any hand-over to this member would have happened.
+    std::chrono::milliseconds unassigned_warning{30000};
 };
 
 /// A configured source topic that cannot be read at the moment (for readiness checks).
@@ -104,6 +109,8 @@ public:
 
 private:
     task<void> discover(const source_topic& s);
+    /// Group mode, after each discovery: the warning of `consumer_options::unassigned_warning`.
+    void watch_assignment();
     task<void> check_session();
     /// One partition's step: poll from its writer's next offset, feed (which may upload and
     /// commit). Takes `p` by value: it runs as its own coroutine (poll_all).
@@ -141,6 +148,9 @@ private:
     std::map<std::pair<topic_ref, std::optional<std::uint32_t>>, unavailable_source> unavailable_;
     std::optional<std::uint64_t> session_;
     clock::steady_time next_discovery_{};
+    std::optional<clock::steady_time> unassigned_since_;  ///< group mode: owning nothing since
+    clock::steady_time next_unassigned_warning_{};
+    unsigned unassigned_warnings_ = 0;
     bool stop_ = false;
 };
 

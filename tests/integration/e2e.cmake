@@ -2,7 +2,7 @@
 # `iggy-s3-sink` as a process, checked with Debian's awscli. tests/integration/e2e/cases.py.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(ISS_E2E_CASES
-  exactly_once crash_restart idle_flush sigterm_flush s3_outage group_failover stale_writer
+  exactly_once crash_restart idle_flush sigterm_flush s3_outage group_failover stale_writer group_sigstop
   invalid_config lag_missing_and_sighup bad_message_fail bad_message_skip bad_message_dead_letter)
 foreach(case ${ISS_E2E_CASES})
   add_test(NAME e2e.${case}
@@ -30,7 +30,7 @@ endforeach()
 # Every case also runs pinned to G1, so the whole suite passes over both transports (issue 9).
 foreach(proto_case ${_e2e_g1_cases}
                    g2:0.9:exactly_once g2:0.9:sigterm_flush g2:0.9:group_failover g2:0.9:stale_writer
-                   g2:0.9:crash_restart)
+                   g2:0.9:crash_restart g2:0.9:group_sigstop)
   string(REPLACE ":" ";" _parts ${proto_case})
   list(GET _parts 0 _gen)
   list(GET _parts 1 _ver)

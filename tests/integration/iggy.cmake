@@ -8,7 +8,7 @@ target_compile_options(integration_iggy PRIVATE -Wno-mismatched-new-delete)
 target_compile_definitions(integration_iggy PRIVATE
   IGGY_TEST_BROKER="$<TARGET_FILE:iggy-test-broker>" IGGY_PRODUCE="$<TARGET_FILE:iggy-produce>")
 add_dependencies(integration_iggy iggy-test-broker iggy-produce)
-foreach(tag client bulk offsets group rebalance persist auth reconnect tls replay produce faults heartbeat errors)
+foreach(tag client bulk offsets group rebalance persist auth reconnect tls replay produce faults heartbeat errors evict)
   add_test(NAME integration.iggy.${tag} COMMAND integration_iggy "[${tag}]")
   set_tests_properties(integration.iggy.${tag} PROPERTIES LABELS "integration;iggy" TIMEOUT 180
     ENVIRONMENT "CI=$ENV{CI}")

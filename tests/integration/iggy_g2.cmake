@@ -6,7 +6,7 @@ target_link_libraries(integration_iggy_g2 PRIVATE catch_main iggy proto iss_warn
 target_compile_options(integration_iggy_g2 PRIVATE -Wno-mismatched-new-delete)
 target_compile_definitions(integration_iggy_g2 PRIVATE IGGY_TEST_BROKER="$<TARGET_FILE:iggy-test-broker>")
 add_dependencies(integration_iggy_g2 iggy-test-broker)
-foreach(tag client group auto version retry auth replay rejection)
+foreach(tag client group auto version retry auth replay rejection evict)
   add_test(NAME integration.iggy.g2.${tag} COMMAND integration_iggy_g2 "[g2][${tag}]")
   set_tests_properties(integration.iggy.g2.${tag} PROPERTIES LABELS "integration;iggy" TIMEOUT 120
     ENVIRONMENT "CI=$ENV{CI}")

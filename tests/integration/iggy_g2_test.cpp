@@ -15,12 +15,14 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include "tests/integration/broker_child.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -57,6 +59,8 @@ public:
     broker_process(const broker_process&) = delete;
     broker_process& operator=(const broker_process&) = delete;
     [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+    /// Sends a test control (SIGUSR1: expire the group members; SIGUSR2: drop memberships).
+    void control(int sig) const { ::kill(pid_, sig); }
 
 private:
     pid_t pid_ = -1;
@@ -111,6 +115,41 @@ net::awaitable<void> seed(iggy::client& c, std::uint32_t partitions, std::uint32
              "send");
     }
 }
+
+net::awaitable<void> pause(std::chrono::milliseconds d) {
+    net::steady_timer t{co_await net::this_coro::executor, d};
+    co_await t.async_wait(net::use_awaitable);
+}
+
+/// How many members group s/t/g has, as `c` reads it (-1: no group).
+net::awaitable<int> members_count(iggy::client& c) {
+    auto g = must(co_await c.get_consumer_group(identifier::named("s"), identifier::named("t"), identifier::named("g")),
+                  "get group");
+    co_return g ? static_cast<int>(g->members.size()) : -1;
+}
+
+/// Waits (up to 10 s) until group s/t/g has `n` members.
+net::awaitable<bool> until_members(iggy::client& c, int n) {
+    for (int i = 0; i < 500; ++i) {
+        if (co_await members_count(c) == n) co_return true;
+        co_await pause(std::chrono::milliseconds{20});
+    }
+    co_return false;
+}
+
+/// Collects the log lines of the test (level and text), restoring stderr at the end.
+struct log_capture {
+    std::vector<std::string> lines;
+    log_capture() {
+        log::set_sink([this](std::string_view l) { lines.emplace_back(l); });
+    }
+    ~log_capture() { log::set_sink({}); }
+    [[nodiscard]] bool has_warn(std::string_view text) const {
+        return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
+            return l.find(" warn ") != std::string::npos && l.find(text) != std::string::npos;
+        });
+    }
+};
 
 }  // namespace
 
@@ -396,5 +435,116 @@ TEST_CASE("committed rejections in the result section: join, leave and store off
         CHECK(o->stored_offset == p.messages.back().offset);
         must(co_await c.leave_consumer_group(s, t, g), "leave");
         co_await c.close();
+    });
+}
+
+TEST_CASE("G2 heartbeat: a member silent past it is evicted (13): 30 at once, then reconnect, re-join, resume",
+          "[g2][evict]") {
+    broker_process broker{{"--protocol", "0.9", "--heartbeat", "1s"}};  // evicted after 1.2 s of silence
+    log_capture logs;
+    run([&](auto ex) -> net::awaitable<void> {
+        auto admin_opts = options_for(broker, wire_protocol::g2_0_9);
+        admin_opts.ping_interval = std::chrono::milliseconds{100};  // keeps the admin's session alive
+        iggy::client admin{ex, admin_opts};
+        co_await seed(admin, 1, 20);
+        must(co_await admin.create_consumer_group(identifier::named("s"), identifier::named("t"), "g"), "create group");
+        auto member_opts = options_for(broker, wire_protocol::g2_0_9);
+        member_opts.ping_interval = std::chrono::milliseconds{0};  // a frozen process sends nothing
+        iggy::client m{ex, member_opts};
+        const auto s = identifier::named("s"), t = identifier::named("t"), g = identifier::named("g");
+        const auto grp = consumer::group(g);
+        must(co_await m.join_consumer_group(s, t, g), "join");
+        auto first = must(co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::next(), 5, false), "poll");
+        REQUIRE(first.messages.size() == 5);
+        must(co_await m.store_offset(grp, s, t, first.partition_id, first.messages.back().offset), "store");
+        CHECK(m.generation() == 1);
+        co_await pause(std::chrono::milliseconds{2500});  // past 1.2 x heartbeat: the group drops m
+        {
+            const bool gone = co_await until_members(admin, 0);
+            CHECK(gone);
+        }
+        // The server ended the session: the call fails at once (retry), never an empty batch
+        // that looks like a member without partitions.
+        auto evicted = co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::next(), 5, false);
+        REQUIRE_FALSE(evicted.has_value());
+        CHECK(iggy::server_code(evicted.error()) == 30u);
+        CHECK(iggy::classify(evicted.error()) == iggy::outcome::retry);
+        CHECK_FALSE(m.connected());
+        CHECK(logs.has_warn("the server ended the session"));
+        // The next call reconnects (a new member), re-joins, and reads on from the group's offset.
+        auto again = must(co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::next(), 5, false),
+                          "poll after the eviction");
+        CHECK(m.generation() == 2);
+        REQUIRE(again.messages.size() == 5);
+        CHECK(again.messages.front().offset == 5);
+        {
+            const int members = co_await members_count(admin);
+            CHECK(members == 1);
+        }
+        co_await m.close();
+        co_await admin.close();
+    });
+}
+
+TEST_CASE("G2 evictions by the server's controls: the session (30, reconnect) and the membership alone (5006, join)",
+          "[g2][evict]") {
+    broker_process broker{{"--protocol", "0.9"}};
+    log_capture logs;
+    run([&](auto ex) -> net::awaitable<void> {
+        iggy::client admin{ex, options_for(broker, wire_protocol::g2_0_9)};
+        co_await seed(admin, 2, 10);
+        must(co_await admin.create_consumer_group(identifier::named("s"), identifier::named("t"), "g"), "create group");
+        iggy::client m{ex, options_for(broker, wire_protocol::g2_0_9)};
+        const auto s = identifier::named("s"), t = identifier::named("t"), g = identifier::named("g");
+        const auto grp = consumer::group(g);
+        must(co_await m.join_consumer_group(s, t, g), "join");
+        auto p = must(co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::first(), 3, false), "poll");
+        REQUIRE(p.messages.size() == 3);
+
+        // Membership lost, session alive: the partition-less poll answers 5006 as in G1 (not an
+        // empty batch, which would park the caller as a member without partitions).
+        broker.control(SIGUSR2);
+        {
+            const bool dropped = co_await until_members(admin, 0);
+            REQUIRE(dropped);
+        }
+        // The first poll may name a partition of the old assignment (5006 from the poll itself);
+        // from then on the client syncs, and the sync's "not a member" is 5006 too.
+        for (int i = 0; i < 3; ++i) {
+            auto lost = co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::first(), 3, false);
+            REQUIRE_FALSE(lost.has_value());
+            CHECK(iggy::server_code(lost.error()) == 5006u);
+        }
+        CHECK(m.connected());
+        CHECK(m.generation() == 1);
+        CHECK(logs.has_warn("no longer counts this client as a member"));
+        auto explicit_poll = co_await m.poll_messages(grp, s, t, 0u, polling_strategy::first(), 3, false);
+        REQUIRE_FALSE(explicit_poll.has_value());
+        CHECK(iggy::server_code(explicit_poll.error()) == 5006u);
+        must(co_await m.join_consumer_group(s, t, g), "join again");
+        auto back = must(co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::first(), 3, false),
+                         "poll after joining again");
+        CHECK(back.messages.size() == 3);
+
+        // The session evicted: 30 (retry), the next call reconnects and re-joins by itself.
+        broker.control(SIGUSR1);
+        {
+            const bool expired = co_await until_members(admin, 0);
+            REQUIRE(expired);
+        }
+        auto evicted = co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::first(), 3, false);
+        REQUIRE_FALSE(evicted.has_value());
+        CHECK(iggy::server_code(evicted.error()) == 30u);
+        CHECK_FALSE(m.connected());
+        auto resumed = must(co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::first(), 3, false),
+                            "poll after the eviction");
+        CHECK(resumed.messages.size() == 3);
+        CHECK(m.generation() == 2);
+        {
+            const int members = co_await members_count(admin);
+            CHECK(members == 1);
+        }
+        co_await m.close();
+        co_await admin.close();
     });
 }

@@ -76,6 +76,8 @@ public:
         start(port_);
     }
     [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+    /// Sends a test control (SIGUSR1: expire the group members; SIGUSR2: drop memberships).
+    void control(int sig) const { ::kill(pid_, sig); }
 
 private:
     std::vector<std::string> args_;
@@ -1184,4 +1186,68 @@ TEST_CASE("the broker answers 0.8.0's error codes on the wire: 40, 3, 4, 43, sho
     net::read(idle.sock, net::buffer(h), ec);
     REQUIRE_FALSE(ec);
     CHECK(proto::load_le<std::uint32_t>(h.data()) == 8u);  // Disconnected
+}
+
+TEST_CASE("G1 evictions by the server's controls: the client (30, reconnect) and the membership alone (5006, join)",
+          "[evict]") {
+    broker_process broker;
+    run([&](auto ex) -> net::awaitable<void> {
+        iggy::client admin{ex, options_for(broker)};
+        iggy::client m{ex, options_for(broker)};
+        const auto s = identifier::named("s"), t = identifier::named("t"), g = identifier::named("g");
+        const auto grp = consumer::group(g);
+        must(co_await admin.create_stream("s"), "create stream");
+        must(co_await admin.create_topic(s, "t", 2), "create topic");
+        must(co_await admin.create_consumer_group(s, t, "g"), "create group");
+        std::vector<std::string> payloads{"a", "b", "c"};
+        std::vector<iggy::outgoing_message> batch;
+        for (auto& p : payloads) batch.push_back({0, 0, proto::as_bytes(p), {}});
+        for (std::uint32_t p = 0; p < 2; ++p)
+            must(co_await admin.send_messages(s, t, partitioning::to_partition(p), batch), "send");
+        auto until_members = [&](std::size_t n) -> net::awaitable<bool> {
+            for (int i = 0; i < 500; ++i) {
+                auto now = co_await members_of(admin, s, t, g);
+                if (now.size() == n) co_return true;
+                co_await sleep_for(20ms);
+            }
+            co_return false;
+        };
+        must(co_await m.join_consumer_group(s, t, g), "join");
+        auto p = must(co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::first(), 3, false), "poll");
+        CHECK(p.messages.size() == 3);
+
+        broker.control(SIGUSR2);  // membership lost, connection and login kept
+        {
+            const bool dropped = co_await until_members(0);
+            REQUIRE(dropped);
+        }
+        auto lost = co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::first(), 3, false);
+        REQUIRE_FALSE(lost.has_value());
+        CHECK(iggy::server_code(lost.error()) == 5006u);
+        CHECK(m.connected());
+        must(co_await m.join_consumer_group(s, t, g), "join again");
+        auto back = must(co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::first(), 3, false),
+                         "poll after joining again");
+        CHECK(back.messages.size() == 3);
+
+        broker.control(SIGUSR1);  // dropped from the client table, as by the heartbeat checker
+        {
+            const bool expired = co_await until_members(0);
+            REQUIRE(expired);
+        }
+        auto evicted = co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::first(), 3, false);
+        REQUIRE_FALSE(evicted.has_value());
+        CHECK(iggy::server_code(evicted.error()) == 30u);
+        CHECK_FALSE(m.connected());
+        auto resumed = must(co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::first(), 3, false),
+                            "poll after the eviction");
+        CHECK(resumed.messages.size() == 3);
+        CHECK(m.generation() == 2);
+        {
+            const bool one = co_await until_members(1);
+            CHECK(one);
+        }
+        co_await m.close();
+        co_await admin.close();
+    });
 }

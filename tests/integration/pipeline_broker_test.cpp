@@ -10,6 +10,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include "tests/integration/broker_child.hpp"
@@ -41,14 +42,18 @@ public:
     broker_process(const broker_process&) = delete;
     broker_process& operator=(const broker_process&) = delete;
     [[nodiscard]] std::uint16_t port() const { return port_; }
+    /// Sends a test control (SIGUSR1: expire the group members; SIGUSR2: drop memberships).
+    void control(int sig) const { ::kill(pid_, sig); }
 
 private:
     pid_t pid_ = -1;
     std::uint16_t port_ = 0;
 };
 
-iss::iggy::client_options opts(const broker_process& b) {
+iss::iggy::client_options opts(const broker_process& b,
+                               iss::iggy::wire_protocol protocol = iss::iggy::wire_protocol::g1_0_8) {
     iss::iggy::client_options o;
+    o.protocol = protocol;
     o.port = b.port();
     o.password = iss::iggy_password{"iggy"};
     o.reconnect_backoff = {10ms, 200ms};
@@ -100,8 +105,9 @@ net::awaitable<void> produce(iss::iggy::client& c, std::uint32_t partitions, int
 
 /// One sink instance: a client, its ports, a router and a loop over a shared world (bucket).
 struct sink {
-    sink(net::any_io_executor ex, const broker_process& b, fakes::world& w, bool group, std::string name)
-        : client{ex, opts(b)}, ports{client, pl::iggy_ports_options{group, std::move(name), false, {}}} {
+    sink(net::any_io_executor ex, const broker_process& b, fakes::world& w, bool group, std::string name,
+         iss::iggy::wire_protocol protocol = iss::iggy::wire_protocol::g1_0_8)
+        : client{ex, opts(b, protocol)}, ports{client, pl::iggy_ports_options{group, std::move(name), false, {}}} {
         w.options.mode = group ? pl::consumer_mode::group : pl::consumer_mode::single;
         router = std::make_unique<pl::router>(
           w.options, w.policy(), pl::writer_ports{w.store, ports, w.encoders, w.namer, w.sleeper, w.clock, nullptr});
@@ -269,4 +275,79 @@ TEST_CASE("group: a member that disappears loses only what it held; the others r
         co_await admin.close();
     });
     check_exactly_once(w, 2, 400);
+}
+
+TEST_CASE("group: a member the server evicts while it polls re-joins and resumes; nothing lost or doubled",
+          "[evict]") {
+    // Over both transports; SIGUSR1 ends the session (G1: 30, G2: Eviction 13), SIGUSR2 drops
+    // only the membership (G1: 5006, G2: SyncConsumerGroup "not a member").
+    const auto protocol = GENERATE(iss::iggy::wire_protocol::g1_0_8, iss::iggy::wire_protocol::g2_0_9);
+    const int control = GENERATE(SIGUSR1, SIGUSR2);
+    INFO("protocol " << iss::iggy::wire_protocol_name(protocol) << ", control " << (control == SIGUSR1 ? "SIGUSR1" : "SIGUSR2"));
+    broker_process b;  // serves G1 and G2 on one port
+    fakes::world w;
+    w.rotation.max_records = 250;
+    w.rotation.idle = 1s;  // the manual clock moves 2 s a round: a quiet partition flushes
+    run_on_loop([&](net::any_io_executor ex) -> net::awaitable<void> {
+        iss::iggy::client admin{ex, opts(b)};
+        co_await produce(admin, 2, 400, true);
+        sink s{ex, b, w, true, "g", protocol};
+        {
+            const auto started = co_await s.loop->start();
+            REQUIRE(started);
+        }
+        for (int i = 0; i < 3; ++i) {  // 300 polled per partition: 250 uploaded and committed, the rest held
+            co_await s.loop->round();
+            w.clock.advance(2s);
+        }
+        CHECK(s.loop->assignment().size() == 2);
+        const auto before = s.client.generation();
+        b.control(control);
+        for (int i = 0; i < 500; ++i) {  // until the server has dropped the member (signals are async)
+            auto g = must(co_await admin.get_consumer_group(identifier::named("app"), identifier::named("events"),
+                                                            identifier::named("g")),
+                          "get group");
+            REQUIRE(g.has_value());
+            if (g->members.empty()) break;
+            net::steady_timer t{ex, 20ms};
+            co_await t.async_wait(net::use_awaitable);
+        }
+        const auto group = iss::proto::consumer::group(identifier::named("g"));
+        auto delivered = [&]() -> net::awaitable<bool> {
+            for (std::uint32_t p = 0; p < 2; ++p) {
+                const auto o = co_await stored(admin, group, p);
+                if (o != std::optional<std::uint64_t>{399}) co_return false;
+            }
+            co_return true;
+        };
+        bool done = false;
+        for (int i = 0; i < 40 && !done; ++i) {
+            co_await s.loop->round();
+            co_await s.router->tick();
+            w.clock.advance(2s);
+            done = co_await delivered();
+        }
+        CHECK(done);  // before: the member polled on as one without partitions, lag never fell
+        CHECK(s.loop->assignment().size() == 2);
+        if (control == SIGUSR1) {
+            CHECK(s.client.generation() > before);  // a new session, so a new member
+        }
+        co_await produce(admin, 2, 100, false);
+        for (int i = 0; i < 10; ++i) {
+            co_await s.loop->round();
+            co_await s.router->tick();
+            w.clock.advance(2s);
+        }
+        {
+            const auto stopped = co_await s.loop->shutdown();
+            REQUIRE(stopped);
+        }
+        for (std::uint32_t p = 0; p < 2; ++p) {
+            const auto o = co_await stored(admin, group, p);
+            CHECK(o == std::optional<std::uint64_t>{499});
+        }
+        co_await s.client.close();
+        co_await admin.close();
+    });
+    check_exactly_once(w, 2, 500);
 }

@@ -202,6 +202,47 @@ def stale_writer(env: Env, rng) -> None:
     check("adopt" in log_a or "412" in log_a, "daemon a's late upload was not refused (no 412/adoption in its log)")
 
 
+def group_sigstop(env: Env, rng) -> None:
+    """A group member frozen (SIGSTOP) past the server's heartbeat is evicted (G1: dropped, 30;
+    G2: Eviction 13); after SIGCONT it says so at warn, reconnects, joins again and resumes. The
+    other member takes over meanwhile, then leaves, so the last messages can only reach the bucket
+    through the resumed one. Every message lands exactly once."""
+    broker = env.start_broker("--heartbeat", "3s", "--rebalance-timeout", "3s")  # expiry after 3.6 s
+    bucket = bucket_name(env, rng, "sigstop")
+    first = produce_synthetic(env, broker.address, 8_000, 4)
+    rot = {"max_records": 1500, "idle": "1s"}
+    cfg_a = env.config(bucket, broker.address, group="sinks", rotation=rot, name="a")
+    cfg_b = env.config(bucket, broker.address, group="sinks", rotation=rot, name="b")
+    a = env.start_daemon(cfg_a, tag="a")
+    b = env.start_daemon(cfg_b, tag="b")
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and "partition assigned" not in (env.work / "a.log").read_text():
+        time.sleep(0.2)  # a must be a member holding partitions when it is frozen
+    check("partition assigned" in (env.work / "a.log").read_text(), "daemon a got no partition within 90 s")
+    time.sleep(rng.uniform(0.2, 2.0))
+    a.send_signal(signal.SIGSTOP)
+    log("froze daemon a for 8 s (past the 3 s heartbeat)")
+    time.sleep(8)
+    a.send_signal(signal.SIGCONT)
+    log("resumed daemon a")
+    second = produce_synthetic(env, broker.address, 10, 4)
+    env.wait_lag_zero(cfg_a, 120)
+    check(env.stop(b) == 0, "daemon b did not exit 0 on SIGTERM")
+    log("stopped daemon b (it left the group): only a can deliver from here")
+    third = produce_synthetic(env, broker.address, 2_000, 4)
+    env.wait_lag_zero(cfg_a, 120)  # before the fix: a never came back, lag stayed at 2000
+    check(a.poll() is None, "daemon a exited")
+    check(env.stop(a) == 0, "daemon a did not exit 0 on SIGTERM")
+    landed = read_landed(env.download(bucket))
+    counts = {p: first.get(p, 0) + second.get(p, 0) + third.get(p, 0) for p in set(first) | set(second) | set(third)}
+    verify_exactly_once(landed, counts, "app", "events")
+    log_a = (env.work / "a.log").read_text()
+    warned = [line for line in log_a.splitlines() if " warn " in line and (
+        "ended the session" in line or "not a member" in line or "no longer counts" in line)]
+    check(warned, "daemon a did not say at warn that the server had evicted it")
+    log(f"{landed.records} records in {landed.objects} objects, 0 duplicates; a said: {warned[0][:160]}")
+
+
 def invalid_config(env: Env, rng) -> None:
     """An invalid config exits 78 listing every error, before any connection."""
     p = env.work / "bad.yaml"
@@ -288,6 +329,7 @@ CASES = {
     "s3_outage": s3_outage,
     "group_failover": group_failover,
     "stale_writer": stale_writer,
+    "group_sigstop": group_sigstop,
     "invalid_config": invalid_config,
     "lag_missing_and_sighup": lag_missing_and_sighup,
     "bad_message_fail": lambda e, r: bad_message(e, r, "fail"),

@@ -1294,6 +1294,28 @@ std::vector<std::uint32_t> broker_state::tick() {
     return removed;
 }
 
+std::vector<std::uint32_t> broker_state::expire_group_members() {
+    std::vector<std::uint32_t> members;
+    for (auto& [id, c] : s_->clients)
+        if (!c.groups.empty()) members.push_back(id);
+    for (auto id : members) expire_client(id);
+    return members;
+}
+
+std::size_t broker_state::drop_group_memberships() {
+    std::size_t dropped = 0;
+    for (auto& [id, c] : s_->clients) {
+        for (auto& [sid, tid, gid] : c.groups) {
+            stream* s = s_->streams.get(sid);
+            topic* t = s ? s->topics.get(tid) : nullptr;
+            group* g = t ? t->groups.get(gid) : nullptr;
+            if (g && state::leave(*t, *g, id)) ++dropped;
+        }
+        c.groups.clear();
+    }
+    return dropped;
+}
+
 std::uint64_t broker_state::total_messages() const {
     std::uint64_t n = 0;
     s_->streams.for_each([&](std::size_t, const stream& s) {

@@ -438,6 +438,15 @@ public:
     /// 1.2 × heartbeat (when enabled). Returns the ids of the clients it removed.
     std::vector<std::uint32_t> tick();
 
+    // ---- test controls (the broker's SIGUSR1 / SIGUSR2, see main.cpp)
+    /// Heartbeat expiry now for every client that is a member of a consumer group, whatever its
+    /// last Ping: the same as `expire_client` for each (they leave their groups). Returns them.
+    std::vector<std::uint32_t> expire_group_members();
+    /// Every member leaves every group it is in (a full rebalance of each), while the clients
+    /// stay in the client table, logged in: membership lost without a session loss. Returns
+    /// how many memberships were dropped.
+    std::size_t drop_group_memberships();
+
     /// Total messages stored (all partitions). For tests and the banner.
     [[nodiscard]] std::uint64_t total_messages() const;
 

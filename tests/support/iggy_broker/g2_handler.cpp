@@ -180,6 +180,10 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
         return true;
     }
     if (h.session != session_) return evict(out, h.client, g2::eviction_reason::no_session);
+    // Heartbeat (docs/protocol.md §8.3): any request refreshes it. A session whose client the
+    // heartbeat checker (or the SIGUSR1 control) dropped is dead: Eviction 13 (StaleClient).
+    if (!state_.client_exists(client_id_)) return evict(out, h.client, g2::eviction_reason::stale_client);
+    state_.ping(client_id_);
 
     const bool replicated = g2::is_metadata(h.op) || g2::is_partition_plane(h.op) || h.op == g2::operation::logout;
     if (g2::is_metadata(h.op) && applied_.count(h.request)) {

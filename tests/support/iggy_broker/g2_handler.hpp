@@ -31,7 +31,15 @@
 /// - fault injection: the first `transient_not_committed` replicated/partition-plane requests
 ///   are answered with status 57 and NOT applied (a replay of the same request number then is);
 ///   a request number already applied in this session answers 59 (RequestAlreadyApplied).
-/// Not modelled: heartbeat eviction 13, TooManyConsumerOffsets, sessions surviving restarts.
+/// - heartbeat (§8.3): every request after login refreshes it; once the heartbeat checker
+///   (`--heartbeat`) or the SIGUSR1 control dropped the client (it left its groups), its next
+///   request is answered with Eviction 13 (StaleClient) and the connection closes (the server
+///   pushes the eviction; the double answers the next request with it, which a client that
+///   was frozen sees the same way);
+/// - membership lost without a session loss (the SIGUSR2 control): SyncConsumerGroup answers
+///   "not a member" (empty body) and explicit group polls 5006, while the session stays valid.
+/// Not modelled: TooManyConsumerOffsets, sessions surviving restarts, evicting only clients
+/// that hold a group membership (the checker drops every silent client, as in G1).
 
 #include "iggy_broker/admin_handler.hpp"
 #include "iggy_broker/broker_state.hpp"

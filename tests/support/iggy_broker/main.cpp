@@ -30,6 +30,7 @@
 #include <array>
 #include <charconv>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <list>
 #include <optional>
@@ -74,6 +75,11 @@ Usage: iggy-test-broker [options]
                               (default 0.11.0; 0.12.0 makes 0.11 clients get Eviction 14)
   --g2-transient-not-committed N  answer the first N replicated G2 requests with status 57
                               (TransientNotCommitted) without applying them (retry tests)
+Signals (test controls): SIGUSR1 expires every client that is a member of a consumer group
+  at once, as the heartbeat checker would (G1: group commands answer 30 and the connection
+  closes; G2: the next request gets Eviction 13); SIGUSR2 drops every group membership and
+  keeps the sessions (G2 SyncConsumerGroup answers "not a member", group polls 5006).
+  SIGINT/SIGTERM stop the broker.
   --help                      this text
 Durations: a number with a unit: us, ms, s, m, h (e.g. 500ms, 30s); a bare number is seconds.
 )";
@@ -684,6 +690,22 @@ int main(int argc, char** argv) {
             srv.close_all();
             ioc.stop();
         });
+        // Test controls: SIGUSR1 expires every group member now (as the heartbeat checker
+        // would), SIGUSR2 drops every group membership and keeps the sessions.
+        net::signal_set controls{ioc, SIGUSR1, SIGUSR2};
+        std::function<void(const boost::system::error_code&, int)> on_control =
+            [&](const boost::system::error_code& wait_error, int sig) {
+                if (wait_error) return;
+                if (sig == SIGUSR1) {
+                    const auto n = state.expire_group_members().size();
+                    std::fprintf(stderr, "iggy-test-broker: control: expired %zu group member client(s)\n", n);
+                } else {
+                    const auto n = state.drop_group_memberships();
+                    std::fprintf(stderr, "iggy-test-broker: control: dropped %zu group membership(s)\n", n);
+                }
+                controls.async_wait(on_control);
+            };
+        controls.async_wait(on_control);
         ioc.run();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "iggy-test-broker: %s\n", e.what());

@@ -1,4 +1,5 @@
 #include "fakes.hpp"
+#include "common/log.hpp"
 #include "pipeline/consumer.hpp"
 
 #include <catch2/catch.hpp>
@@ -277,6 +278,54 @@ TEST_CASE("consumer: inv5 after a reconnect, held data is dropped (not uploaded)
     CHECK(b.size() == 8);
     for (const auto& [k, n] : b) CHECK(n == 1);
     CHECK(r->totals().records_dropped >= 1);
+}
+
+TEST_CASE("consumer: a group member without partitions past unassigned_warning says so at warn, at a backoff", "[pipeline][consumer]") {
+    std::vector<std::string> lines;
+    iss::log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
+    auto warnings = [&] {
+        return std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
+            return l.find(" warn ") != std::string::npos && l.find("owned no partition") != std::string::npos;
+        });
+    };
+    world w;
+    w.options.mode = pl::consumer_mode::group;
+    auto r = w.make_router();
+    fake_source src;
+    src.group = true;
+    src.fill(0, 2);  // the group's partition is someone else's: this member owns nothing
+    auto o = options(pl::consumer_mode::group);
+    o.unassigned_warning = 30s;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    run(loop.start());
+    // One round a second (discovery every second): 200 polls in 200 s of the manual clock.
+    std::vector<long> at;
+    for (int t = 0; t <= 200; ++t) {
+        const auto before = warnings();
+        run(loop.round());
+        if (warnings() > before) at.push_back(t);
+        w.clock.advance(1s);
+    }
+    // After 30 s without partitions, then 60 s and 120 s later (doubling), not at every poll.
+    CHECK(at == std::vector<long>{30, 90});
+    // Owning a partition ends it; losing it again starts a new 30 s wait.
+    src.owned = {0};
+    for (int i = 0; i < 3; ++i) {
+        run(loop.round());
+        w.clock.advance(1s);
+    }
+    CHECK(loop.assignment().size() == 1);
+    src.owned.clear();
+    at.clear();
+    for (int t = 0; t <= 40; ++t) {
+        const auto before = warnings();
+        run(loop.round());
+        if (warnings() > before) at.push_back(t);
+        w.clock.advance(1s);
+    }
+    iss::log::set_sink({});
+    CHECK(at.size() == 1);
+    if (!at.empty()) CHECK(at.front() >= 30);
 }
 
 TEST_CASE("consumer: run waits poll_interval when idle, wakes for a due writer, and stops on request", "[pipeline][consumer][inv6]") {
