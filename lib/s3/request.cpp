@@ -6,6 +6,8 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 
 namespace iss::s3 {
@@ -179,6 +181,116 @@ result<target> resolve_target(const client_options& o, std::string_view bucket) 
     return t;
 }
 
+namespace {
+
+constexpr std::array<std::string_view, 8> canned_acls{"private", "public-read", "public-read-write", "authenticated-read",
+                                                     "aws-exec-read", "bucket-owner-read", "bucket-owner-full-control",
+                                                     "log-delivery-write"};
+
+std::optional<std::string> base64_decode(std::string_view b64) {
+    if (b64.empty() || b64.size() % 4 != 0) return std::nullopt;
+    std::string out(3 * (b64.size() / 4), '\0');
+    const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                  reinterpret_cast<const unsigned char*>(b64.data()), static_cast<int>(b64.size()));
+    if (n < 0) return std::nullopt;
+    std::size_t len = static_cast<std::size_t>(n);
+    if (b64.ends_with("==")) len -= 2;
+    else if (b64.ends_with("=")) len -= 1;
+    out.resize(len);
+    return out;
+}
+
+std::string base64_of(std::string_view s) {
+    return base64_encode(std::span<const std::uint8_t>{reinterpret_cast<const std::uint8_t*>(s.data()), s.size()});
+}
+
+bool ascii_printable(std::string_view v) {
+    for (unsigned char c : v)
+        if (c < 0x20 || c > 0x7e) return false;
+    return true;
+}
+
+}  // namespace
+
+std::vector<std::string> check_object_options(const object_options& o) {
+    std::vector<std::string> out;
+    const auto& s = o.sse;
+    const bool kms = s.type == sse_type::kms || s.type == sse_type::kms_dsse;
+    if (!kms && !s.kms_key_id.empty()) out.push_back("s3.sse.kms_key_id: only with type aws:kms or aws:kms:dsse");
+    if (!kms && !s.kms_context.empty()) out.push_back("s3.sse.kms_context: only with type aws:kms or aws:kms:dsse");
+    if (!kms && s.bucket_key_enabled) out.push_back("s3.sse.bucket_key_enabled: only with type aws:kms or aws:kms:dsse");
+    if (!s.kms_context.empty() && (s.kms_context.front() != '{' || s.kms_context.back() != '}'))
+        out.push_back("s3.sse.kms_context: must be a JSON object ({\"key\": \"value\"})");
+    if (s.type == sse_type::customer) {
+        const auto key = base64_decode(s.customer_key.reveal());
+        if (s.customer_key.empty()) out.push_back("s3.sse.customer_key: required with type customer (a 256-bit key, base64)");
+        else if (!key || key->size() != 32) out.push_back("s3.sse.customer_key: must be 32 bytes, base64-encoded (44 characters)");
+    } else if (!s.customer_key.empty()) {
+        out.push_back("s3.sse.customer_key: only with type customer");
+    }
+    if (!o.acl.empty() && std::find(canned_acls.begin(), canned_acls.end(), o.acl) == canned_acls.end())
+        out.push_back(fmt::format("s3.acl: '{}' is not a canned ACL (private, public-read, public-read-write, authenticated-read, "
+                                  "aws-exec-read, bucket-owner-read, bucket-owner-full-control, log-delivery-write)", o.acl));
+    if (!o.storage_class.empty()) {
+        for (char c : o.storage_class)
+            if (!((c >= 'A' && c <= 'Z') || c == '_' || (c >= '0' && c <= '9'))) {
+                out.push_back(fmt::format("s3.storage_class: '{}' must be upper case (STANDARD, STANDARD_IA, GLACIER_IR, ...)", o.storage_class));
+                break;
+            }
+    }
+    if (o.tags.size() > 10) out.push_back("s3.tags: at most 10 tags per object");
+    for (const auto& [k, v] : o.tags) {
+        if (k.empty() || k.size() > 128) out.push_back(fmt::format("s3.tags: key '{}' must be 1 to 128 characters", k));
+        if (v.size() > 256) out.push_back(fmt::format("s3.tags.{}: value longer than 256 characters", k));
+    }
+    for (const auto& [k, v] : o.metadata) {
+        bool ok = !k.empty();
+        for (char c : k)
+            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.')) ok = false;
+        if (!ok) out.push_back(fmt::format("s3.metadata: name '{}': use lower-case letters, digits, '-', '_', '.'", k));
+        if (k.starts_with("iggy-")) out.push_back(fmt::format("s3.metadata.{}: names starting with iggy- are the sink's own", k));
+        if (!ascii_printable(v)) out.push_back(fmt::format("s3.metadata.{}: the value must be printable ASCII", k));
+    }
+    return out;
+}
+
+void add_object_headers(request_spec& spec, const object_options& o, object_request kind) {
+    const auto& s = o.sse;
+    if (s.type == sse_type::customer) {
+        // SSE-C: exactly these three, on every request that writes or reads the object's data;
+        // never x-amz-server-side-encryption.
+        const auto key = base64_decode(s.customer_key.reveal()).value_or("");
+        spec.headers.emplace_back("x-amz-server-side-encryption-customer-algorithm", "AES256");
+        spec.headers.emplace_back("x-amz-server-side-encryption-customer-key", s.customer_key.reveal());
+        const std::array<std::string_view, 1> parts{key};
+        spec.headers.emplace_back("x-amz-server-side-encryption-customer-key-MD5", content_md5(parts));
+    }
+    if (kind != object_request::create) return;
+    if (s.type == sse_type::aes256) spec.headers.emplace_back("x-amz-server-side-encryption", "AES256");
+    if (s.type == sse_type::kms || s.type == sse_type::kms_dsse) {
+        spec.headers.emplace_back("x-amz-server-side-encryption", s.type == sse_type::kms ? "aws:kms" : "aws:kms:dsse");
+        if (!s.kms_key_id.empty()) spec.headers.emplace_back("x-amz-server-side-encryption-aws-kms-key-id", s.kms_key_id);
+        if (!s.kms_context.empty()) spec.headers.emplace_back("x-amz-server-side-encryption-context", base64_of(s.kms_context));
+        if (s.bucket_key_enabled) spec.headers.emplace_back("x-amz-server-side-encryption-bucket-key-enabled", "true");
+    }
+    if (!o.storage_class.empty()) spec.headers.emplace_back("x-amz-storage-class", o.storage_class);
+    if (!o.acl.empty()) spec.headers.emplace_back("x-amz-acl", o.acl);
+    if (!o.tags.empty()) {
+        std::string t;
+        for (const auto& [k, v] : o.tags) {
+            if (!t.empty()) t += '&';
+            t += sigv4::uri_encode(k, false) + "=" + sigv4::uri_encode(v, false);
+        }
+        spec.headers.emplace_back("x-amz-tagging", t);
+    }
+    for (const auto& [k, v] : o.metadata) {
+        bool present = false;
+        for (const auto& [n, _] : spec.headers)
+            if (http::iequals(n, "x-amz-meta-" + k)) present = true;
+        if (!present) spec.headers.emplace_back("x-amz-meta-" + k, v);
+    }
+}
+
 result<request_spec> build_create_bucket(std::string_view bucket, std::string_view region) {
     if (auto c = check_bucket(bucket); !c) return c.error();
     auto s = bucket_spec("CreateBucket", "PUT", bucket);
@@ -317,6 +429,11 @@ result<request_spec> build_list_objects_v2(std::string_view bucket, const list_o
 
 result<prepared> prepare(request_spec& spec, const client_options& o, std::chrono::system_clock::time_point now,
                          sigv4::signing_key_cache& keys) {
+    return prepare(spec, o, now, keys, o.credentials);
+}
+
+result<prepared> prepare(request_spec& spec, const client_options& o, std::chrono::system_clock::time_point now,
+                         sigv4::signing_key_cache& keys, const sigv4::credentials& creds) {
     auto t = resolve_target(o, spec.bucket);
     if (!t) return t.error();
     std::string path = t->path_prefix;
@@ -348,7 +465,7 @@ result<prepared> prepare(request_spec& spec, const client_options& o, std::chron
     view.query = qs;
     view.headers = hs;
     view.payload_sha256 = spec.payload_sha256;
-    auto signed_ = sigv4::sign(view, o.credentials, params, now, keys);
+    auto signed_ = sigv4::sign(view, creds, params, now, keys);
     if (!signed_) return signed_.error();
 
     prepared p;

@@ -483,6 +483,9 @@ void aws_test_server::set_upstream(http::endpoint upstream, sigv4::credentials k
 void aws_test_server::fail_next(std::string prefix, unsigned status, unsigned times) {
     impl_->failures.push_back({std::move(prefix), status, times});
 }
+void aws_test_server::expire_all() {
+    for (auto& [k, v] : impl_->issued) v.expiry = sys::now() - std::chrono::seconds{1};
+}
 const aws_server_stats& aws_test_server::stats() const { return impl_->stats; }
 const std::vector<std::string>& aws_test_server::violations() const { return impl_->violations; }
 std::vector<std::string> aws_test_server::secrets_issued() const {

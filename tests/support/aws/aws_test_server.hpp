@@ -72,6 +72,8 @@ public:
     void set_upstream(http::endpoint upstream, sigv4::credentials keys, std::string region);
     /// The next `times` requests whose path starts with `prefix` get `status` (500: transient).
     void fail_next(std::string prefix, unsigned status, unsigned times);
+    /// Every key issued so far expires now (the client still believes them valid).
+    void expire_all();
 
     [[nodiscard]] const aws_server_stats& stats() const;
     /// Everything a correct client never does, one line each (empty when all was right).
