@@ -183,10 +183,6 @@ result<target> resolve_target(const client_options& o, std::string_view bucket) 
 
 namespace {
 
-constexpr std::array<std::string_view, 8> canned_acls{"private", "public-read", "public-read-write", "authenticated-read",
-                                                     "aws-exec-read", "bucket-owner-read", "bucket-owner-full-control",
-                                                     "log-delivery-write"};
-
 std::optional<std::string> base64_decode(std::string_view b64) {
     if (b64.empty() || b64.size() % 4 != 0) return std::nullopt;
     std::string out(3 * (b64.size() / 4), '\0');
@@ -204,55 +200,7 @@ std::string base64_of(std::string_view s) {
     return base64_encode(std::span<const std::uint8_t>{reinterpret_cast<const std::uint8_t*>(s.data()), s.size()});
 }
 
-bool ascii_printable(std::string_view v) {
-    for (unsigned char c : v)
-        if (c < 0x20 || c > 0x7e) return false;
-    return true;
-}
-
 }  // namespace
-
-std::vector<std::string> check_object_options(const object_options& o) {
-    std::vector<std::string> out;
-    const auto& s = o.sse;
-    const bool kms = s.type == sse_type::kms || s.type == sse_type::kms_dsse;
-    if (!kms && !s.kms_key_id.empty()) out.push_back("s3.sse.kms_key_id: only with type aws:kms or aws:kms:dsse");
-    if (!kms && !s.kms_context.empty()) out.push_back("s3.sse.kms_context: only with type aws:kms or aws:kms:dsse");
-    if (!kms && s.bucket_key_enabled) out.push_back("s3.sse.bucket_key_enabled: only with type aws:kms or aws:kms:dsse");
-    if (!s.kms_context.empty() && (s.kms_context.front() != '{' || s.kms_context.back() != '}'))
-        out.push_back("s3.sse.kms_context: must be a JSON object ({\"key\": \"value\"})");
-    if (s.type == sse_type::customer) {
-        const auto key = base64_decode(s.customer_key.reveal());
-        if (s.customer_key.empty()) out.push_back("s3.sse.customer_key: required with type customer (a 256-bit key, base64)");
-        else if (!key || key->size() != 32) out.push_back("s3.sse.customer_key: must be 32 bytes, base64-encoded (44 characters)");
-    } else if (!s.customer_key.empty()) {
-        out.push_back("s3.sse.customer_key: only with type customer");
-    }
-    if (!o.acl.empty() && std::find(canned_acls.begin(), canned_acls.end(), o.acl) == canned_acls.end())
-        out.push_back(fmt::format("s3.acl: '{}' is not a canned ACL (private, public-read, public-read-write, authenticated-read, "
-                                  "aws-exec-read, bucket-owner-read, bucket-owner-full-control, log-delivery-write)", o.acl));
-    if (!o.storage_class.empty()) {
-        for (char c : o.storage_class)
-            if (!((c >= 'A' && c <= 'Z') || c == '_' || (c >= '0' && c <= '9'))) {
-                out.push_back(fmt::format("s3.storage_class: '{}' must be upper case (STANDARD, STANDARD_IA, GLACIER_IR, ...)", o.storage_class));
-                break;
-            }
-    }
-    if (o.tags.size() > 10) out.push_back("s3.tags: at most 10 tags per object");
-    for (const auto& [k, v] : o.tags) {
-        if (k.empty() || k.size() > 128) out.push_back(fmt::format("s3.tags: key '{}' must be 1 to 128 characters", k));
-        if (v.size() > 256) out.push_back(fmt::format("s3.tags.{}: value longer than 256 characters", k));
-    }
-    for (const auto& [k, v] : o.metadata) {
-        bool ok = !k.empty();
-        for (char c : k)
-            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.')) ok = false;
-        if (!ok) out.push_back(fmt::format("s3.metadata: name '{}': use lower-case letters, digits, '-', '_', '.'", k));
-        if (k.starts_with("iggy-")) out.push_back(fmt::format("s3.metadata.{}: names starting with iggy- are the sink's own", k));
-        if (!ascii_printable(v)) out.push_back(fmt::format("s3.metadata.{}: the value must be printable ASCII", k));
-    }
-    return out;
-}
 
 void add_object_headers(request_spec& spec, const object_options& o, object_request kind) {
     const auto& s = o.sse;

@@ -54,7 +54,7 @@ struct retry_options {
 /// https://docs.aws.amazon.com/AmazonS3/latest/userguide/ServerSideEncryptionCustomerKeys.html
 enum class sse_type : std::uint8_t { none, aes256, kms, kms_dsse, customer };
 /// The customer key of SSE-C (secret: prints as `****`).
-using sse_customer_key = iss::secret<struct sse_customer_key_tag>;
+using iss::sse_customer_key;
 
 struct sse_options {
     sse_type type = sse_type::none;
@@ -66,6 +66,7 @@ struct sse_options {
 
 /// Settings applied to every object written (PutObject and CreateMultipartUpload; SSE-C
 /// also on UploadPart, HeadObject and GetObject, which need the key to read the object).
+/// Validated with the configuration (lib/config: s3.sse, s3.acl, s3.tags, s3.metadata).
 struct object_options {
     sse_options sse;
     std::string storage_class;  ///< x-amz-storage-class ("" = the bucket's default)
@@ -134,10 +135,6 @@ struct request_spec {
     std::shared_ptr<const std::string> owned_body;  ///< when the builder made the body (XML)
     std::string payload_sha256;  ///< filled by prepare() once (signed payload)
 };
-
-/// Checks SSE settings, the canned ACL, tags and metadata; every problem named by its
-/// config key (`s3.sse.customer_key: ...`). Never echoes a key.
-[[nodiscard]] std::vector<std::string> check_object_options(const object_options& o);
 
 /// Which request the object options go on.
 enum class object_request : std::uint8_t { create, upload_part, read };

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 
 using namespace iss;
@@ -190,6 +191,8 @@ TEST_CASE("a wrong region is reported with the region the store names", "[s3][cl
 
 TEST_CASE("no log line carries the secret key or the signature", "[s3][client]") {
     std::vector<std::string> lines;
+    const auto level = log::min_level();
+    log::configure(log::level::trace, log::output_format::text);  // every line, canonical requests too
     log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
     const auto old_level = log::min_level();
     log::configure(log::level::trace, log::output_format::text);
@@ -247,13 +250,13 @@ struct sourced {
     std::unique_ptr<s3::client> client;
 
     sourced() {
-        server.set_container_token("tok");
+        server.set_container_token("container-auth-token-77");
         aws::chain_options o;
         o.source = aws::source_kind::container;
         const std::string uri = server.url() + "/container/creds";
         o.env = [uri](std::string_view n) -> std::optional<std::string> {
             if (n == "AWS_CONTAINER_CREDENTIALS_FULL_URI") return uri;
-            if (n == "AWS_CONTAINER_AUTHORIZATION_TOKEN") return std::string{"tok"};
+            if (n == "AWS_CONTAINER_AUTHORIZATION_TOKEN") return std::string{"container-auth-token-77"};
             return std::nullopt;
         };
         auto http = std::make_shared<http::client>(ioc.get_executor());
@@ -405,4 +408,56 @@ TEST_CASE("SSE-C sends its three headers on create and every UploadPart, never x
     CHECK(amz_headers(front.requests()[0]) == create);
     CHECK(amz_headers(front.requests()[1]) == ssec);
     CHECK(amz_headers(front.requests()[2]) == ssec);
+}
+
+TEST_CASE("no secret, session token, web identity token or proxy password appears in a log line or error", "[s3][client][aws]") {
+    std::vector<std::string> lines;
+    const auto level = log::min_level();
+    log::configure(log::level::trace, log::output_format::text);  // every line, canonical requests too
+    log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
+    std::vector<std::string> errors;
+    {
+        sourced s;  // container credentials (Authorization token "tok")
+        REQUIRE(s.put().has_value());
+        s.server.expire_all();
+        REQUIRE(s.put().has_value());  // ExpiredToken: renewal logged
+        s.server.fail_next("/container/", 500, 10);
+        s.server.expire_all();
+        auto failed = s.put();  // renewal fails: the error is reported
+        REQUIRE_FALSE(failed.has_value());
+        errors.push_back(failed.error().message());
+        // A web identity token STS refuses, and an unreachable proxy with a password.
+        aws::chain_options o;
+        o.source = aws::source_kind::web_identity;
+        o.sts_endpoint = s.server.url();
+        const std::string dir = std::string{ISS_BINARY_DIR};
+        {
+            std::ofstream{dir + "/web-token-test"} << "eyJ-web-identity-secret";
+        }
+        o.env = [dir](std::string_view n) -> std::optional<std::string> {
+            if (n == "AWS_WEB_IDENTITY_TOKEN_FILE") return dir + "/web-token-test";
+            if (n == "AWS_ROLE_ARN") return std::string{"arn:aws:iam::1:role/r"};
+            return std::nullopt;
+        };
+        http::client_options ho;
+        ho.proxy.https_url = "http://proxyuser:proxy-password-42@127.0.0.1:1";
+        ho.proxy.http_url = ho.proxy.https_url;
+        auto http = std::make_shared<http::client>(s.ioc.get_executor(), ho);
+        auto p = aws::make_provider(s.ioc.get_executor(), http, o);
+        auto src = std::make_shared<aws::refreshing_source>(s.ioc.get_executor(), p);
+        auto r = run<result<aws::identity>>(s.ioc, [&]() { return src->start(false); });
+        REQUIRE_FALSE(r.has_value());
+        errors.push_back(r.error().message());
+        std::vector<std::string> secrets = s.server.secrets_issued();
+        secrets.insert(secrets.end(), {"eyJ-web-identity-secret", "proxy-password-42", "container-auth-token-77"});
+        REQUIRE(secrets.size() > 4);
+        for (const auto& secret : secrets) {
+            INFO(secret);
+            for (const auto& l : lines) CHECK(l.find(secret) == std::string::npos);
+            for (const auto& e : errors) CHECK(e.find(secret) == std::string::npos);
+        }
+    }
+    log::set_sink({});
+    log::configure(level, log::output_format::text);
+    CHECK_FALSE(lines.empty());
 }
