@@ -354,8 +354,11 @@ void check_s3(collector& add, const sink_config& c) {
     // static keys are checked here.
     const bool pinned_static = s.credentials.source == credentials_source::static_keys;
     if (s.access_key_id.get().empty()) {
-        if (pinned_static) add("s3.access_key_id", "is required with s3.credentials.source static (set it, or env AWS_ACCESS_KEY_ID)");
-        else if (!s.secret_access_key.empty()) add("s3.access_key_id", "is required with s3.secret_access_key (set it, or env AWS_ACCESS_KEY_ID)");
+        if (pinned_static) {
+            add("s3.access_key_id", "is required with s3.credentials.source static (set it, or env AWS_ACCESS_KEY_ID)");
+            if (s.secret_access_key.empty())
+                add("s3.secret_access_key", "is required with s3.credentials.source static (set it, or env AWS_SECRET_ACCESS_KEY)");
+        } else if (!s.secret_access_key.empty()) add("s3.access_key_id", "is required with s3.secret_access_key (set it, or env AWS_ACCESS_KEY_ID)");
     } else if (s.secret_access_key.empty()) {
         add("s3.secret_access_key", "is required with s3.access_key_id (set it, or env AWS_SECRET_ACCESS_KEY)");
     }

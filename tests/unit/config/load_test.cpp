@@ -237,7 +237,7 @@ TEST_CASE("AWS access keys load: credentials source, assume_role, sse, tags and 
     CHECK(s.tags.at("team") == "data");
     CHECK(s.tags.size() == 2);
     CHECK(s.metadata.at("owner") == "sink");
-    CHECK(validate(l.config).empty());
+    for (const auto& p : validate(l.config)) CHECK_FALSE(p.path.starts_with("s3."));  // (the file has no Iggy login)
     // The printer writes the maps back and hides the proxy URL (it may hold a password).
     const auto y = to_yaml(l.config);
     CHECK(y.find("tags: {\"env\": \"prod\", \"team\": \"data\"}") != std::string::npos);
