@@ -5,6 +5,7 @@
 // reachability, login, streams/topics/partitions, the consumer group, the dead-letter topic.
 #include "daemon/commands.hpp"
 #include "daemon/iggy_probe.hpp"
+#include "daemon/s3_setup.hpp"
 #include "daemon/s3_wiring.hpp"
 #include "daemon/wiring.hpp"
 #include "s3/probe.hpp"
@@ -31,7 +32,7 @@ void print_usage(std::FILE* to) {
                "Checks the S3 store: reachability, authentication, bucket access, and whether it honours\n"
                "If-None-Match: * on PutObject and on CompleteMultipartUpload (needed for exactly-once\n"
                "after a forced rebalance). Writes and deletes {{prefix}}/.iggy-s3-sink/probe-<random>.\n\n"
-               "Options (without --config; keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN):\n"
+               "Options (without --config; credentials from the AWS chain: AWS_* variables, web identity, profile, container, IMDSv2):\n"
                "  --endpoint URL          http(s)://host[:port]; omitted: AWS for --region\n"
                "  --region NAME           default us-east-1\n"
                "  --bucket NAME           the bucket\n"
@@ -103,7 +104,7 @@ int run_probe(std::span<const std::string_view> args) {
     probe_args a;
     std::string config_file;
     std::optional<config::sink_config> cfg_kept;  // --config: the Iggy half runs too
-    a.opts.credentials = s3::credentials_from_environment();
+    aws::chain_options chain;  // without --config: the chain over the environment
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto arg = args[i];
         auto value = [&](std::string& out) {
@@ -142,6 +143,12 @@ int run_probe(std::span<const std::string_view> args) {
         cfg_kept = *cfg;
         const bool create = a.create_bucket;
         a = probe_args{s3_options(*cfg), cfg->s3.bucket.get(), cfg->s3.prefix, create};
+        chain = credentials_options(*cfg, config::process_environment());
+        a.opts.http.proxy = proxy_options(*cfg, config::process_environment());
+    } else {
+        a.opts.http.proxy = proxy_options(config::sink_config{}, config::process_environment());
+        chain.region = a.opts.region;
+        chain.env = config::process_environment();
     }
     if (a.bucket.empty()) {
         fmt::print(stderr, "iggy-s3-sink probe: --bucket (or --config) is required\n");
@@ -155,16 +162,21 @@ int run_probe(std::span<const std::string_view> args) {
         fmt::print(stderr, "iggy-s3-sink probe: {}\n", v.error().message());
         return exit_config;
     }
-    if (a.opts.credentials.access_key_id.get().empty() || a.opts.credentials.secret_access_key.empty()) {
-        fmt::print(stderr, "iggy-s3-sink probe: no credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)\n");
-        return exit_usage;
-    }
+    log_proxy(a.opts.http.proxy);
     try {
         net::io_context ioc{1};
-        s3::client c{ioc.get_executor(), a.opts};
         int rc = exit_failure;
         auto both = [&]() -> net::awaitable<int> {
+            auto creds = co_await start_credentials(ioc.get_executor(), chain, a.opts.http);
+            if (!creds) {
+                fmt::print("s3 credentials: FAILED - {}\n", creds.error().message());
+                co_return exit_failure;
+            }
+            fmt::print("s3 credentials: {}\n", (*creds)->last().describe());
+            a.opts.credentials_source = *creds;
+            s3::client c{ioc.get_executor(), a.opts};
             int r = co_await probe(c, a);
+            (*creds)->stop();
             if (cfg_kept) {
                 const bool iggy_ok = co_await probe_iggy(*cfg_kept);
                 if (!iggy_ok) r = exit_failure;

@@ -1,6 +1,7 @@
 #include "daemon/s3_setup.hpp"
 
 #include "common/log.hpp"
+#include "http/client.hpp"
 #include "daemon/s3_wiring.hpp"
 #include "pipeline/adapters/s3_store.hpp"
 #include "s3/probe.hpp"
@@ -16,11 +17,40 @@ namespace {
 struct s3_owner {
     s3_owner(boost::asio::any_io_executor ex, s3::client_options o, std::string bucket)
         : client{ex, std::move(o)}, store{client, std::move(bucket)} {}
+    ~s3_owner() {
+        // Ends the background renewal, so no timer keeps the event loop running.
+        if (auto* r = dynamic_cast<aws::refreshing_source*>(client.options().credentials_source.get())) r->stop();
+    }
+    s3_owner(const s3_owner&) = delete;
+    s3_owner& operator=(const s3_owner&) = delete;
     s3::client client;
     pipeline::s3_store store;
 };
 
 }  // namespace
+
+void log_proxy(const http::proxy_options& p) {
+    const iss::log::logger log{"s3"};
+    if (p.https_url.empty() && p.http_url.empty()) return;
+    log.info("s3 proxy: https via {}, http via {}{}", p.https_url.empty() ? "direct" : http::redact_url(p.https_url),
+             p.http_url.empty() ? "direct" : http::redact_url(p.http_url),
+             p.no_proxy.empty() ? "" : fmt::format(", direct for {}", p.no_proxy));
+}
+
+boost::asio::awaitable<result<std::shared_ptr<aws::refreshing_source>>> start_credentials(
+  boost::asio::any_io_executor ex, aws::chain_options o, http::client_options http) {
+    const iss::log::logger log{"s3"};
+    auto client = std::make_shared<http::client>(ex, std::move(http));
+    auto provider = aws::make_provider(ex, client, std::move(o));
+    auto source = std::make_shared<aws::refreshing_source>(ex, provider);
+    auto id = co_await source->start();
+    if (!id) {
+        source->stop();
+        co_return error{id.error().code(), fmt::format("s3 credentials: {}", id.error().message())};
+    }
+    log.info("s3 credentials: {}", id->describe());
+    co_return source;
+}
 
 boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex, const config::sink_config& c,
                                                  pipeline::consumer_mode) {
@@ -28,7 +58,12 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
     // s3.retry.deadline bounds every operation (design.md §3.5: in group mode well under the
     // 30 s hand-over timeout); in single-consumer mode the pipeline retries on top of it.
     auto opts = s3_options(c);
+    opts.http.proxy = proxy_options(c, config::process_environment());
+    log_proxy(opts.http.proxy);
     if (auto v = s3::validate(opts); !v) co_return v.error();
+    auto creds = co_await start_credentials(ex, credentials_options(c, config::process_environment()), opts.http);
+    if (!creds) co_return creds.error();
+    opts.credentials_source = std::move(*creds);
     auto owner = std::make_shared<s3_owner>(ex, std::move(opts), c.s3.bucket.get());
     s3_setup out;
     out.store = &owner->store;

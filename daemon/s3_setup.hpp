@@ -4,7 +4,10 @@
 /// store's conditional-write capabilities (design.md §3.4). The one place the daemon touches
 /// the S3 client.
 
+#include "aws/providers.hpp"
+#include "aws/refresh.hpp"
 #include "config/config.hpp"
+#include "http/types.hpp"
 #include "pipeline/delivery.hpp"
 #include "pipeline/ports.hpp"
 
@@ -20,6 +23,16 @@ struct s3_setup {
     pipeline::object_store* store = nullptr;
     pipeline::store_capabilities caps;
 };
+
+/// Builds the credentials source of `o` (its STS/container/IMDS requests go through an HTTP
+/// client with `http` settings), fetches the first credentials and logs the source in force
+/// (`s3 credentials: web identity, role ..., expires ...`, never a secret). An error (exit 1)
+/// lists what the chain tried.
+boost::asio::awaitable<result<std::shared_ptr<aws::refreshing_source>>> start_credentials(
+  boost::asio::any_io_executor ex, aws::chain_options o, http::client_options http);
+
+/// Logs the proxy in force (passwords as `****`), or nothing when there is none.
+void log_proxy(const http::proxy_options& p);
 
 /// Makes the client (group mode: every operation bounded by s3.retry.deadline; single mode:
 /// no overall deadline, the pipeline retries without end) and runs the probe unless

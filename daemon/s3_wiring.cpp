@@ -32,6 +32,66 @@ s3::client_options s3_options(const config::sink_config& c) {
     o.http.timeout.resolve = s.timeouts.connect;
     o.http.timeout.write = s.timeouts.request;
     o.http.timeout.read = s.timeouts.request;
+    switch (s.sse.type) {
+        case config::sse_type::none: o.objects.sse.type = s3::sse_type::none; break;
+        case config::sse_type::aes256: o.objects.sse.type = s3::sse_type::aes256; break;
+        case config::sse_type::kms: o.objects.sse.type = s3::sse_type::kms; break;
+        case config::sse_type::kms_dsse: o.objects.sse.type = s3::sse_type::kms_dsse; break;
+        case config::sse_type::customer: o.objects.sse.type = s3::sse_type::customer; break;
+    }
+    o.objects.sse.kms_key_id = s.sse.kms_key_id;
+    o.objects.sse.kms_context = s.sse.kms_context;
+    o.objects.sse.bucket_key_enabled = s.sse.bucket_key_enabled;
+    o.objects.sse.customer_key = s.sse.customer_key;
+    o.objects.storage_class = s.storage_class;
+    o.objects.acl = s.acl;
+    o.objects.tags = s.tags;
+    o.objects.metadata = s.metadata;
+    return o;
+}
+
+http::proxy_options proxy_options(const config::sink_config& c, const aws::env_lookup& env) {
+    auto get = [&](std::string_view upper, std::string_view lower) -> std::string {
+        if (!env) return {};
+        if (auto v = env(upper); v && !v->empty()) return *v;
+        if (auto v = env(lower); v && !v->empty()) return *v;
+        return {};
+    };
+    http::proxy_options p;
+    if (!c.s3.proxy.empty()) {
+        p.http_url = c.s3.proxy.reveal();
+        p.https_url = c.s3.proxy.reveal();
+    } else {
+        p.https_url = get("HTTPS_PROXY", "https_proxy");
+        p.http_url = get("HTTP_PROXY", "http_proxy");
+    }
+    p.no_proxy = get("NO_PROXY", "no_proxy");
+    return p;
+}
+
+aws::chain_options credentials_options(const config::sink_config& c, aws::env_lookup env) {
+    const auto& s = c.s3;
+    aws::chain_options o;
+    switch (s.credentials.source) {
+        case config::credentials_source::automatic: o.source = aws::source_kind::automatic; break;
+        case config::credentials_source::static_keys: o.source = aws::source_kind::static_keys; break;
+        case config::credentials_source::env: o.source = aws::source_kind::env; break;
+        case config::credentials_source::web_identity: o.source = aws::source_kind::web_identity; break;
+        case config::credentials_source::profile: o.source = aws::source_kind::profile; break;
+        case config::credentials_source::container: o.source = aws::source_kind::container; break;
+        case config::credentials_source::imds: o.source = aws::source_kind::imds; break;
+    }
+    // Keys the loader took from AWS_* are the chain's `env` step, so logs name the right source.
+    if (!s.keys_from_env || o.source == aws::source_kind::static_keys)
+        o.static_keys = {s.access_key_id, s.secret_access_key, s.session_token};
+    o.region = s.region.get();
+    o.sts_endpoint = s.sts_endpoint;
+    o.assume_role.role_arn = s.assume_role.role_arn;
+    o.assume_role.session_name = s.assume_role.session_name;
+    o.assume_role.external_id = s.assume_role.external_id;
+    o.assume_role.duration = std::chrono::duration_cast<std::chrono::seconds>(s.assume_role.duration);
+    o.env = std::move(env);
+    o.timeout = s.timeouts.request;
     return o;
 }
 

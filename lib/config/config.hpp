@@ -63,6 +63,10 @@ enum class format_type : std::uint8_t { json_lines, json_array, raw, csv, parque
 enum class parquet_compression : std::uint8_t { snappy, zstd, gzip, none };
 /// `format.avro.codec`: Avro compresses each block inside the file.
 enum class avro_codec : std::uint8_t { null, deflate, snappy };
+/// `s3.credentials.source`: the chain, or one step of it pinned.
+enum class credentials_source : std::uint8_t { automatic, static_keys, env, web_identity, profile, container, imds };
+/// `s3.sse.type`.
+enum class sse_type : std::uint8_t { none, aes256, kms, kms_dsse, customer };
 enum class compression : std::uint8_t { none, gzip, zstd };
 /// How a payload goes into the JSON envelope.
 enum class payload_mode : std::uint8_t { automatic, json, string, base64 };
@@ -124,6 +128,27 @@ struct s3_retry_section {
     milliseconds deadline{15'000};   ///< bound on one operation with its retries; 0: none (single consumer only)
 };
 
+struct s3_credentials_section {
+    config::credentials_source source = config::credentials_source::automatic;
+};
+
+/// `s3.assume_role`: STS AssumeRole over the base credentials (empty role_arn: none).
+struct s3_assume_role_section {
+    std::string role_arn;
+    std::string session_name;      ///< empty: iggy-s3-sink-<unix time>
+    std::string external_id;       ///< empty: not sent
+    milliseconds duration{3'600'000};  ///< 15m .. 12h, whole seconds
+};
+
+/// `s3.sse`: server-side encryption of every object.
+struct s3_sse_section {
+    config::sse_type type = config::sse_type::none;
+    std::string kms_key_id;
+    std::string kms_context;       ///< JSON object
+    bool bucket_key_enabled = false;
+    iss::sse_customer_key customer_key;  ///< type customer: 32 bytes, base64 (secret)
+};
+
 /// `s3`: where and how objects are written.
 struct s3_section {
     bucket_name bucket;
@@ -141,6 +166,18 @@ struct s3_section {
     config::conditional_writes conditional_writes = config::conditional_writes::automatic;
     s3_timeouts_section timeouts;
     s3_retry_section retry;
+    s3_credentials_section credentials;
+    s3_assume_role_section assume_role;
+    std::string sts_endpoint;             ///< empty: AWS_ENDPOINT_URL_STS, else https://sts.<region>.amazonaws.com
+    iss::proxy_url proxy;                 ///< empty: HTTPS_PROXY / HTTP_PROXY / NO_PROXY
+    s3_sse_section sse;
+    std::string storage_class;            ///< empty: the bucket's default
+    std::string acl;                      ///< canned ACL; empty: not sent
+    std::map<std::string, std::string, std::less<>> tags;      ///< x-amz-tagging on every object
+    std::map<std::string, std::string, std::less<>> metadata;  ///< extra x-amz-meta-* on every object
+    /// Not a key: true when the loader took s3.access_key_id and friends from AWS_* variables
+    /// (so the credentials chain reports them as `env`, not `static`).
+    bool keys_from_env = false;
 };
 
 /// One entry of `format.schema`: a typed column (format/schema.hpp gives the rules).

@@ -273,6 +273,25 @@ public:
         }
     }
 
+    void pairs(std::string_view key, std::map<std::string, std::string, std::less<>>& value, std::string_view /*help*/) {
+        const YAML::Node* n = take(key);
+        if (n == nullptr || n->IsNull()) return;
+        const std::string path = child_path(key);
+        if (!n->IsMap()) {
+            add(path, fmt::format("must be a mapping (name: value), not a {}", node_kind(*n)), *n);
+            return;
+        }
+        value.clear();
+        for (const auto& kv : *n) {
+            if (!kv.first.IsScalar()) {
+                add(path, "a name must be a plain scalar", kv.first);
+                continue;
+            }
+            auto t = scalar(kv.second, path + "." + kv.first.Scalar());
+            if (t) value[kv.first.Scalar()] = std::move(*t);
+        }
+    }
+
     void env_default(std::string_view var) { pending_env_ = std::string{var}; }
     void hide_next(bool) {}
 
@@ -446,6 +465,8 @@ loaded parse(std::string_view yaml, const env_lookup& env) {
     if (out.set_paths.contains("s3.access_key_id")) {
         if (!out.set_paths.contains("s3.secret_access_key")) out.config.s3.secret_access_key = {};
         if (!out.set_paths.contains("s3.session_token")) out.config.s3.session_token = {};
+    } else if (!out.config.s3.access_key_id.get().empty()) {
+        out.config.s3.keys_from_env = true;  // the credentials chain names them `env`
     }
     if (out.set_paths.contains("iggy.consumer") && out.set_paths.contains("iggy.consumer_group")) {
         out.problems.push_back(problem{"iggy.consumer",

@@ -135,6 +135,12 @@ public:
         line(fmt::format("{}: {}", key, all ? std::string{"all"} : fmt::format("[{}]", fmt::join(ids, ", "))));
     }
 
+    void pairs(std::string_view key, const std::map<std::string, std::string, std::less<>>& m, std::string_view) {
+        std::string items;
+        for (const auto& [k, v] : m) items += (items.empty() ? "" : ", ") + quote(k) + ": " + quote(v);
+        line(fmt::format("{}: {{{}}}", key, items));
+    }
+
     void env_default(std::string_view) {}
     void hide_next(bool h) { hide_ = h; }
 
@@ -204,6 +210,10 @@ public:
 
     void partitions(std::string_view key, bool, const std::vector<std::uint32_t>&, std::string_view help) {
         add(key, "all or list of integers", "all", help);
+    }
+
+    void pairs(std::string_view key, const std::map<std::string, std::string, std::less<>>&, std::string_view help) {
+        add(key, "mapping of strings", "{}", help);
     }
 
     void env_default(std::string_view var) { env_ = var; }

@@ -13,6 +13,7 @@
 ///   choice(key, enum, table, help)          one of named values
 ///   strings(key, vector<string>, help)      a scalar or a sequence of scalars
 ///   partitions(key, all, ids, help)         `all` or a sequence of ids
+///   pairs(key, map, help)                   a mapping of names to string values
 ///   env_default(var)                        the next key defaults to env VAR (docs, loader)
 ///   hide_next(bool)                         the printer omits the next key
 
@@ -54,6 +55,13 @@ inline constexpr std::array<choice<parquet_compression>, 4> parquet_compression_
    {"none", parquet_compression::none}}};
 inline constexpr std::array<choice<avro_codec>, 3> avro_codec_choices{
   {{"null", avro_codec::null}, {"deflate", avro_codec::deflate}, {"snappy", avro_codec::snappy}}};
+inline constexpr std::array<choice<credentials_source>, 7> credentials_source_choices{
+  {{"auto", credentials_source::automatic}, {"static", credentials_source::static_keys}, {"env", credentials_source::env},
+   {"web_identity", credentials_source::web_identity}, {"profile", credentials_source::profile},
+   {"container", credentials_source::container}, {"imds", credentials_source::imds}}};
+inline constexpr std::array<choice<sse_type>, 5> sse_type_choices{
+  {{"none", sse_type::none}, {"AES256", sse_type::aes256}, {"aws:kms", sse_type::kms}, {"aws:kms:dsse", sse_type::kms_dsse},
+   {"customer", sse_type::customer}}};
 inline constexpr std::array<choice<compression>, 3> compression_choices{
   {{"none", compression::none}, {"gzip", compression::gzip}, {"zstd", compression::zstd}}};
 inline constexpr std::array<choice<payload_mode>, 4> payload_mode_choices{{{"auto", payload_mode::automatic},
@@ -149,6 +157,30 @@ void visit_schema(V& v, C& c) {
             v.field("deadline", s.retry.deadline,
                     "Bound on one operation with all its retries. Group mode: at most 25s (the server forces a partition hand-over after 30s). Single consumer: 0 means none; a failed upload is retried without end.");
         });
+        v.section("credentials", "Where the S3 credentials come from.", [&] {
+            v.choice("source", s.credentials.source, table(credentials_source_choices),
+                     "`auto`: the AWS SDKs' chain (static keys, env, web identity, profile, container, imds; the first that answers); or one of them pinned. See \"AWS credentials\".");
+        });
+        v.section("assume_role", "STS AssumeRole on top of the credentials found (cross-account writes).", [&] {
+            v.field("role_arn", s.assume_role.role_arn, "Role to assume; empty: none.");
+            v.field("session_name", s.assume_role.session_name, "RoleSessionName; empty: iggy-s3-sink-<unix time>.");
+            v.field("external_id", s.assume_role.external_id, "ExternalId the role's trust policy asks for; empty: not sent.");
+            v.field("duration", s.assume_role.duration, "Lifetime asked for (15m to 12h).");
+        });
+        v.field("sts_endpoint", s.sts_endpoint, "STS endpoint URL; empty: env AWS_ENDPOINT_URL_STS, else https://sts.<region>.amazonaws.com.");
+        v.field("proxy", s.proxy, "HTTP proxy for S3 and STS, http://[user:password@]host:port (secret: printed as ****); empty: env HTTPS_PROXY / HTTP_PROXY, with NO_PROXY.");
+        v.section("sse", "Server-side encryption of every object.", [&] {
+            v.choice("type", s.sse.type, table(sse_type_choices),
+                     "`AES256` (SSE-S3), `aws:kms` (SSE-KMS), `aws:kms:dsse`, `customer` (SSE-C: the key goes with every write and read).");
+            v.field("kms_key_id", s.sse.kms_key_id, "aws:kms / aws:kms:dsse: key id or ARN; empty: the account's default key.");
+            v.field("kms_context", s.sse.kms_context, "aws:kms / aws:kms:dsse: encryption context, a JSON object.");
+            v.field("bucket_key_enabled", s.sse.bucket_key_enabled, "aws:kms: use an S3 Bucket Key.");
+            v.field("customer_key", s.sse.customer_key, "customer: the 256-bit key, base64 (secret).");
+        });
+        v.field("storage_class", s.storage_class, "x-amz-storage-class of every object (STANDARD_IA, GLACIER_IR, ...); empty: the bucket's default.");
+        v.field("acl", s.acl, "Canned ACL of every object (bucket-owner-full-control, private, ...); empty: none sent.");
+        v.pairs("tags", s.tags, "Tags of every object (name: value), sent as x-amz-tagging.");
+        v.pairs("metadata", s.metadata, "Extra user metadata of every object (lower-case names; printable ASCII values).");
     });
     v.section("format", "The records inside each object.", [&] {
         auto& f = c.format;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <set>
 #include <utility>
@@ -212,6 +213,85 @@ void check_sources(collector& add, const sink_config& c) {
     }
 }
 
+bool is_base64_key256(std::string_view k) {
+    if (k.size() != 44 || k[43] != '=' || k[42] == '=') return false;
+    for (std::size_t i = 0; i < 43; ++i) {
+        const char c = k[i];
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/')) return false;
+    }
+    return true;
+}
+
+bool printable_ascii(std::string_view v) {
+    for (unsigned char c : v)
+        if (c < 0x20 || c > 0x7e) return false;
+    return true;
+}
+
+/// s3.assume_role, s3.sts_endpoint, s3.proxy, s3.sse, s3.storage_class, s3.acl, s3.tags, s3.metadata.
+void check_aws_access(collector& add, const s3_section& s) {
+    const auto& r = s.assume_role;
+    if (r.role_arn.empty()) {
+        if (!r.session_name.empty()) add("s3.assume_role.session_name", "is set but s3.assume_role.role_arn is empty");
+        if (!r.external_id.empty()) add("s3.assume_role.external_id", "is set but s3.assume_role.role_arn is empty");
+    } else if (!r.role_arn.starts_with("arn:")) {
+        add("s3.assume_role.role_arn", "'{}' must be a role ARN (arn:aws:iam::ACCOUNT:role/NAME)", r.role_arn);
+    }
+    if (r.duration < 900s || r.duration > 43200s || r.duration.count() % 1000 != 0)
+        add("s3.assume_role.duration", "must be whole seconds from 15m to 12h, not {}", format_duration(r.duration));
+    if (!r.session_name.empty()) {
+        bool ok = r.session_name.size() >= 2 && r.session_name.size() <= 64;
+        for (char c : r.session_name)
+            if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view{"_+=,.@-"}.find(c) != std::string_view::npos)) ok = false;
+        if (!ok) add("s3.assume_role.session_name", "must be 2 to 64 of letters, digits and _+=,.@-");
+    }
+    if (!s.sts_endpoint.empty() && !s.sts_endpoint.starts_with("https://") && !s.sts_endpoint.starts_with("http://"))
+        add("s3.sts_endpoint", "'{}' must start with http:// or https://", s.sts_endpoint);
+    if (!s.proxy.empty() && !s.proxy.reveal().starts_with("http://"))
+        add("s3.proxy", "must be http://[user:password@]host:port (an https:// proxy is not supported)");
+    const auto& e = s.sse;
+    const bool kms = e.type == sse_type::kms || e.type == sse_type::kms_dsse;
+    if (!kms && !e.kms_key_id.empty()) add("s3.sse.kms_key_id", "applies only to type aws:kms or aws:kms:dsse");
+    if (!kms && !e.kms_context.empty()) add("s3.sse.kms_context", "applies only to type aws:kms or aws:kms:dsse");
+    if (!kms && e.bucket_key_enabled) add("s3.sse.bucket_key_enabled", "applies only to type aws:kms or aws:kms:dsse");
+    if (!e.kms_context.empty() && (e.kms_context.front() != '{' || e.kms_context.back() != '}'))
+        add("s3.sse.kms_context", "must be a JSON object ({{\"key\": \"value\"}})");
+    if (e.type == sse_type::customer) {
+        if (e.customer_key.empty()) add("s3.sse.customer_key", "is required with type customer (a 256-bit key, base64)");
+        else if (!is_base64_key256(e.customer_key.reveal()))
+            add("s3.sse.customer_key", "must be 32 bytes, base64-encoded (44 characters ending in '=')");
+    } else if (!e.customer_key.empty()) {
+        add("s3.sse.customer_key", "applies only to type customer");
+    }
+    static constexpr std::array<std::string_view, 8> acls{"private", "public-read", "public-read-write", "authenticated-read",
+                                                          "aws-exec-read", "bucket-owner-read", "bucket-owner-full-control",
+                                                          "log-delivery-write"};
+    if (!s.acl.empty() && std::find(acls.begin(), acls.end(), s.acl) == acls.end())
+        add("s3.acl", "'{}' is not a canned ACL (private, public-read, public-read-write, authenticated-read, aws-exec-read, "
+                      "bucket-owner-read, bucket-owner-full-control, log-delivery-write)", s.acl);
+    for (char c : s.storage_class) {
+        if (!(std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
+            add("s3.storage_class", "'{}' must be an S3 storage class in upper case (STANDARD, STANDARD_IA, GLACIER_IR, ...)",
+                s.storage_class);
+            break;
+        }
+    }
+    if (s.tags.size() > 10) add("s3.tags", "at most 10 tags per object, not {}", s.tags.size());
+    for (const auto& [k, v] : s.tags) {
+        if (k.empty() || k.size() > 128) add("s3.tags", "tag name '{}' must be 1 to 128 characters", k);
+        if (v.size() > 256) add("s3.tags." + k, "value longer than 256 characters");
+        if (!valid_utf8(k) || !valid_utf8(v)) add("s3.tags." + k, "must be valid UTF-8");
+    }
+    for (const auto& [k, v] : s.metadata) {
+        bool ok = !k.empty();
+        for (char c : k)
+            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.')) ok = false;
+        if (!ok) add("s3.metadata", "name '{}': use lower-case letters, digits, '-', '_', '.'", k);
+        else if (k.starts_with("iggy-")) add("s3.metadata." + k, "names starting with iggy- are the sink's own");
+        if (!printable_ascii(v)) add("s3.metadata." + k, "the value must be printable ASCII (no control or non-ASCII characters)");
+    }
+}
+
 void check_s3(collector& add, const sink_config& c) {
     const auto& s = c.s3;
     const std::string& bucket = s.bucket.get();
@@ -271,10 +351,22 @@ void check_s3(collector& add, const sink_config& c) {
             bucket, bucket);
     if (has_control(s.prefix)) add("s3.prefix", "must not contain control characters");
     if (!valid_utf8(s.prefix)) add("s3.prefix", "must be valid UTF-8");
-    if (s.access_key_id.get().empty())
-        add("s3.access_key_id", "is required (set it, or env AWS_ACCESS_KEY_ID)");
-    if (s.secret_access_key.empty())
-        add("s3.secret_access_key", "is required (set it, or env AWS_SECRET_ACCESS_KEY)");
+    // Credentials: with `auto` the chain finds them at start (and says what it tried);
+    // static keys are checked here.
+    const bool pinned_static = s.credentials.source == credentials_source::static_keys;
+    if (s.access_key_id.get().empty()) {
+        if (pinned_static) {
+            add("s3.access_key_id", "is required with s3.credentials.source static (set it, or env AWS_ACCESS_KEY_ID)");
+            if (s.secret_access_key.empty())
+                add("s3.secret_access_key", "is required with s3.credentials.source static (set it, or env AWS_SECRET_ACCESS_KEY)");
+        } else if (!s.secret_access_key.empty()) add("s3.access_key_id", "is required with s3.secret_access_key (set it, or env AWS_ACCESS_KEY_ID)");
+    } else if (s.secret_access_key.empty()) {
+        add("s3.secret_access_key", "is required with s3.access_key_id (set it, or env AWS_SECRET_ACCESS_KEY)");
+    }
+    if (!s.keys_from_env && !s.access_key_id.get().empty() && s.credentials.source != credentials_source::automatic &&
+        !pinned_static)
+        add("s3.access_key_id", "is set but s3.credentials.source is not static or auto: the keys would be ignored");
+    check_aws_access(add, s);
     if (!s.endpoint.empty() && !endpoint_https) {
         if (!s.tls.ca_file.empty()) add("s3.tls.ca_file", "is set but s3.endpoint is http:// (no TLS)");
         if (s.tls.insecure) add("s3.tls.insecure", "is set but s3.endpoint is http:// (no TLS)");

@@ -10,6 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -56,6 +57,7 @@ struct pool_key {
     std::string host;
     std::uint16_t port;
     std::string connect_host;
+    std::string proxy;  ///< "host:port" of the proxy, or ""
     friend auto operator<=>(const pool_key&, const pool_key&) = default;
 };
 
@@ -130,19 +132,21 @@ struct client::impl {
         list.push_back(std::move(c));
     }
 
-    net::awaitable<result<std::unique_ptr<connection>>> connect(const endpoint& ep,
+    net::awaitable<result<std::unique_ptr<connection>>> connect(const endpoint& ep, const std::optional<proxy_route>& route,
                                                                 std::optional<steady::time_point> deadline) {
         using namespace net::experimental::awaitable_operators;
-        const std::string& target_host = ep.connect_host.empty() ? ep.host : ep.connect_host;
+        // Through a proxy, TCP goes to the proxy; the proxy resolves the endpoint's host.
+        const std::string& target_host = route ? route->proxy.host : ep.connect_host.empty() ? ep.host : ep.connect_host;
+        const std::uint16_t target_port = route ? route->proxy.port : ep.port;
         tcp::resolver::results_type addrs;
         if (is_ip_literal(target_host)) {
-            addrs = tcp::resolver::results_type::create(tcp::endpoint{net::ip::make_address(target_host), ep.port},
-                                                        target_host, std::to_string(ep.port));
+            addrs = tcp::resolver::results_type::create(tcp::endpoint{net::ip::make_address(target_host), target_port},
+                                                        target_host, std::to_string(target_port));
         } else {
             tcp::resolver resolver{ex};
             net::steady_timer timer{ex};
             timer.expires_after(step_budget(opts.timeout.resolve, deadline));
-            auto r = co_await (resolver.async_resolve(target_host, std::to_string(ep.port), use_tuple) ||
+            auto r = co_await (resolver.async_resolve(target_host, std::to_string(target_port), use_tuple) ||
                                timer.async_wait(use_tuple));
             if (r.index() == 1) co_return timeout_error("resolve", ep);
             auto [ec, res] = std::get<0>(std::move(r));
@@ -160,7 +164,7 @@ struct client::impl {
         if (cec == beast::error::timeout) co_return timeout_error("connect", ep);
         if (cec) {
             if (is_cancel(cec)) co_return error{cec};
-            co_return error{errc::connect_failed, fmt::format("{}:{}: {}", target_host, ep.port, cec.message())};
+            co_return error{errc::connect_failed, fmt::format("{}:{}{}: {}", target_host, target_port, route ? " (proxy)" : "", cec.message())};
         }
         c->tcp->socket().set_option(tcp::no_delay{true});
         {
@@ -168,6 +172,11 @@ struct client::impl {
             ++stats.connections_opened;
         }
         if (!ep.tls) co_return c;
+        if (route) {
+            // HTTPS through the proxy: a CONNECT tunnel to host:port, then TLS end to end.
+            auto t = co_await tunnel(*c->tcp, ep, *route, deadline);
+            if (!t) co_return t.error();
+        }
 
         c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(std::move(*c->tcp), ssl_ctx);
         c->tcp.reset();
@@ -188,18 +197,57 @@ struct client::impl {
         co_return c;
     }
 
+    /// Asks the proxy for a tunnel to `ep` (RFC 9110 §9.3.6) and reads its answer (any 2xx).
+    net::awaitable<result<void>> tunnel(beast::tcp_stream& s, const endpoint& ep, const proxy_route& route,
+                                        std::optional<steady::time_point> deadline) {
+        const std::string authority = ep.host.find(':') != std::string::npos
+                                        ? fmt::format("[{}]:{}", ep.host, ep.port)
+                                        : fmt::format("{}:{}", ep.host, ep.port);
+        std::string req = fmt::format("CONNECT {0} HTTP/1.1\r\nHost: {0}\r\n", authority);
+        if (!route.authorization.empty()) req += "Proxy-Authorization: " + route.authorization + "\r\n";
+        req += "\r\n";
+        s.expires_after(step_budget(opts.timeout.write, deadline));
+        auto [wec, wn] = co_await net::async_write(s, net::buffer(req), use_tuple);
+        (void)wn;
+        if (wec) {
+            if (is_cancel(wec)) co_return error{wec};
+            co_return error{errc::connect_failed, fmt::format("proxy {}: CONNECT: {}", route.to_string(), wec.message())};
+        }
+        beast::flat_buffer buf;
+        bhttp::response_parser<bhttp::empty_body> parser;
+        parser.skip(true);  // a 2xx answer to CONNECT has no body: the tunnel starts after the header
+        s.expires_after(step_budget(opts.timeout.read, deadline));
+        auto [rec, rn] = co_await bhttp::async_read_header(s, buf, parser, use_tuple);
+        (void)rn;
+        if (rec) {
+            if (is_cancel(rec)) co_return error{rec};
+            if (rec == beast::error::timeout) co_return timeout_error("proxy CONNECT", ep);
+            co_return error{errc::connect_failed, fmt::format("proxy {}: CONNECT {}: {}", route.to_string(), authority, rec.message())};
+        }
+        const unsigned status = parser.get().result_int();
+        if (status < 200 || status > 299)
+            co_return error{errc::connect_failed, fmt::format("proxy {} refused CONNECT {}: HTTP {}{}", route.to_string(),
+                                                              authority, status,
+                                                              status == 407 ? " (proxy authentication: check the user and password in the proxy URL)" : "")};
+        co_return result<void>{};
+    }
+
     /// Writes the request and reads the response on `stream`. `got_bytes` tells the caller
     /// whether any response byte arrived (a dead pooled connection fails before that).
     template <class Stream>
     net::awaitable<result<response>> exchange(Stream& stream, connection& c, const endpoint& ep, const request& req,
+                                              const std::optional<proxy_route>& route,
                                               std::optional<steady::time_point> deadline, bool& got_bytes,
                                               bool& keep_alive) {
         auto& lowest = c.lowest();
         bhttp::request<bhttp::empty_body> head;
         head.version(11);
         head.method_string(req.method);
-        head.target(req.target);
+        // Plain http through a proxy: the absolute form, and the proxy's credentials.
+        const bool absolute = route && !ep.tls;
+        head.target(absolute ? "http://" + ep.host_header() + req.target : req.target);
         for (const auto& [name, value] : req.headers) head.insert(name, value);
+        if (absolute && !route->authorization.empty()) head.set(bhttp::field::proxy_authorization, route->authorization);
         if (!req.headers.contains("host")) head.set(bhttp::field::host, ep.host_header());
         const std::size_t body_size = req.body_size();
         if (!req.headers.contains("content-length") && (body_size > 0 || req.method == "PUT" || req.method == "POST"))
@@ -267,12 +315,15 @@ client::client(net::any_io_executor ex, client_options opts)
 client::~client() = default;
 
 net::awaitable<result<response>> client::send(endpoint ep, request req, std::optional<steady::time_point> deadline) {
-    const pool_key key{ep.tls, ep.host, ep.port, ep.connect_host};
+    auto route = route_for(impl_->opts.proxy, ep);
+    if (!route) co_return route.error();
+    const pool_key key{ep.tls, ep.host, ep.port, ep.connect_host,
+                       *route ? fmt::format("{}:{}", (*route)->proxy.host, (*route)->proxy.port) : std::string{}};
     for (;;) {
         auto conn = impl_->take_idle(key);
         const bool reused = conn != nullptr;
         if (!conn) {
-            auto c = co_await impl_->connect(ep, deadline);
+            auto c = co_await impl_->connect(ep, *route, deadline);
             if (!c) co_return c.error();
             conn = std::move(*c);
         }
@@ -281,9 +332,9 @@ net::awaitable<result<response>> client::send(endpoint ep, request req, std::opt
         // (No co_await inside ?: here: GCC 12 miscompiles it and destroys frame members twice.)
         result<response> r = error{errc::bad_response};
         if (conn->tls)
-            r = co_await impl_->exchange(*conn->tls, *conn, ep, req, deadline, got_bytes, keep_alive);
+            r = co_await impl_->exchange(*conn->tls, *conn, ep, req, *route, deadline, got_bytes, keep_alive);
         else
-            r = co_await impl_->exchange(*conn->tcp, *conn, ep, req, deadline, got_bytes, keep_alive);
+            r = co_await impl_->exchange(*conn->tcp, *conn, ep, req, *route, deadline, got_bytes, keep_alive);
         if (!r && reused && !got_bytes && r.error() == errc::closed_before_response) {
             // The server closed the idle keep-alive connection: send again on a fresh one.
             std::lock_guard lock{impl_->mu};

@@ -1,5 +1,7 @@
 #include "http/types.hpp"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -128,6 +130,119 @@ std::string_view url_path(std::string_view url) noexcept {
     if (slash == std::string_view::npos) return {};
     url.remove_prefix(slash);
     return url.substr(0, url.find('?'));
+}
+
+namespace {
+
+std::string percent_decoded(std::string_view s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '%' && i + 2 < s.size()) {
+            unsigned v = 0;
+            const auto [p, ec] = std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16);
+            if (ec == std::errc{} && p == s.data() + i + 3) {
+                out += static_cast<char>(v);
+                i += 2;
+                continue;
+            }
+        }
+        out += s[i];
+    }
+    return out;
+}
+
+std::string base64(std::string_view s) {
+    std::string out(4 * ((s.size() + 2) / 3) + 1, '\0');
+    const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                  reinterpret_cast<const unsigned char*>(s.data()), static_cast<int>(s.size()));
+    out.resize(static_cast<std::size_t>(std::max(n, 0)));
+    return out;
+}
+
+}  // namespace
+
+std::string redact_url(std::string_view url) {
+    const auto scheme = url.find("://");
+    if (scheme == std::string_view::npos) return std::string{url};
+    const auto start = scheme + 3;
+    const auto end = url.find_first_of("/?#", start);
+    const auto authority = url.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    const auto at = authority.rfind('@');
+    if (at == std::string_view::npos) return std::string{url};
+    const auto userinfo = authority.substr(0, at);
+    const auto colon = userinfo.find(':');
+    std::string out{url.substr(0, start)};
+    out += userinfo.substr(0, colon);
+    if (colon != std::string_view::npos) out += ":****";
+    out += authority.substr(at);
+    if (end != std::string_view::npos) out += url.substr(end);
+    return out;
+}
+
+bool no_proxy_matches(std::string_view list, std::string_view host, std::uint16_t port) noexcept {
+    std::size_t pos = 0;
+    while (pos <= list.size()) {
+        auto comma = list.find(',', pos);
+        std::string_view item = list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        pos = comma == std::string_view::npos ? list.size() + 1 : comma + 1;
+        while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+        while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+        if (item.empty()) continue;
+        if (item == "*") return true;
+        // host:port entries match only that port (IPv6 literals come in brackets).
+        std::string_view name = item;
+        std::optional<unsigned> item_port;
+        if (item.starts_with('[')) {
+            const auto close = item.find(']');
+            name = item.substr(1, close == std::string_view::npos ? std::string_view::npos : close - 1);
+            if (close != std::string_view::npos && close + 1 < item.size() && item[close + 1] == ':') {
+                unsigned v = 0;
+                std::from_chars(item.data() + close + 2, item.data() + item.size(), v);
+                item_port = v;
+            }
+        } else if (std::count(item.begin(), item.end(), ':') == 1) {
+            const auto colon = item.find(':');
+            name = item.substr(0, colon);
+            unsigned v = 0;
+            std::from_chars(item.data() + colon + 1, item.data() + item.size(), v);
+            item_port = v;
+        }
+        if (item_port && *item_port != port) continue;
+        const bool only_subdomains = name.starts_with('.');
+        if (name.starts_with("*.")) name.remove_prefix(1);
+        if (name.starts_with('.')) name.remove_prefix(1);
+        if (name.empty()) continue;
+        const bool same = host.size() == name.size() && iequals(host, name);
+        const bool sub = host.size() > name.size() && host[host.size() - name.size() - 1] == '.' &&
+                         iequals(host.substr(host.size() - name.size()), name);
+        if (sub || (same && !only_subdomains)) return true;
+    }
+    return false;
+}
+
+result<std::optional<proxy_route>> route_for(const proxy_options& p, const endpoint& ep) {
+    const std::string& url = ep.tls ? p.https_url : p.http_url;
+    if (url.empty()) return std::optional<proxy_route>{};
+    if (no_proxy_matches(p.no_proxy, ep.host, ep.port)) return std::optional<proxy_route>{};
+    std::string_view rest = url;
+    if (!rest.starts_with("http://"))
+        return error{errc::invalid_url, fmt::format("proxy {}: only http:// proxies are supported", redact_url(url))};
+    rest.remove_prefix(7);
+    const auto end = rest.find_first_of("/?#");
+    std::string_view authority = rest.substr(0, end);
+    proxy_route r;
+    if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
+        const auto userinfo = authority.substr(0, at);
+        const auto colon = userinfo.find(':');
+        const std::string user = percent_decoded(userinfo.substr(0, colon));
+        const std::string pass = colon == std::string_view::npos ? std::string{} : percent_decoded(userinfo.substr(colon + 1));
+        r.authorization = "Basic " + base64(user + ":" + pass);
+        authority = authority.substr(at + 1);
+    }
+    auto pe = parse_url("http://" + std::string{authority});
+    if (!pe) return error{errc::invalid_url, fmt::format("proxy {}: {}", redact_url(url), pe.error().message())};
+    r.proxy = std::move(*pe);
+    return std::optional<proxy_route>{std::move(r)};
 }
 
 std::size_t request::body_size() const noexcept {

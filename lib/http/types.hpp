@@ -143,10 +143,40 @@ struct tls_options {
     bool insecure = false;  ///< skip certificate verification (test stores only; logged as a warning)
 };
 
+/// An HTTP proxy on the way out. https:// endpoints go through a CONNECT tunnel
+/// (RFC 9110 §9.3.6; TLS end to end, the proxy sees only host:port); http:// requests are sent
+/// to the proxy in absolute form (RFC 9112 §3.2.2). Credentials in the URL
+/// (`http://user:password@host:port`) go as `Proxy-Authorization: Basic`; print a proxy URL
+/// only through `redact_url`.
+struct proxy_options {
+    std::string http_url;   ///< proxy for http:// endpoints; empty: none
+    std::string https_url;  ///< proxy for https:// endpoints; empty: none
+    /// Hosts reached directly: comma-separated names (`example.com` also matches its
+    /// subdomains, `.example.com` only them), IP literals, `host:port`, or `*` for all.
+    std::string no_proxy;
+};
+
+/// Where a request to an endpoint goes when a proxy applies.
+struct proxy_route {
+    endpoint proxy;                 ///< the proxy itself (plain TCP)
+    std::string authorization;      ///< Proxy-Authorization value, or ""
+    [[nodiscard]] std::string to_string() const { return proxy.to_string(); }
+};
+
+/// The proxy route for `ep` under `p`, or nullopt when it goes direct (no proxy set, or
+/// NO_PROXY matches). Errors: `errc::invalid_url` for a proxy URL that is not
+/// `http://[user:password@]host[:port]` (the detail never holds the password).
+[[nodiscard]] result<std::optional<proxy_route>> route_for(const proxy_options& p, const endpoint& ep);
+/// True when `host` (and `port`) match the NO_PROXY list.
+[[nodiscard]] bool no_proxy_matches(std::string_view list, std::string_view host, std::uint16_t port) noexcept;
+/// `url` with the password of its user info replaced by `****` (`http://u:****@h:3128`).
+[[nodiscard]] std::string redact_url(std::string_view url);
+
 /// Client options; every field has a usable default.
 struct client_options {
     timeouts timeout;
     tls_options tls;
+    proxy_options proxy;
     std::size_t max_idle_per_endpoint = 16;      ///< idle keep-alive connections kept per endpoint
     std::chrono::milliseconds idle_timeout{20'000};  ///< an idle connection older than this is closed, not reused
 };

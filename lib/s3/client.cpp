@@ -1,5 +1,6 @@
 #include "s3/client.hpp"
 
+#include "aws/credentials.hpp"
 #include "common/backoff.hpp"
 #include "common/log.hpp"
 #include "http/client.hpp"
@@ -46,6 +47,7 @@ struct client::impl {
     std::mt19937_64 rng;
     client_stats stats;
     std::chrono::milliseconds skew{0};
+    std::uint64_t cred_generation = 0;  ///< of the credentials the key cache was filled with
 
     impl(net::any_io_executor e, client_options o, const iss::clock& c, std::uint64_t seed)
         : ex{e}, opts{std::move(o)}, clk{c}, http{e, opts.http}, rng{seed} {}
@@ -60,6 +62,9 @@ struct client::impl {
         const backoff_policy policy{opts.retry.base, opts.retry.cap};
         const unsigned max_attempts = std::max(1U, opts.retry.attempts);
         bool resigned = false;
+        bool renewed = false;  // one credentials renewal per operation after ExpiredToken
+        sigv4::credentials creds = opts.credentials;
+        std::uint64_t generation = 0;
         const log::fields ctx{log::kv("op", spec.op), log::kv("bucket", spec.bucket), log::kv("key", spec.key)};
         error last{errc::unavailable, "no attempt made"};
         attempts = 0;
@@ -67,7 +72,24 @@ struct client::impl {
             if (deadline && steady::now() >= *deadline) break;
             ++attempts;
             ++stats.attempts;
-            auto p = prepare(spec, opts, clk.system_now() + skew, keys);
+            if (opts.credentials_source) {
+                auto c = co_await opts.credentials_source->current();
+                if (!c) {
+                    if (c.error() == net::error::operation_aborted) co_return c.error();
+                    const auto d = fmt::format("{} {}/{}: no valid credentials: {}", spec.op, spec.bucket, spec.key,
+                                               c.error().message());
+                    logger().error(ctx, "{}", d);
+                    co_return error{errc::unavailable, d};
+                }
+                creds = std::move(c->keys);
+                generation = c->generation;
+                // New credentials: the derived signing keys of the old secret are of no use.
+                if (generation != cred_generation) {
+                    keys.clear();
+                    cred_generation = generation;
+                }
+            }
+            auto p = prepare(spec, opts, clk.system_now() + skew, keys, creds);
             if (!p) co_return p.error();  // a request that cannot be built never improves
             stats.bytes_sent += p->req.body_size();
             auto r = co_await http.send(p->ep, std::move(p->req), deadline);
@@ -122,6 +144,22 @@ struct client::impl {
                 }
                 --attempt;  // the re-sign does not consume the attempt budget
                 continue;
+            }
+            if (v.what == outcome::refresh) {
+                if (!renewed && opts.credentials_source && opts.credentials_source->refreshable()) {
+                    renewed = true;
+                    logger().warn(ctx, "{}; renewing the credentials and sending again", detail);
+                    auto c = co_await opts.credentials_source->refresh_rejected(generation);
+                    if (!c) {
+                        if (c.error() == net::error::operation_aborted) co_return c.error();
+                        logger().error(ctx, "{}; renewal failed: {}", detail, c.error().message());
+                        co_return error{errc::expired_token, fmt::format("{}; renewal failed: {}", detail, c.error().message())};
+                    }
+                    --attempt;  // the renewal does not consume the attempt budget
+                    continue;
+                }
+                logger().error(ctx, "{}", detail);
+                co_return last;
             }
             if (v.what == outcome::fail || v.what == outcome::not_found) {
                 if (v.what == outcome::fail && v.code != errc::precondition_failed)
@@ -204,6 +242,7 @@ task<result<put_result>> client::put_object(std::string bucket, std::string key,
                                             put_options o) {
     auto spec = build_put_object(bucket, key, std::move(body), o, impl_->opts.checksum);
     if (!spec) co_return spec.error();
+    add_object_headers(*spec, impl_->opts.objects, object_request::create);
     unsigned n = 0;
     auto r = co_await impl_->execute(*spec, n);
     if (!r) co_return r.error();
@@ -213,6 +252,7 @@ task<result<put_result>> client::put_object(std::string bucket, std::string key,
 task<result<head_result>> client::head_object(std::string bucket, std::string key) {
     auto spec = build_head_object(bucket, key);
     if (!spec) co_return spec.error();
+    add_object_headers(*spec, impl_->opts.objects, object_request::read);
     unsigned n = 0;
     auto r = co_await impl_->execute(*spec, n);
     if (!r) co_return r.error();
@@ -229,6 +269,7 @@ task<result<head_result>> client::head_object(std::string bucket, std::string ke
 task<result<get_result>> client::get_object(std::string bucket, std::string key) {
     auto spec = build_get_object(bucket, key);
     if (!spec) co_return spec.error();
+    add_object_headers(*spec, impl_->opts.objects, object_request::read);
     unsigned n = 0;
     auto r = co_await impl_->execute(*spec, n);
     if (!r) co_return r.error();
@@ -251,6 +292,7 @@ task<result<void>> client::delete_object(std::string bucket, std::string key) {
 task<result<std::string>> client::create_multipart(std::string bucket, std::string key, put_options o) {
     auto spec = build_create_multipart(bucket, key, o, impl_->opts.checksum);
     if (!spec) co_return spec.error();
+    add_object_headers(*spec, impl_->opts.objects, object_request::create);
     unsigned n = 0;
     auto r = co_await impl_->execute(*spec, n);
     if (!r) co_return r.error();
@@ -261,6 +303,7 @@ task<result<completed_part>> client::upload_part(std::string bucket, std::string
                                                  int part_number, std::vector<std::string_view> body) {
     auto spec = build_upload_part(bucket, key, upload_id, part_number, std::move(body), impl_->opts.checksum);
     if (!spec) co_return spec.error();
+    add_object_headers(*spec, impl_->opts.objects, object_request::upload_part);
     std::string crc;
     for (const auto& [name, value] : spec->headers)
         if (name == "x-amz-checksum-crc32c") crc = value;

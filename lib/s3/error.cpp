@@ -26,6 +26,7 @@ const char* s3_message(int ev) noexcept {
         case errc::unavailable: return "store unavailable (retries exhausted)";
         case errc::bad_response: return "unexpected response body";
         case errc::invalid_argument: return "invalid request argument";
+        case errc::expired_token: return "the store says the credentials expired (check s3.credentials.source)";
     }
     return nullptr;
 }
@@ -44,6 +45,7 @@ std::string_view to_string(outcome o) noexcept {
         case outcome::resign: return "resign";
         case outcome::fail: return "fail";
         case outcome::not_found: return "not_found";
+        case outcome::refresh: return "refresh";
     }
     return "?";
 }
@@ -84,8 +86,9 @@ verdict classify(const failure& f) noexcept {
     if (is(c, "InvalidAccessKeyId")) return {o::fail, errc::invalid_access_key, "check s3.access_key_id"};
     if (is(c, "SignatureDoesNotMatch"))
         return {o::fail, errc::signature_mismatch, "check s3.secret_access_key (and that no proxy rewrites requests)"};
-    if (is(c, "AccessDenied") || is(c, "AllAccessDisabled") || is(c, "AccountProblem") || is(c, "InvalidToken") ||
-        is(c, "ExpiredToken"))
+    if (is(c, "ExpiredToken") || is(c, "TokenRefreshRequired"))
+        return {o::refresh, errc::expired_token, "the credentials expired: check s3.credentials.source"};
+    if (is(c, "AccessDenied") || is(c, "AllAccessDisabled") || is(c, "AccountProblem") || is(c, "InvalidToken"))
         return {o::fail, errc::access_denied, "check the credentials' permissions on s3.bucket (and s3.session_token)"};
     if (is(c, "PermanentRedirect") || is(c, "AuthorizationHeaderMalformed") || is(c, "IllegalLocationConstraintException") ||
         f.status == 301 || f.status == 307)

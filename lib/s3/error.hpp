@@ -9,6 +9,7 @@
 /// | --------- | ---- |
 /// | retry     | SlowDown, InternalError, RequestTimeout, ServiceUnavailable, OperationAborted, ConditionalRequestConflict, any 5xx (also with an empty body), 429, connection reset/EOF before or during the response, a step deadline, refused connect, DNS failure |
 /// | resign    | RequestTimeTooSkewed (once; the clock offset comes from the response's Date header) |
+/// | refresh   | ExpiredToken, TokenRefreshRequired: renew the credentials (once) and send again; with credentials that cannot be renewed, fail |
 /// | not_found | NoSuchKey, NoSuchUpload, 404 on HEAD |
 /// | fail      | everything else: AccessDenied, InvalidAccessKeyId, SignatureDoesNotMatch, NoSuchBucket, PermanentRedirect, AuthorizationHeaderMalformed, PreconditionFailed (412: the key exists), BadDigest, EntityTooSmall, InvalidPart, a rejected certificate, cancellation |
 
@@ -39,13 +40,14 @@ enum class errc {
     unavailable,              ///< 5xx / SlowDown / InternalError... until attempts or deadline ran out
     bad_response,             ///< a 2xx whose body could not be understood
     invalid_argument,         ///< a request that cannot be built (bad bucket name, part number, metadata)
+    expired_token,            ///< ExpiredToken / TokenRefreshRequired, still after one credentials renewal
 };
 
 const boost::system::error_category& s3_category() noexcept;
 inline error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), s3_category()}; }
 
 /// What to do after a failed attempt.
-enum class outcome : std::uint8_t { retry, resign, fail, not_found };
+enum class outcome : std::uint8_t { retry, resign, fail, not_found, refresh };
 [[nodiscard]] std::string_view to_string(outcome o) noexcept;
 
 /// One failed attempt, as seen by the classifier: either a transport error, or a response

@@ -6,6 +6,8 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 
 namespace iss::s3 {
@@ -179,6 +181,64 @@ result<target> resolve_target(const client_options& o, std::string_view bucket) 
     return t;
 }
 
+namespace {
+
+std::optional<std::string> base64_decode(std::string_view b64) {
+    if (b64.empty() || b64.size() % 4 != 0) return std::nullopt;
+    std::string out(3 * (b64.size() / 4), '\0');
+    const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                  reinterpret_cast<const unsigned char*>(b64.data()), static_cast<int>(b64.size()));
+    if (n < 0) return std::nullopt;
+    std::size_t len = static_cast<std::size_t>(n);
+    if (b64.ends_with("==")) len -= 2;
+    else if (b64.ends_with("=")) len -= 1;
+    out.resize(len);
+    return out;
+}
+
+std::string base64_of(std::string_view s) {
+    return base64_encode(std::span<const std::uint8_t>{reinterpret_cast<const std::uint8_t*>(s.data()), s.size()});
+}
+
+}  // namespace
+
+void add_object_headers(request_spec& spec, const object_options& o, object_request kind) {
+    const auto& s = o.sse;
+    if (s.type == sse_type::customer) {
+        // SSE-C: exactly these three, on every request that writes or reads the object's data;
+        // never x-amz-server-side-encryption.
+        const auto key = base64_decode(s.customer_key.reveal()).value_or("");
+        spec.headers.emplace_back("x-amz-server-side-encryption-customer-algorithm", "AES256");
+        spec.headers.emplace_back("x-amz-server-side-encryption-customer-key", s.customer_key.reveal());
+        const std::array<std::string_view, 1> parts{key};
+        spec.headers.emplace_back("x-amz-server-side-encryption-customer-key-MD5", content_md5(parts));
+    }
+    if (kind != object_request::create) return;
+    if (s.type == sse_type::aes256) spec.headers.emplace_back("x-amz-server-side-encryption", "AES256");
+    if (s.type == sse_type::kms || s.type == sse_type::kms_dsse) {
+        spec.headers.emplace_back("x-amz-server-side-encryption", s.type == sse_type::kms ? "aws:kms" : "aws:kms:dsse");
+        if (!s.kms_key_id.empty()) spec.headers.emplace_back("x-amz-server-side-encryption-aws-kms-key-id", s.kms_key_id);
+        if (!s.kms_context.empty()) spec.headers.emplace_back("x-amz-server-side-encryption-context", base64_of(s.kms_context));
+        if (s.bucket_key_enabled) spec.headers.emplace_back("x-amz-server-side-encryption-bucket-key-enabled", "true");
+    }
+    if (!o.storage_class.empty()) spec.headers.emplace_back("x-amz-storage-class", o.storage_class);
+    if (!o.acl.empty()) spec.headers.emplace_back("x-amz-acl", o.acl);
+    if (!o.tags.empty()) {
+        std::string t;
+        for (const auto& [k, v] : o.tags) {
+            if (!t.empty()) t += '&';
+            t += sigv4::uri_encode(k, false) + "=" + sigv4::uri_encode(v, false);
+        }
+        spec.headers.emplace_back("x-amz-tagging", t);
+    }
+    for (const auto& [k, v] : o.metadata) {
+        bool present = false;
+        for (const auto& [n, _] : spec.headers)
+            if (http::iequals(n, "x-amz-meta-" + k)) present = true;
+        if (!present) spec.headers.emplace_back("x-amz-meta-" + k, v);
+    }
+}
+
 result<request_spec> build_create_bucket(std::string_view bucket, std::string_view region) {
     if (auto c = check_bucket(bucket); !c) return c.error();
     auto s = bucket_spec("CreateBucket", "PUT", bucket);
@@ -317,6 +377,11 @@ result<request_spec> build_list_objects_v2(std::string_view bucket, const list_o
 
 result<prepared> prepare(request_spec& spec, const client_options& o, std::chrono::system_clock::time_point now,
                          sigv4::signing_key_cache& keys) {
+    return prepare(spec, o, now, keys, o.credentials);
+}
+
+result<prepared> prepare(request_spec& spec, const client_options& o, std::chrono::system_clock::time_point now,
+                         sigv4::signing_key_cache& keys, const sigv4::credentials& creds) {
     auto t = resolve_target(o, spec.bucket);
     if (!t) return t.error();
     std::string path = t->path_prefix;
@@ -348,7 +413,7 @@ result<prepared> prepare(request_spec& spec, const client_options& o, std::chron
     view.query = qs;
     view.headers = hs;
     view.payload_sha256 = spec.payload_sha256;
-    auto signed_ = sigv4::sign(view, o.credentials, params, now, keys);
+    auto signed_ = sigv4::sign(view, creds, params, now, keys);
     if (!signed_) return signed_.error();
 
     prepared p;

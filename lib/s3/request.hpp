@@ -23,6 +23,10 @@
 #include "s3/xml.hpp"
 #include "sigv4/signer.hpp"
 
+namespace iss::aws {
+class credentials_source;
+}
+
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -45,13 +49,42 @@ struct retry_options {
     std::chrono::milliseconds deadline{15'000};  ///< bound on one operation with its retries; 0: none
 };
 
+/// Server-side encryption of new objects.
+/// https://docs.aws.amazon.com/AmazonS3/latest/userguide/specifying-kms-encryption.html,
+/// https://docs.aws.amazon.com/AmazonS3/latest/userguide/ServerSideEncryptionCustomerKeys.html
+enum class sse_type : std::uint8_t { none, aes256, kms, kms_dsse, customer };
+/// The customer key of SSE-C (secret: prints as `****`).
+using iss::sse_customer_key;
+
+struct sse_options {
+    sse_type type = sse_type::none;
+    std::string kms_key_id;         ///< aws:kms / aws:kms:dsse: key id or ARN; empty: the account's default key
+    std::string kms_context;        ///< aws:kms / aws:kms:dsse: encryption context, a JSON object (sent base64)
+    bool bucket_key_enabled = false;  ///< aws:kms: S3 Bucket Keys
+    sse_customer_key customer_key;  ///< customer: the 256-bit key, base64 (44 characters)
+};
+
+/// Settings applied to every object written (PutObject and CreateMultipartUpload; SSE-C
+/// also on UploadPart, HeadObject and GetObject, which need the key to read the object).
+/// Validated with the configuration (lib/config: s3.sse, s3.acl, s3.tags, s3.metadata).
+struct object_options {
+    sse_options sse;
+    std::string storage_class;  ///< x-amz-storage-class ("" = the bucket's default)
+    std::string acl;            ///< canned ACL, x-amz-acl ("" = not sent)
+    std::map<std::string, std::string, std::less<>> tags;  ///< x-amz-tagging
+    std::map<std::string, std::string, std::less<>> metadata;  ///< extra x-amz-meta-* (names lower-case)
+};
+
 /// Everything the S3 client needs, resolved once by the daemon (style.md §6.4).
 struct client_options {
     std::string endpoint;            ///< "" = AWS; else http(s)://host[:port]
     std::string region = "us-east-1";
     addressing style = addressing::automatic;
     std::string connect_address;     ///< connect here instead of the endpoint host (tests, proxies)
-    sigv4::credentials credentials;
+    sigv4::credentials credentials;  ///< used when `credentials_source` is null
+    /// Where credentials come from (lib/aws: the chain, renewed before expiry); null: `credentials`.
+    std::shared_ptr<aws::credentials_source> credentials_source;
+    object_options objects;
     checksum_kind checksum = checksum_kind::md5;
     payload_signing payload = payload_signing::signed_payload;
     std::uint64_t part_size = 8ULL << 20;  ///< multipart part size, 5 MiB .. 5 GiB
@@ -102,6 +135,12 @@ struct request_spec {
     std::shared_ptr<const std::string> owned_body;  ///< when the builder made the body (XML)
     std::string payload_sha256;  ///< filled by prepare() once (signed payload)
 };
+
+/// Which request the object options go on.
+enum class object_request : std::uint8_t { create, upload_part, read };
+/// Adds the headers of `o` for `kind` to `spec` (create: all; upload_part and read: the three
+/// SSE-C headers only). Pure.
+void add_object_headers(request_spec& spec, const object_options& o, object_request kind);
 
 /// Options of PutObject / CreateMultipartUpload.
 /// Not an aggregate (coroutines take it by value; see lib/http/README.md on GCC 12).
@@ -159,5 +198,9 @@ struct prepared {
 /// Fills `spec.payload_sha256` on first use so retries do not hash again.
 [[nodiscard]] result<prepared> prepare(request_spec& spec, const client_options& o,
                                        std::chrono::system_clock::time_point now, sigv4::signing_key_cache& keys);
+/// Same, signed with `creds` instead of `o.credentials`.
+[[nodiscard]] result<prepared> prepare(request_spec& spec, const client_options& o,
+                                       std::chrono::system_clock::time_point now, sigv4::signing_key_cache& keys,
+                                       const sigv4::credentials& creds);
 
 }  // namespace iss::s3

@@ -52,7 +52,8 @@ std::string redact_signing_text(std::string_view text) {
     while (pos <= text.size()) {
         const auto nl = text.find('\n', pos);
         const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-        if (iequals_prefix(line, "x-amz-security-token:") || iequals_prefix(line, "authorization:")) {
+        if (iequals_prefix(line, "x-amz-security-token:") || iequals_prefix(line, "authorization:") ||
+            iequals_prefix(line, "x-amz-server-side-encryption-customer-key:")) {
             out += line.substr(0, line.find(':') + 1);
             out += redacted;
         } else {

@@ -12,3 +12,18 @@ add_test(NAME integration.s3.probe_cli
   COMMAND ${CMAKE_CURRENT_LIST_DIR}/probe_cli.sh $<TARGET_FILE:iggy-s3-sink> ${ISS_RGW_DIR})
 set_tests_properties(integration.s3.probe_cli PROPERTIES
   LABELS "integration;s3" TIMEOUT 180 FIXTURES_REQUIRED rgw)
+
+# lib/aws against RGW: renewal of 3-second credentials during uploads (through the loopback
+# credential server's re-signing front), and RGW's own STS as a real issuer.
+add_executable(integration_aws ${CMAKE_CURRENT_LIST_DIR}/aws_test.cpp)
+target_link_libraries(integration_aws PRIVATE catch_main iss_warnings s3 aws iss_aws_test_server)
+target_compile_options(integration_aws PRIVATE -Wno-mismatched-new-delete)
+add_test(NAME integration.aws COMMAND integration_aws)
+set_tests_properties(integration.aws PROPERTIES
+  LABELS "integration;s3;aws" TIMEOUT 300 FIXTURES_REQUIRED rgw SKIP_RETURN_CODE 77
+  ENVIRONMENT "RGW_DIR=${ISS_RGW_DIR};CI=$ENV{CI}")
+# The sink's uploads through a real proxy (tinyproxy): absolute form, CONNECT, NO_PROXY.
+add_test(NAME integration.s3.proxy_cli
+  COMMAND ${CMAKE_CURRENT_LIST_DIR}/proxy_cli.sh $<TARGET_FILE:iggy-s3-sink> ${ISS_RGW_DIR})
+set_tests_properties(integration.s3.proxy_cli PROPERTIES
+  LABELS "integration;s3" TIMEOUT 180 FIXTURES_REQUIRED rgw SKIP_RETURN_CODE 77 ENVIRONMENT "CI=$ENV{CI}")

@@ -215,3 +215,43 @@ TEST_CASE("check() places validation problems at the line of their key", "[confi
     REQUIRE(all.size() == 1);
     CHECK(to_string(all[0]) == "rotation.max_records: must be > 0 (line 5)");
 }
+
+TEST_CASE("AWS access keys load: credentials source, assume_role, sse, tags and metadata maps", "[config][load]") {
+    auto l = parse("sources: [{stream: a, topics: b}]\n"
+                   "s3:\n  bucket: lake\n  credentials: {source: web_identity}\n"
+                   "  assume_role: {role_arn: 'arn:aws:iam::123:role/w', session_name: sink, external_id: x1, duration: 30m}\n"
+                   "  sts_endpoint: https://sts.eu-west-1.amazonaws.com\n  proxy: http://u:pw@proxy:3128\n"
+                   "  sse: {type: 'aws:kms', kms_key_id: k1, bucket_key_enabled: true}\n"
+                   "  storage_class: STANDARD_IA\n  acl: bucket-owner-full-control\n"
+                   "  tags: {team: data, env: prod}\n  metadata: {owner: sink}\n",
+                   test::fixed_env({}));
+    INFO(dump(l.problems));
+    REQUIRE(l.problems.empty());
+    const auto& s = l.config.s3;
+    CHECK(s.credentials.source == credentials_source::web_identity);
+    CHECK(s.assume_role.role_arn == "arn:aws:iam::123:role/w");
+    CHECK(s.assume_role.duration == 30min);
+    CHECK(s.proxy.reveal() == "http://u:pw@proxy:3128");
+    CHECK(s.sse.type == sse_type::kms);
+    CHECK(s.sse.bucket_key_enabled);
+    CHECK(s.tags.at("team") == "data");
+    CHECK(s.tags.size() == 2);
+    CHECK(s.metadata.at("owner") == "sink");
+    for (const auto& p : validate(l.config)) CHECK_FALSE(p.path.starts_with("s3."));  // (the file has no Iggy login)
+    // The printer writes the maps back and hides the proxy URL (it may hold a password).
+    const auto y = to_yaml(l.config);
+    CHECK(y.find("tags: {\"env\": \"prod\", \"team\": \"data\"}") != std::string::npos);
+    CHECK(y.find("pw") == std::string::npos);
+    auto back = parse(y, test::fixed_env({}));
+    CHECK(back.config.s3.tags == s.tags);
+    auto bad = parse("s3: {tags: [a, b]}\n", test::fixed_env({}));
+    REQUIRE(bad.problems.size() == 1);
+    CHECK(bad.problems[0].path == "s3.tags");
+}
+
+TEST_CASE("keys taken from AWS_* variables are marked so the chain names them env", "[config][load]") {
+    auto l = parse("s3: {bucket: lake}\n", test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}, {"AWS_SECRET_ACCESS_KEY", "SK"}}));
+    CHECK(l.config.s3.keys_from_env);
+    auto f = parse("s3: {bucket: lake, access_key_id: AK, secret_access_key: SK}\n", test::fixed_env({}));
+    CHECK_FALSE(f.config.s3.keys_from_env);
+}

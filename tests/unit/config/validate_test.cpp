@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
+#include <tuple>
 
 using namespace iss::config;
 using namespace std::chrono_literals;
@@ -31,8 +33,9 @@ bool mentions(const problem& p, std::string_view path, std::string_view text) {
 }  // namespace
 
 TEST_CASE("validation reports every problem at once", "[config][validate]") {
-    sink_config c;  // nothing set: no bucket, no sources, no credentials, no password
+    sink_config c;  // nothing set: no bucket, no sources, no password (credentials: the chain looks at start)
     c.rotation.max_records = 0;
+    c.s3.credentials.source = credentials_source::static_keys;  // pinned static: the keys are required
     c.s3.part_size = 1 * mib;
     const auto ps = validate(c);
     std::vector<std::string> paths;
@@ -377,4 +380,40 @@ TEST_CASE("typed formats: compression refused for parquet and avro, schema probl
     c.format.csv.delimiter = ",";
     c.format.parquet.row_group_size = 1024;
     CHECK(mentions(only_problem(c), "format.parquet.row_group_size", "64KiB to 1GiB"));
+}
+
+TEST_CASE("credentials and object options are checked at start, each problem named", "[config][validate]") {
+    auto c = valid();
+    c.s3.access_key_id = {};
+    c.s3.secret_access_key = {};
+    CHECK(validate(c).empty());  // auto: the chain looks at start
+    c.s3.credentials.source = credentials_source::static_keys;
+    CHECK(validate(c).size() == 2);  // both keys named
+    const std::vector<std::tuple<std::string, std::function<void(sink_config&)>, std::string, std::string>> cases{
+      {"pinned other source with keys", [](sink_config& x) { x.s3.credentials.source = credentials_source::imds; }, "s3.access_key_id", "ignored"},
+      {"role arn", [](sink_config& x) { x.s3.assume_role.role_arn = "role/sink"; }, "s3.assume_role.role_arn", "ARN"},
+      {"duration", [](sink_config& x) { x.s3.assume_role.role_arn = "arn:aws:iam::1:role/a"; x.s3.assume_role.duration = 5min; }, "s3.assume_role.duration", "15m"},
+      {"session without role", [](sink_config& x) { x.s3.assume_role.session_name = "sink"; }, "s3.assume_role.session_name", "role_arn"},
+      {"https proxy", [](sink_config& x) { x.s3.proxy = iss::proxy_url{"https://p:443"}; }, "s3.proxy", "http://"},
+      {"customer key length", [](sink_config& x) { x.s3.sse.type = sse_type::customer; x.s3.sse.customer_key = iss::sse_customer_key{"c2hvcnQ="}; }, "s3.sse.customer_key", "32 bytes"},
+      {"customer key missing", [](sink_config& x) { x.s3.sse.type = sse_type::customer; }, "s3.sse.customer_key", "required"},
+      {"kms key without kms", [](sink_config& x) { x.s3.sse.kms_key_id = "k"; }, "s3.sse.kms_key_id", "aws:kms"},
+      {"kms context not json", [](sink_config& x) { x.s3.sse.type = sse_type::kms; x.s3.sse.kms_context = "a=b"; }, "s3.sse.kms_context", "JSON"},
+      {"acl", [](sink_config& x) { x.s3.acl = "everyone"; }, "s3.acl", "canned"},
+      {"storage class", [](sink_config& x) { x.s3.storage_class = "standard"; }, "s3.storage_class", "upper case"},
+      {"metadata non-ascii", [](sink_config& x) { x.s3.metadata["owner"] = "caf\xc3\xa9"; }, "s3.metadata.owner", "ASCII"},
+      {"metadata upper case", [](sink_config& x) { x.s3.metadata["Owner"] = "a"; }, "s3.metadata", "lower-case"},
+      {"metadata reserved", [](sink_config& x) { x.s3.metadata["iggy-first-offset"] = "1"; }, "s3.metadata.iggy-first-offset", "sink's own"},
+    };
+    for (const auto& [name, edit, path, text] : cases) {
+        INFO(name);
+        auto x = valid();
+        edit(x);
+        CHECK(mentions(only_problem(x), path, text));
+    }
+    auto ok = valid();
+    ok.s3.sse.type = sse_type::customer;
+    ok.s3.sse.customer_key = iss::sse_customer_key{"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="};
+    ok.s3.tags = {{"team", "data"}};
+    CHECK(validate(ok).empty());
 }

@@ -192,3 +192,42 @@ TEST_CASE("a CA file that does not exist is a startup error", "[http]") {
     o.tls.ca_file = "/nonexistent/ca.pem";
     CHECK_THROWS_AS(http::client(ioc.get_executor(), o), error_exception);
 }
+
+TEST_CASE("through a proxy: absolute-form for http with Proxy-Authorization, CONNECT for https", "[http][proxy]") {
+    net::io_context ioc{1};
+    test::fault_front proxy{ioc.get_executor(), std::nullopt};
+    proxy.set_fixed_response(200, {}, "via proxy");
+    http::client_options o;
+    o.proxy.http_url = "http://sink:pw@127.0.0.1:" + std::to_string(proxy.port());
+    o.proxy.https_url = o.proxy.http_url;
+    o.timeout.handshake = 2s;
+    http::client c{ioc.get_executor(), o};
+    auto r = run<result<http::response>>(ioc, [&]() {
+        return c.send(http::endpoint{false, "store.example", 9000}, http::request{"GET", "/b/k?x=1", {}, {}});
+    });
+    REQUIRE(r.has_value());
+    CHECK(r->body == "via proxy");
+    REQUIRE(proxy.requests().size() == 1);
+    CHECK(proxy.requests()[0].target == "http://store.example:9000/b/k?x=1");
+    CHECK(proxy.requests()[0].headers.get("host") == "store.example:9000");
+    CHECK(proxy.requests()[0].headers.get("proxy-authorization") == "Basic c2luazpwdw==");
+    // https: the client asks for a tunnel; this front is no real proxy, so TLS then fails.
+    auto t = run<result<http::response>>(ioc, [&]() {
+        return c.send(http::endpoint{true, "store.example", 443}, http::request{"GET", "/b/k", {}, {}});
+    });
+    REQUIRE_FALSE(t.has_value());
+    REQUIRE(proxy.requests().size() == 2);
+    CHECK(proxy.requests()[1].method == "CONNECT");
+    CHECK(proxy.requests()[1].target == "store.example:443");
+    CHECK(proxy.requests()[1].headers.get("proxy-authorization") == "Basic c2luazpwdw==");
+    CHECK(t.error().message().find("pw@") == std::string::npos);
+    // NO_PROXY: straight to the server.
+    http::client_options d = o;
+    d.proxy.no_proxy = "127.0.0.1";
+    http::client direct{ioc.get_executor(), d};
+    auto n = run<result<http::response>>(ioc, [&]() {
+        return direct.send(http::endpoint{false, "127.0.0.1", proxy.port()}, http::request{"GET", "/direct", {}, {}});
+    });
+    REQUIRE(n.has_value());
+    CHECK(proxy.requests().back().target == "/direct");
+}

@@ -2,6 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 using namespace iss;
 
 TEST_CASE("parse_url takes scheme, host and port, defaulting the port", "[http]") {
@@ -65,4 +69,45 @@ TEST_CASE("an endpoint prints as a URL, IPv6 hosts bracketed, with the connect h
     e.host = "s3.example";
     e.connect_host = "127.0.0.1";
     CHECK(e.to_string() == "http://s3.example (via 127.0.0.1)");
+}
+
+TEST_CASE("proxy routes: scheme, NO_PROXY, credentials as Basic, redacted URLs", "[http][proxy]") {
+    http::proxy_options p;
+    p.https_url = "http://user:p%40ss@proxy.local:3128";
+    p.http_url = "http://proxy.local:8080";
+    p.no_proxy = "localhost, .internal, s3.example.com:9000, 10.0.0.1";
+    auto tls = http::route_for(p, http::endpoint{true, "bucket.s3.amazonaws.com", 443});
+    REQUIRE(tls.has_value());
+    REQUIRE(tls->has_value());
+    CHECK((*tls)->proxy.host == "proxy.local");
+    CHECK((*tls)->proxy.port == 3128);
+    CHECK((*tls)->authorization == "Basic dXNlcjpwQHNz");  // user:p@ss
+    auto plain = http::route_for(p, http::endpoint{false, "rgw", 80});
+    REQUIRE(plain.has_value());
+    REQUIRE(plain->has_value());
+    CHECK((*plain)->proxy.port == 8080);
+    CHECK((*plain)->authorization.empty());
+    const std::vector<std::pair<std::string, std::uint16_t>> direct{{"localhost", 443}, {"a.internal", 443}, {"s3.example.com", 9000}, {"10.0.0.1", 443}};
+    for (const auto& [host, port] : direct) {
+        auto r = http::route_for(p, http::endpoint{true, host, port});
+        REQUIRE(r.has_value());
+        CHECK_FALSE(r->has_value());
+    }
+    auto other_port = http::route_for(p, http::endpoint{true, "s3.example.com", 443});
+    REQUIRE(other_port.has_value());
+    CHECK(other_port->has_value());
+    CHECK(http::no_proxy_matches("example.com", "a.example.com", 443));
+    CHECK(http::no_proxy_matches("example.com", "example.com", 443));
+    CHECK_FALSE(http::no_proxy_matches(".example.com", "example.com", 443));
+    CHECK_FALSE(http::no_proxy_matches("example.com", "badexample.com", 443));
+    CHECK(http::no_proxy_matches("*", "anything", 1));
+    CHECK(http::redact_url("http://user:secret@proxy:3128") == "http://user:****@proxy:3128");
+    CHECK(http::redact_url("http://proxy:3128") == "http://proxy:3128");
+    p.https_url = "https://proxy:443";
+    auto bad = http::route_for(p, http::endpoint{true, "x", 443});
+    REQUIRE_FALSE(bad.has_value());
+    p.https_url = "http://user:hunter2@";
+    auto bad2 = http::route_for(p, http::endpoint{true, "x", 443});
+    REQUIRE_FALSE(bad2.has_value());
+    CHECK(bad2.error().message().find("hunter2") == std::string::npos);
 }

@@ -1,0 +1,237 @@
+#include "aws/refresh.hpp"
+
+#include "aws/error.hpp"
+#include "common/log.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace iss::aws {
+
+namespace net = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+const log::logger& logger() {
+    static const log::logger l{"aws"};
+    return l;
+}
+
+constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
+
+bool transient(const error& e) {
+    return e == errc::fetch_failed || e.code().category() != aws_category();
+}
+
+}  // namespace
+
+system_time refresh_time(system_time obtained, system_time expiry, std::chrono::seconds ahead) {
+    const auto lifetime = std::max<system_time::duration>(expiry - obtained, 0s);
+    return expiry - std::min<system_time::duration>(ahead, lifetime / 4);
+}
+
+system_time usable_until(system_time obtained, system_time expiry) {
+    const auto lifetime = std::max<system_time::duration>(expiry - obtained, 0s);
+    return expiry - std::min<system_time::duration>(10s, lifetime / 10);
+}
+
+struct refreshing_source::impl : std::enable_shared_from_this<impl> {
+    /// One refresh in flight: waiters sleep on `done` until the fetcher cancels it.
+    struct flight {
+        explicit flight(const net::any_io_executor& ex) : done{ex} { done.expires_at(net::steady_timer::time_point::max()); }
+        net::steady_timer done;
+        std::optional<result<identity>> outcome;
+    };
+
+    net::any_io_executor ex;
+    std::shared_ptr<provider> prov;
+    const iss::clock& clk;
+    refresh_options opts;
+    std::mt19937_64 rng;
+    identity current;
+    bool have = false;
+    std::uint64_t generation = 0;
+    system_time next_refresh{};
+    system_time valid_until{};
+    std::shared_ptr<flight> inflight;
+    net::steady_timer loop_timer;
+    bool loop_running = false;
+    bool background = true;
+    bool stopped = false;
+    refresh_stats stats;
+
+    impl(net::any_io_executor e, std::shared_ptr<provider> p, const iss::clock& c, refresh_options o, std::uint64_t seed)
+        : ex{e}, prov{std::move(p)}, clk{c}, opts{o}, rng{seed}, loop_timer{e} {}
+
+    void install(identity id) {
+        const auto now = clk.system_now();
+        current = std::move(id);
+        have = true;
+        ++generation;
+        if (current.expiry) {
+            next_refresh = refresh_time(now, *current.expiry, opts.ahead);
+            valid_until = usable_until(now, *current.expiry);
+        } else {
+            next_refresh = system_time::max();
+            valid_until = system_time::max();
+        }
+    }
+
+    bool valid_now() const { return have && clk.system_now() < valid_until; }
+
+    /// The one refresh: starts it, or joins the one in flight.
+    task<result<identity>> refresh_once() {
+        auto self = shared_from_this();
+        if (inflight) {
+            auto f = inflight;
+            co_await f->done.async_wait(use_tuple);
+            if (!f->outcome) co_return error{net::error::operation_aborted};
+            co_return *f->outcome;
+        }
+        auto f = std::make_shared<flight>(ex);
+        inflight = f;
+        ++stats.fetches;
+        result<identity> r = error{errc::fetch_failed, "not fetched"};
+        try {
+            r = co_await prov->fetch();
+        } catch (const std::exception& e) {
+            r = error{errc::fetch_failed, e.what()};
+        }
+        if (r) {
+            if (r->expiry && *r->expiry <= clk.system_now()) {
+                r = error{errc::expired, fmt::format("{}: expired at {}", r->source, format_iso8601(*r->expiry))};
+            } else {
+                install(*r);
+            }
+        }
+        if (!r) ++stats.failures;
+        f->outcome = r;
+        inflight.reset();
+        f->done.cancel();
+        co_return r;
+    }
+
+    void ensure_loop() {
+        if (!background || loop_running || stopped || !have || !current.expiry) return;
+        loop_running = true;
+        auto self = shared_from_this();
+        net::co_spawn(ex, loop(), [self](std::exception_ptr e) {
+            self->loop_running = false;
+            if (!e) return;
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& ex) {
+                logger().error("credential renewal task ended: {}", ex.what());
+            }
+        });
+    }
+
+    /// The background renewal: sleeps until the refresh time, renews, retries failures.
+    task<void> loop() {
+        auto self = shared_from_this();
+        unsigned failures = 0;
+        while (!stopped) {
+            std::chrono::milliseconds wait{0};
+            if (failures > 0) {
+                wait = full_jitter_delay(opts.retry, failures - 1, rng);
+                // Never sleep past the point where the credentials stop being usable.
+                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(valid_until - clk.system_now());
+                if (left > 0ms) wait = std::min(wait, std::max(left / 2, 50ms));
+                wait = std::max(wait, 20ms);
+            } else {
+                const auto until = next_refresh - clk.system_now();
+                wait = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(until), 0ms);
+            }
+            loop_timer.expires_after(wait);
+            co_await loop_timer.async_wait(use_tuple);
+            if (stopped) co_return;
+            if (failures == 0 && clk.system_now() < next_refresh) continue;  // renewed meanwhile
+            const auto r = co_await refresh_once();
+            if (stopped) co_return;
+            if (r) {
+                if (failures > 0) logger().info("s3 credentials renewed after {} failed attempts: {}", failures, r->describe());
+                else logger().info("s3 credentials renewed: {}", r->describe());
+                failures = 0;
+                continue;
+            }
+            if (r.error() == net::error::operation_aborted) co_return;
+            ++failures;
+            if (valid_now())
+                logger().warn("s3 credentials renewal failed (attempt {}), retrying; the current ones stay valid until {}: {}",
+                              failures, format_iso8601(valid_until), r.error().message());
+            else
+                logger().error("s3 credentials renewal failed (attempt {}) and the current ones have expired; retrying: {}",
+                               failures, r.error().message());
+            if (!current.expiry) co_return;
+        }
+    }
+};
+
+refreshing_source::refreshing_source(net::any_io_executor ex, std::shared_ptr<provider> p, const iss::clock& clk,
+                                     refresh_options o, std::uint64_t seed)
+    : impl_{std::make_shared<impl>(std::move(ex), std::move(p), clk, o, seed)} {}
+
+refreshing_source::~refreshing_source() { stop(); }
+
+task<result<identity>> refreshing_source::start(bool background) {
+    auto i = impl_;
+    i->background = background;
+    const unsigned attempts = std::max(1U, i->opts.start_attempts);
+    result<identity> r = error{errc::fetch_failed, "not fetched"};
+    for (unsigned n = 0; n < attempts; ++n) {
+        r = co_await i->refresh_once();
+        if (r || !transient(r.error()) || r.error() == net::error::operation_aborted) break;
+        if (n + 1 < attempts) {
+            const auto wait = std::max(full_jitter_delay(i->opts.retry, n, i->rng), 50ms);
+            logger().warn("s3 credentials: {} (attempt {}/{}), retrying in {} ms", r.error().message(), n + 1, attempts,
+                          wait.count());
+            net::steady_timer t{i->ex};
+            t.expires_after(wait);
+            co_await t.async_wait(use_tuple);
+        }
+    }
+    if (r && background) i->ensure_loop();
+    co_return r;
+}
+
+void refreshing_source::stop() {
+    if (!impl_) return;
+    impl_->stopped = true;
+    impl_->loop_timer.cancel();
+}
+
+task<result<signing_credentials>> refreshing_source::current() {
+    auto i = impl_;
+    if (i->valid_now()) {
+        // Due for renewal but still usable: the background task (or a spawned one) renews it.
+        if (i->clk.system_now() >= i->next_refresh && !i->inflight && !i->loop_running && !i->stopped) i->ensure_loop();
+        co_return signing_credentials{i->current.keys, i->generation};
+    }
+    auto r = co_await i->refresh_once();
+    if (!r) {
+        if (i->valid_now()) co_return signing_credentials{i->current.keys, i->generation};
+        co_return r.error();
+    }
+    if (!i->stopped) i->ensure_loop();
+    co_return signing_credentials{i->current.keys, i->generation};
+}
+
+task<result<signing_credentials>> refreshing_source::refresh_rejected(std::uint64_t generation) {
+    auto i = impl_;
+    if (i->have && i->generation > generation) co_return signing_credentials{i->current.keys, i->generation};
+    ++i->stats.forced;
+    logger().warn("the store rejected the s3 credentials as expired; renewing them now");
+    auto r = co_await i->refresh_once();
+    if (!r) co_return r.error();
+    co_return signing_credentials{i->current.keys, i->generation};
+}
+
+bool refreshing_source::refreshable() const noexcept { return !impl_->have || impl_->current.expiry.has_value(); }
+const identity& refreshing_source::last() const noexcept { return impl_->current; }
+std::uint64_t refreshing_source::generation() const noexcept { return impl_->generation; }
+const refresh_stats& refreshing_source::stats() const noexcept { return impl_->stats; }
+
+}  // namespace iss::aws
