@@ -3,12 +3,14 @@
 Usage: cases.py CASE   (ISS_BINARY_DIR and RGW_DIR from CTest)."""
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from harness import (Env, Failure, SwitchableProxy, check, free_port, log, metric_sum, partition_counts, read_landed,
                      run_case, verify_exactly_once)
@@ -435,10 +437,77 @@ def systemd_notify(env: Env, rng) -> None:
     sock.close()
     log(f"READY=1 after the first assignment; WATCHDOG=1 median {median * 1000:.0f} ms; {stopping[0]!r}")
 
+
+def verify_bucket(env: Env, rng) -> None:
+    """`verify` exits 0 on a clean bucket; names the gap when one object is deleted; names the
+    duplicate offsets when an extra object overlaps another; exits 2 when Iggy or the store
+    cannot be reached."""
+    broker = env.start_broker()
+    bucket = bucket_name(env, rng, "verify")
+    counts = produce_synthetic(env, broker.address, 9_000, 3)
+    cfg = env.config(bucket, broker.address, rotation={"max_records": 1000, "idle": "2s"})
+    d = env.start_daemon(cfg)
+    env.wait_lag_zero(cfg)
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+
+    def verify(config: Path, *extra: str) -> tuple[int, str]:
+        r = subprocess.run([env.bin("iggy-s3-sink"), "verify", "--config", str(config), *extra], env=env.daemon_env(),
+                           capture_output=True, text=True, timeout=300)
+        log(f"verify {' '.join(extra)} -> {r.returncode}\n{r.stdout}{r.stderr}")
+        return r.returncode, r.stdout + r.stderr
+
+    rc, out = verify(cfg)
+    check(rc == 0, f"verify on a clean bucket exited {rc}")
+    rc, out = verify(cfg, "--json")
+    doc = json.loads(out.splitlines()[0])
+    check(rc == 0 and doc["ok"] and len(doc["partitions"]) == 3, f"verify --json: {out}")
+    for part in doc["partitions"]:
+        check(part["committed"] == part["highest"] == counts[part["partition"]] - 1 and part["lowest"] == 0,
+              f"partition {part}: not 0..{counts[part['partition']] - 1} committed")
+
+    keys = sorted(k for k in env.list_keys(bucket) if "/partition=0/" in k)
+    check(len(keys) >= 3, f"too few objects in partition 0: {keys}")
+    victim = keys[1]
+    md = env.head_metadata(bucket, victim)
+    env.aws("s3api", "delete-object", "--bucket", bucket, "--key", victim)
+    rc, out = verify(cfg)
+    want = f"app/events/0: gap: offsets {md['iggy-first-offset']}..{md['iggy-last-offset']} are in no object"
+    check(rc == 1 and want in out, f"verify with {victim} deleted: exit {rc}, no {want!r}")
+    rc, out = verify(cfg, "--stream", "app", "--topic", "events", "--partition", "1")
+    check(rc == 0, "verify --partition 1 is not about partition 0's gap")
+
+    # Put the deleted range back as two objects, one of them overlapping the next object.
+    first, last = int(md["iggy-first-offset"]), int(md["iggy-last-offset"])
+    nxt = env.head_metadata(bucket, keys[2])
+    body = env.work / "extra.jsonl"
+    body.write_text("{}\n")
+    stem = victim[: victim.rfind("+") + 1]
+    ext = victim[victim.rfind("."):]
+    for start, end in ((first, last), (last - 9, int(nxt["iggy-first-offset"]) + 4)):
+        key = f"{stem}{start:020d}{ext}"
+        env.aws("s3api", "put-object", "--bucket", bucket, "--key", key, "--body", str(body), "--metadata",
+                f"iggy-first-offset={start},iggy-last-offset={end},iggy-count={end - start + 1}")
+    rc, out = verify(cfg)
+    check(rc == 1 and "duplicate offsets" in out, f"verify with an overlapping object: exit {rc}")
+    check(f"duplicate offsets {last - 9}..{last}" in out, "the overlap with the restored object is not named")
+    check(f"duplicate offsets {nxt['iggy-first-offset']}..{int(nxt['iggy-first-offset']) + 4}" in out,
+          "the overlap with the next object is not named")
+
+    # Unreachable: Iggy, then the store.
+    no_iggy = env.config(bucket, f"127.0.0.1:{free_port()}", name="no-iggy")
+    rc, out = verify(no_iggy)
+    check(rc == 2 and "cannot reach Iggy" in out, f"verify with Iggy unreachable exited {rc}")
+    no_store = env.config(bucket, broker.address, endpoint=f"http://127.0.0.1:{free_port()}", name="no-store",
+                          retry={"attempts": 2, "base": "50ms", "cap": "100ms", "deadline": "3s"},
+                          extra_s3={"timeouts": {"connect": "1s", "request": "2s"}})
+    rc, out = verify(no_store)
+    check(rc == 2 and "listing s3://" in out, f"verify with the store unreachable exited {rc}")
+
 CASES = {
     "admin_metrics": admin_metrics,
     "readyz": readyz,
     "systemd_notify": systemd_notify,
+    "verify_bucket": verify_bucket,
     "exactly_once": exactly_once,
     "crash_restart": crash_restart,
     "idle_flush": idle_flush,
