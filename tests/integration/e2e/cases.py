@@ -12,8 +12,8 @@ import threading
 import time
 from pathlib import Path
 
-from harness import (Env, Failure, SwitchableProxy, check, free_port, log, metric_sum, partition_counts, read_landed,
-                     run_case, verify_exactly_once)
+from harness import (Env, Failure, SwitchableProxy, check, free_port, log, metric_sum, parse_metrics, partition_counts,
+                     read_landed, run_case, verify_exactly_once)
 
 
 def bucket_name(env: Env, rng, case: str) -> str:
@@ -296,8 +296,22 @@ def admin_metrics(env: Env, rng) -> None:
     d = env.start_daemon(cfg)
     admin = env.admin_address()
     second = produce_synthetic(env, broker.address, 12_000, 3)
-    status, text = env.http_get(admin, "/metrics")
-    check(status == 200, f"/metrics answered {status}")
+    n = sum(first.values()) + sum(second.values())
+    # Mid-run: some messages delivered, not all, and every family there (an offset is
+    # committed just after its object is durable, so committed_offset may lag a scrape).
+    families = [f"iggy_s3_sink_{f}" for f in (
+        "messages_total", "committed_offset", "head_offset", "lag_messages", "upload_duration_seconds",
+        "s3_requests_total", "s3_request_duration_seconds", "iggy_requests_total", "assigned_partitions", "build_info")]
+    deadline = time.time() + 120
+    text, delivered = "", 0.0
+    while time.time() < deadline:
+        status, text = env.http_get(admin, "/metrics")
+        check(status == 200, f"/metrics answered {status}")
+        delivered = metric_sum(parse_metrics(text), "iggy_s3_sink_messages_total")
+        if delivered >= n or (delivered > 0 and all(f in text for f in families)):
+            break
+        time.sleep(0.05)
+    check(0 < delivered < n, f"no mid-run scrape: messages_total went to {delivered} of {n} between two scrapes")
     mid = env.work / "mid-run.prom"
     mid.write_text(text)
     r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
@@ -305,7 +319,6 @@ def admin_metrics(env: Env, rng) -> None:
     check("iggy_s3_sink_build_info" in text, "no build_info in the mid-run scrape")
     env.wait_lag_zero(cfg)
     m = env.scrape(admin)
-    n = sum(first.values()) + sum(second.values())
     keys = [k for k in env.list_keys(bucket) if "/_iggy_s3_sink_probe" not in k and "probe" not in k.split("/")[-1]]
     labels = {"stream": "app", "topic": "events"}
     check(metric_sum(m, "iggy_s3_sink_messages_total", **labels) == n,
