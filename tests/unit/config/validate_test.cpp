@@ -304,6 +304,7 @@ TEST_CASE("s3.endpoint host and port, bucket length and region auto follow the c
     c.s3.endpoint = "http://127.0.0.1:99999";
     c.s3.bucket = iss::bucket_name{"nu"};
     CHECK(validate(c).size() == 2);
+}
 
 TEST_CASE("admin.listen: IP:PORT or empty", "[config][validate]") {
     auto c = valid();
