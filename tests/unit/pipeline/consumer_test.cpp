@@ -395,6 +395,8 @@ TEST_CASE("consumer: a partition whose polls fail is backed off alone; the other
     std::size_t p0 = 0;
     for (auto& [p, from, n] : src.polls) p0 += p == 0u;
     CHECK(p0 == 200);
+}
+
 TEST_CASE("consumer: joined() is false until the group join succeeds, and after a 5006", "[pipeline][consumer]") {
     world w;
     auto r = w.make_router();
