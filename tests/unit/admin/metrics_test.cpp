@@ -33,8 +33,10 @@ struct one_partition_source final : pl::message_source {
     }
     pl::task<pl::source_status> join(const pl::topic_ref&) override { co_return pl::source_status::ok; }
     pl::task<pl::source_status> leave(const pl::topic_ref&) override { co_return pl::source_status::ok; }
-    pl::task<std::optional<std::vector<std::uint32_t>>> partitions(const pl::topic_ref&) override {
-        co_return std::vector<std::uint32_t>{0};
+    pl::task<pl::partitions_result> partitions(const pl::topic_ref&) override {
+        pl::partitions_result r;
+        r.ids = {0};
+        co_return r;
     }
     std::uint64_t session() const override { return 1; }
 };
