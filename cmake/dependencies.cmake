@@ -25,3 +25,11 @@ find_package(date REQUIRED CONFIG)   # date::date-tz: time zones (GCC 12 has no 
 add_library(iss_boost_headers INTERFACE)
 target_link_libraries(iss_boost_headers INTERFACE Boost::headers)
 target_compile_definitions(iss_boost_headers INTERFACE BOOST_ALLOW_DEPRECATED_HEADERS)
+
+# Prometheus text exposition (lib/admin): prometheus-cpp's core only (its data model and
+# text serializer); its pull library (civetweb, its own threads) is not used.
+find_package(prometheus-cpp REQUIRED CONFIG)  # Debian 12: 1.0.1 (its config file carries no version)
+
+# systemd notify (daemon/notify.*): libsystemd's sd_notify when present at build time,
+# else the daemon speaks the datagram protocol itself.
+pkg_check_modules(LIBSYSTEMD QUIET IMPORTED_TARGET libsystemd)

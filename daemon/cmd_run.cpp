@@ -10,9 +10,14 @@
 //   3. `shutdown.grace` after the first signal, if that has not finished, or at a second
 //      signal: stop the event loop at once and exit 1. What was not committed is re-read at
 //      the next start (and adopted where it was uploaded: design.md §3.3).
+#include "admin/metrics.hpp"
+#include "admin/readiness.hpp"
+#include "admin/server.hpp"
 #include "common/backoff.hpp"
 #include "common/log.hpp"
+#include "common/version.hpp"
 #include "daemon/commands.hpp"
+#include "daemon/notify.hpp"
 #include "daemon/s3_setup.hpp"
 #include "daemon/wiring.hpp"
 #include "format/key_template.hpp"
@@ -31,6 +36,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <csignal>
 #include <pthread.h>
 #include <signal.h>
@@ -77,12 +84,16 @@ pipeline::bad_message_policy bad_policy(const config::sink_config& c) {
     return pipeline::bad_message_policy::fail;
 }
 
-/// What the signal handler needs to reach.
+/// What the signal handler, the admin server and the service ticker need to reach. The
+/// pointers are set by daemon_main while their objects live (null before and after).
 struct run_state {
     pipeline::consumer_loop* loop = nullptr;
     pipeline::sleeper* sleeper = nullptr;  ///< waits before the loop exists (S3 unreachable at start)
     iggy::client* client = nullptr;        ///< from its construction on
     pipeline::router* router = nullptr;    ///< from its construction on
+    const s3::client* s3 = nullptr;
+    bool store_usable = false;  ///< the start-up probe of the bucket succeeded
+    bool group_mode = false;
     bool stopping = false;
 
     /// Nothing to deliver and no Iggy connection to leave a group on: a stop can end the
@@ -91,12 +102,50 @@ struct run_state {
     [[nodiscard]] bool nothing_to_finish() const {
         return client != nullptr && !client->connected() && (router == nullptr || !router->holds_data());
     }
+
+    /// Clears the pointers when daemon_main's objects go away.
+    struct scope {
+        run_state& st;
+        ~scope() {
+            st.loop = nullptr;
+            st.sleeper = nullptr;
+            st.router = nullptr;
+            st.client = nullptr;
+            st.s3 = nullptr;
+        }
+    };
+
+    [[nodiscard]] admin::readiness_inputs readiness() const {
+        return {store_usable, client != nullptr && client->connected(), group_mode, loop != nullptr && loop->joined(),
+                stopping};
+    }
+    [[nodiscard]] admin::metric_sources metrics() const {
+        return {router, loop, s3 ? &s3->stats() : nullptr, client ? &client->stats() : nullptr, iss::version,
+                iss::git_revision};
+    }
+    /// One line for systemd's STATUS=.
+    [[nodiscard]] std::string status() const {
+        if (stopping) return "stopping: uploading and committing what is buffered";
+        if (!store_usable) return "starting: probing the store";
+        if (!client || !client->connected()) return "waiting for Iggy (not connected)";
+        if (group_mode && (!loop || !loop->joined())) return "joining the consumer group";
+        if (!loop || !router) return "starting";
+        const auto t = router->totals();
+        return fmt::format("running: {} partitions assigned; {} messages in {} objects written, {} adopted",
+                           loop->assignment().size(), t.records_written, t.objects_written, t.objects_adopted);
+    }
 };
+
+std::string endpoint_text(const boost::asio::ip::tcp::endpoint& e) {
+    if (e.address().is_v6()) return fmt::format("[{}]:{}", e.address().to_string(), e.port());
+    return fmt::format("{}:{}", e.address().to_string(), e.port());
+}
 
 net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options iopts, run_state& st) {
     const iss::log::logger log{"app"};
     auto ex = co_await net::this_coro::executor;
     const auto mode = cfg.iggy.group_mode() ? pipeline::consumer_mode::group : pipeline::consumer_mode::single;
+    const run_state::scope clear_pointers{st};
 
     // Everything that can be refused without a connection, first.
     auto rotation = pipeline::rotation_policy::make(rotation_options(cfg));
@@ -140,6 +189,8 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
         const bool refused = s3.error() == iss::errc::invalid_argument || s3.error() == iss::s3::errc::invalid_argument;
         co_return refused ? exit_config : exit_failure;
     }
+    st.s3 = s3->client;
+    st.store_usable = true;
     auto plan = pipeline::plan_delivery(s3->caps, conditional(cfg), mode);
     if (!plan) {
         log.error("{}", plan.error());
@@ -247,6 +298,33 @@ int run_run(std::span<const std::string_view> args) {
     const iss::log::logger log{"app"};
     run_state st;  // before io: the coroutine frames io destroys last refer to it
     net::io_context io{1};
+    st.group_mode = cfg->iggy.group_mode();
+    notifier notify;
+
+    // The admin server answers from the start (/healthz while the store is probed); a port
+    // that cannot be bound is an operator's problem: exit 1 naming it.
+    std::optional<admin::server> admin_server;
+    if (!cfg->admin.listen.empty()) {
+        auto at = admin::parse_listen(cfg->admin.listen);  // validated with the config
+        if (!at) {
+            log.error("admin.listen: {}", at.error());
+            return exit_config;
+        }
+        admin::handlers h;
+        h.metrics = [&st] { return admin::render_metrics(st.metrics()); };
+        h.unmet = [&st] { return admin::unmet_conditions(st.readiness()); };
+        admin_server.emplace(io.get_executor(), *at, std::move(h));
+        if (auto r = admin_server->listen(); !r) {
+            log.error("{} (another process on that port? change admin.listen, or set it to \"\" to turn the admin "
+                      "server off)",
+                      r.error());
+            return exit_failure;
+        }
+        log.info({iss::log::kv("address", endpoint_text(admin_server->local_endpoint()))},
+                 "admin server listening on http://{}/ (/metrics, /healthz, /readyz)",
+                 endpoint_text(admin_server->local_endpoint()));
+        admin_server->start();
+    }
     int code = exit_failure;
     std::exception_ptr failure;
     bool done = false;
@@ -270,6 +348,12 @@ int run_run(std::span<const std::string_view> args) {
             io.stop();
             return;
         }
+        // systemd: the stop has begun, and may take up to shutdown.grace (plus a margin for
+        // the final commit and the group leave) before the stop timeout may kill us.
+        notify.notify(fmt::format("STOPPING=1\nSTATUS={}\nEXTEND_TIMEOUT_USEC={}", st.status(),
+                                  std::chrono::duration_cast<std::chrono::microseconds>(
+                                    cfg->shutdown.grace + std::chrono::seconds{5})
+                                    .count()));
         log.info("signal {}: stopping; uploading and committing what is buffered (shutdown.grace {} ms)", sig,
                  cfg->shutdown.grace.count());
         if (st.loop) st.loop->request_stop();
@@ -287,12 +371,61 @@ int run_run(std::span<const std::string_view> args) {
     signals.async_wait(on_signal);
     pthread_sigmask(SIG_UNBLOCK, &held, nullptr);
 
+    // systemd: WATCHDOG=1 at half of WATCHDOG_USEC from this event loop (a hung loop sends
+    // nothing and gets restarted); READY=1 once ready as /readyz says and the first round has
+    // polled the assignment; STATUS= when the one-line summary changes (at most every 5 s while
+    // running, at once on a change of state).
+    net::steady_timer watchdog{io};
+    std::function<void(const boost::system::error_code&)> on_watchdog;
+    if (notify.enabled() && notify.watchdog()) {
+        const auto every = std::max<std::chrono::microseconds>(*notify.watchdog() / 2, std::chrono::microseconds{1000});
+        log.info("systemd watchdog: WATCHDOG=1 every {} ms", every.count() / 1000);
+        on_watchdog = [&, every](const boost::system::error_code& ec) {
+            if (ec || done) return;
+            notify.notify("WATCHDOG=1");
+            watchdog.expires_after(every);
+            watchdog.async_wait(on_watchdog);
+        };
+        on_watchdog({});
+    }
+    net::steady_timer ticker{io};
+    std::function<void(const boost::system::error_code&)> on_tick;
+    bool ready_sent = false;
+    std::string last_status;
+    std::chrono::steady_clock::time_point last_status_at{};
+    if (notify.enabled()) {
+        on_tick = [&](const boost::system::error_code& ec) {
+            if (ec || done) return;
+            const auto now = std::chrono::steady_clock::now();
+            std::string msg;
+            if (!ready_sent && !st.stopping && st.loop && st.loop->rounds() > 0 &&
+                admin::unmet_conditions(st.readiness()).empty()) {
+                ready_sent = true;
+                msg = "READY=1\n";
+            }
+            const auto status = st.status();
+            const bool changed_state = status.substr(0, status.find(':')) != last_status.substr(0, last_status.find(':'));
+            if (!msg.empty() || (status != last_status && (changed_state || now - last_status_at >= std::chrono::seconds{5}))) {
+                msg += "STATUS=" + status;
+                last_status = status;
+                last_status_at = now;
+                notify.notify(msg);
+            }
+            ticker.expires_after(std::chrono::milliseconds{200});
+            ticker.async_wait(on_tick);
+        };
+        on_tick({});
+    }
+
     net::co_spawn(io, daemon_main(*cfg, *iopts, st), [&](std::exception_ptr e, int c) {
         done = true;
         failure = e;
         code = c;
         signals.cancel();
         grace.cancel();
+        watchdog.cancel();
+        ticker.cancel();
+        if (admin_server) admin_server->stop();
     });
     io.run();
     if (failure) {

@@ -67,6 +67,7 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
     auto owner = std::make_shared<s3_owner>(ex, std::move(opts), c.s3.bucket.get());
     s3_setup out;
     out.store = &owner->store;
+    out.client = &owner->client;
     if (c.s3.conditional_writes == config::conditional_writes::off) {
         log.warn("s3.conditional_writes: off: no capability probe, no If-None-Match");
     } else {

@@ -10,6 +10,7 @@
 #include "http/types.hpp"
 #include "pipeline/delivery.hpp"
 #include "pipeline/ports.hpp"
+#include "s3/client.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -21,6 +22,7 @@ namespace iss::app {
 struct s3_setup {
     std::shared_ptr<void> owner;
     pipeline::object_store* store = nullptr;
+    const s3::client* client = nullptr;  ///< the client behind `store` (its stats() feed the s3_* metrics)
     pipeline::store_capabilities caps;
 };
 

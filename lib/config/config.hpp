@@ -250,6 +250,11 @@ struct shutdown_section {
     milliseconds grace{30'000};   ///< time to finish, upload and commit after SIGTERM
 };
 
+struct admin_section {
+    /// IP:PORT of the admin HTTP server (/metrics, /healthz, /readyz); empty turns it off.
+    std::string listen = "127.0.0.1:9464";
+};
+
 struct log_section {
     log::level level = log::level::info;
     log::output_format format = log::output_format::text;
@@ -266,6 +271,7 @@ struct sink_config {
     delivery_section delivery;
     shutdown_section shutdown;
     log_section log;
+    admin_section admin;
 };
 
 /// One problem: the YAML path (`s3.retry.deadline`, `sources[1].topics`), what is wrong, and

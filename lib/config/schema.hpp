@@ -245,6 +245,10 @@ void visit_schema(V& v, C& c) {
         v.choice("level", c.log.level, table(log_level_choices), "Minimum level.");
         v.choice("format", c.log.format, table(log_format_choices), "`text` or `json` (one JSON object per line).");
     });
+    v.section("admin", "The admin HTTP server on the event loop: /metrics, /healthz, /readyz.", [&] {
+        v.field("listen", c.admin.listen,
+                "IP:PORT to serve on (`0.0.0.0:9464` for all interfaces, `[::]:9464` for IPv6); empty turns the server off. See \"Running it as a service\".");
+    });
 }
 
 }  // namespace iss::config::detail

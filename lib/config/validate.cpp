@@ -6,6 +6,9 @@
 #include <date/tz.h>
 #include <fmt/format.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -534,6 +537,46 @@ void check_naming(collector& add, const sink_config& c) {
             max_key_bytes);
 }
 
+/// admin.listen: empty (off) or IP:PORT with an IP literal ([v6]:port), port 0..65535 (0: the
+/// OS picks one, which the daemon logs).
+void check_admin(collector& add, const admin_section& a) {
+    const std::string& v = a.listen;
+    if (v.empty()) return;
+    const std::string path = "admin.listen";
+    const char* shape = "write IP:PORT such as 127.0.0.1:9464, 0.0.0.0:9464 or [::]:9464, or \"\" to turn the admin server off";
+    std::string host;
+    std::string_view port;
+    int family = AF_INET;
+    if (v.front() == '[') {
+        const auto close = v.find(']');
+        if (close == std::string::npos || close + 1 >= v.size() || v[close + 1] != ':') {
+            add(path, "'{}': {}", v, shape);
+            return;
+        }
+        host = v.substr(1, close - 1);
+        port = std::string_view{v}.substr(close + 2);
+        family = AF_INET6;
+    } else {
+        const auto colon = v.rfind(':');
+        if (colon == std::string::npos || v.find(':') != colon) {
+            add(path, "'{}': {}", v, shape);
+            return;
+        }
+        host = v.substr(0, colon);
+        port = std::string_view{v}.substr(colon + 1);
+    }
+    unsigned char buf[sizeof(in6_addr)];
+    if (inet_pton(family, host.c_str(), buf) != 1)
+        add(path, "'{}': '{}' is not an IP address (host names are not resolved); {}", v, host, shape);
+    unsigned long p = 0;
+    bool ok = !port.empty() && port.size() <= 5;
+    for (char ch : port) {
+        ok = ok && ch >= '0' && ch <= '9';
+        p = p * 10 + static_cast<unsigned long>(ch - '0');
+    }
+    if (!ok || p > 65535) add(path, "'{}': the port must be 0..65535", v);
+}
+
 void check_delivery(collector& add, const sink_config& c) {
     const auto& d = c.delivery;
     if (d.on_bad_message == bad_message_policy::dead_letter) {
@@ -564,6 +607,7 @@ std::vector<problem> validate(const sink_config& c) {
     check_naming(add, c);
     check_delivery(add, c);
     if (c.shutdown.grace <= 0ms) add("shutdown.grace", "must be > 0");
+    check_admin(add, c.admin);
     return std::move(add.out);
 }
 

@@ -142,6 +142,13 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
     bool redo_ = false;                           // login asks for a new connection in another protocol
     g2::session_state g2s_{random_client_id()};
     g2::operation last_op_ = g2::operation::reserved;
+    std::uint32_t last_code_ = 0;  // the command code of the last G2 request built
+    client_stats stats_;
+
+    /// Counts one request of command `code` with its answer (a status, or "error").
+    void count_request(std::uint32_t code, std::string answer) {
+        stats_.requests[{std::string{proto::command_name(code)}, std::move(answer)}] += 1;
+    }
     struct g2_assignment {
         bool synced = false;
         std::uint64_t generation = 0;
@@ -157,7 +164,8 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
     template <class Request>
     result<void> build_g2(proto::byte_buffer& out, const Request& req) {
         const auto& g = to_g2(req);
-        auto h = g2s_.next(g2::code_of<std::decay_t<decltype(g)>>());
+        last_code_ = g2::code_of<std::decay_t<decltype(g)>>();
+        auto h = g2s_.next(last_code_);
         last_op_ = h.op;
         return g2::append_request(out, h, g);
     }
@@ -223,7 +231,10 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
         for (std::int64_t attempt = 1;; ++attempt) {
             bool g1 = false;
             auto frame = co_await g2_roundtrip(in, false, g1);
-            if (!frame) co_return frame.error();
+            if (!frame) {
+                if (frame.error() != net::error::operation_aborted) count_request(last_code_, "error");
+                co_return frame.error();
+            }
             auto f = g2::decode_server_frame(*frame);
             if (!f) {
                 disconnect();
@@ -236,6 +247,7 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
                 co_return e;
             }
             const auto st = f->reply().status;
+            count_request(last_code_, std::to_string(st));
             if (st == 8 || st == 30 || st == 100) {
                 // As in G1: the session is over (server going away, stale or unknown client).
                 disconnect();
@@ -334,6 +346,15 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
 
     template <class Stream>
     net::awaitable<result<proto::bytes_view>> exchange_on(Stream& s, proto::byte_buffer& in) {
+        const std::uint32_t code = out_.size() >= 8 ? proto::load_le<std::uint32_t>(out_.data() + 4) : 0;
+        auto r = co_await exchange_on_uncounted(s, in);
+        if (r) count_request(code, "0");
+        else if (r.error().code().category() == proto::server_category()) count_request(code, std::to_string(r.error().code().value()));
+        else if (r.error() != net::error::operation_aborted) count_request(code, "error");
+        co_return r;
+    }
+    template <class Stream>
+    net::awaitable<result<proto::bytes_view>> exchange_on_uncounted(Stream& s, proto::byte_buffer& in) {
         auto& lowest = beast::get_lowest_layer(s);
         lowest.expires_after(opts_.request_timeout);
         auto [wec, wn] = co_await net::async_write(s, net::buffer(out_.data(), out_.size()), use_tuple);
@@ -442,6 +463,7 @@ net::awaitable<result<void>> client::impl::connect_once_impl() {
     }
     connected_ = true;
     ++generation_;
+    if (generation_ > 1) ++stats_.reconnects;
     if (auto r = co_await rejoin(); !r) {
         disconnect();
         co_return r.error();
@@ -670,6 +692,7 @@ client::client(net::any_io_executor ex, client_options opts)
 client::~client() { impl_->shutdown(); }
 
 std::uint64_t client::generation() const noexcept { return impl_->generation_; }
+const client_stats& client::stats() const noexcept { return impl_->stats_; }
 bool client::connected() const noexcept { return impl_->connected_; }
 const client_options& client::options() const noexcept { return impl_->opts_; }
 wire_protocol client::protocol_in_use() const noexcept { return impl_->gen_; }

@@ -37,6 +37,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 #include <memory>
 #include <optional>
 #include <span>
@@ -114,6 +117,15 @@ struct poll_batch {
 };
 
 /// The awaitable client. See the file comment.
+/// What the client counts (the admin server's `iggy_*` metrics; tests read it directly).
+struct client_stats {
+    /// Successful connects after the first one (each is a new session and group member).
+    std::uint64_t reconnects = 0;
+    /// Requests by (command name as in proto::command_name, answer): the answer is the
+    /// server's status code ("0" = ok, "5006" ...) or "error" when no reply came.
+    std::map<std::pair<std::string, std::string>, std::uint64_t> requests;
+};
+
 class client {
 public:
     client(net::any_io_executor ex, client_options opts);
@@ -169,6 +181,8 @@ public:
     net::awaitable<result<void>> delete_offset(consumer c, identifier stream, identifier topic,
                                                std::optional<std::uint32_t> partition);
 
+    /// Request and reconnect counters.
+    [[nodiscard]] const client_stats& stats() const noexcept;
     /// Incremented at every successful (re)connect; 0 before the first.
     [[nodiscard]] std::uint64_t generation() const noexcept;
     /// True while a connection is established and logged in.

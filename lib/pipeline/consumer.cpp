@@ -20,7 +20,7 @@ task<bool> consumer_loop::start() {
     session_ = source_.session();
     if (o_.mode != consumer_mode::group) co_return true;
     for (const auto& s : o_.sources) {
-        const source_status st = co_await source_.join(s.topic);
+        const source_status st = co_await join(s.topic);
         if (st == source_status::fatal) {
             log_.error({iss::log::kv("stream", s.topic.stream), iss::log::kv("topic", s.topic.topic)},
                        "cannot join the consumer group: check iggy.consumer_group and the user's permissions");
@@ -30,6 +30,18 @@ task<bool> consumer_loop::start() {
             log_.warn({iss::log::kv("topic", s.topic.topic)}, "joining the consumer group failed ({}); will retry", to_string(st));
     }
     co_return true;
+}
+
+task<source_status> consumer_loop::join(topic_ref t) {
+    const source_status st = co_await source_.join(t);
+    if (st == source_status::ok) joined_.insert(t);
+    else joined_.erase(t);
+    co_return st;
+}
+
+bool consumer_loop::joined() const {
+    if (o_.mode != consumer_mode::group) return true;
+    return std::all_of(o_.sources.begin(), o_.sources.end(), [&](const source_topic& s) { return joined_.count(s.topic) > 0; });
 }
 
 void consumer_loop::request_stop() {
@@ -99,7 +111,8 @@ task<void> consumer_loop::check_session() {
             router_.drop_all("reconnected to Iggy: a new connection is a new group member");
             owned_.clear();
             next_discovery_ = {};
-            for (const auto& s : o_.sources) co_await source_.join(s.topic);
+            joined_.clear();
+            for (const auto& s : o_.sources) co_await join(s.topic);
         }
         log_.info("reconnected to Iggy (session {})", now);
     }
@@ -141,7 +154,8 @@ task<void> consumer_loop::discover(const source_topic& s) {
                     owned_.erase(p);
                 }
             }
-            co_await source_.join(s.topic);
+            joined_.erase(s.topic);
+            co_await join(s.topic);
             co_return;
         }
         if (r.status != source_status::ok) co_return;  // keep the previous assignment
@@ -207,6 +221,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
                 router_.forget(p);
                 owned_.erase(p);
                 next_discovery_ = {};
+                joined_.erase(t);
                 rejoin_.insert(t);  // joined once, after every partition of this round is done
             }
             co_return 0;
@@ -226,6 +241,9 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
         owned_.erase(p);
         co_return 0;
     }
+    // The partition's newest offset, as the server reports it with every poll (0 with no
+    // messages is also what an empty partition answers: no head known then).
+    if (r.reply.current_offset > 0 || !r.reply.messages.empty()) heads_[p] = r.reply.current_offset;
     if (r.reply.messages.empty()) co_return 0;
     const feed_status st = co_await router_.feed(p, r.reply.messages);
     if (st == feed_status::stopped) {
@@ -258,8 +276,9 @@ task<std::size_t> consumer_loop::round() {
         }
     }
     const std::size_t n = co_await poll_all(assignment());
-    for (const auto& t : rejoin_) co_await source_.join(t);
+    for (const auto& t : rejoin_) co_await join(t);
     rejoin_.clear();
+    ++rounds_;
     co_return n;
 }
 

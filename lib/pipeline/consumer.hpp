@@ -106,11 +106,21 @@ public:
     /// The source topics that could not be read at their last try (missing stream or topic,
     /// permission denied), oldest first; empty when every source is readable.
     [[nodiscard]] std::vector<unavailable_source> unavailable_sources() const;
+    /// Group mode: true while every configured topic's group is joined (the last join
+    /// answered ok and no poll answered 5006 since). Single-consumer mode: always true.
+    [[nodiscard]] bool joined() const;
+    /// The newest offset of each partition as the last poll that knew it reported it
+    /// (`current_offset` of the poll reply); partitions never seen non-empty are absent.
+    [[nodiscard]] const std::map<partition_ref, std::uint64_t>& heads() const noexcept { return heads_; }
+    /// Rounds completed (each learnt the assignment, then polled it).
+    [[nodiscard]] std::uint64_t rounds() const noexcept { return rounds_; }
 
 private:
     task<void> discover(const source_topic& s);
     /// Group mode, after each discovery: the warning of `consumer_options::unassigned_warning`.
     void watch_assignment();
+    /// source_.join, remembering the outcome for joined().
+    task<source_status> join(topic_ref t);
     task<void> check_session();
     /// One partition's step: poll from its writer's next offset, feed (which may upload and
     /// commit). Takes `p` by value: it runs as its own coroutine (poll_all).
@@ -143,6 +153,9 @@ private:
     const iss::clock& clock_;
     iss::log::logger log_{"pipeline"};
     std::set<partition_ref> owned_;
+    std::set<topic_ref> joined_;
+    std::map<partition_ref, std::uint64_t> heads_;
+    std::uint64_t rounds_ = 0;
     std::set<topic_ref> rejoin_;  ///< topics whose polls answered 5006 this round
     std::set<topic_ref> listed_;  ///< single mode: topics whose partitions are in owned_
     std::map<std::pair<topic_ref, std::optional<std::uint32_t>>, unavailable_source> unavailable_;

@@ -107,6 +107,7 @@ struct partition_writer::open_object {
     std::uint64_t first_offset = 0;
     std::uint64_t last_offset = 0;  ///< last offset accounted for (records, skipped, dead-lettered)
     std::uint64_t records = 0;
+    std::uint64_t payload_bytes = 0;  ///< payload bytes of the records appended
     std::uint64_t first_timestamp_us = 0;
     clock::steady_time last_append{};
     std::optional<clock::system_time> schedule_deadline;
@@ -138,6 +139,16 @@ open_object_state partition_writer::rotation_state() const {
     s.schedule_deadline = open_->schedule_deadline;
     return s;
 }
+
+std::uint64_t partition_writer::buffered_bytes() const noexcept {
+    return open_ ? open_->spilled.size() + open_->buf.size() : 0;
+}
+
+namespace {
+double seconds_since(const iss::clock& c, clock::steady_time t) {
+    return std::chrono::duration<double>(c.steady_now() - t).count();
+}
+}  // namespace
 
 std::optional<std::chrono::nanoseconds> partition_writer::time_to_due() const {
     if (state_ != writer_state::running) return std::nullopt;
@@ -209,6 +220,7 @@ task<feed_status> partition_writer::feed_one(const message& m) {
         co_return to_feed(d);
     }
     open_->records += 1;
+    open_->payload_bytes += m.payload.size();
     open_->last_offset = m.offset;
     open_->last_append = ports_.clock.steady_now();
     next_ = m.offset + 1;
@@ -242,11 +254,15 @@ task<partition_writer::delivered> partition_writer::close_and_deliver(rotate_rea
       iss::log::kv("key", o.key), iss::log::kv("first_offset", r.first_offset), iss::log::kv("last_offset", r.last_offset),
       iss::log::kv("count", r.count), iss::log::kv("bytes", o.spilled.size() + o.buf.size()),
       iss::log::kv("reason", to_string(why))};
+    const auto closed_at = ports_.clock.steady_now();
     for (;;) {
         const store_result<none> up = co_await upload(o, r);
         if (up.status == store_status::ok) {
+            if (ports_.timings) ports_.timings->upload.observe(seconds_since(ports_.clock, closed_at));
             counters_.objects_written += 1;
             counters_.records_written += r.count;
+            counters_.payload_bytes_written += o.payload_bytes;
+            counters_.bytes_uploaded += o.spilled.size() + o.buf.size();
             log_.info(ctx, "object uploaded");
             discard_open();
             co_return co_await finish_delivery(r.last_offset);
@@ -272,6 +288,7 @@ task<partition_writer::delivered> partition_writer::close_and_deliver(rotate_rea
             state_ = writer_state::failed;
             co_return delivered::stopped;
         }
+        if (ports_.timings) ports_.timings->upload.observe(seconds_since(ports_.clock, closed_at));
         counters_.objects_adopted += 1;
         counters_.records_dropped += r.count;
         log_.warn(
@@ -423,9 +440,11 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
     }
     unsigned attempt = 0;
     for (;;) {
+        const auto sent_at = ports_.clock.steady_now();
         const offset_result r = co_await ports_.offsets.store_offset(p_, offset);
         switch (r.status) {
             case offset_status::ok:
+                if (ports_.timings) ports_.timings->commit.observe(seconds_since(ports_.clock, sent_at));
                 committed_ = offset;
                 pending_commit_.reset();
                 counters_.commits += 1;
@@ -496,6 +515,7 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(const mes
         case bad_message_policy::fail:
             break;
     }
+    counters_.bad_failed += 1;
     log_.error(ctx, "bad message: this partition stops here (the others go on); fix the producer, or set "
                     "delivery.on_bad_message to skip or dead_letter");
     if (open_) {

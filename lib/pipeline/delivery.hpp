@@ -73,6 +73,7 @@
 #include "common/backoff.hpp"
 #include "common/clock.hpp"
 #include "common/log.hpp"
+#include "common/stats.hpp"
 #include "pipeline/ports.hpp"
 #include "pipeline/rotation.hpp"
 #include "pipeline/spool.hpp"
@@ -135,6 +136,13 @@ struct writer_options {
     std::string spool_dir;           ///< where objects above one part wait; empty: $TMPDIR
 };
 
+/// Timing statistics of the writers (seconds), shared by every writer of a router; the
+/// admin server publishes them as `upload_duration_seconds` and `commit_duration_seconds`.
+struct delivery_timings {
+    iss::stats::histogram upload;  ///< object closed -> durable (200, or 412 adopted), retries included
+    iss::stats::histogram commit;  ///< one StoreConsumerOffset call that succeeded
+};
+
 /// The ports a writer uses; all outlive the writer.
 struct writer_ports {
     object_store& store;
@@ -144,6 +152,7 @@ struct writer_ports {
     sleeper& sleep;
     const iss::clock& clock;
     dead_letter_sink* dead_letters = nullptr;  ///< required for bad_message_policy::dead_letter
+    delivery_timings* timings = nullptr;       ///< where durations are recorded (the router sets its own)
 };
 
 /// Counters of one writer (also summed by the router for logs and the lag view).
@@ -156,7 +165,11 @@ struct writer_counters {
     std::uint64_t bad_dead_lettered = 0;
     std::uint64_t retries = 0;           ///< whole-operation retries after the client gave up
     std::uint64_t commits = 0;
+    std::uint64_t payload_bytes_written = 0;  ///< message payload bytes in objects we wrote
+    std::uint64_t bytes_uploaded = 0;    ///< object bytes (encoded, compressed) in objects we wrote
+    std::uint64_t bad_failed = 0;        ///< bad messages that stopped the partition (policy fail)
 };
+
 
 /// The state of a writer.
 enum class writer_state {
@@ -209,6 +222,8 @@ public:
     /// Durable but not yet committed (a commit failed in group mode and will be retried).
     [[nodiscard]] std::optional<std::uint64_t> pending_commit() const noexcept { return pending_commit_; }
     [[nodiscard]] bool holds_data() const noexcept { return open_ != nullptr; }
+    /// Bytes of the open object held in memory or in its spool file (0 when none is open).
+    [[nodiscard]] std::uint64_t buffered_bytes() const noexcept;
     [[nodiscard]] writer_state state() const noexcept { return state_; }
     [[nodiscard]] const writer_counters& counters() const noexcept { return counters_; }
     [[nodiscard]] const partition_ref& partition() const noexcept { return p_; }

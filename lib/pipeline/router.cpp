@@ -5,7 +5,24 @@
 namespace iss::pipeline {
 
 router::router(writer_options o, rotation_policy rotation, writer_ports ports)
-    : o_{std::move(o)}, rotation_{std::move(rotation)}, ports_{ports} {}
+    : o_{std::move(o)}, rotation_{std::move(rotation)}, ports_{ports} {
+    if (!ports_.timings) ports_.timings = &timings_;
+}
+
+writer_counters& operator+=(writer_counters& t, const writer_counters& c) noexcept {
+    t.objects_written += c.objects_written;
+    t.objects_adopted += c.objects_adopted;
+    t.records_written += c.records_written;
+    t.records_dropped += c.records_dropped;
+    t.bad_skipped += c.bad_skipped;
+    t.bad_dead_lettered += c.bad_dead_lettered;
+    t.retries += c.retries;
+    t.commits += c.commits;
+    t.payload_bytes_written += c.payload_bytes_written;
+    t.bytes_uploaded += c.bytes_uploaded;
+    t.bad_failed += c.bad_failed;
+    return t;
+}
 
 partition_writer* router::find(const partition_ref& p) const {
     auto it = writers_.find(p);
@@ -52,15 +69,8 @@ task<void> router::release(const partition_ref& p) {
 }
 
 void router::add_to_retired(const partition_writer& w) {
-    const auto& c = w.counters();
-    retired_.objects_written += c.objects_written;
-    retired_.objects_adopted += c.objects_adopted;
-    retired_.records_written += c.records_written;
-    retired_.records_dropped += c.records_dropped;
-    retired_.bad_skipped += c.bad_skipped;
-    retired_.bad_dead_lettered += c.bad_dead_lettered;
-    retired_.retries += c.retries;
-    retired_.commits += c.commits;
+    const auto& p = w.partition();
+    retired_[topic_ref{p.stream, p.topic}] += w.counters();
 }
 
 void router::forget(const partition_ref& p) {
@@ -111,19 +121,25 @@ std::vector<partition_ref> router::partitions() const {
 }
 
 writer_counters router::totals() const {
-    writer_counters t = retired_;
-    for (const auto& [p, w] : writers_) {
-        const auto& c = w->counters();
-        t.objects_written += c.objects_written;
-        t.objects_adopted += c.objects_adopted;
-        t.records_written += c.records_written;
-        t.records_dropped += c.records_dropped;
-        t.bad_skipped += c.bad_skipped;
-        t.bad_dead_lettered += c.bad_dead_lettered;
-        t.retries += c.retries;
-        t.commits += c.commits;
-    }
+    writer_counters t;
+    for (const auto& [topic, c] : totals_by_topic()) t += c;
     return t;
+}
+
+std::map<topic_ref, writer_counters> router::totals_by_topic() const {
+    auto out = retired_;
+    for (const auto& [p, w] : writers_) out[topic_ref{p.stream, p.topic}] += w->counters();
+    return out;
+}
+
+std::map<topic_ref, router::buffer_gauges> router::buffers_by_topic() const {
+    std::map<topic_ref, buffer_gauges> out;
+    for (const auto& [p, w] : writers_) {
+        auto& g = out[topic_ref{p.stream, p.topic}];
+        g.buffered_bytes += w->buffered_bytes();
+        g.open_objects += w->holds_data() ? 1 : 0;
+    }
+    return out;
 }
 
 }  // namespace iss::pipeline

@@ -47,6 +47,16 @@ public:
     [[nodiscard]] bool holds_data() const noexcept;
     /// Counters summed over current and forgotten writers.
     [[nodiscard]] writer_counters totals() const;
+    /// The same, per topic (current and forgotten writers).
+    [[nodiscard]] std::map<topic_ref, writer_counters> totals_by_topic() const;
+    /// What the writers of a topic hold now.
+    struct buffer_gauges {
+        std::uint64_t buffered_bytes = 0;  ///< open objects' bytes, in memory or spooled
+        std::uint64_t open_objects = 0;    ///< writers with an open object
+    };
+    [[nodiscard]] std::map<topic_ref, buffer_gauges> buffers_by_topic() const;
+    /// Upload and commit durations of every writer (unless the ports named other timings).
+    [[nodiscard]] const delivery_timings& timings() const noexcept { return *ports_.timings; }
     [[nodiscard]] const writer_options& options() const noexcept { return o_; }
 
 private:
@@ -56,7 +66,11 @@ private:
     writer_ports ports_;
     iss::log::logger log_{"pipeline"};
     std::map<partition_ref, std::unique_ptr<partition_writer>> writers_;
-    writer_counters retired_;
+    std::map<topic_ref, writer_counters> retired_;
+    delivery_timings timings_;
 };
+
+/// Adds every counter of `c` to `t`.
+writer_counters& operator+=(writer_counters& t, const writer_counters& c) noexcept;
 
 }  // namespace iss::pipeline

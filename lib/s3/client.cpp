@@ -92,7 +92,12 @@ struct client::impl {
             auto p = prepare(spec, opts, clk.system_now() + skew, keys, creds);
             if (!p) co_return p.error();  // a request that cannot be built never improves
             stats.bytes_sent += p->req.body_size();
+            auto& op_stats = stats.by_operation[std::string{spec.op}];
+            const auto sent_at = clk.steady_now();
             auto r = co_await http.send(p->ep, std::move(p->req), deadline);
+            op_stats.duration.observe(std::chrono::duration<double>(clk.steady_now() - sent_at).count());
+            if (r) op_stats.requests[std::to_string(r->status)] += 1;
+            else if (r.error() != net::error::operation_aborted) op_stats.requests["error"] += 1;
 
             failure f;
             f.head = spec.method == "HEAD";
@@ -177,6 +182,7 @@ struct client::impl {
                 wait = std::min(wait, left);
             }
             ++stats.retries;
+            ++op_stats.retries;
             stats.waited += wait;
             if (stats.recent_waits.size() >= 64) stats.recent_waits.erase(stats.recent_waits.begin());
             stats.recent_waits.push_back(wait);

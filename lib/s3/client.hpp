@@ -22,6 +22,7 @@
 /// Threading: one io_context thread (style.md §3.1); not thread-safe.
 
 #include "common/clock.hpp"
+#include "common/stats.hpp"
 #include "s3/error.hpp"
 #include "s3/request.hpp"
 #include "s3/xml.hpp"
@@ -29,6 +30,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include <map>
 #include <memory>
 #include <random>
 
@@ -64,8 +66,19 @@ struct complete_result {
     bool confirmed_by_head = false;  ///< a retried Complete answered NoSuchUpload and HEAD found the object
 };
 
-/// Counters (tests, benchmark, logs).
+/// Per S3 operation (`PutObject`, `HeadObject`, ...): every HTTP request sent, by outcome.
+struct operation_stats {
+    /// Requests by answer: the HTTP status ("200", "412", "503") or "error" when no response
+    /// came (connection refused, reset, timeout).
+    std::map<std::string, std::uint64_t, std::less<>> requests;
+    std::uint64_t retries = 0;          ///< attempts after the first (backoff waits)
+    iss::stats::histogram duration;     ///< seconds per HTTP request (one attempt)
+};
+
+/// Counters (tests, benchmark, logs, the admin server's `s3_*` metrics).
 struct client_stats {
+    /// By operation name as in the log lines (`PutObject`, `CompleteMultipartUpload`, ...).
+    std::map<std::string, operation_stats, std::less<>> by_operation;
     std::uint64_t operations = 0;
     std::uint64_t attempts = 0;
     std::uint64_t retries = 0;

@@ -3,7 +3,7 @@
 
     tests/bench/e2e_bench.py --build build [--messages 500000] [--size 1024] [--partitions 3]
                              [--targets discard,rgw] [--rgw-env DIR/env] [--repeat 1]
-                             [--payload records|synthetic] [--perf DIR] [--keep]
+                             [--payload records|synthetic] [--perf DIR] [--scrape-ms 100] [--keep]
 
 Starts the Iggy test broker (in memory) and preloads it once with N JSON messages of exactly
 SIZE bytes (seeded web-request records, sent with `iggy-produce FILE`, balanced over P
@@ -19,6 +19,10 @@ Targets:
   discard  tests/bench/discard-s3 (keeps keys and metadata, drops bodies): the daemon's cost
   rgw      a real Ceph RGW: `scripts/rgw start` in a temporary directory (stopped at the end),
            or the one described by --rgw-env
+
+--scrape-ms MS scrapes /metrics every MS ms while each cell runs and reports the daemon CPU
+the scrapes cost (CPU per scrape measured on the idle daemon after the cell, times the number
+of scrapes, over the cell's daemon CPU).
 
 Prints a markdown table on stdout (progress on stderr), with the 1-minute load average at the
 start of each cell: the machine is shared, so read the numbers next to it.
@@ -216,6 +220,7 @@ class Bench:
             "format": fmt_cfg,
             "rotation": {"max_records": self.args.max_records, "idle": "1s"},
             "log": {"level": "info", "format": "text"},
+            "admin": {"listen": "127.0.0.1:0"},  # the bound port is read from the log (--scrape-ms)
         }
         for item in self.args.set or []:
             path, _, value = item.partition("=")
@@ -266,10 +271,13 @@ class Bench:
             perf = subprocess.Popen(["perf", "record", "--call-graph", "dwarf,16384", "-F", "299", "-p", str(d.pid), "-o",
                                      str(Path(self.args.perf) / f"{target}-{fmt}-{compression}.data")],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        scraper = Scraper(self.work / f"{cell}.log", self.args.scrape_ms) if self.args.scrape_ms else None
         try:
             r = subprocess.run([self.bin("iggy-s3-sink"), "lag", "--config", str(cfg), "--wait-zero", "900s"],
                                env=env, capture_output=True, text=True, timeout=1000)
             t1 = time.monotonic()
+            if scraper:
+                scraper.halt()
             if r.returncode != 0 or d.poll() is not None:
                 sys.exit(f"cell {cell}: lag --wait-zero exited {r.returncode}, daemon "
                          f"{'exited ' + str(d.returncode) if d.poll() is not None else 'alive'}:\n"
@@ -278,6 +286,7 @@ class Bench:
             hwm = vm_hwm_kib(d.pid)
             waited = runqueue_wait_s(d.pid)
             other_cpu = {k: cpu_of(pids) - before[k] for k, pids in others.items()}
+            scrape = scraper.measure(d.pid) if scraper else None
         finally:
             if perf is not None:
                 perf.send_signal(signal.SIGINT)
@@ -295,7 +304,13 @@ class Bench:
                "msgs_per_s": self.args.messages / secs, "mb_per_s": payload / 1e6 / secs,
                "cpu_user": user, "cpu_sys": sys_s, "cpu": user + sys_s, "rss_mib": hwm / 1024,
                "load": load, "exit": d.returncode, "waited": waited, "broker_cpu": other_cpu["broker"],
-               "s3_cpu": other_cpu.get("s3")}
+               "s3_cpu": other_cpu.get("s3"), "scrape": scrape}
+        if scrape:
+            share = 100 * scrape["scrapes"] * scrape["cpu_per_scrape_s"] / (user + sys_s)
+            res["scrape"]["share_pct"] = share
+            log(f"/metrics every {self.args.scrape_ms} ms: {scrape['scrapes']} scrapes of ~{scrape['bytes'] // max(1, scrape['scrapes'])} "
+                f"bytes during the run; {scrape['cpu_per_scrape_s'] * 1e6:.0f} us daemon CPU per scrape (burst of "
+                f"{scrape['burst']} on the idle daemon, idle rate subtracted) = {share:.2f}% of the run's daemon CPU")
         log(f"{target} {fmt} {compression}: {secs:.1f} s, {res['msgs_per_s']:.0f} msg/s, "
             f"{res['mb_per_s']:.1f} MB/s, cpu {user:.1f}+{sys_s:.1f} s, VmHWM {hwm / 1024:.0f} MiB, "
             f"waited for a CPU {waited:.1f} s, load {load:.2f}, exit {d.returncode}, broker cpu {other_cpu['broker']:.1f} s"
@@ -319,6 +334,64 @@ class Bench:
             log(f"kept {self.work}")
 
 
+class Scraper:
+    """Scrapes the daemon's /metrics every `every_ms` while a cell runs, then measures the
+    daemon CPU one scrape costs: on the idle daemon (lag 0), CPU over a burst of scrapes minus
+    the idle rate over the same time."""
+
+    def __init__(self, daemon_log: Path, every_ms: int) -> None:
+        self.every = every_ms / 1000
+        self.stop = threading.Event()
+        self.scrapes = 0
+        self.bytes = 0
+        self.address = None
+        deadline = time.time() + 60
+        while self.address is None and time.time() < deadline:
+            m = re.findall(r"admin server listening on http://(\S+?)/", daemon_log.read_text(errors="replace")
+                           if daemon_log.exists() else "")
+            if m:
+                self.address = m[-1]
+            else:
+                time.sleep(0.05)
+        if self.address is None:
+            sys.exit(f"no admin server line in {daemon_log}")
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def get(self) -> int:
+        import urllib.request
+        with urllib.request.urlopen(f"http://{self.address}/metrics", timeout=10) as r:
+            return len(r.read())
+
+    def _loop(self) -> None:
+        nxt = time.monotonic()
+        while not self.stop.is_set():
+            try:
+                self.bytes += self.get()
+                self.scrapes += 1
+            except OSError:
+                pass
+            nxt += self.every
+            self.stop.wait(max(0.0, nxt - time.monotonic()))
+
+    def halt(self) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def measure(self, pid: int, burst: int = 500) -> dict:
+        time.sleep(1)
+        c0, t0 = sum(cpu_seconds(pid)), time.monotonic()
+        time.sleep(3)
+        c1, t1 = sum(cpu_seconds(pid)), time.monotonic()
+        idle_rate = (c1 - c0) / (t1 - t0)
+        for _ in range(burst):
+            self.get()
+        c2, t2 = sum(cpu_seconds(pid)), time.monotonic()
+        per = max(0.0, (c2 - c1) - idle_rate * (t2 - t1)) / burst
+        return {"scrapes": self.scrapes, "bytes": self.bytes, "burst": burst, "cpu_per_scrape_s": per,
+                "idle_cpu_rate": idle_rate}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -339,6 +412,8 @@ def main() -> int:
                          "--set format.compression_level=1 (VALUE as JSON, else a string; repeatable)")
     ap.add_argument("--perf", metavar="DIR", help="record each cell's daemon with `perf record --call-graph dwarf` into DIR "
                          "(the build has no frame pointers)")
+    ap.add_argument("--scrape-ms", type=int, default=0, metavar="MS",
+                    help="scrape the daemon's /metrics every MS ms during each cell and report its CPU share")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (configs, logs)")
     args = ap.parse_args()
 

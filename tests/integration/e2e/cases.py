@@ -3,13 +3,17 @@
 Usage: cases.py CASE   (ISS_BINARY_DIR and RGW_DIR from CTest)."""
 from __future__ import annotations
 
+import json
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
-from harness import (Env, Failure, SwitchableProxy, check, log, partition_counts, read_landed, run_case,
-                     verify_exactly_once)
+from harness import (Env, Failure, SwitchableProxy, check, free_port, log, metric_sum, parse_metrics, partition_counts,
+                     read_landed, run_case, verify_exactly_once)
 
 
 def bucket_name(env: Env, rng, case: str) -> str:
@@ -321,7 +325,243 @@ def lag_missing_and_sighup(env: Env, rng) -> None:
     verify_exactly_once(landed, counts, "app", "events")
 
 
+
+def admin_metrics(env: Env, rng) -> None:
+    """/metrics mid-run passes `promtool check metrics`; after the run its counters equal what
+    landed (objects in the bucket, messages produced, committed = head per partition) and the
+    per-partition numbers equal what `lag` reads from the server."""
+    broker = env.start_broker()
+    bucket = bucket_name(env, rng, "metrics")
+    first = produce_synthetic(env, broker.address, 12_000, 3)
+    cfg = env.config(bucket, broker.address, rotation={"max_records": 2000, "idle": "2s"})
+    d = env.start_daemon(cfg)
+    admin = env.admin_address()
+    second = produce_synthetic(env, broker.address, 12_000, 3)
+    n = sum(first.values()) + sum(second.values())
+    # Mid-run: some messages delivered, not all, and every family there (an offset is
+    # committed just after its object is durable, so committed_offset may lag a scrape).
+    families = [f"iggy_s3_sink_{f}" for f in (
+        "messages_total", "committed_offset", "head_offset", "lag_messages", "upload_duration_seconds",
+        "s3_requests_total", "s3_request_duration_seconds", "iggy_requests_total", "assigned_partitions", "build_info")]
+    deadline = time.time() + 120
+    text, delivered = "", 0.0
+    while time.time() < deadline:
+        status, text = env.http_get(admin, "/metrics")
+        check(status == 200, f"/metrics answered {status}")
+        delivered = metric_sum(parse_metrics(text), "iggy_s3_sink_messages_total")
+        if delivered >= n or (delivered > 0 and all(f in text for f in families)):
+            break
+        time.sleep(0.05)
+    check(0 < delivered < n, f"no mid-run scrape: messages_total went to {delivered} of {n} between two scrapes")
+    mid = env.work / "mid-run.prom"
+    mid.write_text(text)
+    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"promtool check metrics failed ({r.returncode}): {r.stdout}{r.stderr}")
+    check("iggy_s3_sink_build_info" in text, "no build_info in the mid-run scrape")
+    env.wait_lag_zero(cfg)
+    m = env.scrape(admin)
+    keys = [k for k in env.list_keys(bucket) if "/_iggy_s3_sink_probe" not in k and "probe" not in k.split("/")[-1]]
+    labels = {"stream": "app", "topic": "events"}
+    check(metric_sum(m, "iggy_s3_sink_messages_total", **labels) == n,
+          f"messages_total {metric_sum(m, 'iggy_s3_sink_messages_total')} != produced {n}")
+    check(metric_sum(m, "iggy_s3_sink_bytes_in_total", **labels) == n * 200,
+          f"bytes_in_total {metric_sum(m, 'iggy_s3_sink_bytes_in_total')} != {n} x 200 payload bytes")
+    check(metric_sum(m, "iggy_s3_sink_objects_total", **labels) == len(keys),
+          f"objects_total {metric_sum(m, 'iggy_s3_sink_objects_total')} != {len(keys)} objects in the bucket")
+    check(metric_sum(m, "iggy_s3_sink_adopted_objects_total") == 0, "objects adopted in a clean run")
+    check(metric_sum(m, "iggy_s3_sink_s3_requests_total", operation="PutObject", code="200") >= len(keys),
+          "fewer PutObject 200 answers than objects")
+    check(metric_sum(m, "iggy_s3_sink_upload_duration_seconds_count") == len(keys), "upload_duration count != objects")
+    check(metric_sum(m, "iggy_s3_sink_iggy_requests_total", command="PollMessages", code="0") > 0, "no polls counted")
+    check(metric_sum(m, "iggy_s3_sink_open_objects") == 0 and metric_sum(m, "iggy_s3_sink_buffered_bytes") == 0,
+          "objects still open after lag 0")
+    rows = env.lag_json(cfg)
+    check(len(rows) == 3, f"lag rows {rows}")
+    for row in rows:
+        pl = {"stream": "app", "topic": "events", "partition": str(row["partition"])}
+        head = metric_sum(m, "iggy_s3_sink_head_offset", **pl)
+        committed = metric_sum(m, "iggy_s3_sink_committed_offset", **pl)
+        check(committed == head, f"partition {row['partition']}: committed {committed} != head {head}")
+        check(head == row["head"] and committed == row["committed"],
+              f"partition {row['partition']}: metrics head/committed {head}/{committed} != lag {row}")
+        check(metric_sum(m, "iggy_s3_sink_lag_messages", **pl) == row["lag"] == 0, f"lag_messages != lag: {row}")
+    check(metric_sum(m, "iggy_s3_sink_assigned_partitions", **labels) == 3, "assigned_partitions != 3")
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    log(f"{n} messages in {len(keys)} objects; metrics agree with the bucket and with lag")
+
+
+def readyz(env: Env, rng) -> None:
+    """/readyz: 503 naming the store while it is unreachable at start; 200 once running; 503
+    naming Iggy while Iggy is down, 200 again when it is back. /healthz answers 200 throughout."""
+    broker = env.start_broker()
+    bucket = bucket_name(env, rng, "readyz")
+    produce_synthetic(env, broker.address, 100, 1)
+    # 1. Store unreachable at start (a port nobody listens on).
+    dead = env.config(bucket, broker.address, endpoint=f"http://127.0.0.1:{free_port()}", name="dead",
+                      grace="5s")
+    d0 = env.start_daemon(dead, tag="dead")
+    admin0 = env.admin_address("dead")
+    check(env.http_get(admin0, "/healthz") == (200, "ok\n"), "/healthz not 200 while the store is probed")
+    deadline = time.time() + 30
+    status, body = env.http_get(admin0, "/readyz")
+    while "store" not in body and time.time() < deadline:
+        time.sleep(0.2)
+        status, body = env.http_get(admin0, "/readyz")
+    check(status == 503 and body.startswith("store:"), f"/readyz with the store unreachable: {status} {body!r}")
+    check("iggy: not connected" in body, f"/readyz lists every unmet condition: {body!r}")
+    check(env.stop(d0) == 0, "daemon waiting for the store did not exit 0 on SIGTERM")
+    log(f"store unreachable: /readyz {status} {body.strip()!r}")
+
+    # 2. Iggy down and back, through a proxy that can be switched off.
+    host, port = broker.address.rsplit(":", 1)
+    proxy = SwitchableProxy(host, int(port))
+    cfg = env.config(bucket, f"127.0.0.1:{proxy.port}", grace="5s")
+    d = env.start_daemon(cfg)
+    admin = env.admin_address()
+
+    def wait_status(want: int, needle: str, seconds: float) -> str:
+        end = time.time() + seconds
+        st, b = env.http_get(admin, "/readyz")
+        while (st != want or needle not in b) and time.time() < end:
+            time.sleep(0.2)
+            st, b = env.http_get(admin, "/readyz")
+        check(st == want and needle in b, f"/readyz: wanted {want} with {needle!r}, got {st} {b!r}")
+        return b
+
+    wait_status(200, "ready", 90)
+    proxy.set_enabled(False)
+    body = wait_status(503, "iggy: not connected", 60)
+    check(env.http_get(admin, "/healthz")[0] == 200, "/healthz not 200 while Iggy is down")
+    log(f"Iggy down: /readyz 503 {body.strip()!r}")
+    proxy.set_enabled(True)
+    wait_status(200, "ready", 90)
+    env.stop(d)
+
+
+def systemd_notify(env: Env, rng) -> None:
+    """With NOTIFY_SOCKET and WATCHDOG_USEC set (as systemd does for Type=notify, WatchdogSec=):
+    READY=1 after the first assignment, WATCHDOG=1 at half the watchdog period, STOPPING=1 and
+    EXTEND_TIMEOUT_USEC at SIGTERM, then exit 0."""
+    broker = env.start_broker()
+    bucket = bucket_name(env, rng, "notify")
+    produce_synthetic(env, broker.address, 1_000, 2)
+    sock_path = str(env.work / "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(sock_path)
+    got: list[tuple[float, str]] = []
+    stop = threading.Event()
+
+    def receive() -> None:
+        sock.settimeout(0.5)
+        while not stop.is_set():
+            try:
+                data = sock.recv(4096)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            got.append((time.monotonic(), data.decode()))
+
+    threading.Thread(target=receive, daemon=True).start()
+    cfg = env.config(bucket, broker.address)
+    watchdog_usec = 400_000  # WATCHDOG=1 expected every 200 ms
+    d = env.start_daemon(cfg, extra_env={"NOTIFY_SOCKET": sock_path, "WATCHDOG_USEC": str(watchdog_usec)})
+    deadline = time.time() + 90
+    while not any("READY=1" in m for _, m in got) and time.time() < deadline:
+        time.sleep(0.1)
+    ready = [(t, m) for t, m in got if "READY=1" in m]
+    check(len(ready) == 1, f"READY=1 not received exactly once: {got[:20]}")
+    daemon_log = (env.work / "sink.log").read_text(errors="replace")
+    check("partition assigned" in daemon_log, "READY=1 before the first assignment was logged")
+    check("STATUS=running" in ready[0][1], f"READY=1 without a running STATUS: {ready[0][1]!r}")
+    time.sleep(3)
+    pings = [t for t, m in got if m == "WATCHDOG=1" and t >= ready[0][0]]
+    check(len(pings) >= 8, f"{len(pings)} WATCHDOG=1 in 3 s (expected ~15 at 200 ms)")
+    gaps = sorted(b - a for a, b in zip(pings, pings[1:]))
+    median = gaps[len(gaps) // 2]
+    check(0.1 <= median <= 0.6, f"median WATCHDOG=1 interval {median:.3f}s, expected ~0.2 s (half of WATCHDOG_USEC)")
+    n_before = len(got)
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    time.sleep(0.5)
+    stop.set()
+    after = [m for _, m in got[n_before:]]
+    stopping = [m for m in after if "STOPPING=1" in m]
+    check(stopping, f"no STOPPING=1 after SIGTERM: {after[:10]}")
+    check("EXTEND_TIMEOUT_USEC=" in stopping[0], f"STOPPING=1 without EXTEND_TIMEOUT_USEC: {stopping[0]!r}")
+    sock.close()
+    log(f"READY=1 after the first assignment; WATCHDOG=1 median {median * 1000:.0f} ms; {stopping[0]!r}")
+
+
+def verify_bucket(env: Env, rng) -> None:
+    """`verify` exits 0 on a clean bucket; names the gap when one object is deleted; names the
+    duplicate offsets when an extra object overlaps another; exits 2 when Iggy or the store
+    cannot be reached."""
+    broker = env.start_broker()
+    bucket = bucket_name(env, rng, "verify")
+    counts = produce_synthetic(env, broker.address, 9_000, 3)
+    cfg = env.config(bucket, broker.address, rotation={"max_records": 1000, "idle": "2s"})
+    d = env.start_daemon(cfg)
+    env.wait_lag_zero(cfg)
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+
+    def verify(config: Path, *extra: str) -> tuple[int, str]:
+        r = subprocess.run([env.bin("iggy-s3-sink"), "verify", "--config", str(config), *extra], env=env.daemon_env(),
+                           capture_output=True, text=True, timeout=300)
+        log(f"verify {' '.join(extra)} -> {r.returncode}\n{r.stdout}{r.stderr}")
+        return r.returncode, r.stdout + r.stderr
+
+    rc, out = verify(cfg)
+    check(rc == 0, f"verify on a clean bucket exited {rc}")
+    rc, out = verify(cfg, "--json")
+    doc = json.loads(out.splitlines()[0])
+    check(rc == 0 and doc["ok"] and len(doc["partitions"]) == 3, f"verify --json: {out}")
+    for part in doc["partitions"]:
+        check(part["committed"] == part["highest"] == counts[part["partition"]] - 1 and part["lowest"] == 0,
+              f"partition {part}: not 0..{counts[part['partition']] - 1} committed")
+
+    keys = sorted(k for k in env.list_keys(bucket) if "/partition=0/" in k)
+    check(len(keys) >= 3, f"too few objects in partition 0: {keys}")
+    victim = keys[1]
+    md = env.head_metadata(bucket, victim)
+    env.aws("s3api", "delete-object", "--bucket", bucket, "--key", victim)
+    rc, out = verify(cfg)
+    want = f"app/events/0: gap: offsets {md['iggy-first-offset']}..{md['iggy-last-offset']} are in no object"
+    check(rc == 1 and want in out, f"verify with {victim} deleted: exit {rc}, no {want!r}")
+    rc, out = verify(cfg, "--stream", "app", "--topic", "events", "--partition", "1")
+    check(rc == 0, "verify --partition 1 is not about partition 0's gap")
+
+    # Put the deleted range back as two objects, one of them overlapping the next object.
+    first, last = int(md["iggy-first-offset"]), int(md["iggy-last-offset"])
+    nxt = env.head_metadata(bucket, keys[2])
+    body = env.work / "extra.jsonl"
+    body.write_text("{}\n")
+    stem = victim[: victim.rfind("+") + 1]
+    ext = victim[victim.rfind("."):]
+    for start, end in ((first, last), (last - 9, int(nxt["iggy-first-offset"]) + 4)):
+        key = f"{stem}{start:020d}{ext}"
+        env.aws("s3api", "put-object", "--bucket", bucket, "--key", key, "--body", str(body), "--metadata",
+                f"iggy-first-offset={start},iggy-last-offset={end},iggy-count={end - start + 1}")
+    rc, out = verify(cfg)
+    check(rc == 1 and "duplicate offsets" in out, f"verify with an overlapping object: exit {rc}")
+    check(f"duplicate offsets {last - 9}..{last}" in out, "the overlap with the restored object is not named")
+    check(f"duplicate offsets {nxt['iggy-first-offset']}..{int(nxt['iggy-first-offset']) + 4}" in out,
+          "the overlap with the next object is not named")
+
+    # Unreachable: Iggy, then the store.
+    no_iggy = env.config(bucket, f"127.0.0.1:{free_port()}", name="no-iggy")
+    rc, out = verify(no_iggy)
+    check(rc == 2 and "cannot reach Iggy" in out, f"verify with Iggy unreachable exited {rc}")
+    no_store = env.config(bucket, broker.address, endpoint=f"http://127.0.0.1:{free_port()}", name="no-store",
+                          retry={"attempts": 2, "base": "50ms", "cap": "100ms", "deadline": "3s"},
+                          extra_s3={"timeouts": {"connect": "1s", "request": "2s"}})
+    rc, out = verify(no_store)
+    check(rc == 2 and "listing s3://" in out, f"verify with the store unreachable exited {rc}")
+
 CASES = {
+    "admin_metrics": admin_metrics,
+    "readyz": readyz,
+    "systemd_notify": systemd_notify,
+    "verify_bucket": verify_bucket,
     "exactly_once": exactly_once,
     "crash_restart": crash_restart,
     "idle_flush": idle_flush,

@@ -117,7 +117,7 @@ class Env:
                group: str | None = "s3-sink", consumer: str | None = None, prefix: str = "iggy",
                rotation: dict | None = None, fmt: dict | None = None, endpoint: str | None = None,
                delivery: dict | None = None, retry: dict | None = None, grace: str = "30s",
-               extra_s3: dict | None = None, name: str = "sink") -> Path:
+               extra_s3: dict | None = None, name: str = "sink", admin: str = "127.0.0.1:0") -> Path:
         iggy: dict = {"address": address, "username": "iggy", "password": "${IGGY_PASSWORD}",
                       "poll": {"messages": 1000, "interval": "50ms"}}
         # issue 9: ISS_E2E_PROTOCOL picks iggy.protocol (auto when unset: G2 against the
@@ -141,7 +141,9 @@ class Env:
                "format": fmt or {"type": "json_lines", "compression": "none"},
                "rotation": rotation or {"max_records": 5000, "idle": "2s"},
                "shutdown": {"grace": grace},
-               "log": {"level": "info", "format": "text"}}
+               "log": {"level": "info", "format": "text"},
+               # Port 0: tests run in parallel; admin_address() reads the bound one from the log.
+               "admin": {"listen": admin}}
         if delivery:
             cfg["delivery"] = delivery
         path = self.work / f"{name}.yaml"
@@ -153,12 +155,44 @@ class Env:
         e["IGGY_PASSWORD"] = "iggy"
         return e
 
-    def start_daemon(self, config: Path, tag: str = "sink") -> subprocess.Popen:
+    def start_daemon(self, config: Path, tag: str = "sink", extra_env: dict[str, str] | None = None) -> subprocess.Popen:
         logf = open(self.work / f"{tag}.log", "a")
-        p = subprocess.Popen([self.bin("iggy-s3-sink"), "run", "--config", str(config)], env=self.daemon_env(),
+        e = self.daemon_env()
+        if extra_env:
+            e.update(extra_env)
+        p = subprocess.Popen([self.bin("iggy-s3-sink"), "run", "--config", str(config)], env=e,
                              stdout=logf, stderr=subprocess.STDOUT)
         self.procs.append(p)
         return p
+
+    def admin_address(self, tag: str = "sink", seconds: float = 60) -> str:
+        """host:port of the daemon's admin server, from its log line (admin.listen port 0)."""
+        deadline = time.time() + seconds
+        path = self.work / f"{tag}.log"
+        while time.time() < deadline:
+            text = path.read_text(errors="replace") if path.exists() else ""
+            m = re.findall(r"admin server listening on http://(\S+?)/", text)
+            if m:
+                return m[-1]
+            time.sleep(0.1)
+        raise Failure(f"no 'admin server listening' line in {path} within {seconds}s")
+
+    @staticmethod
+    def http_get(address: str, path: str, timeout: float = 10) -> tuple[int, str]:
+        """(status, body) of GET http://address/path."""
+        import urllib.error
+        import urllib.request
+        try:
+            with urllib.request.urlopen(f"http://{address}{path}", timeout=timeout) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def scrape(self, address: str) -> dict[tuple[str, tuple], float]:
+        """/metrics as {(name, sorted label pairs): value}."""
+        status, text = self.http_get(address, "/metrics")
+        check(status == 200, f"/metrics answered {status}")
+        return parse_metrics(text)
 
     def lag(self, config: Path, *extra: str, timeout: float = 600) -> tuple[int, str, str]:
         """(exit code, stdout, stderr) of `iggy-s3-sink lag`."""
@@ -285,6 +319,26 @@ def partition_counts(produce_output: str) -> dict[int, int]:
     for m in re.finditer(r"partition (\d+): (\d+)", produce_output):
         counts[int(m.group(1))] = counts.get(int(m.group(1)), 0) + int(m.group(2))
     return counts
+
+
+def parse_metrics(text: str) -> dict[tuple[str, tuple], float]:
+    """Prometheus text format -> {(name, ((label, value), ...)): value} (no escapes in our labels)."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)', line)
+        if not m:
+            raise Failure(f"unparsable metrics line {line!r}")
+        labels = tuple(sorted(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"', m.group(2) or "")))
+        out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def metric_sum(metrics: dict, name: str, **match: str) -> float:
+    """Sum of `name` over the samples whose labels include `match`."""
+    return sum(v for (n, labels), v in metrics.items()
+               if n == name and all((k, val) in labels for k, val in match.items()))
 
 
 def free_port() -> int:

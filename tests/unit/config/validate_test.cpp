@@ -309,6 +309,24 @@ TEST_CASE("s3.endpoint host and port, bucket length and region auto follow the c
     CHECK(validate(c).size() == 2);
 }
 
+TEST_CASE("admin.listen: IP:PORT or empty", "[config][validate]") {
+    auto c = valid();
+    CHECK(c.admin.listen == "127.0.0.1:9464");
+    for (const char* ok : {"", "0.0.0.0:9464", "[::]:9464", "[::1]:0", "127.0.0.1:0"}) {
+        c.admin.listen = ok;
+        INFO(ok);
+        CHECK(validate(c).empty());
+    }
+    c.admin.listen = "localhost:9464";
+    CHECK(mentions(only_problem(c), "admin.listen", "not an IP address"));
+    c.admin.listen = "127.0.0.1";
+    CHECK(mentions(only_problem(c), "admin.listen", "IP:PORT"));
+    c.admin.listen = "127.0.0.1:99999";
+    CHECK(mentions(only_problem(c), "admin.listen", "0..65535"));
+    c.admin.listen = "::1:9464";
+    CHECK(mentions(only_problem(c), "admin.listen", "IP:PORT"));
+}
+
 TEST_CASE("the remaining rules, one mutation each", "[config][validate]") {
     struct rule_case {
         const char* name;

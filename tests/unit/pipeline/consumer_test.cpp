@@ -28,6 +28,7 @@ struct fake_source final : pl::message_source {
     std::size_t cursor = 0;
     std::uint64_t session_no = 1;
     int joins = 0, leaves = 0;
+    pl::source_status join_answer = pl::source_status::ok;
     std::vector<std::tuple<std::optional<std::uint32_t>, std::optional<std::uint64_t>, std::uint32_t>> polls;
     std::deque<std::string> keep;
     std::set<std::string> missing;              // topics that do not exist (fatal answers)
@@ -76,7 +77,7 @@ struct fake_source final : pl::message_source {
     }
     pl::task<pl::source_status> join(const pl::topic_ref&) override {
         ++joins;
-        co_return pl::source_status::ok;
+        co_return join_answer;
     }
     pl::task<pl::source_status> leave(const pl::topic_ref&) override {
         ++leaves;
@@ -443,4 +444,27 @@ TEST_CASE("consumer: a partition whose polls fail is backed off alone; the other
     std::size_t p0 = 0;
     for (auto& [p, from, n] : src.polls) p0 += p == 0u;
     CHECK(p0 == 200);
+}
+
+TEST_CASE("consumer: joined() is false until the group join succeeds, and after a 5006", "[pipeline][consumer]") {
+    world w;
+    auto r = w.make_router();
+    fake_source src;
+    src.group = true;
+    src.fill(0, 3);
+    src.owned = {0};
+    src.join_answer = pl::source_status::retryable;
+    pl::consumer_loop loop{options(pl::consumer_mode::group), src, *r, w.sleeper, w.clock};
+    CHECK_FALSE(loop.joined());
+    REQUIRE(run(loop.start()));  // a retryable join is not fatal...
+    CHECK_FALSE(loop.joined());  // ...but the group is not joined
+    src.join_answer = pl::source_status::ok;
+    src.session_no = 2;  // a reconnect joins again
+    run(loop.round());
+    CHECK(loop.joined());
+    CHECK(loop.rounds() == 1);
+    CHECK(loop.heads().at({"app", "requests", 0}) == 2);
+
+    pl::consumer_loop single{options(pl::consumer_mode::single), src, *r, w.sleeper, w.clock};
+    CHECK(single.joined());  // nothing to join in single-consumer mode
 }

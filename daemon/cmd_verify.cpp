@@ -1,0 +1,347 @@
+// `iggy-s3-sink verify --config FILE [--json] [--stream S --topic T --partition P]`: reads the
+// bucket the way the config lays it out and proves, per partition, that every offset from
+// the lowest one present up to the committed one is in exactly one object
+// (pipeline/verify.hpp says what counts as a problem).
+//
+// How: for each configured partition, the key template is rendered at two first offsets;
+// the common part before and after the offset is that partition's key stem. One listing under
+// the longest prefix shared by the stems finds the objects; each matching key is HEADed (at
+// most `parallel_heads` at once) for its range metadata. Iggy gives the partitions and the
+// committed offsets. Exit 0 all fine, 1 problems (the first 20 listed), 2 store or Iggy not
+// readable, 78 invalid configuration.
+#include "common/log.hpp"
+#include "daemon/commands.hpp"
+#include "daemon/s3_wiring.hpp"
+#include "daemon/wiring.hpp"
+#include "format/key_template.hpp"
+#include "iggy/error.hpp"
+#include "pipeline/adapters/key_namer.hpp"
+#include "pipeline/verify.hpp"
+#include "s3/client.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <exception>
+#include <map>
+
+namespace iss::app {
+
+int run_verify(std::span<const std::string_view> args);
+
+namespace {
+namespace net = boost::asio;
+
+constexpr std::size_t parallel_heads = 32;
+constexpr std::size_t max_problems = 20;
+constexpr int exit_unreachable = 2;
+
+void print_usage(std::FILE* to) {
+    fmt::print(to,
+               "Usage: iggy-s3-sink verify --config FILE [--json] [--stream S --topic T --partition P]\n\n"
+               "Lists the bucket under the key template's fixed prefix, reads every object's range metadata\n"
+               "(x-amz-meta-iggy-first-offset / -last-offset) and, per configured partition, reports the\n"
+               "objects, the offsets covered, gaps, overlaps (an offset in two objects) and the committed\n"
+               "offset against the highest durable one.\n\n"
+               "Options:\n"
+               "  --config FILE    the configuration file (YAML)\n"
+               "  --json           one JSON object instead of the table\n"
+               "  --stream S, --topic T, --partition P   only these (each narrows the configured sources)\n"
+               "  --help           show this help\n\n"
+               "Exit codes: 0 every offset from the lowest present up to the committed one is in exactly one\n"
+               "object; 1 otherwise (the first 20 problems are listed); 2 the store or Iggy cannot be read,\n"
+               "or a usage error; 78 invalid configuration.\n");
+}
+
+struct verify_args {
+    std::string config_file;
+    bool json = false;
+    std::optional<std::string> stream, topic;
+    std::optional<std::uint32_t> partition;
+};
+
+/// A partition's keys: `before` + the zero-padded first offset + `after`.
+struct key_stem {
+    pipeline::partition_ref partition;
+    std::string before;
+    std::string after;
+};
+
+key_stem stem_of(const pipeline::key_namer& namer, const pipeline::partition_ref& p) {
+    const std::string a = namer.key(p, 0).get();
+    const std::string b = namer.key(p, 1).get();
+    std::size_t i = 0;
+    while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+    std::size_t j = 0;
+    while (j < a.size() - i && j < b.size() - i && a[a.size() - 1 - j] == b[b.size() - 1 - j]) ++j;
+    std::string before = a.substr(0, i);
+    // Zero padding of the offset is part of the number, not of the stem.
+    while (!before.empty() && before.back() == '0') before.pop_back();
+    return {p, std::move(before), a.substr(a.size() - j)};
+}
+
+/// True when `key` is one of `s`'s keys (the middle is all digits).
+bool matches(const key_stem& s, std::string_view key) {
+    if (key.size() <= s.before.size() + s.after.size() || !key.starts_with(s.before) || !key.ends_with(s.after))
+        return false;
+    const auto mid = key.substr(s.before.size(), key.size() - s.before.size() - s.after.size());
+    return std::all_of(mid.begin(), mid.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+struct target {
+    key_stem stem;
+    std::optional<std::uint64_t> committed;
+    std::vector<std::string> keys;
+    std::vector<pipeline::verified_object> objects;
+    std::vector<std::string> unreadable;
+};
+
+/// The configured partitions (narrowed by the flags) with their committed offsets.
+net::awaitable<result<std::vector<target>>> partitions_from_iggy(iggy::client& c, const config::sink_config& cfg,
+                                                                 const verify_args& a, const pipeline::key_namer& namer,
+                                                                 std::vector<std::string>& missing) {
+    std::vector<target> out;
+    const auto name = consumer_name(cfg);
+    const auto consumer = cfg.iggy.group_mode() ? proto::consumer::group(proto::identifier::named(name))
+                                                : proto::consumer::single(proto::identifier::named(name));
+    for (const auto& src : consumer_options(cfg).sources) {
+        if ((a.stream && *a.stream != src.topic.stream) || (a.topic && *a.topic != src.topic.topic)) continue;
+        auto t = co_await c.get_topic(proto::identifier::named(src.topic.stream), proto::identifier::named(src.topic.topic));
+        if (!t) co_return t.error();
+        if (!*t) {
+            missing.push_back(fmt::format("topic {}/{} not found on the server", src.topic.stream, src.topic.topic));
+            continue;
+        }
+        for (const auto& p : (*t)->partitions) {
+            if (src.partitions && std::find(src.partitions->begin(), src.partitions->end(), p.id) == src.partitions->end())
+                continue;
+            if (a.partition && *a.partition != p.id) continue;
+            auto off = co_await c.get_offset(consumer, proto::identifier::named(src.topic.stream),
+                                             proto::identifier::named(src.topic.topic), p.id);
+            if (!off) co_return off.error();
+            target tg;
+            tg.stem = stem_of(namer, {src.topic.stream, src.topic.topic, p.id});
+            if (*off) tg.committed = (*off)->stored_offset;
+            out.push_back(std::move(tg));
+        }
+    }
+    co_return out;
+}
+
+std::string common_prefix(const std::vector<target>& ts) {
+    if (ts.empty()) return {};
+    std::string p = ts.front().stem.before;
+    for (const auto& t : ts) {
+        std::size_t i = 0;
+        while (i < p.size() && i < t.stem.before.size() && p[i] == t.stem.before[i]) ++i;
+        p.resize(i);
+    }
+    return p;
+}
+
+struct head_job {
+    target* t;
+    std::string key;
+};
+
+/// HEADs jobs from `q` until none is left; the first store error ends this worker.
+net::awaitable<std::optional<error>> head_worker(s3::client* s3, std::string bucket, std::vector<head_job>* q,
+                                                 std::size_t* next) {
+    while (*next < q->size()) {
+        head_job& j = (*q)[(*next)++];
+        auto h = co_await s3->head_object(bucket, j.key);
+        if (!h) {
+            if (h.error() == s3::errc::no_such_key) continue;  // deleted since the listing
+            co_return h.error();
+        }
+        auto range = pipeline::from_user_metadata(h->metadata);
+        if (range) j.t->objects.push_back({j.key, *range});
+        else j.t->unreadable.push_back(j.key);
+    }
+    co_return std::nullopt;
+}
+
+net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options iopts, verify_args a) {
+    auto ex = co_await net::this_coro::executor;
+    auto tmpl = format::key_template::parse(cfg.naming.key);
+    if (!tmpl) {
+        fmt::print(stderr, "iggy-s3-sink verify: naming.key: {}\n", tmpl.error());
+        co_return exit_config;
+    }
+    const pipeline::template_key_namer namer{*tmpl, cfg.s3.prefix, format::extension(writer_options(cfg))};
+
+    iggy::client c{ex, iopts};
+    if (auto r = co_await c.connect(); !r) {
+        fmt::print(stderr, "iggy-s3-sink verify: cannot reach Iggy at {}: {}\n", cfg.iggy.address, iggy::describe(r.error()));
+        co_await c.close();
+        co_return exit_unreachable;
+    }
+    std::vector<std::string> missing;
+    auto targets = co_await partitions_from_iggy(c, cfg, a, namer, missing);
+    co_await c.close();
+    if (!targets) {
+        fmt::print(stderr, "iggy-s3-sink verify: Iggy: {}\n", iggy::describe(targets.error()));
+        co_return exit_unreachable;
+    }
+
+    auto sopts = s3_options(cfg);
+    if (auto v = s3::validate(sopts); !v) {
+        fmt::print(stderr, "iggy-s3-sink verify: s3: {}\n", v.error());
+        co_return exit_config;
+    }
+    s3::client s3c{ex, std::move(sopts)};
+    const std::string bucket = cfg.s3.bucket.get();
+    const std::string prefix = common_prefix(*targets);
+    std::size_t listed = 0;
+    std::vector<head_job> jobs;
+    s3::list_options lo;
+    lo.prefix = prefix;
+    for (;;) {
+        auto page = co_await s3c.list_objects_v2(bucket, lo);
+        if (!page) {
+            fmt::print(stderr, "iggy-s3-sink verify: listing s3://{}/{}: {}\n", bucket, prefix, page.error());
+            co_return exit_unreachable;
+        }
+        for (const auto& o : page->objects) {
+            ++listed;
+            for (auto& t : *targets) {
+                if (matches(t.stem, o.key)) {
+                    jobs.push_back({&t, o.key});
+                    break;
+                }
+            }
+        }
+        if (!page->truncated || page->next_continuation_token.empty()) break;
+        lo.continuation_token = page->next_continuation_token;
+    }
+
+    // HEAD every object, at most parallel_heads at once; the workers share one queue.
+    std::size_t next = 0;
+    std::optional<error> failure;
+    {
+        const std::size_t workers = std::min(parallel_heads, jobs.size());
+        std::size_t left = workers;
+        net::steady_timer done{ex, net::steady_timer::time_point::max()};
+        std::exception_ptr thrown;
+        for (std::size_t i = 0; i < workers; ++i) {
+            net::co_spawn(ex, head_worker(&s3c, bucket, &jobs, &next),
+                          [&](std::exception_ptr e, std::optional<error> err) {
+                              if (e && !thrown) thrown = e;
+                              if (err && !failure) {
+                                  failure = std::move(err);
+                                  next = jobs.size();  // the others stop after their current HEAD
+                              }
+                              if (--left == 0) done.cancel();
+                          });
+        }
+        if (workers > 0) {
+            boost::system::error_code ec;
+            co_await done.async_wait(net::redirect_error(net::use_awaitable, ec));  // cancelled when all are done
+        }
+        if (thrown) std::rethrow_exception(thrown);
+    }
+    if (failure) {
+        fmt::print(stderr, "iggy-s3-sink verify: HEAD in s3://{}: {}\n", bucket, *failure);
+        co_return exit_unreachable;
+    }
+
+    std::vector<pipeline::partition_report> reports;
+    std::vector<std::string> problems = missing;
+    for (auto& t : *targets) {
+        reports.push_back(pipeline::verify_partition(t.stem.partition, std::move(t.objects), t.committed, std::move(t.unreadable)));
+        for (auto& p : pipeline::describe_problems(reports.back())) problems.push_back(std::move(p));
+    }
+    if (a.json) {
+        fmt::print("{}", pipeline::render_verify_json(reports, max_problems));
+    } else {
+        fmt::print("{}", pipeline::render_verify_table(reports));
+        fmt::print("{} objects listed under s3://{}/{}, {} read\n", listed, bucket, prefix, jobs.size());
+        if (!problems.empty()) {
+            fmt::print("{} problem{}{}:\n", problems.size(), problems.size() == 1 ? "" : "s",
+                       problems.size() > max_problems ? fmt::format(" (the first {})", max_problems) : "");
+            for (std::size_t i = 0; i < problems.size() && i < max_problems; ++i) fmt::print("  {}\n", problems[i]);
+        } else {
+            fmt::print("ok: every offset from the lowest present up to the committed one is in exactly one object\n");
+        }
+    }
+    for (const auto& m : missing) fmt::print(stderr, "iggy-s3-sink verify: {}\n", m);
+    std::fflush(stdout);
+    co_return problems.empty() ? exit_ok : exit_failure;
+}
+
+}  // namespace
+
+int run_verify(std::span<const std::string_view> args) {
+    verify_args a;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view s = args[i];
+        if (s == "--help" || s == "-h") {
+            print_usage(stdout);
+            return exit_ok;
+        }
+        if (s == "--json") {
+            a.json = true;
+            continue;
+        }
+        if (s.starts_with("--config=")) {
+            a.config_file = std::string{s.substr(9)};
+            continue;
+        }
+        if (s == "--config" || s == "-c" || s == "--stream" || s == "--topic" || s == "--partition") {
+            if (i + 1 >= args.size()) {
+                fmt::print(stderr, "iggy-s3-sink verify: {} needs a value\n", s);
+                return exit_usage;
+            }
+            const std::string_view v = args[++i];
+            if (s == "--stream") a.stream = std::string{v};
+            else if (s == "--topic") a.topic = std::string{v};
+            else if (s == "--partition") {
+                std::uint32_t p = 0;
+                auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), p);
+                if (ec != std::errc{} || end != v.data() + v.size()) {
+                    fmt::print(stderr, "iggy-s3-sink verify: --partition wants a number, got '{}'\n", v);
+                    return exit_usage;
+                }
+                a.partition = p;
+            } else a.config_file = std::string{v};
+            continue;
+        }
+        fmt::print(stderr, "iggy-s3-sink verify: unknown argument '{}'\n", s);
+        print_usage(stderr);
+        return exit_usage;
+    }
+    if (a.config_file.empty()) {
+        fmt::print(stderr, "iggy-s3-sink verify: --config FILE is required\n");
+        print_usage(stderr);
+        return exit_usage;
+    }
+    auto cfg = load_config_or_report("verify", a.config_file);
+    if (!cfg) return exit_config;
+    iss::log::configure(std::max(cfg->log.level, iss::log::level::error), cfg->log.format);
+    auto opts = iggy_options(*cfg);
+    if (!opts) {
+        fmt::print(stderr, "iggy-s3-sink verify: {}\n", opts.error());
+        return exit_config;
+    }
+    opts->reconnect_attempts = 3;  // unreachable -> exit 2 soon, not a retry loop
+    opts->ping_interval = std::chrono::milliseconds{0};
+    net::io_context io{1};
+    int code = exit_failure;
+    std::exception_ptr failure;
+    net::co_spawn(io, verify_main(*cfg, *opts, a), [&](std::exception_ptr e, int c) {
+        failure = e;
+        code = c;
+    });
+    io.run();
+    if (failure) std::rethrow_exception(failure);
+    return code;
+}
+
+}  // namespace iss::app

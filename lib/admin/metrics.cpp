@@ -1,0 +1,221 @@
+#include "admin/metrics.hpp"
+
+#include "iggy/client.hpp"
+#include "pipeline/consumer.hpp"
+#include "pipeline/lag.hpp"
+#include "pipeline/router.hpp"
+#include "s3/client.hpp"
+
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
+
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace iss::admin {
+
+namespace {
+
+namespace prom = prometheus;
+constexpr std::string_view prefix = "iggy_s3_sink_";
+
+prom::MetricFamily family(std::string_view name, std::string help, prom::MetricType type) {
+    prom::MetricFamily f;
+    f.name = std::string{prefix} + std::string{name};
+    f.help = std::move(help);
+    f.type = type;
+    return f;
+}
+
+prom::ClientMetric sample(std::vector<prom::ClientMetric::Label> labels, double v, prom::MetricType type) {
+    prom::ClientMetric m;
+    m.label = std::move(labels);
+    if (type == prom::MetricType::Counter) m.counter.value = v;
+    else m.gauge.value = v;
+    return m;
+}
+
+std::vector<prom::ClientMetric::Label> topic_labels(const pipeline::topic_ref& t) {
+    return {{"stream", t.stream}, {"topic", t.topic}};
+}
+std::vector<prom::ClientMetric::Label> partition_labels(const pipeline::partition_ref& p) {
+    return {{"stream", p.stream}, {"topic", p.topic}, {"partition", std::to_string(p.partition)}};
+}
+
+prom::ClientMetric histogram_sample(std::vector<prom::ClientMetric::Label> labels, const iss::stats::histogram& h) {
+    prom::ClientMetric m;
+    m.label = std::move(labels);
+    m.histogram.sample_count = h.count;
+    m.histogram.sample_sum = h.sum;
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < h.bounds.size(); ++i) {
+        cumulative += h.counts[i];
+        m.histogram.bucket.push_back({cumulative, h.bounds[i]});
+    }
+    m.histogram.bucket.push_back({h.count, std::numeric_limits<double>::infinity()});
+    return m;
+}
+
+void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources& s) {
+    if (!s.router) return;
+    const auto totals = s.router->totals_by_topic();
+    struct counter_def {
+        std::string_view name;
+        const char* help;
+        std::uint64_t pipeline::writer_counters::*field;
+    };
+    const counter_def counters[] = {
+      {"messages_total", "Messages written into objects that became durable.", &pipeline::writer_counters::records_written},
+      {"bytes_in_total", "Message payload bytes written into objects that became durable.",
+       &pipeline::writer_counters::payload_bytes_written},
+      {"objects_total", "Objects written and acknowledged by the store.", &pipeline::writer_counters::objects_written},
+      {"bytes_uploaded_total", "Bytes of the objects written (as stored: encoded and compressed).",
+       &pipeline::writer_counters::bytes_uploaded},
+      {"adopted_objects_total", "Objects that existed already (412) and whose range was adopted.",
+       &pipeline::writer_counters::objects_adopted},
+      {"dead_letters_total", "Bad messages sent to the dead-letter topic.", &pipeline::writer_counters::bad_dead_lettered},
+    };
+    for (const auto& c : counters) {
+        auto f = family(c.name, c.help, prom::MetricType::Counter);
+        for (const auto& [t, w] : totals)
+            f.metric.push_back(sample(topic_labels(t), static_cast<double>(w.*c.field), prom::MetricType::Counter));
+        out.push_back(std::move(f));
+    }
+    {
+        auto f = family("bad_messages_total", "Messages the format refused, by delivery.on_bad_message policy.",
+                        prom::MetricType::Counter);
+        for (const auto& [t, w] : totals) {
+            auto with = [&](const char* policy, std::uint64_t v) {
+                auto l = topic_labels(t);
+                l.push_back({"policy", policy});
+                f.metric.push_back(sample(std::move(l), static_cast<double>(v), prom::MetricType::Counter));
+            };
+            with("fail", w.bad_failed);
+            with("skip", w.bad_skipped);
+            with("dead_letter", w.bad_dead_lettered);
+        }
+        out.push_back(std::move(f));
+    }
+
+    // Per partition: the assigned (polled) partitions and those with a writer.
+    std::set<pipeline::partition_ref> parts;
+    for (const auto& p : s.router->partitions()) parts.insert(p);
+    if (s.consumer)
+        for (const auto& p : s.consumer->assignment()) parts.insert(p);
+    auto committed = family("committed_offset", "Offset stored in Iggy for this consumer (the last message delivered).",
+                            prom::MetricType::Gauge);
+    auto head = family("head_offset", "The partition's newest offset, as the last poll reported it.", prom::MetricType::Gauge);
+    auto lag = family("lag_messages", "Messages between the committed offset and the head (as `iggy-s3-sink lag`).",
+                      prom::MetricType::Gauge);
+    for (const auto& p : parts) {
+        std::optional<std::uint64_t> c;
+        if (const auto* w = s.router->find(p)) c = w->committed();
+        std::optional<std::uint64_t> h;
+        if (s.consumer) {
+            const auto& heads = s.consumer->heads();
+            if (auto it = heads.find(p); it != heads.end()) h = it->second;
+        }
+        if (c) committed.metric.push_back(sample(partition_labels(p), static_cast<double>(*c), prom::MetricType::Gauge));
+        if (h) head.metric.push_back(sample(partition_labels(p), static_cast<double>(*h), prom::MetricType::Gauge));
+        if (h || c) {
+            // A poll reports the head, not the message count: a known head means messages up
+            // to it exist (the count only matters when nothing is committed).
+            const std::uint64_t count = h ? *h + 1 : 0;
+            const auto l = pipeline::compute_lag(count, h.value_or(0), c);
+            lag.metric.push_back(sample(partition_labels(p), static_cast<double>(l), prom::MetricType::Gauge));
+        }
+    }
+    out.push_back(std::move(committed));
+    out.push_back(std::move(head));
+    out.push_back(std::move(lag));
+
+    const auto& t = s.router->timings();
+    auto up = family("upload_duration_seconds", "Object closed until durable (acknowledged or adopted), retries included.",
+                     prom::MetricType::Histogram);
+    up.metric.push_back(histogram_sample({}, t.upload));
+    out.push_back(std::move(up));
+    auto cm = family("commit_duration_seconds", "One successful StoreConsumerOffset call.", prom::MetricType::Histogram);
+    cm.metric.push_back(histogram_sample({}, t.commit));
+    out.push_back(std::move(cm));
+
+    const auto buffers = s.router->buffers_by_topic();
+    auto bb = family("buffered_bytes", "Bytes held in open objects (memory and spool file).", prom::MetricType::Gauge);
+    auto oo = family("open_objects", "Objects open (holding messages not yet uploaded).", prom::MetricType::Gauge);
+    std::set<pipeline::topic_ref> topics;
+    for (const auto& [tp, w] : totals) topics.insert(tp);
+    for (const auto& [tp, g] : buffers) topics.insert(tp);
+    std::map<pipeline::topic_ref, std::uint64_t> assigned;
+    if (s.consumer)
+        for (const auto& p : s.consumer->assignment()) assigned[pipeline::topic_ref{p.stream, p.topic}] += 1;
+    for (const auto& [tp, n] : assigned) topics.insert(tp);
+    for (const auto& tp : topics) {
+        const auto it = buffers.find(tp);
+        const auto g = it == buffers.end() ? pipeline::router::buffer_gauges{} : it->second;
+        bb.metric.push_back(sample(topic_labels(tp), static_cast<double>(g.buffered_bytes), prom::MetricType::Gauge));
+        oo.metric.push_back(sample(topic_labels(tp), static_cast<double>(g.open_objects), prom::MetricType::Gauge));
+    }
+    out.push_back(std::move(bb));
+    out.push_back(std::move(oo));
+    if (s.consumer) {
+        auto ap = family("assigned_partitions", "Partitions this process polls (its share of the group).",
+                         prom::MetricType::Gauge);
+        for (const auto& tp : topics) {
+            const auto it = assigned.find(tp);
+            ap.metric.push_back(
+              sample(topic_labels(tp), static_cast<double>(it == assigned.end() ? 0 : it->second), prom::MetricType::Gauge));
+        }
+        out.push_back(std::move(ap));
+    }
+}
+
+void s3_metrics(std::vector<prom::MetricFamily>& out, const s3::client_stats& st) {
+    auto req = family("s3_requests_total", "HTTP requests sent to the store, by operation and answer (HTTP status, or "
+                                           "`error` when no response came).",
+                      prom::MetricType::Counter);
+    auto ret = family("s3_retries_total", "Retries (after a backoff wait), by operation.", prom::MetricType::Counter);
+    auto dur = family("s3_request_duration_seconds", "Duration of one HTTP request to the store, by operation.",
+                      prom::MetricType::Histogram);
+    for (const auto& [op, o] : st.by_operation) {
+        for (const auto& [code, n] : o.requests)
+            req.metric.push_back(sample({{"operation", op}, {"code", code}}, static_cast<double>(n), prom::MetricType::Counter));
+        ret.metric.push_back(sample({{"operation", op}}, static_cast<double>(o.retries), prom::MetricType::Counter));
+        dur.metric.push_back(histogram_sample({{"operation", op}}, o.duration));
+    }
+    out.push_back(std::move(req));
+    out.push_back(std::move(ret));
+    out.push_back(std::move(dur));
+}
+
+void iggy_metrics(std::vector<prom::MetricFamily>& out, const iggy::client_stats& st) {
+    auto rc = family("iggy_reconnects_total", "Connections to Iggy made again after the first one.", prom::MetricType::Counter);
+    rc.metric.push_back(sample({}, static_cast<double>(st.reconnects), prom::MetricType::Counter));
+    out.push_back(std::move(rc));
+    auto req = family("iggy_requests_total", "Requests sent to Iggy, by command and answer (status code, 0 = ok, or "
+                                             "`error` when no reply came).",
+                      prom::MetricType::Counter);
+    for (const auto& [key, n] : st.requests)
+        req.metric.push_back(
+          sample({{"command", key.first}, {"code", key.second}}, static_cast<double>(n), prom::MetricType::Counter));
+    out.push_back(std::move(req));
+}
+
+}  // namespace
+
+std::string render_metrics(const metric_sources& s) {
+    std::vector<prom::MetricFamily> families;
+    pipeline_metrics(families, s);
+    if (s.s3) s3_metrics(families, *s.s3);
+    if (s.iggy) iggy_metrics(families, *s.iggy);
+    auto bi = family("build_info", "Always 1; the labels name the build.", prom::MetricType::Gauge);
+    bi.metric.push_back(sample({{"version", s.version}, {"commit", s.commit}}, 1, prom::MetricType::Gauge));
+    families.push_back(std::move(bi));
+    // A family without samples is legal but noise: leave it out.
+    std::erase_if(families, [](const prom::MetricFamily& f) { return f.metric.empty(); });
+    std::ostringstream os;
+    prom::TextSerializer{}.Serialize(os, families);
+    return std::move(os).str();
+}
+
+}  // namespace iss::admin

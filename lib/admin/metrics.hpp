@@ -1,0 +1,66 @@
+#pragma once
+/// \file
+/// The Prometheus metrics of the daemon (`GET /metrics`), rendered at scrape time from each
+/// module's own statistics seam: `pipeline::router` (writer counters per topic, buffers,
+/// upload and commit timings), `pipeline::consumer_loop` (assignment, heads from polls),
+/// `s3::client_stats`, `iggy::client_stats`. Nothing is kept here between scrapes, so a
+/// metric can never disagree with the module that owns the number.
+///
+/// Names, units and labels (base units, prefix `iggy_s3_sink_`; `stream`, `topic` on the
+/// pipeline metrics, `partition` only on the per-partition gauges):
+///
+/// | metric | type | labels |
+/// | --- | --- | --- |
+/// | `messages_total`, `bytes_in_total` (payload bytes), `objects_total`, `bytes_uploaded_total`, `adopted_objects_total`, `dead_letters_total` | counter | stream, topic |
+/// | `bad_messages_total` | counter | stream, topic, policy |
+/// | `committed_offset`, `head_offset`, `lag_messages` | gauge | stream, topic, partition |
+/// | `upload_duration_seconds`, `commit_duration_seconds` | histogram | - |
+/// | `buffered_bytes`, `open_objects`, `assigned_partitions` | gauge | stream, topic |
+/// | `s3_requests_total` | counter | operation, code |
+/// | `s3_retries_total` | counter | operation |
+/// | `s3_request_duration_seconds` | histogram | operation |
+/// | `iggy_reconnects_total` | counter | - |
+/// | `iggy_requests_total` | counter | command, code |
+/// | `build_info` | gauge (1) | version, commit |
+///
+/// `lag_messages` is pipeline::compute_lag over the same head and committed offsets that
+/// `iggy-s3-sink lag` reads from the server.
+///
+/// The registry and text format are prometheus-cpp's core (`prometheus::MetricFamily`,
+/// `prometheus::TextSerializer`, exposition format 0.0.4); its HTTP server (civetweb, with
+/// threads of its own) is not used: the admin server (server.hpp) runs on the event loop.
+
+#include <string>
+
+namespace iss::pipeline {
+class router;
+class consumer_loop;
+}  // namespace iss::pipeline
+namespace iss::s3 {
+struct client_stats;
+}
+namespace iss::iggy {
+struct client_stats;
+}
+
+namespace iss::admin {
+
+/// Where the numbers come from. Every pointer may be null (not there yet, e.g. while the
+/// store is probed at start): its metrics are then left out. The pointees must outlive the
+/// call that reads them; all of them live on the event-loop thread.
+struct metric_sources {
+    const pipeline::router* router = nullptr;
+    const pipeline::consumer_loop* consumer = nullptr;
+    const s3::client_stats* s3 = nullptr;
+    const iggy::client_stats* iggy = nullptr;
+    std::string version;  ///< build_info{version}
+    std::string commit;   ///< build_info{commit} (may be empty)
+};
+
+/// The content type of render_metrics' output.
+inline constexpr const char* metrics_content_type = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Renders every metric in the Prometheus text exposition format 0.0.4.
+[[nodiscard]] std::string render_metrics(const metric_sources& s);
+
+}  // namespace iss::admin

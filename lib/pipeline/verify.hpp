@@ -1,0 +1,70 @@
+#pragma once
+/// \file
+/// `iggy-s3-sink verify`: what the bucket holds for one partition, checked against the
+/// offset committed in Iggy. Pure: the command lists and HEADs the objects, this file judges.
+///
+/// Every object carries its range (`x-amz-meta-iggy-first-offset` / `-last-offset`). Sorted
+/// by first offset, consecutive ranges must touch: a hole between two objects is a gap, an
+/// offset inside two objects an overlap (a duplicate in the bucket). The partition is fine
+/// when every offset from the lowest one present up to the committed offset is in exactly
+/// one object: no gap below the committed offset, no overlap anywhere, and no committed
+/// offset beyond the highest durable one (committed but not in the bucket: lost). Objects
+/// above the committed offset are normal (durable, commit pending) and are reported only.
+///
+/// (An object's `-count` may be below its span: skipped and dead-lettered messages are
+/// covered by the object around them without being in it. Coverage therefore uses ranges.)
+
+#include "pipeline/types.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace iss::pipeline {
+
+/// One object as listed and HEADed.
+struct verified_object {
+    std::string key;
+    object_range range;
+};
+
+/// An offset range [first, last] and the two objects around it.
+struct offset_span {
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;
+    std::string before;  ///< the object that ends before (gap) or the first holder (overlap); may be empty
+    std::string after;   ///< the object that starts after (gap) or the second holder (overlap); may be empty
+};
+
+struct partition_report {
+    partition_ref partition;
+    std::size_t objects = 0;
+    std::optional<std::uint64_t> lowest;          ///< lowest offset in the bucket
+    std::optional<std::uint64_t> highest;         ///< highest durable offset
+    std::optional<std::uint64_t> committed;       ///< stored in Iggy
+    std::vector<offset_span> gaps;                ///< below the committed offset (or between objects)
+    std::vector<offset_span> overlaps;            ///< offsets in two objects
+    std::optional<offset_span> committed_missing;  ///< committed but in no object: highest+1 .. committed
+    std::vector<std::string> unreadable;           ///< objects without usable iggy-* metadata
+
+    [[nodiscard]] bool ok() const noexcept {
+        return gaps.empty() && overlaps.empty() && !committed_missing && unreadable.empty();
+    }
+};
+
+/// Judges one partition's objects (any order) against its committed offset.
+[[nodiscard]] partition_report verify_partition(
+  partition_ref p, std::vector<verified_object> objects, std::optional<std::uint64_t> committed,
+  std::vector<std::string> unreadable = {});
+
+/// One line per problem ("app/events/0: gap: offsets 10..19 are in no object (after KEY, before KEY)").
+[[nodiscard]] std::vector<std::string> describe_problems(const partition_report& r);
+/// Column table: STREAM TOPIC PARTITION OBJECTS LOWEST HIGHEST COMMITTED GAPS OVERLAPS STATUS.
+[[nodiscard]] std::string render_verify_table(const std::vector<partition_report>& rs);
+/// `{"partitions":[{"stream":..,"topic":..,"partition":..,"objects":..,"lowest":..|null,
+/// "highest":..|null,"committed":..|null,"gaps":[[a,b],..],"overlaps":[[a,b],..],"ok":true}],
+/// "problems":[".."],"ok":true}` on one line (problems: the first `max_problems`).
+[[nodiscard]] std::string render_verify_json(const std::vector<partition_report>& rs, std::size_t max_problems);
+
+}  // namespace iss::pipeline

@@ -1,0 +1,139 @@
+#include "../pipeline/fakes.hpp"
+#include "admin/metrics.hpp"
+#include "admin/readiness.hpp"
+#include "iggy/client.hpp"
+#include "pipeline/consumer.hpp"
+#include "s3/client.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace pl = iss::pipeline;
+using fakes::run;
+using fakes::world;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// Single-consumer source over one partition of `app/requests`: `n` messages, head = n - 1.
+struct one_partition_source final : pl::message_source {
+    std::vector<std::string> log;
+    pl::task<pl::poll_result> poll(const pl::topic_ref&, std::optional<std::uint32_t> partition,
+                                   std::optional<std::uint64_t> from, std::uint32_t count) override {
+        pl::poll_result r;
+        r.reply.partition = partition.value_or(0);
+        r.reply.current_offset = log.empty() ? 0 : log.size() - 1;
+        for (std::uint64_t o = from.value_or(0); o < log.size() && r.reply.messages.size() < count; ++o) {
+            pl::message m;
+            m.offset = o;
+            m.timestamp_us = 1'000'000 + o;
+            m.payload = std::as_bytes(std::span{log[o].data(), log[o].size()});
+            r.reply.messages.push_back(m);
+        }
+        co_return r;
+    }
+    pl::task<pl::source_status> join(const pl::topic_ref&) override { co_return pl::source_status::ok; }
+    pl::task<pl::source_status> leave(const pl::topic_ref&) override { co_return pl::source_status::ok; }
+    pl::task<pl::partitions_result> partitions(const pl::topic_ref&) override {
+        pl::partitions_result r;
+        r.ids = {0};
+        co_return r;
+    }
+    std::uint64_t session() const override { return 1; }
+};
+
+}  // namespace
+
+TEST_CASE("metrics: the pipeline's counters, offsets and gauges as they stand", "[admin][metrics]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    one_partition_source src;
+    for (int i = 0; i < 10; ++i) src.log.push_back(fmt::format("m{}", i));  // 2 bytes each
+    pl::consumer_options o;
+    o.mode = pl::consumer_mode::single;
+    o.sources = {pl::source_topic{{"app", "requests"}, std::nullopt}};
+    o.poll_messages = 100;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    run(loop.round());  // 10 messages: two objects of 4 uploaded and committed, 2 held
+
+    const std::string text = iss::admin::render_metrics({r.get(), &loop, nullptr, nullptr, "1.2.3", "abc123"});
+    INFO(text);
+    const std::string t = R"({stream="app",topic="requests"})";
+    CHECK_THAT(text, Contains("# TYPE iggy_s3_sink_messages_total counter"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_messages_total" + t + " 8\n"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_bytes_in_total" + t + " 16\n"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_objects_total" + t + " 2\n"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_adopted_objects_total" + t + " 0\n"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_open_objects" + t + " 1\n"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_assigned_partitions" + t + " 1\n"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_bad_messages_total{stream="app",topic="requests",policy="skip"} 0)"));
+    const std::string p = R"({stream="app",topic="requests",partition="0"})";
+    CHECK_THAT(text, Contains("iggy_s3_sink_committed_offset" + p + " 7\n"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_head_offset" + p + " 9\n"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_lag_messages" + p + " 2\n"));
+    // What the fake store received is what bytes_uploaded_total counts.
+    std::uint64_t stored = 0;
+    for (const auto& [k, obj] : w.store.objects) stored += obj.body.size();
+    CHECK_THAT(text, Contains("iggy_s3_sink_bytes_uploaded_total" + t + " " + std::to_string(stored) + "\n"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_buffered_bytes" + t + " " + std::to_string(r->find({"app", "requests", 0})->buffered_bytes()) + "\n"));
+    // Histograms: two uploads and two commits, cumulative buckets ending in +Inf.
+    CHECK_THAT(text, Contains("# TYPE iggy_s3_sink_upload_duration_seconds histogram"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_upload_duration_seconds_count 2\n"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_upload_duration_seconds_bucket{le="+Inf"} 2)"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_commit_duration_seconds_count 2\n"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_build_info{version="1.2.3",commit="abc123"} 1)"));
+    // No S3 or Iggy stats given: no such families.
+    CHECK(text.find("iggy_s3_sink_s3_requests_total") == std::string::npos);
+    CHECK(text.find("iggy_s3_sink_iggy_requests_total") == std::string::npos);
+}
+
+TEST_CASE("metrics: s3 and iggy client statistics by operation, command and code", "[admin][metrics]") {
+    iss::s3::client_stats s3;
+    auto& put = s3.by_operation["PutObject"];
+    put.requests["200"] = 3;
+    put.requests["503"] = 1;
+    put.retries = 1;
+    put.duration.observe(0.003);
+    put.duration.observe(0.2);
+    put.duration.observe(120);  // above the last bound: only in +Inf
+    iss::iggy::client_stats ig;
+    ig.reconnects = 2;
+    ig.requests[{"PollMessages", "0"}] = 7;
+    ig.requests[{"StoreConsumerOffset", "3022"}] = 1;
+    const std::string text = iss::admin::render_metrics({nullptr, nullptr, &s3, &ig, "1", ""});
+    INFO(text);
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_requests_total{operation="PutObject",code="200"} 3)"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_requests_total{operation="PutObject",code="503"} 1)"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_retries_total{operation="PutObject"} 1)"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="0.005"} 1)"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="0.25"} 2)"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="60"} 2)"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="+Inf"} 3)"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_count{operation="PutObject"} 3)"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_iggy_reconnects_total 2\n"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_iggy_requests_total{command="PollMessages",code="0"} 7)"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_iggy_requests_total{command="StoreConsumerOffset",code="3022"} 1)"));
+    // No pipeline yet (the store is being probed): its families are absent, not zero.
+    CHECK(text.find("iggy_s3_sink_messages_total") == std::string::npos);
+}
+
+TEST_CASE("readiness: one line per unmet condition, none when ready", "[admin][readiness]") {
+    using iss::admin::unmet_conditions;
+    iss::admin::readiness_inputs in;
+    in.group_mode = true;
+    auto all = unmet_conditions(in);
+    REQUIRE(all.size() == 3);
+    CHECK_THAT(all[0], Contains("store"));
+    CHECK_THAT(all[1], Contains("iggy: not connected"));
+    CHECK_THAT(all[2], Contains("consumer group not joined"));
+    in.store_usable = in.iggy_connected = true;
+    CHECK(unmet_conditions(in) == std::vector<std::string>{"iggy: consumer group not joined"});
+    in.group_joined = true;
+    CHECK(unmet_conditions(in).empty());
+    in.group_mode = false;
+    in.group_joined = false;  // single mode: the group does not matter
+    CHECK(unmet_conditions(in).empty());
+    in.stopping = true;
+    CHECK(unmet_conditions(in).size() == 1);
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The systemd unit in packaging/ is accepted by `systemd-analyze verify` (with the built
+# binary in place of /usr/bin/iggy-s3-sink, which verify requires to exist), is Type=notify
+# with a WatchdogSec, and its TimeoutStopSec is above the example config's shutdown.grace.
+# Usage: systemd_unit_test.sh SOURCE_DIR BINARY
+set -euo pipefail
+src=$1
+bin=$2
+unit=$src/packaging/iggy-s3-sink.service
+if ! command -v systemd-analyze >/dev/null; then
+  echo "systemd-analyze missing (Debian package systemd; scripts/install-deps installs it)" >&2
+  exit 1
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+sed "s#/usr/bin/iggy-s3-sink#$bin#g" "$unit" > "$work/iggy-s3-sink.service"
+out=$(systemd-analyze verify "$work/iggy-s3-sink.service" 2>&1) || { echo "$out" >&2; exit 1; }
+# verify may warn without failing: any line naming our unit is a problem.
+if grep -q 'iggy-s3-sink.service' <<<"$out"; then echo "systemd-analyze verify: $out" >&2; exit 1; fi
+grep -qx 'Type=notify' "$unit" || { echo "unit is not Type=notify" >&2; exit 1; }
+grep -q '^WatchdogSec=[1-9]' "$unit" || { echo "unit has no WatchdogSec" >&2; exit 1; }
+seconds() {  # 30, 30s, 2min, 1m -> seconds
+  local v=$1
+  case $v in
+    *min) echo $(( ${v%min} * 60 ));; *m) echo $(( ${v%m} * 60 ));; *s) echo "${v%s}";; *) echo "$v";;
+  esac
+}
+stop=$(seconds "$(sed -n 's/^TimeoutStopSec=//p' "$unit")")
+grace=$(seconds "$(sed -n 's/^ *grace: *//p' "$src/packaging/iggy-s3-sink.yaml")")
+if (( stop <= grace )); then echo "TimeoutStopSec ${stop}s is not above shutdown.grace ${grace}s" >&2; exit 1; fi
+echo "systemd-analyze verify: ok; Type=notify, WatchdogSec set, TimeoutStopSec ${stop}s > shutdown.grace ${grace}s"

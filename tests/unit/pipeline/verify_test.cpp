@@ -1,0 +1,73 @@
+#include "pipeline/verify.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace pl = iss::pipeline;
+using Catch::Matchers::Contains;
+
+namespace {
+pl::verified_object obj(std::string key, std::uint64_t first, std::uint64_t last) {
+    return {std::move(key), {first, last, last - first + 1}};
+}
+const pl::partition_ref p0{"app", "events", 0};
+}  // namespace
+
+TEST_CASE("verify: contiguous objects up to the committed offset are fine, in any order", "[pipeline][verify]") {
+    auto r = pl::verify_partition(p0, {obj("b", 10, 19), obj("a", 0, 9), obj("c", 20, 29)}, 29);
+    CHECK(r.ok());
+    CHECK(r.objects == 3);
+    CHECK(r.lowest == 0u);
+    CHECK(r.highest == 29u);
+    CHECK(pl::describe_problems(r).empty());
+    // Durable above the committed offset (commit pending): fine.
+    CHECK(pl::verify_partition(p0, {obj("a", 0, 9), obj("b", 10, 19)}, 9).ok());
+    // Nothing committed yet: the objects alone must touch.
+    CHECK(pl::verify_partition(p0, {obj("a", 5, 9), obj("b", 10, 19)}, std::nullopt).ok());
+}
+
+TEST_CASE("verify: a deleted object is a gap named by its neighbours", "[pipeline][verify]") {
+    auto r = pl::verify_partition(p0, {obj("a", 0, 9), obj("c", 20, 29)}, 29);
+    REQUIRE_FALSE(r.ok());
+    REQUIRE(r.gaps.size() == 1);
+    CHECK(r.gaps[0].first == 10);
+    CHECK(r.gaps[0].last == 19);
+    const auto d = pl::describe_problems(r);
+    REQUIRE(d.size() == 1);
+    CHECK(d[0] == "app/events/0: gap: offsets 10..19 are in no object (after a, before c)");
+}
+
+TEST_CASE("verify: an overlapping object names the duplicate offsets and both keys", "[pipeline][verify]") {
+    auto r = pl::verify_partition(p0, {obj("a", 0, 9), obj("b", 10, 19), obj("x", 5, 14)}, 19);
+    REQUIRE_FALSE(r.ok());
+    REQUIRE(r.overlaps.size() == 2);  // x overlaps both of its neighbours
+    CHECK(r.overlaps[0].first == 5);
+    CHECK(r.overlaps[0].last == 9);
+    CHECK(r.overlaps[1].first == 10);
+    CHECK(r.overlaps[1].last == 14);
+    CHECK(r.gaps.empty());
+    const auto d = pl::describe_problems(r);
+    CHECK_THAT(d.at(0), Contains("duplicate offsets 5..9 are in two objects: a and x"));
+    CHECK_THAT(d.at(1), Contains("duplicate offsets 10..14 are in two objects: x and b"));
+}
+
+TEST_CASE("verify: a committed offset beyond the bucket is a loss; a gap above it is not yet", "[pipeline][verify]") {
+    auto r = pl::verify_partition(p0, {obj("a", 0, 9)}, 15);
+    REQUIRE(r.committed_missing);
+    CHECK(r.committed_missing->first == 10);
+    CHECK(r.committed_missing->last == 15);
+    CHECK_THAT(pl::describe_problems(r).at(0), Contains("committed offset 15 is beyond the highest durable offset 9"));
+    CHECK_FALSE(pl::verify_partition(p0, {}, 3).ok());
+    // Gap above the committed offset: in flight, not a problem.
+    CHECK(pl::verify_partition(p0, {obj("a", 0, 9), obj("c", 20, 29)}, 9).ok());
+    // Unreadable metadata is a problem.
+    CHECK_FALSE(pl::verify_partition(p0, {obj("a", 0, 9)}, 9, {"junk"}).ok());
+}
+
+TEST_CASE("verify: table and JSON", "[pipeline][verify]") {
+    std::vector<pl::partition_report> rs{pl::verify_partition(p0, {obj("a", 0, 9), obj("c", 20, 29)}, 29)};
+    CHECK_THAT(pl::render_verify_table(rs), Contains("PROBLEM"));
+    CHECK(pl::render_verify_json(rs, 20) ==
+          "{\"partitions\":[{\"stream\":\"app\",\"topic\":\"events\",\"partition\":0,\"objects\":2,\"lowest\":0,"
+          "\"highest\":29,\"committed\":29,\"gaps\":[[10,19]],\"overlaps\":[],\"ok\":false}],\"problems\":[\"app/events/0: "
+          "gap: offsets 10..19 are in no object (after a, before c)\"],\"problem_count\":1,\"ok\":false}\n");
+}
