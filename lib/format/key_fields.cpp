@@ -148,10 +148,14 @@ result<std::optional<std::string>> header_text(proto::bytes_view block, std::str
     }
 }
 
-local_time to_local_time(std::int64_t t_us, const date::time_zone& tz) {
+namespace {
+std::chrono::sys_seconds floor_seconds(std::int64_t t_us) {
     using namespace std::chrono;
-    const sys_seconds s{seconds{t_us >= 0 ? t_us / 1'000'000 : -((-t_us + 999'999) / 1'000'000)}};
-    const auto local = tz.to_local(s);
+    return sys_seconds{seconds{t_us >= 0 ? t_us / 1'000'000 : -((-t_us + 999'999) / 1'000'000)}};
+}
+
+local_time fields_of(date::local_seconds local) {
+    using namespace std::chrono;
     const auto day = date::floor<date::days>(local);
     const date::year_month_day ymd{day};
     const date::hh_mm_ss<seconds> tod{local - day};
@@ -159,10 +163,8 @@ local_time to_local_time(std::int64_t t_us, const date::time_zone& tz) {
                       static_cast<unsigned>(tod.hours().count()), static_cast<unsigned>(tod.minutes().count())};
 }
 
-std::int64_t time_bucket(std::int64_t t_us, time_unit unit, const date::time_zone& tz) {
+std::int64_t bucket_of(std::chrono::sys_seconds s, date::local_seconds local, time_unit unit) {
     using namespace std::chrono;
-    const sys_seconds s{seconds{t_us >= 0 ? t_us / 1'000'000 : -((-t_us + 999'999) / 1'000'000)}};
-    const auto local = tz.to_local(s);
     switch (unit) {
         case time_unit::none: return 0;
         case time_unit::minute:
@@ -182,8 +184,23 @@ std::int64_t time_bucket(std::int64_t t_us, time_unit unit, const date::time_zon
     }
     return 0;
 }
+}  // namespace
+
+local_time to_local_time(std::int64_t t_us, const date::time_zone& tz) {
+    return fields_of(tz.to_local(floor_seconds(t_us)));
+}
+
+std::int64_t time_bucket(std::int64_t t_us, time_unit unit, const date::time_zone& tz) {
+    const auto s = floor_seconds(t_us);
+    return bucket_of(s, tz.to_local(s), unit);
+}
 
 struct record_reader::impl {
+    /// The zone's offset over [begin, end): most records fall in the same one, so the
+    /// time-zone database is asked only when a record leaves it.
+    std::chrono::sys_seconds begin{std::chrono::seconds::max()};
+    std::chrono::sys_seconds end{std::chrono::seconds::min()};
+    std::chrono::seconds offset{0};
     simdjson::ondemand::parser parser;
     std::string padded;  ///< the payload with SIMDJSON_PADDING bytes of room
     std::string pointer;
@@ -289,8 +306,16 @@ result<void> record_reader::read(const record_input& in, record_values& out, std
     if (unit != time_unit::none) {
         auto t = record_time_us(in);
         if (!t) return t.error();
-        out.time = to_local_time(*t, *tz_);
-        bucket = time_bucket(*t, unit, *tz_);
+        const auto sec = floor_seconds(*t);
+        if (sec < impl_->begin || sec >= impl_->end) {
+            const auto info = tz_->get_info(sec);
+            impl_->begin = info.begin;
+            impl_->end = info.end;
+            impl_->offset = info.offset;
+        }
+        const date::local_seconds local{sec.time_since_epoch() + impl_->offset};
+        out.time = fields_of(local);
+        bucket = bucket_of(sec, local, unit);
     }
     const auto& args = t_.record_args();
     out.args.resize(args.size());

@@ -158,7 +158,10 @@ result_row measure_keyed(const corpus& c, const fm::writer_options& o, std::stri
         out.clear();
         w.begin(out);
         for (const auto& m : c.messages) {
-            if (!reader.read({m.timestamp, m.origin_timestamp, m.payload, m.user_headers}, values, bucket)) std::abort();
+            if (auto r = reader.read({m.timestamp, m.origin_timestamp, m.payload, m.user_headers}, values, bucket); !r) {
+                fmt::print(stderr, "record_reader: {}\n", r.error().message());
+                std::abort();
+            }
             fm::key_values v{"iggy", "app", "requests", 3, 0, "jsonl"};
             v.record = &values;
             key = t.render(v);

@@ -227,3 +227,24 @@ TEST_CASE("key_fields: America/Sao_Paulo historical DST (midnight switches, abol
     // Since 2019 no DST: -03 all year.
     CHECK(to_local_time(utc_us(2026, 1, 15, 12, 0), tz) == local_time{2026, 1, 15, 9, 0});
 }
+
+TEST_CASE("key_fields: one record reader across DST switches gives the zone's real offsets each side", "[key_fields][dst]") {
+    auto t = *key_template::parse("{date}/{hour}/{partition}{start_offset}");
+    record_reader r{t, {}, date::locate_zone("Europe/Berlin"), "none"};
+    record_values rv;
+    std::optional<std::int64_t> bucket;
+    auto at = [&](std::int64_t us) {
+        REQUIRE(r.read({static_cast<std::uint64_t>(us), 0, {}, {}}, rv, bucket).has_value());
+        return std::make_pair(*rv.time, *bucket);
+    };
+    const auto a = at(utc_us(2026, 10, 25, 0, 30));  // 02:30 CEST
+    const auto b = at(utc_us(2026, 10, 25, 1, 30));  // 02:30 CET
+    const auto c = at(utc_us(2026, 3, 29, 1, 30));   // back in spring: 03:30 CEST
+    const auto d = at(utc_us(2026, 3, 29, 0, 30));   // 01:30 CET
+    CHECK(a.first == local_time{2026, 10, 25, 2, 30});
+    CHECK(b.first == local_time{2026, 10, 25, 2, 30});
+    CHECK(b.second - a.second == 3600);
+    CHECK(c.first == local_time{2026, 3, 29, 3, 30});
+    CHECK(d.first == local_time{2026, 3, 29, 1, 30});
+    CHECK(c.second - d.second == 3600);
+}
