@@ -59,7 +59,7 @@ std::string_view refusal_reason(std::string_view name) noexcept {
     for (auto n : time_dependent)
         if (n == name)
             return "the upload time differs on a replay, so a replay would write a second copy instead of finding "
-                   "the first (design.md §3.2); for the record time of the object's first message use {yyyy} {MM} "
+                   "the first (docs/architecture.md §3); for the record time of the object's first message use {yyyy} {MM} "
                    "{dd} {HH} {mm} {date} {hour}";
     for (auto n : random_parts)
         if (n == name) return "a random part differs on a replay, so a replay would write a second copy (design.md §3.2)";

@@ -3,7 +3,7 @@
 /// The production `key_namer`: `naming.key` (format::key_template) with `s3.prefix`, the
 /// format's extension and the record placeholders read from each message by
 /// format::record_reader (`naming.time_source`, `naming.timezone`, `naming.missing_value`).
-/// Deterministic by construction (design.md §3.2): the template knows no upload time, end
+/// Deterministic by construction (docs/architecture.md §3): the template knows no upload time, end
 /// offset or random placeholder, and everything else comes from the message itself.
 
 #include "format/key_fields.hpp"
