@@ -377,6 +377,8 @@ TEST_CASE("typed formats: compression refused for parquet and avro, schema probl
     c.format.csv.delimiter = ",";
     c.format.parquet.row_group_size = 1024;
     CHECK(mentions(only_problem(c), "format.parquet.row_group_size", "64KiB to 1GiB"));
+}
+
 TEST_CASE("lake layout rules: time source, naming time zone, missing value, max_open_objects", "[config][validate]") {
     auto c = valid();
     c.naming.key = "{prefix}/{stream}/{topic}/dt={date}/hour={hour}/tenant={header:tenant}/{partition}-{start_offset:020}.{ext}";
