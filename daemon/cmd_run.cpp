@@ -33,6 +33,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <date/tz.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -160,7 +161,21 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     }
     const auto wopts = writer_options(cfg);
     pipeline::format_encoders encoders{wopts, cfg.iggy.verify_checksum};
-    pipeline::template_key_namer namer{*tmpl, cfg.s3.prefix, encoders.extension()};
+    auto time_source = format::parse_time_source(cfg.naming.time_source);
+    if (!time_source) {
+        log.error("naming.time_source: {}", time_source.error());
+        co_return exit_config;
+    }
+    const date::time_zone* naming_zone = nullptr;
+    try {
+        naming_zone = date::locate_zone(cfg.naming.timezone);
+    } catch (const std::exception& e) {
+        log.error("naming.timezone: unknown time zone '{}' ({})", cfg.naming.timezone, e.what());
+        co_return exit_config;
+    }
+    for (const auto& w : config::warnings(cfg)) log.warn("{}", config::to_string(w));
+    pipeline::template_key_namer namer{*tmpl,         cfg.s3.prefix, encoders.extension(), *time_source,
+                                       naming_zone, cfg.naming.missing_value};
     if (auto k = pipeline::check_key_namer(namer, {"stream", "topic", 0}); !k) {
         log.error("naming.key: {}", k.error());
         co_return exit_config;
@@ -230,6 +245,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     wo.plan = *plan;
     wo.on_bad_message = bad_policy(cfg);
     wo.retry_backoff = {cfg.s3.retry.base, cfg.s3.retry.cap};
+    wo.max_open_objects = cfg.rotation.max_open_objects;
     pipeline::writer_ports ports{*s3->store, iggy, encoders, namer, sleeper, real_clock::instance(),
                                  wo.on_bad_message == pipeline::bad_message_policy::dead_letter ? &iggy : nullptr};
     pipeline::router router{wo, std::move(*rotation), ports};

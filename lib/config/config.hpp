@@ -228,11 +228,18 @@ struct rotation_section {
     milliseconds schedule{60 * 60'000};   ///< wall-clock boundaries aligned in `timezone`
     std::string timezone = "UTC";         ///< IANA name for `schedule`
     milliseconds idle{60'000};            ///< no new message for this long
+    std::uint32_t max_open_objects = 32;  ///< open objects (encoded partitions) per partition
 };
 
 struct naming_section {
     /// Key template (format/key_template.hpp).
     std::string key = "{prefix}/{stream}/{topic}/partition={partition}/{stream}+{topic}+{partition}+{start_offset:020}.{ext}";
+    /// What a record placeholder renders when the message lacks the header or field.
+    std::string missing_value = "__HIVE_DEFAULT_PARTITION__";
+    /// Record time of the time placeholders: timestamp | origin_timestamp | field:PATH | header:NAME.
+    std::string time_source = "timestamp";
+    /// IANA zone of the time placeholders.
+    std::string timezone = "UTC";
 };
 
 struct dead_letter_section {
@@ -309,6 +316,11 @@ struct loaded {
 
 /// `parse` then `validate`, with validate()'s problems placed at their lines.
 [[nodiscard]] std::vector<problem> check(loaded& l);
+
+/// Settings that are valid but probably not meant (printed by check-config, logged at start;
+/// they never fail a start): e.g. a key whose finest time field is finer than the rotation
+/// would fill, which makes an object per minute or second.
+[[nodiscard]] std::vector<problem> warnings(const sink_config& c);
 
 /// The effective config as YAML, every key present, secrets as `****`.
 [[nodiscard]] std::string to_yaml(const sink_config& c);

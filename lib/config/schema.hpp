@@ -225,10 +225,14 @@ void visit_schema(V& v, C& c) {
         v.field("schedule", r.schedule, "Close at wall-clock boundaries of this period, aligned in `timezone` (must divide 1d: 15m, 1h, 6h, 1d).");
         v.field("timezone", r.timezone, "IANA time zone for `schedule`.");
         v.field("idle", r.idle, "Close when a partition has had no new message for this long, so quiet partitions get uploaded and committed.");
+        v.field("max_open_objects", r.max_open_objects, "Open objects per partition (one per encoded partition: keys that differ in more than {start_offset}); above it the object with the oldest first message is closed first. Memory: about one part per open object.");
     });
     v.section("naming", "Object keys.", [&] {
         v.field("key", c.naming.key,
-                "Key template: {prefix} {stream} {topic} {partition} {start_offset} {ext}, numbers zero-padded as {start_offset:020}. Must contain {partition} and {start_offset}; see \"Object keys\".");
+                "Key template: {prefix} {stream} {topic} {partition} {start_offset} {ext}, numbers zero-padded as {start_offset:020}; record placeholders {yyyy} {MM} {dd} {HH} {mm} {date} {hour} {header:NAME} {field:PATH}. Must contain {partition} and {start_offset}; see \"Object keys\".");
+        v.field("missing_value", c.naming.missing_value, "What {header:NAME} / {field:PATH} (and the time fields) render when the message has no such value (the Hive convention).");
+        v.field("time_source", c.naming.time_source, "Record time of the time placeholders: `timestamp` (Iggy's append time), `origin_timestamp` (the producer's), `field:PATH` or `header:NAME` (epoch milliseconds as a number, or an RFC 3339 string). A message whose time cannot be read follows delivery.on_bad_message.");
+        v.field("timezone", c.naming.timezone, "IANA time zone of the time placeholders (its real offsets: a fall-back day has one local hour twice).");
     });
     v.section("delivery", "Messages that cannot be written.", [&] {
         v.choice("on_bad_message", c.delivery.on_bad_message, table(bad_message_choices),

@@ -1,5 +1,6 @@
 // validate(): every rule a well-typed sink_config can break, each with its YAML path.
 #include "config/config.hpp"
+#include "format/key_fields.hpp"
 #include "format/key_template.hpp"
 #include "format/schema.hpp"
 
@@ -492,7 +493,28 @@ void check_rotation(collector& add, const sink_config& c) {
     }
 }
 
+void check_record_naming(collector& add, const sink_config& c) {
+    if (c.rotation.max_open_objects == 0) add("rotation.max_open_objects", "must be >= 1");
+    if (c.rotation.max_open_objects > 100'000)
+        add("rotation.max_open_objects", "must be <= 100000 (each open object holds up to one part in memory)");
+    if (auto ts = format::parse_time_source(c.naming.time_source); !ts) {
+        add("naming.time_source", "{}", ts.error().detail());
+    }
+    if (c.naming.timezone.empty()) {
+        add("naming.timezone", "is required (an IANA name such as UTC or Europe/Berlin)");
+    } else {
+        try {
+            (void)date::locate_zone(c.naming.timezone);
+        } catch (const std::exception&) {
+            add("naming.timezone", "'{}' is not a known IANA time zone (e.g. UTC, Europe/Berlin)", c.naming.timezone);
+        }
+    }
+    if (c.naming.missing_value.empty())
+        add("naming.missing_value", "must not be empty (an empty path level is not a Hive partition value)");
+}
+
 void check_naming(collector& add, const sink_config& c) {
+    check_record_naming(add, c);
     const auto problems = format::key_template::check(c.naming.key);
     for (const auto& p : problems) add("naming.key", "{}", p);
     if (!problems.empty()) return;
@@ -531,7 +553,15 @@ void check_naming(collector& add, const sink_config& c) {
     }
     const std::string s(longest_stream, 's');
     const std::string tp(longest_topic, 't');
-    const auto key = t.render(format::key_values{c.s3.prefix, s, tp, 4'294'967'295U, 18'446'744'073'709'551'615ULL, "jsonl.gz"});
+    // Record placeholders: not bounded by the config; count the missing value (the README
+    // says that long values make long keys, and S3 refuses keys over 1024 bytes).
+    format::record_values rv;
+    rv.time = format::local_time{9999, 12, 31, 23, 59};
+    rv.missing = c.naming.missing_value;
+    rv.args.assign(t.record_args().size(), std::nullopt);
+    format::key_values kv{c.s3.prefix, s, tp, 4'294'967'295U, 18'446'744'073'709'551'615ULL, "jsonl.gz"};
+    kv.record = &rv;
+    const auto key = t.render(kv);
     if (key.size() > max_key_bytes)
         add("naming.key", "renders keys of up to {} bytes; S3 allows {} (shorten s3.prefix or the template)", key.size(),
             max_key_bytes);
@@ -595,7 +625,50 @@ void check_delivery(collector& add, const sink_config& c) {
     }
 }
 
+std::string_view unit_name(format::time_unit u) {
+    switch (u) {
+        case format::time_unit::minute: return "minute";
+        case format::time_unit::hour: return "hour";
+        case format::time_unit::day: return "day";
+        case format::time_unit::month: return "month";
+        case format::time_unit::year: return "year";
+        case format::time_unit::none: break;
+    }
+    return "?";
+}
+
 }  // namespace
+
+std::vector<problem> warnings(const sink_config& c) {
+    std::vector<problem> out;
+    auto t = format::key_template::parse(c.naming.key);
+    if (!t) return out;
+    const auto unit = t->finest_time();
+    milliseconds bucket{0};
+    switch (unit) {
+        case format::time_unit::minute: bucket = 60s; break;
+        case format::time_unit::hour: bucket = 3600s; break;
+        default: return out;  // days and coarser: never finer than a sensible rotation
+    }
+    // Every object holds one time bucket at most. When the time triggers would let an object
+    // run longer than a bucket, the bucket is what closes objects: one (small) object per
+    // bucket and encoded partition, which is how other sinks ended with a file per second.
+    milliseconds fill{0};
+    for (const milliseconds d : {c.rotation.max_span, c.rotation.schedule})
+        if (d > 0ms && (fill == 0ms || d < fill)) fill = d;
+    if ((fill == 0ms && unit == format::time_unit::minute) || (fill > 0ms && bucket < fill)) {
+        out.push_back(problem{
+          "naming.key",
+          fmt::format("its finest time field is the {} (one object per {} of record time and encoded partition at "
+                      "least), finer than the rotation would fill ({}max_records {}): expect many small objects; "
+                      "use a coarser field ({{HH}} or {{date}}) or rotate sooner",
+                      unit_name(unit), unit_name(unit),
+                      fill == 0ms ? std::string{} : fmt::format("max_span/schedule {} s, ", fill.count() / 1000),
+                      c.rotation.max_records),
+          0});
+    }
+    return out;
+}
 
 std::vector<problem> validate(const sink_config& c) {
     collector add;

@@ -10,6 +10,7 @@ const char* format_message(int ev) noexcept {
         case errc::bad_headers: return "malformed user headers (a bad message)";
         case errc::compression_failed: return "compression failed";
         case errc::bad_value: return "value does not fit format.schema (a bad message)";
+        case errc::bad_record_time: return "the record time cannot be read (check naming.time_source; a bad message)";
     }
     return nullptr;
 }

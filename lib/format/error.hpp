@@ -12,6 +12,7 @@ enum class errc {
     bad_headers,           ///< a message's user-headers block is malformed
     compression_failed,    ///< zlib (or a later codec) reported an error
     bad_value,             ///< a value does not fit its schema column (the detail names column and offset)
+    bad_record_time,       ///< a message's record time (`naming.time_source`) cannot be read (a bad message)
 };
 
 const boost::system::error_category& format_category() noexcept;

@@ -15,14 +15,26 @@ struct known_placeholder {
     bool numeric;
 };
 
-constexpr std::array<known_placeholder, 6> known{{
+constexpr std::array<known_placeholder, 15> known{{
     {"prefix", placeholder::prefix, false},
     {"stream", placeholder::stream, false},
     {"topic", placeholder::topic, false},
     {"partition", placeholder::partition, true},
     {"start_offset", placeholder::start_offset, true},
     {"ext", placeholder::ext, false},
+    {"yyyy", placeholder::yyyy, false},
+    {"MM", placeholder::MM, false},
+    {"dd", placeholder::dd, false},
+    {"HH", placeholder::HH, false},
+    {"mm", placeholder::mm, false},
+    {"date", placeholder::date, false},
+    {"hour", placeholder::hour, false},
+    {"header", placeholder::header, false},
+    {"field", placeholder::field, false},
 }};
+
+/// Whether `p` takes an argument after ':' (`{header:NAME}`, `{field:PATH}`) instead of a width.
+constexpr bool takes_argument(placeholder p) noexcept { return p == placeholder::header || p == placeholder::field; }
 
 constexpr unsigned max_width = 40;
 
@@ -35,9 +47,9 @@ bool is_unreserved(unsigned char c) noexcept {
 std::string_view refusal_reason(std::string_view name) noexcept {
     static constexpr std::array<std::string_view, 8> cut_dependent{
       "end_offset", "last_offset", "count", "records", "record_count", "size", "bytes", "end"};
-    static constexpr std::array<std::string_view, 16> time_dependent{
-      "date", "time", "datetime", "timestamp", "now", "upload_time", "year", "month",
-      "day", "hour", "minute", "second", "dt", "ts", "epoch", "yyyy"};
+    static constexpr std::array<std::string_view, 13> time_dependent{
+      "time", "datetime", "timestamp", "now", "upload_time", "year", "month",
+      "day", "minute", "second", "dt", "ts", "epoch"};
     static constexpr std::array<std::string_view, 6> random_parts{"uuid", "random", "rand", "nonce", "guid", "id"};
     static constexpr std::array<std::string_view, 5> host_parts{"host", "hostname", "pid", "instance", "node"};
     for (auto n : cut_dependent)
@@ -47,7 +59,8 @@ std::string_view refusal_reason(std::string_view name) noexcept {
     for (auto n : time_dependent)
         if (n == name)
             return "the upload time differs on a replay, so a replay would write a second copy instead of finding "
-                   "the first (design.md §3.2)";
+                   "the first (docs/architecture.md §3); for the record time of the object's first message use {yyyy} {MM} "
+                   "{dd} {HH} {mm} {date} {hour}";
     for (auto n : random_parts)
         if (n == name) return "a random part differs on a replay, so a replay would write a second copy (design.md §3.2)";
     for (auto n : host_parts)
@@ -142,12 +155,38 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
                 } else {
                     problems.push_back(fmt::format(
                       "unknown placeholder {{{}}}; the known ones are {{prefix}} {{stream}} {{topic}} {{partition}} "
-                      "{{start_offset}} {{ext}}",
+                      "{{start_offset}} {{ext}} {{yyyy}} {{MM}} {{dd}} {{HH}} {{mm}} {{date}} {{hour}} {{header:NAME}} "
+                      "{{field:PATH}}",
                       name));
                 }
                 continue;
             }
             unsigned width = 0;
+            if (takes_argument(k->what)) {
+                if (spec.empty()) {
+                    problems.push_back(fmt::format(
+                      "{{{}}} needs {}: write {{{}:{}}}", inner, k->what == placeholder::header ? "a header name" : "a payload path",
+                      name, k->what == placeholder::header ? "NAME" : "PATH"));
+                    continue;
+                }
+                if (k->what == placeholder::field
+                    && (spec.front() == '.' || spec.back() == '.' || spec.find("..") != std::string_view::npos)) {
+                    problems.push_back(fmt::format(
+                      "{{{}}}: the path must be names or array indexes joined by '.' (e.g. user.country, items.0.sku)",
+                      inner));
+                    continue;
+                }
+                const record_arg arg{
+                  k->what == placeholder::header ? record_arg_kind::header : record_arg_kind::field, std::string{spec}};
+                std::size_t index = 0;
+                while (index < t.args_.size() && !(t.args_[index] == arg)) ++index;
+                if (index == t.args_.size()) t.args_.push_back(arg);
+                flush_literal();
+                segment seg{false, {}, k->what, 0};
+                seg.arg = index;
+                t.segments_.push_back(std::move(seg));
+                continue;
+            }
             if (colon != std::string_view::npos) {
                 bool ok = spec.size() >= 2 && spec.front() == '0';
                 for (std::size_t j = 1; ok && j < spec.size(); ++j) {
@@ -163,7 +202,9 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
                     width = 0;
                 } else if (!k->numeric) {
                     problems.push_back(fmt::format(
-                      "{{{}}}: zero padding applies to {{partition}} and {{start_offset}} only", inner));
+                      "{{{}}}: zero padding applies to {{partition}} and {{start_offset}} only (time fields have their "
+                      "fixed widths)",
+                      inner));
                     width = 0;
                 }
             }
@@ -194,6 +235,27 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
     if (!t.uses(placeholder::start_offset))
         problems.push_back("must contain {start_offset}: without it every object of a partition gets the same key");
     return t;
+}
+
+time_unit key_template::finest_time() const noexcept {
+    time_unit finest = time_unit::none;
+    auto take = [&finest](time_unit u) {
+        if (static_cast<int>(u) > static_cast<int>(finest)) finest = u;
+    };
+    for (const auto& s : segments_) {
+        if (s.is_literal) continue;
+        switch (s.what) {
+            case placeholder::yyyy: take(time_unit::year); break;
+            case placeholder::MM: take(time_unit::month); break;
+            case placeholder::dd:
+            case placeholder::date: take(time_unit::day); break;
+            case placeholder::HH:
+            case placeholder::hour: take(time_unit::hour); break;
+            case placeholder::mm: take(time_unit::minute); break;
+            default: break;
+        }
+    }
+    return finest;
 }
 
 bool key_template::uses(placeholder p) const noexcept {
@@ -228,6 +290,39 @@ std::string key_template::render(const key_values& v) const {
                 fmt::format_to(std::back_inserter(out), "{:0{}}", v.start_offset, s.width);
                 break;
             case placeholder::ext: append_path(v.ext); break;
+            case placeholder::yyyy:
+            case placeholder::MM:
+            case placeholder::dd:
+            case placeholder::HH:
+            case placeholder::mm:
+            case placeholder::date:
+            case placeholder::hour: {
+                const std::optional<local_time>* lt = v.record ? &v.record->time : nullptr;
+                if (!lt || !lt->has_value()) {
+                    append_name_encoded(out, v.record ? v.record->missing : default_missing_value);
+                    break;
+                }
+                const local_time& t = **lt;
+                auto it = std::back_inserter(out);
+                switch (s.what) {
+                    case placeholder::yyyy: fmt::format_to(it, "{:04}", t.year); break;
+                    case placeholder::MM: fmt::format_to(it, "{:02}", t.month); break;
+                    case placeholder::dd: fmt::format_to(it, "{:02}", t.day); break;
+                    case placeholder::HH:
+                    case placeholder::hour: fmt::format_to(it, "{:02}", t.hour); break;
+                    case placeholder::mm: fmt::format_to(it, "{:02}", t.minute); break;
+                    default: fmt::format_to(it, "{:04}-{:02}-{:02}", t.year, t.month, t.day); break;
+                }
+                break;
+            }
+            case placeholder::header:
+            case placeholder::field: {
+                const std::optional<std::string>* a =
+                  v.record && s.arg < v.record->args.size() ? &v.record->args[s.arg] : nullptr;
+                if (a && a->has_value() && !(*a)->empty()) append_name_encoded(out, **a);
+                else append_name_encoded(out, v.record ? v.record->missing : default_missing_value);
+                break;
+            }
         }
     }
     return out;

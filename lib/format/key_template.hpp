@@ -12,6 +12,17 @@
 /// | `{partition}`    | the partition id (decimal)                        |
 /// | `{start_offset}` | the offset of the object's first message          |
 /// | `{ext}`          | the extension without its dot: `jsonl`, `json.gz` |
+/// | `{yyyy}` `{MM}` `{dd}` `{HH}` `{mm}` | record time of the object's first message, in `naming.timezone` |
+/// | `{date}` `{hour}`| `{yyyy}-{MM}-{dd}` and `{HH}` (as Iggy's own S3 sink) |
+/// | `{header:NAME}`  | user header NAME of the first message (string as text, numbers in decimal, bool `true`/`false`, other kinds hex) |
+/// | `{field:PATH}`   | the JSON payload's value at dotted PATH (`user.country`, `items.0.sku`): a string as text, a number or bool as written |
+///
+/// The record placeholders (time, header, field) are rendered from data the message carries, so
+/// a replay renders the same key. Their values are percent-encoded like stream names (a value
+/// never adds a path level); a message without the header or field, or without a readable time,
+/// renders `record_values::missing` (`naming.missing_value`, default `__HIVE_DEFAULT_PARTITION__`).
+/// Messages whose keys differ in anything but `{start_offset}` belong to different "encoded
+/// partitions" and go to different objects (pipeline/delivery.hpp).
 ///
 /// Numbers may be zero-padded to a width: `{start_offset:020}` (20 digits hold any u64, so
 /// keys then sort by offset). `{{` and `}}` are a literal brace.
@@ -33,6 +44,7 @@
 #include "format/error.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,7 +52,44 @@
 namespace iss::format {
 
 /// The placeholders a key template knows.
-enum class placeholder : std::uint8_t { prefix, stream, topic, partition, start_offset, ext };
+enum class placeholder : std::uint8_t {
+    prefix, stream, topic, partition, start_offset, ext,
+    yyyy, MM, dd, HH, mm, date, hour,  ///< record time (local, `naming.timezone`)
+    header, field,                     ///< `{header:NAME}`, `{field:PATH}` (the argument in segment::arg)
+};
+
+/// `naming.missing_value`'s default: the Hive/Spark/Athena name of a partition without a value.
+inline constexpr std::string_view default_missing_value = "__HIVE_DEFAULT_PARTITION__";
+
+/// A local calendar time (the record time in `naming.timezone`), for the time placeholders.
+struct local_time {
+    int year = 1970;
+    unsigned month = 1;   ///< 1..12
+    unsigned day = 1;     ///< 1..31
+    unsigned hour = 0;    ///< 0..23
+    unsigned minute = 0;  ///< 0..59
+    friend bool operator==(const local_time&, const local_time&) = default;
+};
+
+/// The finest time field a template uses (the size of its time buckets).
+enum class time_unit : std::uint8_t { none, year, month, day, hour, minute };
+
+/// What a record argument refers to.
+enum class record_arg_kind : std::uint8_t { header, field };
+
+/// One distinct `{header:NAME}` or `{field:PATH}` of a template (`key_template::record_args`).
+struct record_arg {
+    record_arg_kind kind = record_arg_kind::header;
+    std::string name;  ///< NAME or dotted PATH
+    friend bool operator==(const record_arg&, const record_arg&) = default;
+};
+
+/// The values of the record placeholders for one message.
+struct record_values {
+    std::optional<local_time> time;                ///< nullopt: time placeholders render `missing`
+    std::vector<std::optional<std::string>> args;  ///< raw values, one per record_args() entry; nullopt: missing
+    std::string_view missing = default_missing_value;
+};
 
 /// The values one key is rendered from.
 struct key_values {
@@ -50,6 +99,9 @@ struct key_values {
     std::uint32_t partition = 0;     ///< partition id
     std::uint64_t start_offset = 0;  ///< offset of the first message in the object
     std::string_view ext;            ///< extension without the leading dot (`jsonl.gz`)
+    /// The record placeholders' values; null: every record placeholder renders
+    /// `default_missing_value`.
+    const record_values* record = nullptr;
 };
 
 /// Appends `name` to `out` with every byte outside `[A-Za-z0-9._-]` as `%XX` (upper-case);
@@ -65,6 +117,7 @@ public:
         std::string literal;
         placeholder what = placeholder::prefix;
         unsigned width = 0;
+        std::size_t arg = 0;  ///< header/field: index into record_args()
     };
 
     /// Parses and checks `text`. On failure the error (errc::bad_key_template) carries every
@@ -81,6 +134,15 @@ public:
     /// Whether the template contains `p`.
     [[nodiscard]] bool uses(placeholder p) const noexcept;
 
+    /// The distinct `{header:NAME}` / `{field:PATH}` of the template, in order of first use
+    /// (record_values::args follows this order).
+    [[nodiscard]] const std::vector<record_arg>& record_args() const noexcept { return args_; }
+    /// The finest time field used (`{mm}` minute, `{HH}`/`{hour}` hour, `{dd}`/`{date}` day, ...).
+    [[nodiscard]] time_unit finest_time() const noexcept;
+    /// Whether any record placeholder (time, header, field) is used: keys then depend on the
+    /// message, and one partition may have several encoded partitions.
+    [[nodiscard]] bool uses_record() const noexcept { return finest_time() != time_unit::none || !args_.empty(); }
+
     /// The template text as given.
     [[nodiscard]] const std::string& text() const noexcept { return text_; }
     [[nodiscard]] const std::vector<segment>& segments() const noexcept { return segments_; }
@@ -90,6 +152,7 @@ private:
 
     std::string text_;
     std::vector<segment> segments_;
+    std::vector<record_arg> args_;
 };
 
 /// The placeholder's name as written in a template, without braces.

@@ -98,8 +98,19 @@ result<void> check_key_namer(const key_namer& namer, const partition_ref& sample
 // ---------------------------------------------------------------------------------------
 // The partition writer
 
+namespace {
+/// One encoded partition as a list (GCC 12 miscompiles braced lists inside coroutines).
+std::vector<std::string> just(const std::string& id) {
+    std::vector<std::string> v;
+    v.push_back(id);
+    return v;
+}
+}  // namespace
+
 struct partition_writer::open_object {
     explicit open_object(std::string spool_dir) : spilled{std::move(spool_dir)} {}
+    std::string encoded;  ///< the encoded partition (key without {start_offset})
+    std::optional<std::int64_t> bucket;  ///< time bucket of the first message, when the key has one
     object_key key;
     std::unique_ptr<record_encoder> encoder;
     std::string buf;  ///< encoder output not yet spilled (at most about one part)
@@ -122,6 +133,7 @@ partition_writer::partition_writer(
     , ports_{ports}
     , log_{"pipeline",
            {iss::log::kv("stream", p_.stream), iss::log::kv("topic", p_.topic), iss::log::kv("partition", p_.partition)}}
+    , handled_{committed}
     , committed_{committed}
     , rng_{std::random_device{}()} {
     if (committed_) next_ = *committed_ + 1;
@@ -129,19 +141,21 @@ partition_writer::partition_writer(
 
 partition_writer::~partition_writer() = default;
 
-open_object_state partition_writer::rotation_state() const {
+open_object_state partition_writer::rotation_state(const open_object& o) const {
     open_object_state s;
-    if (!open_) return s;
-    s.records = open_->records;
-    s.bytes = open_->spilled.size() + open_->buf.size() + open_->encoder->buffered();
-    s.first_timestamp_us = open_->first_timestamp_us;
-    s.last_append = open_->last_append;
-    s.schedule_deadline = open_->schedule_deadline;
+    s.records = o.records;
+    s.bytes = o.spilled.size() + o.buf.size() + o.encoder->buffered();
+    s.first_timestamp_us = o.first_timestamp_us;
+    s.last_append = o.last_append;
+    s.schedule_deadline = o.schedule_deadline;
     return s;
 }
 
 std::uint64_t partition_writer::buffered_bytes() const noexcept {
-    return open_ ? open_->spilled.size() + open_->buf.size() : 0;
+    std::uint64_t n = 0;
+    for (const auto& [id, o] : open_) n += o->spilled.size() + o->buf.size();
+    for (const auto& o : closing_) n += o->spilled.size() + o->buf.size();
+    return n;
 }
 
 namespace {
@@ -153,40 +167,97 @@ double seconds_since(const iss::clock& c, clock::steady_time t) {
 std::optional<std::chrono::nanoseconds> partition_writer::time_to_due() const {
     if (state_ != writer_state::running) return std::nullopt;
     if (pending_commit_) return std::chrono::nanoseconds{o_.retry_backoff.base};
-    return rotation_.time_to_due(rotation_state(), ports_.clock.steady_now(), ports_.clock.system_now());
+    std::optional<std::chrono::nanoseconds> best;
+    for (const auto& [id, o] : open_) {
+        const auto d = rotation_.time_to_due(rotation_state(*o), ports_.clock.steady_now(), ports_.clock.system_now());
+        if (d && (!best || *d < *best)) best = d;
+    }
+    return best;
 }
 
-void partition_writer::open(const message& m) {
+partition_writer::open_object& partition_writer::open(const message& m, const encoded_partition& e) {
     auto o = std::make_unique<open_object>(o_.spool_dir);
-    // Invariant 2: the key is rendered once, from the partition and the first offset only.
-    o->key = ports_.namer.key(p_, m.offset);
+    o->encoded = e.id;
+    o->bucket = e.bucket;
+    // Invariant 2: the key is rendered once, from the partition, the first offset and the
+    // first message's own data only.
+    o->key = ports_.namer.key_for(p_, m);
     o->encoder = ports_.encoders.make();
     o->encoder->begin(o->buf);
     o->first_offset = o->last_offset = m.offset;
     o->first_timestamp_us = m.timestamp_us;
     o->last_append = ports_.clock.steady_now();
     o->schedule_deadline = rotation_.schedule_deadline(ports_.clock.system_now());
-    open_ = std::move(o);
+    auto& ref = *o;
+    open_[e.id] = std::move(o);
+    return ref;
 }
 
-void partition_writer::discard_open() { open_.reset(); }
-
 void partition_writer::drop(std::string_view why) {
-    if (open_) {
-        counters_.records_dropped += open_->records;
-        log_.warn(
-          {iss::log::kv("key", open_->key), iss::log::kv("first_offset", open_->first_offset),
-           iss::log::kv("last_offset", open_->last_offset)},
-          "dropping {} buffered records without uploading: {}", open_->records, why);
-        discard_open();
+    std::uint64_t records = 0;
+    for (const auto& [id, o] : open_) records += o->records;
+    for (const auto& o : closing_) records += o->records;
+    if (records > 0 || !open_.empty() || !closing_.empty()) {
+        counters_.records_dropped += records;
+        log_.warn({iss::log::kv("objects", open_.size() + closing_.size())},
+                  "dropping {} buffered records without uploading: {}", records, why);
     }
+    open_.clear();
+    closing_.clear();
     // Re-read from what is durable: the committed offset (or a durable one whose commit is
-    // still pending; re-writing it would be adopted anyway).
+    // still pending; re-writing it would be adopted anyway). The stored offset is a point no
+    // object straddles, so the re-read renders the same keys as a restart would.
     const auto durable = pending_commit_ ? pending_commit_ : committed_;
+    durable_.clear();
+    done_through_.clear();
+    reread_from_.clear();
+    handled_ = durable;
     next_ = durable ? std::optional<std::uint64_t>{*durable + 1} : std::nullopt;
 }
 
 void partition_writer::give_up(std::string_view why) { drop(why); }
+
+std::optional<std::uint64_t> partition_writer::commit_point() const {
+    if (!handled_) return std::nullopt;
+    // The first offset that is not durable yet: above everything handled, and no higher than
+    // the first message of any open or in-flight object, or of an encoded partition that is
+    // being re-read after an adoption.
+    std::uint64_t p = *handled_ + 1;
+    for (const auto& [id, o] : open_) p = std::min(p, o->first_offset);
+    for (const auto& o : closing_) p = std::min(p, o->first_offset);
+    for (const auto& [id, from] : reread_from_) p = std::min(p, from);
+    // A restart reads from p on. If p fell inside a delivered object, the restart would meet
+    // that encoded partition's messages from p on without meeting its first message, open a
+    // new object at a new first offset and write them a second time. So p moves down to the
+    // first offset of every delivered object it falls inside (and again, as that may fall
+    // inside another one).
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (const auto& d : durable_) {
+            if (d.first < p && p <= d.last) {
+                p = d.first;
+                moved = true;
+            }
+        }
+    }
+    if (p == 0) return std::nullopt;
+    return p - 1;
+}
+
+bool partition_writer::covered(const std::string& encoded, std::uint64_t offset) const {
+    const auto it = done_through_.find(encoded);
+    return it != done_through_.end() && offset <= it->second;
+}
+
+void partition_writer::mark_handled(std::uint64_t offset) {
+    if (!handled_ || offset > *handled_) {
+        handled_ = offset;
+        // Past the range being re-read: every encoded partition is wanted again from here on.
+        reread_from_.clear();
+        std::erase_if(done_through_, [offset](const auto& kv) { return kv.second <= offset; });
+    }
+    if (!next_ || offset + 1 > *next_) next_ = offset + 1;
+}
 
 task<feed_status> partition_writer::feed(std::span<const message> batch) {
     for (const message& m : batch) {
@@ -209,45 +280,140 @@ feed_status partition_writer::to_feed(delivered d) noexcept {
 }
 
 task<feed_status> partition_writer::feed_one(const message& m) {
-    if (open_ && rotation_.span_exceeded(rotation_state(), m.timestamp_us)) {
-        const delivered d = co_await close_and_deliver(rotate_reason::max_span);
-        if (d != delivered::ok) co_return to_feed(d);
-        if (next_ && m.offset < *next_) co_return feed_status::ok;  // an adopted object covers m
+    auto enc = ports_.namer.encode(p_, m);
+    if (!enc && handled_ && m.offset <= *handled_) {
+        next_ = m.offset + 1;  // re-read after an adoption: handled (skipped or dead-lettered) before
+        co_return feed_status::ok;
     }
-    if (!open_) open(m);
-    if (auto r = open_->encoder->append(m, p_, open_->buf); !r) {
-        const delivered d = co_await handle_bad_message(m, r.error());
+    if (!enc) {
+        const delivered d = co_await handle_bad_message(m, enc.error(), nullptr);
         co_return to_feed(d);
     }
-    open_->records += 1;
-    open_->payload_bytes += m.payload.size();
-    open_->last_offset = m.offset;
-    open_->last_append = ports_.clock.steady_now();
+    const std::string& id = enc->id;
+    if (handled_ && m.offset <= *handled_) {
+        // Re-reading after an adoption rewound one encoded partition: every other message
+        // here was handled already (it is held, delivered or skipped).
+        const auto it = reread_from_.find(id);
+        if (it == reread_from_.end() || m.offset < it->second || covered(id, m.offset)) {
+            next_ = m.offset + 1;
+            co_return feed_status::ok;
+        }
+    } else if (covered(id, m.offset)) {
+        mark_handled(m.offset);  // inside an object adopted from an earlier run
+        co_return feed_status::ok;
+    }
+
+    // Closing rules that act before the message is appended.
+    std::vector<std::string> to_close;
+    if (enc->bucket && ports_.namer.closes_on_later_bucket()) {
+        for (const auto& [oid, o] : open_)
+            if (o->bucket && *o->bucket < *enc->bucket) to_close.push_back(oid);
+    }
+    if (!to_close.empty()) {
+        const delivered d = co_await close_and_deliver(std::move(to_close), rotate_reason::time_bucket);
+        if (d != delivered::ok) co_return to_feed(d);
+        if (covered(id, m.offset)) {
+            mark_handled(m.offset);
+            co_return feed_status::ok;
+        }
+    }
+    if (auto it = open_.find(id); it != open_.end() && rotation_.span_exceeded(rotation_state(*it->second), m.timestamp_us)) {
+        const delivered d = co_await close_and_deliver(just(id), rotate_reason::max_span);
+        if (d != delivered::ok) co_return to_feed(d);
+        if (covered(id, m.offset)) {
+            mark_handled(m.offset);
+            co_return feed_status::ok;
+        }
+    }
+    auto it = open_.find(id);
+    if (it == open_.end()) {
+        if (open_.size() >= std::max<std::uint32_t>(o_.max_open_objects, 1)) {
+            // rotation.max_open_objects: the object with the oldest first message makes room.
+            auto oldest = open_.begin();
+            for (auto j = open_.begin(); j != open_.end(); ++j)
+                if (j->second->first_offset < oldest->second->first_offset) oldest = j;
+            const delivered d = co_await close_and_deliver(just(oldest->first), rotate_reason::max_open_objects);
+            if (d != delivered::ok) co_return to_feed(d);
+            if (covered(id, m.offset)) {
+                mark_handled(m.offset);
+                co_return feed_status::ok;
+            }
+        }
+        open(m, *enc);
+        it = open_.find(id);
+    }
+    open_object& o = *it->second;
+    if (auto r = o.encoder->append(m, p_, o.buf); !r) {
+        const delivered d = co_await handle_bad_message(m, r.error(), &id);
+        co_return to_feed(d);
+    }
+    o.records += 1;
+    o.payload_bytes += m.payload.size();
+    o.last_offset = m.offset;
+    o.last_append = ports_.clock.steady_now();
+    if (auto rr = reread_from_.find(id); rr != reread_from_.end()) rr->second = m.offset + 1;
+    mark_handled(m.offset);
     next_ = m.offset + 1;
 
     std::uint64_t cap = 0;
     if (o_.plan.strategy == upload_strategy::single_part_conditional) {
         cap = o_.part_size;  // invariant 4: never multipart where Complete ignores the condition
-    } else if (open_->buf.size() >= o_.part_size) {
+    } else if (o.buf.size() >= o_.part_size) {
         // Memory per open object stays about one part: the rest waits in the spool file.
-        if (auto w = open_->spilled.append(open_->buf); !w) {
+        if (auto w = o.spilled.append(o.buf); !w) {
             log_.warn("cannot spool beyond one part ({}); closing the object now", w.error());
-            const delivered d = co_await close_and_deliver(rotate_reason::part_size);
+            const delivered d = co_await close_and_deliver(just(id), rotate_reason::part_size);
             co_return to_feed(d);
         }
-        open_->buf.clear();
+        o.buf.clear();
     }
-    if (auto why = rotation_.full(rotation_state(), cap)) {
-        const delivered d = co_await close_and_deliver(*why);
+    if (auto why = rotation_.full(rotation_state(o), cap)) {
+        const delivered d = co_await close_and_deliver(just(id), *why);
+        co_return to_feed(d);
+    }
+    // Delivered objects that keep overlapping open ones hold the stored offset back; past a
+    // bound, close everything once so it moves (and a restart re-reads little).
+    if (durable_.size() > 4 * static_cast<std::size_t>(std::max<std::uint32_t>(o_.max_open_objects, 1))) {
+        const delivered d = co_await close_all(rotate_reason::commit_stall);
         co_return to_feed(d);
     }
     co_return feed_status::ok;
 }
 
-// Invariants 1 and 3: upload with If-None-Match; on 412 adopt; then (and only then) commit.
-task<partition_writer::delivered> partition_writer::close_and_deliver(rotate_reason why) {
-    assert(open_);
-    open_object& o = *open_;
+task<partition_writer::delivered> partition_writer::close_all(rotate_reason why) {
+    std::vector<std::string> ids;
+    ids.reserve(open_.size());
+    for (const auto& [id, o] : open_) ids.push_back(id);
+    co_return co_await close_and_deliver(std::move(ids), why);
+}
+
+// Invariants 1 and 3 for several objects: they leave the open set together and stay in
+// flight (`closing_`, which holds the stored offset back) until each one is durable; they are
+// delivered in order of first offset, and the stored offset may move after each.
+task<partition_writer::delivered> partition_writer::close_and_deliver(std::vector<std::string> encoded, rotate_reason why) {
+    for (const auto& id : encoded) {
+        auto it = open_.find(id);
+        if (it == open_.end()) continue;
+        closing_.push_back(std::move(it->second));
+        open_.erase(it);
+    }
+    std::sort(closing_.begin(), closing_.end(), [](const object_ptr& a, const object_ptr& b) {
+        return a->first_offset < b->first_offset;
+    });
+    delivered result = delivered::ok;
+    while (!closing_.empty()) {
+        const delivered d = co_await deliver_front(why);
+        if (d == delivered::given_up || d == delivered::stopped) co_return d;
+        if (d == delivered::rewound) result = delivered::rewound;
+    }
+    co_return result;
+}
+
+// Invariants 1 and 3 for the first in-flight object: upload with If-None-Match; on 412 adopt
+// for its encoded partition only; then (and only then) store what is durable.
+task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason why) {
+    assert(!closing_.empty());
+    open_object& o = *closing_.front();
     o.encoder->finish(o.buf);
     const object_range r{o.first_offset, o.last_offset, o.records};
     const iss::log::fields ctx{
@@ -264,8 +430,9 @@ task<partition_writer::delivered> partition_writer::close_and_deliver(rotate_rea
             counters_.payload_bytes_written += o.payload_bytes;
             counters_.bytes_uploaded += o.spilled.size() + o.buf.size();
             log_.info(ctx, "object uploaded");
-            discard_open();
-            co_return co_await finish_delivery(r.last_offset);
+            durable_.push_back({r.first_offset, r.last_offset});
+            closing_.erase(closing_.begin());
+            co_return co_await commit_durable();
         }
         if (up.status != store_status::exists) {  // gave up (group mode)
             give_up(fmt::format("upload of {} failed: {}", o.key, up.detail));
@@ -283,8 +450,7 @@ task<partition_writer::delivered> partition_writer::close_and_deliver(rotate_rea
             }
             // No usable metadata: we cannot tell what it holds; never overwrite, stop here.
             log_.error(ctx, "the existing object has no usable iggy-* metadata; stopping this partition");
-            counters_.records_dropped += r.count;
-            discard_open();
+            drop("the partition stopped");
             state_ = writer_state::failed;
             co_return delivered::stopped;
         }
@@ -296,19 +462,33 @@ task<partition_writer::delivered> partition_writer::close_and_deliver(rotate_rea
           existing->first_offset, existing->last_offset, existing->count);
         if (existing->first_offset != r.first_offset)
             log_.warn(ctx, "existing object's first offset {} differs from ours", existing->first_offset);
-        discard_open();
+        const std::string id = o.encoded;
+        closing_.erase(closing_.begin());
+        // Durable now: the existing object, from OUR first offset (where a restart would open
+        // this encoded partition's object again) to ITS last offset.
+        durable_.push_back({r.first_offset, std::max(r.first_offset, existing->last_offset)});
         if (existing->last_offset < r.last_offset) {
-            // It holds less than we did: re-read what follows it, so the next key is the one
-            // a crash-free run would have written.
-            next_ = existing->last_offset + 1;
-            const delivered d = co_await finish_delivery(existing->last_offset);
+            // It holds less than we did: re-read this encoded partition's messages after it,
+            // so its next key is the one a crash-free run would have written. The others'
+            // messages in the re-read range are held or done already and are passed over.
+            auto [rr, fresh] = reread_from_.try_emplace(id, existing->last_offset + 1);
+            if (!fresh) rr->second = std::min(rr->second, existing->last_offset + 1);
+            next_ = std::min(next_.value_or(existing->last_offset + 1), existing->last_offset + 1);
+            const delivered d = co_await commit_durable();
             co_return d == delivered::ok ? delivered::rewound : d;
         }
-        next_ = std::max(next_.value_or(0), existing->last_offset + 1);
-        co_return co_await finish_delivery(existing->last_offset);
+        // It holds as much or more: this encoded partition's messages up to its last offset
+        // are done, and ONLY this one's (others' messages in that range still need objects).
+        auto [dt, fresh] = done_through_.try_emplace(id, existing->last_offset);
+        if (!fresh) dt->second = std::max(dt->second, existing->last_offset);
+        if (!ports_.namer.record_dependent() && open_.empty() && closing_.empty()) {
+            // One encoded partition per partition: every message up to its last offset is in
+            // it, so reading goes on after it.
+            mark_handled(existing->last_offset);
+        }
+        co_return co_await commit_durable();
     }
 }
-
 task<store_result<none>> partition_writer::upload(open_object& o, const object_range& r) {
     const std::string content_type = ports_.encoders.content_type();
     unsigned attempt = 0;
@@ -426,10 +606,15 @@ task<bool> partition_writer::retry_or_give_up(unsigned& attempt, std::string_vie
     co_return true;
 }
 
-task<partition_writer::delivered> partition_writer::finish_delivery(std::uint64_t durable_through) {
-    const bool ok4 = co_await commit_through(durable_through);
-    if (!ok4) co_return delivered::stopped;
-    co_return delivered::ok;
+// Invariant 1, generalised: store the commit point (every message up to it is durable, and no
+// delivered object straddles it) when it moved; forget delivered objects below it.
+task<partition_writer::delivered> partition_writer::commit_durable() {
+    const auto c = commit_point();
+    if (!c) co_return delivered::ok;
+    std::erase_if(durable_, [c](const durable_range& d) { return d.last <= *c; });
+    if (committed_ && *c <= *committed_) co_return delivered::ok;
+    const bool ok = co_await commit_through(*c);
+    co_return ok ? delivered::ok : delivered::stopped;
 }
 
 // Invariant 1: the ONLY place an offset is stored; callers pass a durable offset.
@@ -455,7 +640,7 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
                 // durable; anything still held is dropped (invariant 5).
                 log_.warn({iss::log::kv("offset", offset)}, "offset refused, not the owner any more ({})", r.detail);
                 pending_commit_.reset();
-                if (open_) drop("partition taken over by another group member");
+                if (holds_data()) drop("partition taken over by another group member");
                 state_ = writer_state::revoked;
                 co_return false;
             case offset_status::retryable:
@@ -478,24 +663,31 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
 }
 
 // Skipped / dead-lettered messages: covered by the open object, or committed at once.
-task<partition_writer::delivered> partition_writer::absorb(std::uint64_t offset) {
-    next_ = offset + 1;
-    if (open_) {
-        open_->last_offset = offset;
-        co_return delivered::ok;
+
+// Skipped / dead-lettered messages: covered by their encoded partition's open object (its
+// last offset), else by the stored offset once no object below them is open.
+task<partition_writer::delivered> partition_writer::absorb(const message& m, const std::string* encoded) {
+    if (encoded) {
+        if (auto it = open_.find(*encoded); it != open_.end()) it->second->last_offset = m.offset;
     }
-    // No object open: everything before `offset` is durable already (sequential writes).
-    co_return co_await finish_delivery(offset);
+    mark_handled(m.offset);
+    next_ = m.offset + 1;
+    if (!open_.empty()) co_return delivered::ok;
+    co_return co_await commit_durable();
 }
 
-task<partition_writer::delivered> partition_writer::handle_bad_message(const message& m, const error& e) {
-    if (open_ && open_->records == 0) discard_open();  // opened for this message only: nothing in it
+task<partition_writer::delivered> partition_writer::handle_bad_message(
+  const message& m, const error& e, const std::string* encoded) {
+    if (encoded) {
+        // Opened for this message only: nothing in it.
+        if (auto it = open_.find(*encoded); it != open_.end() && it->second->records == 0) open_.erase(it);
+    }
     const iss::log::fields ctx{iss::log::kv("offset", m.offset), iss::log::kv("reason", e.message())};
     switch (o_.on_bad_message) {
         case bad_message_policy::skip:
             counters_.bad_skipped += 1;
             log_.warn(ctx, "bad message skipped (delivery.on_bad_message: skip)");
-            co_return co_await absorb(m.offset);
+            co_return co_await absorb(m, encoded);
         case bad_message_policy::dead_letter: {
             assert(ports_.dead_letters != nullptr);
             unsigned attempt = 0;
@@ -510,7 +702,7 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(const mes
             }
             counters_.bad_dead_lettered += 1;
             log_.warn(ctx, "bad message sent to the dead-letter topic");
-            co_return co_await absorb(m.offset);
+            co_return co_await absorb(m, encoded);
         }
         case bad_message_policy::fail:
             break;
@@ -518,10 +710,14 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(const mes
     counters_.bad_failed += 1;
     log_.error(ctx, "bad message: this partition stops here (the others go on); fix the producer, or set "
                     "delivery.on_bad_message to skip or dead_letter");
-    if (open_) {
-        const delivered d = co_await close_and_deliver(rotate_reason::bad_message);
-        if (d == delivered::given_up || d == delivered::stopped) co_return d;
-        if (next_ && *next_ > m.offset) co_return delivered::ok;  // an adopted object already covers it
+    if (!open_.empty()) {
+        const delivered d = co_await close_all(rotate_reason::bad_message);
+        if (d != delivered::ok) co_return d;
+        if (encoded && covered(*encoded, m.offset)) {  // an adopted object already covers it
+            mark_handled(m.offset);
+            co_return delivered::ok;
+        }
+        if (!ports_.namer.record_dependent() && handled_ && *handled_ >= m.offset) co_return delivered::ok;
     }
     state_ = writer_state::failed;
     next_ = m.offset;
@@ -534,20 +730,33 @@ task<void> partition_writer::tick() {
         const bool ok6 = co_await commit_through(*pending_commit_);
         if (!ok6) co_return;
     }
-    if (!open_) co_return;
-    if (auto why = rotation_.due(rotation_state(), ports_.clock.steady_now(), ports_.clock.system_now())) {
-        co_await close_and_deliver(*why);
+    std::vector<std::string> due;
+    for (const auto& [id, o] : open_) {
+        if (rotation_.due(rotation_state(*o), ports_.clock.steady_now(), ports_.clock.system_now())) due.push_back(id);
     }
+    if (!due.empty()) {
+        // Log the reason of the first one due (idle and schedule are the timer triggers).
+        const auto why = rotation_.due(rotation_state(*open_.at(due.front())), ports_.clock.steady_now(),
+                                       ports_.clock.system_now());
+        co_await close_and_deliver(std::move(due), *why);
+        co_return;
+    }
+    // Messages passed over as covered by an adopted object may let the stored offset move.
+    if (open_.empty()) co_await commit_durable();
 }
 
 task<bool> partition_writer::flush(rotate_reason why) {
     if (state_ == writer_state::running && pending_commit_) {
         const bool ok7 = co_await commit_through(*pending_commit_);
-        if (!ok7) co_return !open_;
+        if (!ok7) co_return !holds_data();
     }
-    if (state_ != writer_state::running || !open_) co_return !open_ && !pending_commit_;
-    const delivered d = co_await close_and_deliver(why);
-    co_return (d == delivered::ok || d == delivered::rewound) && !pending_commit_;
+    if (state_ != writer_state::running) co_return !holds_data() && !pending_commit_;
+    if (open_.empty()) {
+        const delivered d0 = co_await commit_durable();
+        co_return d0 == delivered::ok && !pending_commit_;
+    }
+    const delivered d = co_await close_all(why);
+    co_return (d == delivered::ok || d == delivered::rewound) && !holds_data() && !pending_commit_;
 }
 
 }  // namespace iss::pipeline

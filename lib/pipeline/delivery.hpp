@@ -26,28 +26,73 @@
 /// ## The invariants and where they are enforced
 ///
 /// 1. **Commit after durability** — `partition_writer::commit_through` is the only caller of
-///    `offset_store::store_offset`. It is reached only from `finish_delivery`, with the last
-///    offset of an object that S3 acknowledged (200 on PutObject or
-///    CompleteMultipartUpload) or that already existed (412 + HEAD), or for a message that
-///    was skipped / dead-lettered (ack awaited) while no object was open. Writes are
-///    sequential per partition, so "every object up to it is durable" holds by construction:
-///    at most one object per partition is ever being uploaded, and the next one is opened
-///    only after the previous one's fate is known.
+///    `offset_store::store_offset`, and it is reached only through `commit_durable`, with the
+///    commit point below (every message up to it is in an object S3 acknowledged (200 on
+///    PutObject or CompleteMultipartUpload), in one that already existed (412 + HEAD), or was
+///    skipped / dead-lettered (ack awaited)). Uploads are sequential per partition: at most
+///    one object of a partition is being uploaded at a time.
 /// 2. **Deterministic keys** — a key is rendered once, when the object is opened, by
-///    `key_namer::key(partition, first_offset)`; the port takes nothing else (no time, no
-///    end offset, no randomness). `check_key_namer` refuses a namer that renders two
+///    `key_namer::key_for(partition, first message)`: from the partition, the first offset and
+///    data that first message carries (record time, headers, payload fields), never from the
+///    clock, an end offset or randomness. `check_key_namer` refuses a namer that renders two
 ///    different keys for the same input or the same key for two first offsets.
 /// 3. **Write once, adopt what exists** — every PutObject / CompleteMultipartUpload carries
 ///    `If-None-Match: *` (where the store honours it) and the range in
 ///    `x-amz-meta-iggy-first-offset/-last-offset/-count`. On 412 (`store_status::exists`)
-///    the writer HEADs the key, reads the range, counts those messages as done, commits the
-///    existing last offset, and continues at last + 1: when the existing object holds more
-///    than ours, the extra messages we hold are dropped; when it holds less, the writer
-///    REWINDS (the consumer polls again from last + 1), so the next key is exactly the one a
-///    crash-free run would have written. S3 fixes user metadata at CreateMultipartUpload,
-///    so a multipart upload is created only when the object is closed and its range known;
-///    until then bytes beyond one part wait in an unlinked spool file (spool.hpp), keeping
-///    memory per open object at about one part.
+///    the writer HEADs the key, reads the range and counts those messages as done: when the
+///    existing object holds more than ours, the extra messages we hold are dropped; when it
+///    holds less, the writer REWINDS (the consumer polls again from last + 1), so the next key
+///    is exactly the one a crash-free run would have written. S3 fixes user metadata at
+///    CreateMultipartUpload, so a multipart upload is created only when the object is closed
+///    and its range known; until then bytes beyond one part wait in an unlinked spool file
+///    (spool.hpp), keeping memory per open object at about one part.
+///
+/// ## Several open objects per partition ("encoded partitions")
+///
+/// With record placeholders in the key (`{date}`, `{header:tenant}` ...), messages of one
+/// partition whose keys differ in anything but `{start_offset}` belong to different encoded
+/// partitions (`key_namer::encode`: the key with `{start_offset}` left out) and go to
+/// different objects, each opened at its own first message. Without them a partition has one
+/// encoded partition and everything below reduces to the single-object case. The naive
+/// generalisation, "store the offset of the last message of each object once it is durable",
+/// loses data: tenant A's object [3..10] is durable, tenant B's object opened at 5 is not;
+/// storing 10 and crashing loses B's 5..10. The rules that hold instead:
+///
+/// - **G1, own first offset.** The key holds the object's own first offset (the first message
+///   of ITS encoded partition since its previous object closed), and the range metadata holds
+///   that object's first and last offsets and count; the messages of other encoded partitions
+///   between them are not in it.
+/// - **G2, adoption is per encoded partition.** A 412 on key K of encoded partition E marks
+///   done only E's messages up to the existing object's last offset (`done_through_`); the
+///   others' messages in that range still need their objects. When it holds less, only E is
+///   re-read (`reread_from_`); the others' messages in the re-read range are passed over.
+/// - **G3, the commit point** (`commit_point`). The offset stored in Iggy is one below the
+///   lowest first offset among the partition's open objects, its in-flight objects (closed,
+///   not yet acknowledged: `closing_`, several close at once on a time-bucket change or a
+///   flush) and the encoded partitions being re-read, or the last message handled when none
+///   is open. One more condition makes a restart exactly-once: the point must not fall
+///   INSIDE a delivered object. If tenant A's object [3..10] is durable and B's object opened
+///   at 5 is open, storing 4 makes a restart read from 5: it meets A's messages 7 and 10
+///   without meeting A's first message 3, opens A's object at 7 under a new key and writes 7
+///   and 10 a second time. So the point moves down to the first offset of every delivered
+///   object it falls inside (here: 2). Then a restart from the stored offset + 1 meets each
+///   encoded partition's first message first, renders the same first keys as the crashed run,
+///   and G2 converges it whatever the rotation cut: correctness never depended on where an
+///   object was cut, which is what makes the early cuts (max_open_objects, time buckets)
+///   safe. Delivered objects are remembered until the stored offset passes them; when they
+///   keep overlapping open ones (more than 4 x max_open_objects of them), every object is
+///   closed once (`commit_stall`) so the stored offset moves and a restart re-reads little.
+/// - **G4, bounded memory.** At most `max_open_objects` objects are open per partition; a
+///   new encoded partition above it closes the one with the oldest first message first.
+/// - **G5, closing by time bucket.** With Iggy's append time as record time (never back
+///   within a partition), a message of a later time bucket closes every object of earlier
+///   buckets. Buckets are real intervals in the zone (`format::time_bucket`), so the two local
+///   02 hours of a fall-back night are two buckets: their keys render alike but their first
+///   offsets differ.
+///
+/// Tests: `[inv1]`..`[inv6]` and `[encoded]` in tests/unit/pipeline/delivery_test.cpp and
+/// encoded_test.cpp, whose crash-replay property test restarts from every stored offset; the
+/// deliberate breaks in tests/unit/pipeline/mutants.py must each make them fail.
 /// 4. **Capabilities are probed, not assumed** — `plan_delivery` turns the probe result and
 ///    `s3.conditional_writes` into the strategy and names the guarantee in force (the
 ///    daemon logs it at start): with conditional Complete, big objects go multipart; where
@@ -62,13 +107,14 @@
 ///    bounds each one by `s3.retry.deadline`) is NOT retried here: the object is dropped and
 ///    the writer rewinds to the committed offset, well inside the server's 30 s hand-over
 ///    timeout. In single-consumer mode it is retried without end (logged, counted).
-/// 6. **Nothing is lost on a clean stop** — `flush(stop)` closes and delivers the open
+/// 6. **Nothing is lost on a clean stop** — `flush(stop)` closes and delivers every open
 ///    object and commits; the router calls it for every writer before the group is left.
 ///
-/// Bad messages (`delivery.on_bad_message`): `fail` delivers what precedes the message and
-/// stops the partition; `skip` counts and logs it; `dead_letter` sends it and waits for the
-/// ack. Skipped and dead-lettered messages are covered by the object they fall into (its
-/// last offset), or committed at once when no object is open, so nothing is re-read forever.
+/// Bad messages (`delivery.on_bad_message`; also a record time that cannot be read): `fail`
+/// delivers what precedes the message and stops the partition; `skip` counts and logs it;
+/// `dead_letter` sends it and waits for the ack. Skipped and dead-lettered messages are
+/// covered by their encoded partition's open object (its last offset), and by the stored
+/// offset once no object below them is open, so nothing is re-read forever.
 
 #include "common/backoff.hpp"
 #include "common/clock.hpp"
@@ -80,11 +126,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace iss::pipeline {
 
@@ -134,6 +182,9 @@ struct writer_options {
     bad_message_policy on_bad_message = bad_message_policy::fail;
     backoff_policy retry_backoff{};  ///< between whole-operation retries (single mode)
     std::string spool_dir;           ///< where objects above one part wait; empty: $TMPDIR
+    /// rotation.max_open_objects: open objects (encoded partitions) per partition; above it
+    /// the object with the oldest first message is closed first. >= 1.
+    std::uint32_t max_open_objects = 32;
 };
 
 /// Timing statistics of the writers (seconds), shared by every writer of a router; the
@@ -221,8 +272,8 @@ public:
     [[nodiscard]] std::optional<std::uint64_t> committed() const noexcept { return committed_; }
     /// Durable but not yet committed (a commit failed in group mode and will be retried).
     [[nodiscard]] std::optional<std::uint64_t> pending_commit() const noexcept { return pending_commit_; }
-    [[nodiscard]] bool holds_data() const noexcept { return open_ != nullptr; }
-    /// Bytes of the open object held in memory or in its spool file (0 when none is open).
+    [[nodiscard]] bool holds_data() const noexcept { return !open_.empty() || !closing_.empty(); }
+    /// Bytes of the open objects held in memory or in their spool files (0 when none is open).
     [[nodiscard]] std::uint64_t buffered_bytes() const noexcept;
     [[nodiscard]] writer_state state() const noexcept { return state_; }
     [[nodiscard]] const writer_counters& counters() const noexcept { return counters_; }
@@ -233,29 +284,54 @@ public:
 private:
     struct open_object;
     enum class delivered { ok, rewound, given_up, stopped };
+    using object_ptr = std::unique_ptr<open_object>;
 
     task<feed_status> feed_one(const message& m);
-    task<delivered> close_and_deliver(rotate_reason why);
-    task<delivered> absorb(std::uint64_t offset);
-    task<delivered> handle_bad_message(const message& m, const error& e);
+    task<delivered> close_and_deliver(std::vector<std::string> encoded, rotate_reason why);
+    task<delivered> close_all(rotate_reason why);
+    task<delivered> deliver_front(rotate_reason why);
+    task<delivered> absorb(const message& m, const std::string* encoded);
+    task<delivered> handle_bad_message(const message& m, const error& e, const std::string* encoded);
     task<store_result<none>> upload(open_object& o, const object_range& r);
     task<store_result<none>> upload_multipart(open_object& o, const object_range& r);
     task<std::optional<object_range>> read_existing(const object_key& key, bool& gave_up, bool& vanished);
     static feed_status to_feed(delivered d) noexcept;
-    task<delivered> finish_delivery(std::uint64_t durable_through);
+    task<delivered> commit_durable();
     task<bool> commit_through(std::uint64_t offset);
     task<bool> retry_or_give_up(unsigned& attempt, std::string_view what, std::string_view detail, bool fatal);
     void give_up(std::string_view why);
-    void open(const message& m);
-    void discard_open();
-    [[nodiscard]] open_object_state rotation_state() const;
+    open_object& open(const message& m, const encoded_partition& e);
+    [[nodiscard]] open_object_state rotation_state(const open_object& o) const;
+    [[nodiscard]] bool covered(const std::string& encoded, std::uint64_t offset) const;
+    void mark_handled(std::uint64_t offset);
+
+public:
+    /// The offset that may be stored now (design: the generalised commit rule in the essay
+    /// above): one below the lowest first offset among the open and in-flight objects and the
+    /// encoded partitions being re-read, lowered further while it falls inside a delivered
+    /// object; the last message handled when nothing is open. nullopt: nothing to store.
+    [[nodiscard]] std::optional<std::uint64_t> commit_point() const;
+    /// Open objects (one per encoded partition with data), for tests and logs.
+    [[nodiscard]] std::size_t open_objects() const noexcept { return open_.size(); }
+
+private:
+    /// A durable object (written or adopted) not yet below the stored offset.
+    struct durable_range {
+        std::uint64_t first = 0;
+        std::uint64_t last = 0;
+    };
 
     partition_ref p_;
     const writer_options& o_;
     const rotation_policy& rotation_;
     writer_ports ports_;
     iss::log::logger log_;
-    std::unique_ptr<open_object> open_;
+    std::map<std::string, object_ptr, std::less<>> open_;  ///< by encoded partition
+    std::vector<object_ptr> closing_;                      ///< closed, not yet durable (in flight)
+    std::vector<durable_range> durable_;                   ///< delivered, last > stored offset
+    std::map<std::string, std::uint64_t, std::less<>> done_through_;  ///< adopted: that encoded partition's messages <= are done
+    std::map<std::string, std::uint64_t, std::less<>> reread_from_;   ///< rewound: that encoded partition's messages >= are wanted again
+    std::optional<std::uint64_t> handled_;  ///< the highest offset dispatched (to an object, skipped, adopted)
     std::optional<std::uint64_t> next_;
     std::optional<std::uint64_t> committed_;
     std::optional<std::uint64_t> pending_commit_;

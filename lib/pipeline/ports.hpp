@@ -211,13 +211,43 @@ public:
     [[nodiscard]] virtual std::string content_type() const = 0;
 };
 
+/// The encoded partition a message belongs to: its object key with `{start_offset}` left
+/// out. Messages of one source partition with different encoded partitions go to different
+/// objects (delivery.hpp).
+struct encoded_partition {
+    std::string id;  ///< equal for exactly the messages whose keys differ only in the first offset
+    /// The message's time bucket (the key's finest time field), when the key has one.
+    std::optional<std::int64_t> bucket;
+};
+
 /// Renders an object key from the only inputs a key may depend on (design.md §3.2): the
-/// source partition and the offset of the object's first message. Nothing else is passed,
-/// so a replay cannot render a different key.
+/// source partition, the offset of the object's first message and data that first message
+/// carries (record time, headers, payload fields). Nothing else is passed (no clock), so a
+/// replay cannot render a different key.
 class key_namer {
 public:
     virtual ~key_namer() = default;
+    /// The key of an object of `p` whose first message has `first_offset`, for a key without
+    /// record placeholders (or with every one of them missing).
     [[nodiscard]] virtual object_key key(const partition_ref& p, std::uint64_t first_offset) const = 0;
+    /// The encoded partition of `m`. An error is a bad message (`delivery.on_bad_message`),
+    /// e.g. a record time that cannot be read. Default: one encoded partition per partition.
+    /// Non-const in effect: an implementation may keep parse buffers (single-threaded).
+    [[nodiscard]] virtual result<encoded_partition> encode(const partition_ref& p, const message& m) const {
+        (void)p;
+        (void)m;
+        return encoded_partition{};
+    }
+    /// The key of an object whose first message is `first`. Default: key(p, first.offset).
+    [[nodiscard]] virtual object_key key_for(const partition_ref& p, const message& first) const {
+        return key(p, first.offset);
+    }
+    /// Whether a message of a later time bucket closes the objects of earlier buckets: true
+    /// when the record time is Iggy's append time, which never goes back within a partition.
+    [[nodiscard]] virtual bool closes_on_later_bucket() const { return false; }
+    /// Whether keys depend on the message (record placeholders): then one partition may have
+    /// several encoded partitions at once. Default: no (encode() gives one for all).
+    [[nodiscard]] virtual bool record_dependent() const { return false; }
 };
 
 /// Waits (backoff between retries). Tests advance a manual clock instead of sleeping.

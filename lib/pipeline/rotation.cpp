@@ -21,6 +21,9 @@ std::string_view to_string(rotate_reason r) noexcept {
         case rotate_reason::hand_over: return "hand_over";
         case rotate_reason::stop: return "stop";
         case rotate_reason::bad_message: return "bad_message";
+        case rotate_reason::max_open_objects: return "max_open_objects";
+        case rotate_reason::time_bucket: return "time_bucket";
+        case rotate_reason::commit_stall: return "commit_stall";
     }
     return "?";
 }

@@ -52,6 +52,9 @@ enum class rotate_reason {
     hand_over,  ///< group polls stopped returning the partition
     stop,       ///< clean shutdown
     bad_message,  ///< on_bad_message: fail; what precedes the bad message is delivered
+    max_open_objects,  ///< rotation.max_open_objects: the object with the oldest first message makes room
+    time_bucket,       ///< a message of a later time bucket arrived (record time = Iggy's append time)
+    commit_stall,      ///< delivered objects kept overlapping the open ones: every object is closed so the stored offset can move
 };
 [[nodiscard]] std::string_view to_string(rotate_reason r) noexcept;
 

@@ -1,7 +1,11 @@
 // Micro-benchmark of lib/format (issue 7): formatting throughput for 1 KiB JSON payloads.
 // Wall-clock timing is fine here: this is a benchmark, not a test.
 // Usage: bench_format [seconds per measurement, default 2].
+#include "format/key_fields.hpp"
+#include "format/key_template.hpp"
 #include "format/writer.hpp"
+
+#include <date/tz.h>
 
 #include <fmt/format.h>
 
@@ -129,6 +133,52 @@ result_row measure(const corpus& c, const fm::writer_options& o, double seconds)
             static_cast<double>(out_bytes) / static_cast<double>(payload_bytes), cpu / elapsed};
 }
 
+/// Formatting plus what the pipeline does per message for a key template: read the record
+/// values (time, headers, fields) and render the encoded partition (the key at offset 0).
+/// An empty template: formatting only (keys without record placeholders cost nothing per
+/// message).
+result_row measure_keyed(const corpus& c, const fm::writer_options& o, std::string_view tmpl, std::string_view source,
+                         double seconds) {
+    if (tmpl.empty()) return measure(c, o, seconds);
+    const auto t = fm::key_template::parse(tmpl).value();
+    fm::record_reader reader{t, fm::parse_time_source(source).value(), date::locate_zone("Europe/Berlin"),
+                             std::string{fm::default_missing_value}};
+    fm::record_values values;
+    std::optional<std::int64_t> bucket;
+    fm::writer w{o};
+    std::string out;
+    std::string key;
+    std::uint64_t messages = 0;
+    std::uint64_t out_bytes = 0;
+    std::uint64_t payload_bytes = 0;
+    const auto start = bench_clock::now();
+    const double cpu0 = thread_cpu_seconds();
+    double elapsed = 0;
+    while (elapsed < seconds) {
+        out.clear();
+        w.begin(out);
+        for (const auto& m : c.messages) {
+            if (auto r = reader.read({m.timestamp, m.origin_timestamp, m.payload, m.user_headers}, values, bucket); !r) {
+                fmt::print(stderr, "record_reader: {}\n", r.error().message());
+                std::abort();
+            }
+            fm::key_values v{"iggy", "app", "requests", 3, 0, "jsonl"};
+            v.record = &values;
+            key = t.render(v);
+            if (!w.append(m, {"app", "requests", 3}, out)) std::abort();
+        }
+        w.finish(out);
+        messages += c.messages.size();
+        out_bytes += out.size();
+        payload_bytes += c.payload_bytes;
+        elapsed = std::chrono::duration<double>(bench_clock::now() - start).count();
+    }
+    const double cpu = thread_cpu_seconds() - cpu0;
+    return {static_cast<double>(messages) / cpu, static_cast<double>(out_bytes) / cpu / 1e6,
+            static_cast<double>(payload_bytes) / cpu / 1e6,
+            static_cast<double>(out_bytes) / static_cast<double>(payload_bytes), cpu / elapsed};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -206,6 +256,25 @@ int main(int argc, char** argv) {
     for (const auto& [name, o] : cases) {
         const auto r = measure(c, o, seconds);
         fmt::print("{:<34} {:>12.0f} {:>14.1f} {:>15.1f} {:>8.3f} {:>5.0f}%\n", name, r.messages_per_s, r.out_mb_per_s,
+                   r.payload_mb_per_s, r.ratio, r.cpu_share * 100);
+    }
+    // The cost of partition placeholders per message (json_lines, no compression).
+    fm::writer_options plain;
+    struct keyed {
+        const char* name;
+        const char* tmpl;
+        const char* source;
+    };
+    const keyed keyed_cases[] = {
+      {"keys: no record placeholders", "", "timestamp"},
+      {"keys: dt={date}/hour={hour}", "{prefix}/dt={date}/hour={hour}/{partition}-{start_offset:020}.{ext}", "timestamp"},
+      {"keys: + field:ts, header, field",
+       "{prefix}/dt={date}/hour={hour}/ct={header:content-type}/tier={field:user.tier}/{partition}-{start_offset:020}.{ext}",
+       "field:ts"},
+    };
+    for (const auto& k : keyed_cases) {
+        const auto r = measure_keyed(c, plain, k.tmpl, k.source, seconds);
+        fmt::print("{:<34} {:>12.0f} {:>14.1f} {:>15.1f} {:>8.3f} {:>5.0f}%\n", k.name, r.messages_per_s, r.out_mb_per_s,
                    r.payload_mb_per_s, r.ratio, r.cpu_share * 100);
     }
     return 0;

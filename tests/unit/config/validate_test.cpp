@@ -435,3 +435,43 @@ TEST_CASE("credentials and object options are checked at start, each problem nam
     ok.s3.tags = {{"team", "data"}};
     CHECK(validate(ok).empty());
 }
+
+TEST_CASE("lake layout rules: time source, naming time zone, missing value, max_open_objects", "[config][validate]") {
+    auto c = valid();
+    c.naming.key = "{prefix}/{stream}/{topic}/dt={date}/hour={hour}/tenant={header:tenant}/{partition}-{start_offset:020}.{ext}";
+    c.naming.time_source = "field:ts";
+    c.naming.timezone = "Europe/Berlin";
+    CHECK(validate(c).empty());
+    c.naming.time_source = "wallclock";
+    CHECK(mentions(only_problem(c), "naming.time_source", "field:PATH or header:NAME"));
+    c.naming.time_source = "header:ts";
+    c.naming.timezone = "Mars/Olympus";
+    CHECK(mentions(only_problem(c), "naming.timezone", "not a known IANA time zone"));
+    c.naming.timezone = "UTC";
+    c.naming.missing_value = "";
+    CHECK(mentions(only_problem(c), "naming.missing_value", "must not be empty"));
+    c.naming.missing_value = "none";
+    c.rotation.max_open_objects = 0;
+    CHECK(mentions(only_problem(c), "rotation.max_open_objects", ">= 1"));
+    c.rotation.max_open_objects = 32;
+    c.naming.key = "{header:}/{partition}-{start_offset}";
+    c.s3.prefix = "";
+    CHECK(mentions(only_problem(c), "naming.key", "needs a header name"));
+}
+
+TEST_CASE("check-config warns when the finest time field is finer than the rotation would fill", "[config][validate]") {
+    auto c = valid();
+    CHECK(warnings(c).empty());  // the default key has no time field
+    c.naming.key = "{prefix}/{stream}/{topic}/dt={date}/hour={hour}/{partition}-{start_offset:020}.{ext}";
+    CHECK(warnings(c).empty());  // hours, max_span 10m: the rotation closes first
+    c.naming.key = "{prefix}/{stream}/{topic}/{date}/{HH}{mm}/{partition}-{start_offset:020}.{ext}";
+    c.rotation.max_records = 100'000;
+    auto w = warnings(c);
+    REQUIRE(w.size() == 1);
+    CHECK(mentions(w[0], "naming.key", "finer than the rotation would fill"));
+    CHECK(w[0].message.find("100000") != std::string::npos);
+    CHECK(validate(c).empty());  // a warning never fails a start
+    c.rotation.max_span = 30s;   // objects close every 30 s anyway: minutes fit
+    c.rotation.schedule = 0ms;
+    CHECK(warnings(c).empty());
+}

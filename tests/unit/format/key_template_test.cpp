@@ -85,7 +85,8 @@ TEST_CASE("a template without partition or start offset is refused with the reas
 
 TEST_CASE("placeholders a replay could render differently are refused and say why", "[key_template]") {
     CHECK(mentions(key_template::check("{partition}/{start_offset}-{end_offset}"), "where the object was cut"));
-    CHECK(mentions(key_template::check("{partition}/{start_offset}/{date}"), "upload time differs on a replay"));
+    CHECK(mentions(key_template::check("{partition}/{start_offset}/{now}"), "upload time differs on a replay"));
+    CHECK(mentions(key_template::check("{partition}/{start_offset}/{day}"), "use {yyyy} {MM} {dd}"));
     CHECK(mentions(key_template::check("{partition}/{start_offset}/{uuid}"), "random part"));
     CHECK(mentions(key_template::check("{partition}/{start_offset}/{hostname}"), "differs between daemons"));
     CHECK(mentions(key_template::check("{partition}/{start_offset}/{colour}"), "unknown placeholder {colour}"));

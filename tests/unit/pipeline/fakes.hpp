@@ -21,6 +21,7 @@
 
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -195,8 +196,12 @@ struct fake_offsets final : pl::offset_store {
     bool not_owner = false;
     int stores = 0;
 
+    /// Called with each offset about to be stored (tests assert durability there).
+    std::function<void(std::uint64_t)> audit;
+
     pl::task<pl::offset_result> store_offset(const pl::partition_ref& p, std::uint64_t off) override {
         ++stores;
+        if (audit) audit(off);
         if (not_owner) {
             log_.push_back(fmt::format("commit-refused {} {}", p.partition, off));
             co_return pl::offset_result{pl::offset_status::not_owner, {}, "3022"};

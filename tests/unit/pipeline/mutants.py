@@ -15,8 +15,20 @@ muts = [
   "        co_await w->flush(rotate_reason::hand_over);", "        w->drop(\"mutant\");", "[inv5]"),
  ("inv6 stop without flush", "lib/pipeline/router.cpp",
   "            all = co_await w->flush(rotate_reason::stop) && all;", "            w->drop(\"mutant\");", "[inv6]"),
+ ("G3 commit point off by one (stores the lowest open first offset itself)", "lib/pipeline/delivery.cpp",
+  "    if (p == 0) return std::nullopt;\n    return p - 1;", "    return p;", "[g3]"),
+ ("G3 commit point ignores in-flight objects", "lib/pipeline/delivery.cpp",
+  "    for (const auto& o : closing_) p = std::min(p, o->first_offset);\n", "", "[g3]"),
+ ("G3 commit point ignores delivered objects it falls inside", "lib/pipeline/delivery.cpp",
+  "            if (d.first < p && p <= d.last) {", "            if (false) {", "[g3]"),
+ ("G2 adoption marks every encoded partition done", "lib/pipeline/delivery.cpp",
+  "        if (!ports_.namer.record_dependent() && open_.empty() && closing_.empty()) {", "        if (true) {", "[g2]"),
+ ("G4 max_open_objects closes the newest object", "lib/pipeline/delivery.cpp",
+  "                if (j->second->first_offset < oldest->second->first_offset) oldest = j;", "                if (j->second->first_offset > oldest->second->first_offset) oldest = j;", "[g4]"),
 ]
+only = sys.argv[1] if len(sys.argv) > 1 else ''
 for name, f, old, new, tag in muts:
+    if only and not name.startswith(only): continue
     src = open(f).read()
     assert old in src, name
     open(f, 'w').write(src.replace(old, new, 1))
