@@ -1,8 +1,8 @@
-# Every dependency is a Debian 12 package (design.md §5); scripts/install-deps installs them.
+# Every dependency is a Debian 12 package (README.md (Dependencies)); scripts/install-deps installs them.
 # Imported targets get SYSTEM include directories so third-party warnings never trip -Werror.
 
 # Boost 1.81 exactly: Debian's default 1.74 lacks as_tuple, per-operation cancellation and
-# awaitable operators (style.md §0).
+# awaitable operators (docs/architecture.md §8.0).
 find_package(Boost 1.81...<1.82 REQUIRED CONFIG COMPONENTS system json)
 find_package(OpenSSL 3 REQUIRED)
 find_package(Threads REQUIRED)

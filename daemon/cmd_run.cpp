@@ -1,6 +1,6 @@
 // `iggy-s3-sink run --config FILE`: the daemon. Iggy -> pipeline -> S3 until SIGTERM/SIGINT.
 //
-// Shutdown sequence (style.md §3.6, design.md §3.6), naive version first: "on SIGTERM, exit"
+// Shutdown sequence (docs/architecture.md §8.3.6, docs/architecture.md §3.6), naive version first: "on SIGTERM, exit"
 // loses every buffered record that was polled but not uploaded (it is re-read on restart, so
 // nothing is lost, but a clean stop should not cost a replay) and leaves the group member to
 // the server's timeout. So:
@@ -9,7 +9,7 @@
 //      and leaves the consumer group; exit 0;
 //   3. `shutdown.grace` after the first signal, if that has not finished, or at a second
 //      signal: stop the event loop at once and exit 1. What was not committed is re-read at
-//      the next start (and adopted where it was uploaded: design.md §3.3).
+//      the next start (and adopted where it was uploaded: docs/architecture.md §3.3).
 #include "admin/metrics.hpp"
 #include "admin/readiness.hpp"
 #include "admin/server.hpp"
@@ -214,7 +214,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     const iss::log::fields caps{iss::log::kv("conditional_put", s3->caps.conditional_put),
                                 iss::log::kv("conditional_complete", s3->caps.conditional_complete)};
     if (plan->strategy == pipeline::upload_strategy::head_then_write)
-        log.warn(caps, "delivery guarantee (degraded): {}", plan->guarantee);  // design.md §3.4: say so
+        log.warn(caps, "delivery guarantee (degraded): {}", plan->guarantee);  // docs/architecture.md §3.4: say so
     else
         log.info(caps, "delivery guarantee: {}", plan->guarantee);
 

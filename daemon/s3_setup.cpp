@@ -55,7 +55,7 @@ boost::asio::awaitable<result<std::shared_ptr<aws::refreshing_source>>> start_cr
 boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex, const config::sink_config& c,
                                                  pipeline::consumer_mode) {
     const iss::log::logger log{"s3"};
-    // s3.retry.deadline bounds every operation (design.md §3.5: in group mode well under the
+    // s3.retry.deadline bounds every operation (docs/architecture.md §3.5: in group mode well under the
     // 30 s hand-over timeout); in single-consumer mode the pipeline retries on top of it.
     auto opts = s3_options(c);
     opts.http.proxy = proxy_options(c, config::process_environment());

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Builds the pipeline's object store over lib/s3 from the configuration and probes the
-/// store's conditional-write capabilities (design.md §3.4). The one place the daemon touches
+/// store's conditional-write capabilities (docs/architecture.md §3.4). The one place the daemon touches
 /// the S3 client.
 
 #include "aws/providers.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// `s3.*` of the configuration -> s3::client_options, once (style.md §6.4). Pure: no I/O.
+/// `s3.*` of the configuration -> s3::client_options, once (docs/architecture.md §8.6.4). Pure: no I/O.
 
 #include "aws/providers.hpp"
 #include "config/config.hpp"

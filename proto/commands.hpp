@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// G1 command requests and replies (iggy-protocol.md §5), both sides:
+/// G1 command requests and replies (docs/protocol.md §5), both sides:
 /// - client: `append_request(out, req)` writes a whole frame; `decode_*_reply(payload)` reads
 ///   the OK payload of the matching reply (get the payload with `ok_payload(frame)`, which
 ///   turns a non-zero status into the server's error).

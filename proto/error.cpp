@@ -25,7 +25,7 @@ struct server_entry {
     const char* text;
 };
 
-// iggy-protocol.md §4; names as in core/common/src/error/iggy_error.rs (server-0.8.0, and HEAD
+// docs/protocol.md §4; names as in core/common/src/error/iggy_error.rs (server-0.8.0, and HEAD
 // for the G2-only codes).
 constexpr server_entry server_table[] = {
     {1, "Error", "generic server error"},

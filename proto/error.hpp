@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// Errors of the Iggy protocol codecs (style.md §4) and the names of the server's error codes
-/// (iggy-protocol.md §4).
+/// Errors of the Iggy protocol codecs (docs/architecture.md §8.4) and the names of the server's error codes
+/// (docs/protocol.md §4).
 ///
 /// Two categories:
 /// - `proto` (`iss::proto::errc`): our decoders and encoders refusing input. The `iss::error`
@@ -35,7 +35,7 @@ inline error_code make_error_code(errc e) noexcept { return {static_cast<int>(e)
 /// The category of server error codes: value = the u32 status of a G1 reply.
 const boost::system::error_category& server_category() noexcept;
 
-/// Server error codes a sink meets (iggy-protocol.md §4). Not exhaustive: any u32 can come back;
+/// Server error codes a sink meets (docs/protocol.md §4). Not exhaustive: any u32 can come back;
 /// `server_error_name` names the ones listed here and says "Unknown" otherwise.
 enum class server_errc : std::uint32_t {
     error = 1,
@@ -110,7 +110,7 @@ inline error_code server_error(std::uint32_t status) noexcept {
 std::string_view server_error_name(std::uint32_t code) noexcept;
 
 /// The status a 0.8.0 server answers when its request decoder fails with `e`
-/// (iggy-protocol.md §3): 4 (InvalidFormat) for validation errors (numeric identifier with
+/// (docs/protocol.md §3): 4 (InvalidFormat) for validation errors (numeric identifier with
 /// len != 4, empty name or string identifier), 3 (InvalidCommand) for everything else.
 /// An error already in the server category (the SendMessages decoder's) gives its own value.
 std::uint32_t server_status_for_decode_error(const iss::error& e) noexcept;

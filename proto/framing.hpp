@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// G1 framing (iggy-protocol.md §3) and the incremental frame assembler.
+/// G1 framing (docs/protocol.md §3) and the incremental frame assembler.
 ///
 /// ```
 /// request : [length u32][code u32][payload]    length = 4 + payload size (counts the code)

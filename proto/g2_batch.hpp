@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The G2 message batch (iggy-protocol.md §8.6; iggy-protocol-0.9-0.10.md §3.5, §4.6):
+/// The G2 message batch (docs/protocol.md §8.6; docs/protocol.md §12.1, §4.6):
 /// SendMessages bodies (client encodes, broker decodes) and PollMessages reply bodies (broker
 /// encodes, client decodes), sans-io.
 ///

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// G2 request bodies and reply bodies (iggy-protocol.md §8.4-8.7), both sides. Bodies that are
+/// G2 request bodies and reply bodies (docs/protocol.md §8.4-8.7), both sides. Bodies that are
 /// unchanged from G1 reuse the G1 request structs and `encode_body` (commands.hpp): Ping,
 /// GetMe, PollMessages, GetConsumerOffset, Get/Delete stream and topic, CreatePartitions,
 /// Get/Create/Delete/Join/Leave consumer group. What differs lives here:

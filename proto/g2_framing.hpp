@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// G2: the consensus (VSR) framing of Iggy 0.9+ (iggy-protocol.md §8.1-8.5;
-/// iggy-protocol-0.9-0.10.md §3-4), sans-io, both sides.
+/// G2: the consensus (VSR) framing of Iggy 0.9+ (docs/protocol.md §8.1-8.5;
+/// docs/protocol.md §12.1-4), sans-io, both sides.
 ///
 /// Every frame in both directions is a 256-byte header followed by a body; `size u32` at byte
 /// 48 is the whole frame (header + body), `command u8` at byte 60 is 5 (Request), 8 (Reply) or

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Iggy messages in G1 (iggy-protocol.md §6.1) and their user headers (§2.6), as views into a
+/// Iggy messages in G1 (docs/protocol.md §6.1) and their user headers (§2.6), as views into a
 /// receive buffer: no copy and no allocation per message.
 ///
 /// Message layout (64-byte header, then the payload, then the user headers):

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// PollMessages (100) reply payload (iggy-protocol.md §5.6):
+/// PollMessages (100) reply payload (docs/protocol.md §5.6):
 /// ```
 /// partition_id u32 | current_offset u64 | messages_count u32 | messages (§6.1) back to back
 /// ```

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Records in G1 replies (iggy-protocol.md §5.3, §5.7-5.9): Stream, TopicHeader, Partition,
+/// Records in G1 replies (docs/protocol.md §5.3, §5.7-5.9): Stream, TopicHeader, Partition,
 /// consumer group and member, ClientDetails, consumer offset. Each has an encoder (server
 /// side: the test broker) and a decoder (client side). Decoders never read past the input and
 /// name the field on error (`"topic.partitions[2].current_offset"`).

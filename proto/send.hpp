@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// SendMessages (101) request (iggy-protocol.md §6.2):
+/// SendMessages (101) request (docs/protocol.md §6.2):
 /// ```
 /// metadata_length u32 (= size of the next four fields)
 /// stream Id | topic Id | Partitioning | messages_count u32

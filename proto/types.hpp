@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The shared encodings of G1 request bodies (iggy-protocol.md §2.1-2.5): Identifier,
+/// The shared encodings of G1 request bodies (docs/protocol.md §2.1-2.5): Identifier,
 /// Consumer, the 5-byte optional partition, the polling strategy and Partitioning.
 ///
 /// Each type has `append_*(writer&, value)` (client and server encoders; checks the value and

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Little-endian primitives of the Iggy wire format (iggy-protocol.md, "Conventions"): a
+/// Little-endian primitives of the Iggy wire format (docs/protocol.md, "Conventions"): a
 /// bounds-checked `reader` over a byte span and a `writer` that appends to a byte buffer.
 ///
 /// Every `reader` method checks the remaining length first and returns an error naming the

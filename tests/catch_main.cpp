@@ -1,3 +1,3 @@
-// The one Catch2 main shared by every test binary (design.md §6).
+// The one Catch2 main shared by every test binary (docs/architecture.md §7).
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Full-jitter exponential backoff (style.md §4.7; the AWS SDKs' standard): before retry n
+/// Full-jitter exponential backoff (docs/architecture.md §8.4.7; the AWS SDKs' standard): before retry n
 /// (n = 0 for the first retry) sleep U(0, min(cap, base * 2^n)). Shared by the S3 client's
 /// retries and the Iggy client's reconnects. Pure: the random source is a parameter.
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The injected clock (style.md §7.4). Time-dependent logic (rotation by age, schedules,
+/// The injected clock (docs/architecture.md §8.7.4). Time-dependent logic (rotation by age, schedules,
 /// backoff, SigV4 dates, log timestamps) takes a `clock&` and never calls `now()` itself, so
 /// tests drive it with `manual_clock`.
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The error model (style.md §4): every module has its own `enum class errc`, an error
+/// The error model (docs/architecture.md §8.4): every module has its own `enum class errc`, an error
 /// category whose messages say what is wrong and what to check, and `make_error_code`.
 /// Pure code returns `iss::result<T>` and never throws on bad input.
 ///
@@ -47,7 +47,7 @@ private:
     std::string detail_;
 };
 
-/// Thrown by `result<T>::value()` on an error (a bug or a startup failure, style.md §4.8).
+/// Thrown by `result<T>::value()` on an error (a bug or a startup failure, docs/architecture.md §8.4.8).
 class error_exception : public std::runtime_error {
 public:
     explicit error_exception(const error& e) : std::runtime_error{e.message()}, error_{e} {}

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Logging over fmt (style.md §5): one named logger per module (`s3`, `sigv4`, `iggy`,
+/// Logging over fmt (docs/architecture.md §8.5): one named logger per module (`s3`, `sigv4`, `iggy`,
 /// `pipeline`, `config`, `app`), one line per event on stderr (journald, Docker), as text or
 /// JSON lines. Every line may carry context fields (bucket, key, stream/topic/partition/offset).
 ///

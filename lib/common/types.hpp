@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Strong types for domain strings (style.md §2.4). `named_type` prints its value;
+/// Strong types for domain strings (docs/architecture.md §8.2.4). `named_type` prints its value;
 /// `secret` prints `****` everywhere (fmt, ostream), so a secret passed to a log line by
 /// mistake is still redacted. Only `reveal()` gives the value, for signing and login.
 

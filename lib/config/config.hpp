@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The daemon's configuration: one YAML file -> `sink_config`, plain structs that mirror the
-/// YAML schema (style.md §6). The daemon maps these sections to each module's own
+/// YAML schema (docs/architecture.md §8.6). The daemon maps these sections to each module's own
 /// `*_options` struct; no module reads this struct itself.
 ///
 /// Loading (`parse`, `load_file`) and checking (`validate`) are separate and pure: both
@@ -46,7 +46,7 @@ inline constexpr std::uint64_t kib = 1024;
 inline constexpr std::uint64_t mib = 1024 * kib;
 inline constexpr std::uint64_t gib = 1024 * mib;
 
-/// Which Iggy wire protocol to speak (design.md §4).
+/// Which Iggy wire protocol to speak (docs/architecture.md §4).
 enum class protocol_version : std::uint8_t { automatic, v0_8, v0_9, v0_10 /* provisional */ };
 /// S3 addressing: `auto` (virtual-hosted for AWS, path style for a custom endpoint or a
 /// bucket name with dots), `true` (path style), `false` (virtual-hosted).

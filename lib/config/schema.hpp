@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The schema, declared once (style.md §6.2): `visit_schema` walks every key of
+/// The schema, declared once (docs/architecture.md §8.6.2): `visit_schema` walks every key of
 /// `sink_config` with its type and help text. Three visitors use it: the loader (YAML ->
 /// struct, unknown keys, types), the printer (struct -> YAML, secrets as ****) and the
 /// describer (the README table and `--help-config`). Internal to lib/config.
@@ -145,7 +145,7 @@ void visit_schema(V& v, C& c) {
         v.choice("payload_signing", s.payload_signing, table(payload_signing_choices),
                  "`signed`: SigV4 signs the body's SHA-256; `unsigned`: UNSIGNED-PAYLOAD (https only; saves hashing).");
         v.choice("conditional_writes", s.conditional_writes, table(conditional_writes_choices),
-                 "If-None-Match writes (design.md §3): `auto` probes the store at start, `required` refuses to start without them, `off` never sends them (a group rebalance may then duplicate data, never lose it).");
+                 "If-None-Match writes (docs/architecture.md §3): `auto` probes the store at start, `required` refuses to start without them, `off` never sends them (a group rebalance may then duplicate data, never lose it).");
         v.section("timeouts", "Per-request deadlines.", [&] {
             v.field("connect", s.timeouts.connect, "TCP connect plus TLS handshake.");
             v.field("request", s.timeouts.request, "One request, from sending to the end of the response.");

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Errors of the format module (style.md §4.1).
+/// Errors of the format module (docs/architecture.md §8.4.1).
 
 #include "common/error.hpp"
 

@@ -55,18 +55,18 @@ std::string_view refusal_reason(std::string_view name) noexcept {
     for (auto n : cut_dependent)
         if (n == name)
             return "it depends on where the object was cut, and a replay after a crash may cut elsewhere, so it "
-                   "would write a second object instead of finding the first (design.md §3.2)";
+                   "would write a second object instead of finding the first (docs/architecture.md §3.2)";
     for (auto n : time_dependent)
         if (n == name)
             return "the upload time differs on a replay, so a replay would write a second copy instead of finding "
                    "the first (docs/architecture.md §3); for the record time of the object's first message use {yyyy} {MM} "
                    "{dd} {HH} {mm} {date} {hour}";
     for (auto n : random_parts)
-        if (n == name) return "a random part differs on a replay, so a replay would write a second copy (design.md §3.2)";
+        if (n == name) return "a random part differs on a replay, so a replay would write a second copy (docs/architecture.md §3.2)";
     for (auto n : host_parts)
         if (n == name)
             return "it differs between daemons, so a group member taking a partition over would write a second copy "
-                   "(design.md §3.2)";
+                   "(docs/architecture.md §3.2)";
     return {};
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The object key template (design.md §3.2, "deterministic keys").
+/// The object key template (docs/architecture.md §3.2, "deterministic keys").
 ///
 /// A template is literal text with placeholders:
 ///

@@ -7,7 +7,7 @@
 /// server, except once when a pooled keep-alive connection turns out to be dead before any
 /// response byte (the server closed it while idle; standard HTTP client behaviour).
 ///
-/// Lifecycle and threading: create on an executor (one `io_context`, one thread, style.md
+/// Lifecycle and threading: create on an executor (one `io_context`, one thread, docs/architecture.md §8
 /// §3.1) and keep it alive while requests are in flight. The pool is guarded by a mutex, so
 /// calls from several threads are safe, but connections are not shared between requests.
 
@@ -26,7 +26,7 @@ public:
     /// \param ex the executor every connection runs on
     /// \param opts timeouts, TLS and pool settings
     /// Throws `iss::error_exception` (`errc::tls_setup_failed`) when the CA file cannot be
-    /// loaded: a startup failure (style.md §4.8).
+    /// loaded: a startup failure (docs/architecture.md §8.4.8).
     client(boost::asio::any_io_executor ex, client_options opts = {});
     ~client();
     client(const client&) = delete;

@@ -126,7 +126,7 @@ struct response {
     std::string body;
 };
 
-/// Deadlines for each network step (style.md §3.3). Write and read are per step: each slice
+/// Deadlines for each network step (docs/architecture.md §8.3.3). Write and read are per step: each slice
 /// of the body sent (1 MiB) and each read from the socket must complete within them, so a
 /// large transfer that keeps moving is never cut off, while a stalled one is.
 struct timeouts {

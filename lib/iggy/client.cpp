@@ -335,7 +335,7 @@ struct client::impl : std::enable_shared_from_this<client::impl> {
     }
 
     /// Maps a failed I/O step: our own close, a caller's cancellation (rethrown: never retried,
-    /// style.md §4.5), a deadline, or a broken connection. The connection is closed in all cases.
+    /// docs/architecture.md §8.4.5), a deadline, or a broken connection. The connection is closed in all cases.
     iss::error io_failure(const boost::system::error_code& ec, std::string_view step) {
         disconnect();
         if (closed_) return iss::error{errc::closed, std::string{step}};
@@ -865,7 +865,7 @@ net::awaitable<result<void>> client::send_messages(identifier stream, identifier
         const proto::g2::send_messages_request req{stream, topic, p, fields};
         auto reply = co_await impl_->call_request_into(req, impl_->in_);
         if (!reply) co_return reply.error();
-        // A status-0 reply with an empty body is a failure (iggy-protocol.md §8.6).
+        // A status-0 reply with an empty body is a failure (docs/protocol.md §8.6).
         if (auto d = proto::g2::decode_send_reply(*reply); !d) co_return bad_reply(d.error());
         co_return result<void>{};
     }
@@ -921,7 +921,7 @@ net::awaitable<result<void>> client::delete_offset(consumer c, identifier stream
 
 #undef ISS_IGGY_CALL
 
-// ---- G2 group flow (iggy-protocol.md §8.7) --------------------------------------------------
+// ---- G2 group flow (docs/protocol.md §8.7) --------------------------------------------------
 
 net::awaitable<result<bool>> client::impl::g2_sync(const identifier& stream, const identifier& topic,
                                                    const identifier& group, g2_assignment& a) {

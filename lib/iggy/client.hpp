@@ -5,14 +5,14 @@
 ///
 /// Why it is shaped like this:
 /// - The server answers strictly in order and reads the next request only after answering
-///   (iggy-protocol.md §3), so every call takes the connection's lock, writes one request,
+///   (docs/protocol.md §3), so every call takes the connection's lock, writes one request,
 ///   reads one reply, and releases the lock: one request in flight, whoever calls.
 /// - A broken connection is never repaired behind the caller's back mid-request: the call in
 ///   flight fails with `errc::connection_lost` (its effect on the server is unknown), and the
 ///   *next* call reconnects (full-jitter backoff, `client_options::reconnect_backoff`), logs in,
 ///   re-joins the groups this client joined, and only then sends its own request. Group
 ///   membership belongs to the connection, so after a reconnect the member is new:
-///   `generation()` changes and the caller drops buffered group work (design.md §3).
+///   `generation()` changes and the caller drops buffered group work (docs/architecture.md §3).
 /// - Authentication failures (40-47, 53, 54; 20 on a token login) end the reconnect loop at
 ///   once: they are returned, never retried.
 /// - Every network step has a deadline (`connect_timeout`, `request_timeout`); a deadline that
@@ -54,7 +54,7 @@ using proto::identifier;
 using proto::partitioning;
 using proto::polling_strategy;
 
-/// TLS settings of the connection (iggy-protocol.md §9: TLS wraps the same byte stream).
+/// TLS settings of the connection (docs/protocol.md §9: TLS wraps the same byte stream).
 struct tls_options {
     bool enabled = false;     ///< default off (the server's default listener is plain TCP)
     std::string ca_file;      ///< PEM file of trusted CAs; empty = the system's default paths
@@ -62,7 +62,7 @@ struct tls_options {
     bool verify = true;       ///< verify the server's certificate chain and name (default on)
 };
 
-/// Which Iggy wire protocol a client speaks (issue 9; design.md §4).
+/// Which Iggy wire protocol a client speaks (issue 9; docs/architecture.md §4).
 enum class wire_protocol {
     g1_0_8,     ///< G1 framing: Iggy server 0.8.x (and older)
     g2_0_9,     ///< G2 consensus framing, binary protocol 0.11.0: Iggy server 0.9.x
@@ -95,7 +95,7 @@ struct client_options {
     std::string sdk_name = "iggy-s3-sink";             ///< G2 ClientVersionInfo sdk_name
     std::string sdk_version = "0.1.0";                 ///< G2 ClientVersionInfo sdk_version
     /// G2 retries of statuses 57 (replayed as the identical frame) and 58: pause between tries
-    /// and overall budget (iggy-protocol.md §8.5: about 50 ms, within 30 s).
+    /// and overall budget (docs/protocol.md §8.5: about 50 ms, within 30 s).
     std::chrono::milliseconds transient_retry_delay{50};
     std::chrono::milliseconds transient_retry_budget{30000};
 };

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Errors of the Iggy client (style.md §4) and the one classification every caller uses.
+/// Errors of the Iggy client (docs/architecture.md §8.4) and the one classification every caller uses.
 ///
 /// Two kinds of error reach a caller of `iss::iggy::client`:
 /// - client-side failures, `iss::iggy::errc` (category "iggy-client"): the connection could not
@@ -9,7 +9,7 @@
 ///   whose value is Iggy's own error code (42, 3022, 5006...) and whose message names it
 ///   (`proto::server_error_name`). Use `server_code(e)` to read the code.
 ///
-/// `classify(e)` maps both onto `outcome::{retry, fail, not_found}` (style.md §4.4).
+/// `classify(e)` maps both onto `outcome::{retry, fail, not_found}` (docs/architecture.md §8.4.4).
 
 #include "common/error.hpp"
 

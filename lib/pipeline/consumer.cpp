@@ -105,7 +105,7 @@ task<void> consumer_loop::check_session() {
     const std::uint64_t now = source_.session();
     if (session_ && *session_ != now) {
         if (o_.mode == consumer_mode::group) {
-            // A new connection is a new group member (design.md §3.5): what the old member
+            // A new connection is a new group member (docs/architecture.md §3.5): what the old member
             // held may be re-read by another owner; drop it and re-read from the committed
             // offsets.
             router_.drop_all("reconnected to Iggy: a new connection is a new group member");

@@ -19,7 +19,7 @@
 /// Within a partition everything stays sequential (delivery.hpp). Sources must hand out
 /// replies whose messages outlive other polls (poll_reply::storage).
 ///
-/// Group mode (iggy-protocol.md §7.1): the server never says that a partition was taken
+/// Group mode (docs/protocol.md §7.1): the server never says that a partition was taken
 /// away; a pending revocation only shows as partition-less polls no longer returning it.
 /// So, at most every `assignment_interval`, the loop learns its assignment with
 /// partition-less polls of `count = 0` (the server's round-robin cursor walks over the

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// THE DELIVERY CONTRACT (design.md §3): exactly-once in the bucket's final state.
+/// THE DELIVERY CONTRACT (docs/architecture.md §3): exactly-once in the bucket's final state.
 ///
 /// This header and delivery.cpp are the one place where the six invariants live. Anything
 /// else in the pipeline (router, consumer loop) only decides WHEN to call the partition
@@ -163,12 +163,12 @@ struct delivery_plan {
     std::string guarantee;      ///< one line for the startup log
 };
 
-/// Chooses the strategy from the probe and the configuration (design.md §3.4).
+/// Chooses the strategy from the probe and the configuration (docs/architecture.md §3.4).
 /// errc::conditional_required when `required` meets a store without conditional PutObject.
 [[nodiscard]] result<delivery_plan> plan_delivery(store_capabilities caps, conditional_writes cw, consumer_mode mode);
 
 /// Checks that `namer` is a function of (partition, first offset) only and distinguishes
-/// first offsets and partitions (design.md §3.2); errc::nondeterministic_key otherwise.
+/// first offsets and partitions (docs/architecture.md §3.2); errc::nondeterministic_key otherwise.
 [[nodiscard]] result<void> check_key_namer(const key_namer& namer, const partition_ref& sample);
 
 /// `delivery.on_bad_message`.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The pipeline's error category (style.md §4.1).
+/// The pipeline's error category (docs/architecture.md §8.4.1).
 
 #include "common/error.hpp"
 

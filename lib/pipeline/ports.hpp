@@ -7,7 +7,7 @@
 /// so arguments passed by reference or view stay valid until the awaitable completes.
 ///
 /// Outcomes are values, never exceptions: each adapter is the one place where its client's
-/// exceptions and error codes become these outcomes (style.md §4.4). Cancellation
+/// exceptions and error codes become these outcomes (docs/architecture.md §8.4.4). Cancellation
 /// (`operation_aborted`) is the exception: it propagates as an exception.
 
 #include "common/types.hpp"
@@ -173,7 +173,7 @@ public:
     /// The topic's partition ids (single-consumer `partitions: all`, assignment discovery).
     virtual task<partitions_result> partitions(const topic_ref& t) = 0;
     /// A number that changes on every reconnect: a new connection is a new group member, so
-    /// everything held for the old one is dropped (design.md §3.5).
+    /// everything held for the old one is dropped (docs/architecture.md §3.5).
     [[nodiscard]] virtual std::uint64_t session() const = 0;
 };
 
@@ -220,7 +220,7 @@ struct encoded_partition {
     std::optional<std::int64_t> bucket;
 };
 
-/// Renders an object key from the only inputs a key may depend on (design.md §3.2): the
+/// Renders an object key from the only inputs a key may depend on (docs/architecture.md §3.2): the
 /// source partition, the offset of the object's first message and data that first message
 /// carries (record time, headers, payload fields). Nothing else is passed (no clock), so a
 /// replay cannot render a different key.

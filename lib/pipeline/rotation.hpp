@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Rotation: when an open object is closed and uploaded. Pure: every decision takes the
-/// time from its caller (the injected clock, style.md §7.4).
+/// time from its caller (the injected clock, docs/architecture.md §8.7.4).
 ///
 /// An object rotates when ANY trigger fires:
 /// - `max_records`: it holds that many records (checked after each append);

@@ -38,7 +38,7 @@ struct topic_ref {
 };
 
 /// One polled message as the pipeline needs it. Views into the poll reply: valid only until
-/// the next poll on that connection (design.md §2), so the pipeline encodes it at once and
+/// the next poll on that connection (docs/architecture.md §2), so the pipeline encodes it at once and
 /// keeps nothing of it.
 struct message {
     std::uint64_t offset = 0;               ///< absolute offset in its partition
@@ -47,13 +47,13 @@ struct message {
     std::uint64_t id_high = 0;              ///< u128 message id, most significant half
     std::uint64_t id_low = 0;               ///< u128 message id, least significant half
     std::span<const std::byte> payload;
-    std::span<const std::byte> user_headers;  ///< encoded user headers (iggy-protocol.md §2.6)
+    std::span<const std::byte> user_headers;  ///< encoded user headers (docs/protocol.md §2.6)
     /// The source's own view of this message (a `proto` message view in production), for the
     /// encoder adapter; the pipeline never looks at it. May be null in tests.
     const void* native = nullptr;
 };
 
-/// The user-metadata names (without `x-amz-meta-`) every object carries (design.md §3.3).
+/// The user-metadata names (without `x-amz-meta-`) every object carries (docs/architecture.md §3.3).
 inline constexpr std::string_view meta_first_offset = "iggy-first-offset";
 inline constexpr std::string_view meta_last_offset = "iggy-last-offset";
 inline constexpr std::string_view meta_count = "iggy-count";

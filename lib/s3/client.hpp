@@ -19,7 +19,7 @@
 /// call completes. The option structs have constructors because GCC 12 miscompiles
 /// brace-initialised aggregates passed by value to coroutines (lib/http/README.md).
 ///
-/// Threading: one io_context thread (style.md §3.1); not thread-safe.
+/// Threading: one io_context thread (docs/architecture.md §8.3.1); not thread-safe.
 
 #include "common/clock.hpp"
 #include "common/stats.hpp"

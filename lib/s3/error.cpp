@@ -74,7 +74,7 @@ verdict classify(const failure& f) noexcept {
         return {o::retry, errc::unavailable, ""};
     }
     const auto c = f.code;
-    // Throttling and server trouble: retry (style.md §4.6).
+    // Throttling and server trouble: retry (docs/architecture.md §8.4.6).
     if (is(c, "SlowDown") || is(c, "InternalError") || is(c, "RequestTimeout") || is(c, "ServiceUnavailable") ||
         is(c, "OperationAborted") || is(c, "ConditionalRequestConflict") || is(c, "RequestTimeoutException") ||
         is(c, "TooManyRequests") || f.status >= 500 || f.status == 429)

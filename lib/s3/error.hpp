@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// S3 errors and THE classification (style.md §4.6): every failed attempt (a transport error,
+/// S3 errors and THE classification (docs/architecture.md §8.4.6): every failed attempt (a transport error,
 /// an HTTP error status with its S3 `Code`, or a 2xx whose body is an error) goes through
 /// `classify()`, which answers retry, resign, fail or not_found, plus a hint naming the config
 /// key or clock to check. Nothing else in lib/s3 decides whether to retry.

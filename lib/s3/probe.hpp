@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The capability probe (design.md §3.4: store capabilities are probed, not assumed). Run at
+/// The capability probe (docs/architecture.md §3.4: store capabilities are probed, not assumed). Run at
 /// start by the daemon and by `iggy-s3-sink probe`. It answers, one fact each:
 /// reachability, authentication, bucket access (write, read, delete), and whether the store
 /// honours `If-None-Match: *` on PutObject and on CompleteMultipartUpload (Ceph RGW 16:

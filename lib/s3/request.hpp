@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Pure S3 request building (style.md §4.2: no I/O, `result<T>`, never throws on bad input):
+/// Pure S3 request building (docs/architecture.md §8.4.2: no I/O, `result<T>`, never throws on bad input):
 /// client options, endpoint and addressing rules, user-metadata encoding, one builder per
 /// operation (`request_spec`), and `prepare()`, which resolves the endpoint, encodes the wire
 /// target with sigv4's encoder (so canonical and wire agree) and signs.
@@ -41,7 +41,7 @@ namespace iss::s3 {
 enum class addressing : std::uint8_t { automatic, path, virtual_hosted };
 enum class payload_signing : std::uint8_t { signed_payload, unsigned_payload };
 
-/// Retry policy of every operation (style.md §4.7).
+/// Retry policy of every operation (docs/architecture.md §8.4.7).
 struct retry_options {
     unsigned attempts = 10;                     ///< attempts per operation, >= 1
     std::chrono::milliseconds base{200};        ///< first backoff ceiling
@@ -75,7 +75,7 @@ struct object_options {
     std::map<std::string, std::string, std::less<>> metadata;  ///< extra x-amz-meta-* (names lower-case)
 };
 
-/// Everything the S3 client needs, resolved once by the daemon (style.md §6.4).
+/// Everything the S3 client needs, resolved once by the daemon (docs/architecture.md §8.6.4).
 struct client_options {
     std::string endpoint;            ///< "" = AWS; else http(s)://host[:port]
     std::string region = "us-east-1";

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Errors of the SigV4 signer (style.md §4.1). Every function of `iss::sigv4` that can fail on
+/// Errors of the SigV4 signer (docs/architecture.md §8.4.1). Every function of `iss::sigv4` that can fail on
 /// its input returns `iss::result<T>` with one of these codes; the `iss::error` detail names
 /// the header, parameter or value concerned (never a secret).
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// SHA-256 and HMAC-SHA256 over OpenSSL 3 (one-shot EVP/HMAC APIs, style.md §0), and hex.
+/// SHA-256 and HMAC-SHA256 over OpenSSL 3 (one-shot EVP/HMAC APIs, docs/architecture.md §8.0), and hex.
 /// Pure functions; no allocation besides the returned strings.
 
 #include <array>

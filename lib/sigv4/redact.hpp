@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Redaction of signing artefacts before they are logged (style.md §5.4): the session token in
+/// Redaction of signing artefacts before they are logged (docs/architecture.md §8.5.4): the session token in
 /// canonical requests and header dumps, and the credential, token and signature values of
 /// presigned URLs. The secret key itself never appears in any artefact.
 

@@ -2,7 +2,7 @@
 /// \file
 /// The AWS Signature Version 4 signer: pure (no I/O, no Asio), time given as a parameter.
 ///
-/// The signer signs a message, not a connection (style.md §3.8):
+/// The signer signs a message, not a connection (docs/architecture.md §8.3.8):
 ///
 ///     sign(request_view, credentials, signing_params, time_point) -> result<signed_headers>
 ///
@@ -99,7 +99,7 @@ struct credentials {
     iss::session_token session_token;  ///< empty: no temporary credentials
 };
 
-/// How to sign: explicit, never inferred (style.md §6.5). Defaults are S3's.
+/// How to sign: explicit, never inferred (docs/architecture.md §8.6.5). Defaults are S3's.
 struct signing_params {
     std::string service = "s3";         ///< credential-scope service ("s3", "execute-api", ...)
     std::string region = "us-east-1";   ///< credential-scope region
@@ -165,7 +165,7 @@ struct signed_headers {
     std::string payload_hash;          ///< the last line of the canonical request
     std::string signed_header_names;   ///< "host;x-amz-date"
     /// Task 1 and 2 outputs. Hold the session token when one is signed: redact before logging
-    /// (trace level only, style.md §5.2/§5.4).
+    /// (trace level only, docs/architecture.md §8.5.2/§5.4).
     std::string canonical_request;
     std::string string_to_sign;
     signing_key key;                   ///< for chunk signing (chunked.hpp); never print

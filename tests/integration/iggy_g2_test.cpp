@@ -1,6 +1,6 @@
 // Integration tests (labels integration;iggy) of the G2 transport (issue 9): lib/iggy's client
 // in `0.9` / `auto` mode against iggy-test-broker in G2 mode (started here on port 0).
-// Semantics: iggy-protocol.md §8, iggy-protocol-0.9-0.10.md §3-4 (the double's rules are in
+// Semantics: docs/protocol.md §8, docs/protocol.md §12.1-4 (the double's rules are in
 // tests/support/iggy_broker/g2_handler.hpp).
 
 #include "common/log.hpp"

@@ -1,6 +1,6 @@
 // Integration tests (labels integration;iggy): lib/iggy's client against iggy-test-broker
 // (started here as a process on port 0), captured SDK requests replayed against the broker,
-// and the iggy-produce CLI. Semantics checked: iggy-protocol.md §3-7 (server 0.8.0).
+// and the iggy-produce CLI. Semantics checked: docs/protocol.md §3-7 (server 0.8.0).
 
 #include "common/log.hpp"
 #include "iggy/client.hpp"

@@ -170,7 +170,7 @@ task<offset_result> iggy_ports::load_offset(const partition_ref& p) {
 
 task<source_status> iggy_ports::send(const message& m, const partition_ref& source, std::string reason) {
     if (o_.dead_letter.stream.empty()) co_return source_status::fatal;
-    // The original headers, then the two of ours (iggy-protocol.md §2.6: entries back to back).
+    // The original headers, then the two of ours (docs/protocol.md §2.6: entries back to back).
     proto::byte_buffer headers(m.user_headers.begin(), m.user_headers.end());
     const std::string src = fmt::format("{}/{}/{}/{}", source.stream, source.topic, source.partition, m.offset);
     if (reason.size() > proto::max_header_field_size) reason.resize(proto::max_header_field_size);

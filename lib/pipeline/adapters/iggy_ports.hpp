@@ -3,7 +3,7 @@
 /// Thin adapters from the pipeline's Iggy ports (ports.hpp) to `iggy::client`: polls with
 /// `auto_commit = 0` and an explicit partition and offset, stores offsets with an explicit
 /// partition, joins/leaves the group, sends dead letters. Each call is the one place where
-/// the client's errors become port outcomes (style.md §4.4):
+/// the client's errors become port outcomes (docs/architecture.md §8.4.4):
 /// 3022/5006 -> not_owner/not_member; transport, 8, 30 -> retryable; the rest -> fatal.
 
 #include "common/log.hpp"

@@ -32,7 +32,7 @@ private:
     std::string bucket_;
 };
 
-/// The store status for a final `s3::client` error; throws on cancellation (style.md §4.5).
+/// The store status for a final `s3::client` error; throws on cancellation (docs/architecture.md §8.4.5).
 [[nodiscard]] store_status store_status_of(const iss::error& e);
 
 }  // namespace iss::pipeline

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-AWS = "/usr/bin/aws"  # Debian's awscli; a pyenv shim may shadow `aws` (s3-test-server.md)
+AWS = "/usr/bin/aws"  # Debian's awscli; a pyenv shim may shadow `aws` (tests/integration/README.md (the RGW facts))
 
 
 def log(msg: str) -> None:

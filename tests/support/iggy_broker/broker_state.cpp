@@ -938,7 +938,7 @@ res<none> broker_state::delete_partitions(const ident& s, const ident& t, std::u
 
 res<broker_state::appended> broker_state::send_messages(const ident& s, const ident& t, const partitioning& pt,
                                                         std::span<const message_in> messages) {
-    // The batch is validated before the stream and topic are looked up (iggy-protocol.md §6.2).
+    // The batch is validated before the stream and topic are looked up (docs/protocol.md §6.2).
     if (messages.empty()) return {code::invalid_messages_count};
     std::uint64_t prev = 0;
     for (auto& m : messages) {

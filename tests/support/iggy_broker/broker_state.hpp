@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The semantic core of the Iggy test broker: a TEST DOUBLE of Apache Iggy server 0.8.0's
-/// behaviour (iggy-protocol.md §3-7), without any I/O but its optional `--data` files.
+/// behaviour (docs/protocol.md §3-7), without any I/O but its optional `--data` files.
 ///
 /// What it models, each as server 0.8.0 does it (read from apache/iggy at tag server-0.8.0):
 /// - streams, topics and consumer groups with slab IDs (a create takes the most recently freed
@@ -39,7 +39,7 @@
 
 namespace iss::broker {
 
-/// A G1 reply status: 0 = OK, otherwise an IggyError code (iggy-protocol.md §4).
+/// A G1 reply status: 0 = OK, otherwise an IggyError code (docs/protocol.md §4).
 using status = std::uint32_t;
 
 /// The codes the broker sends (named as in the server's IggyError).
@@ -426,7 +426,7 @@ public:
     std::optional<group_info> get_group(const ident& stream, const ident& topic, const ident& group) const;
     std::vector<group_info> get_groups(const ident& stream, const ident& topic) const;
     res<none> delete_group(const ident& stream, const ident& topic, const ident& group);
-    /// G2 SyncConsumerGroup (iggy-protocol.md §8.7): the member's pollable partitions, pending
+    /// G2 SyncConsumerGroup (docs/protocol.md §8.7): the member's pollable partitions, pending
     /// revocations left out; nullopt = unknown group or not a member.
     std::optional<std::vector<std::uint32_t>> member_partitions(std::uint32_t client_id, const ident& s,
                                                                 const ident& t, const ident& g) const;

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The G2 side of the Iggy test broker (issue 9): a TEST DOUBLE of Iggy server 0.9.0's
-/// consensus-framed TCP protocol (iggy-protocol.md §8; iggy-protocol-0.9-0.10.md §3), sans-io.
+/// consensus-framed TCP protocol (docs/protocol.md §8; docs/protocol.md §12.1), sans-io.
 /// One `g2_connection` per TCP connection: feed it whole request frames (from
 /// `proto::g2::frame_assembler`), it applies them to the shared `broker_state` and appends the
 /// reply or eviction frame to `out`.

@@ -1,5 +1,5 @@
 // iggy-test-broker: a TEST DOUBLE of Apache Iggy server 0.8.0 speaking the G1 TCP protocol
-// (iggy-protocol.md §3-7) over proto/, with the semantics of broker_state.hpp. Not a server
+// (docs/protocol.md §3-7) over proto/, with the semantics of broker_state.hpp. Not a server
 // to run in production: it exists for the tests, the demo and the benchmarks.
 //
 // One io_context, one thread. Each connection is one coroutine: read bytes into a
@@ -328,7 +328,7 @@ private:
     static void error_reply(reply& r, std::uint32_t status) {
         r.head.clear();
         proto::append_error_reply(r.head, status);
-        // The server closes the connection after these (iggy-protocol.md §3).
+        // The server closes the connection after these (docs/protocol.md §3).
         r.close_after = status == broker::code::stale_client || status == broker::code::client_not_found;
     }
     static void empty_ok(reply& r) {

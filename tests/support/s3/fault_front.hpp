@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The S3 fault-injecting front (test double, design.md §7): a small HTTP/1.1 server on
+/// The S3 fault-injecting front (test double, docs/architecture.md §5): a small HTTP/1.1 server on
 /// 127.0.0.1:0 that sits between a client and a real S3 server (RGW) and forwards each
 /// request unchanged (Host, headers and body, so SigV4 signatures stay valid), unless a
 /// scripted rule says otherwise: 503 SlowDown, 500 with an empty body, a reset before the

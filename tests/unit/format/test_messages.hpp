@@ -19,7 +19,7 @@ struct headers {
         return *this;
     }
     /// An entry written byte by byte, without the builder's checks (invalid UTF-8 in a string
-    /// kind: the 0.8.0 server stores whatever a client sends, iggy-protocol.md §2.6).
+    /// kind: the 0.8.0 server stores whatever a client sends, docs/protocol.md §2.6).
     headers& add_unchecked(proto::header_kind kk, std::string_view k, proto::header_kind vk, std::string_view v) {
         const auto put = [&](proto::header_kind kind, std::string_view bytes) {
             block.push_back(static_cast<std::byte>(kind));

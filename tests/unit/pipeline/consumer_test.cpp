@@ -17,7 +17,7 @@ using fakes::world;
 
 namespace {
 
-/// An Iggy topic with group semantics as in iggy-protocol.md §7.1, reduced to what the loop
+/// An Iggy topic with group semantics as in docs/protocol.md §7.1, reduced to what the loop
 /// sees: owned partitions, pending revocations, the round-robin cursor, the (0,0,0) answer.
 struct fake_source final : pl::message_source {
     pl::topic_ref topic{"app", "requests"};

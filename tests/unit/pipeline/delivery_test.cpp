@@ -1,4 +1,4 @@
-// The delivery contract (design.md §3), one section per invariant. Each test names the
+// The delivery contract (docs/architecture.md §3), one section per invariant. Each test names the
 // invariant it guards and is written so that breaking that invariant makes it fail.
 #include "fakes.hpp"
 #include "pipeline/error.hpp"

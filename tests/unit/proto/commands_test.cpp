@@ -42,7 +42,7 @@ constexpr std::uint64_t u64_max = std::numeric_limits<std::uint64_t>::max();
 
 }  // namespace
 
-TEST_CASE("V1 LoginUser encodes to the 32 bytes of iggy-protocol.md", "[proto][commands][vector]") {
+TEST_CASE("V1 LoginUser encodes to the 32 bytes of docs/protocol.md", "[proto][commands][vector]") {
     CHECK(frame_hex(login_user_request{"iggy", "iggy", "0.10.0", ""}) ==
           "1c000000" "26000000" "0469676779" "0469676779" "06000000302e31302e30" "00000000");
     byte_buffer ok;
@@ -68,7 +68,7 @@ TEST_CASE("Rust login_user wire_layout_no_optionals, as data", "[proto][commands
     CHECK(server_status_for_decode_error(r.error()) == 4);
 }
 
-TEST_CASE("V2 PollMessages encodes to the 46 bytes of iggy-protocol.md", "[proto][commands][vector]") {
+TEST_CASE("V2 PollMessages encodes to the 46 bytes of docs/protocol.md", "[proto][commands][vector]") {
     poll_messages_request p{consumer::group(identifier::named("sink")), identifier::numeric(1),
                             identifier::numeric(0), 0u, polling_strategy::next(), 100, false};
     const std::string v2 = "2a000000" "64000000" "02" "020473696e6b" "010401000000" "010400000000" "0100000000"

@@ -4,7 +4,7 @@
 
 using namespace iss::proto;
 
-TEST_CASE("server error codes map to the server's names (iggy-protocol.md §4)", "[proto][error]") {
+TEST_CASE("server error codes map to the server's names (docs/protocol.md §4)", "[proto][error]") {
     const std::pair<std::uint32_t, std::string_view> table[] = {
         {3, "InvalidCommand"},           {4, "InvalidFormat"},
         {6, "InvalidIdentifier"},        {8, "Disconnected"},

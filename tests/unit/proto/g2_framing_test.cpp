@@ -30,7 +30,7 @@ void check_zero_except(const byte_buffer& b, std::initializer_list<std::pair<std
 
 }  // namespace
 
-TEST_CASE("G2-1 Register frame of iggy-protocol.md (289 bytes)", "[proto][g2][vector]") {
+TEST_CASE("G2-1 Register frame of docs/protocol.md (289 bytes)", "[proto][g2][vector]") {
     session_state s{vector_client};
     auto h = s.next(code::login_register);
     CHECK(h.op == operation::register_client);

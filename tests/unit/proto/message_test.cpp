@@ -11,7 +11,7 @@ using proto_test::view;
 
 namespace {
 
-// V3 of iggy-protocol.md §11: the one message of the reply (79 + 8 bytes), checksum included.
+// V3 of docs/protocol.md §11: the one message of the reply (79 + 8 bytes), checksum included.
 constexpr std::string_view v3_message =
     "6b ba fe cb 23 a2 e1 ef"
     "2a 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"

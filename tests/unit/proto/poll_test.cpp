@@ -11,7 +11,7 @@ using proto_test::view;
 
 namespace {
 
-// V3 of iggy-protocol.md §11 (111 bytes): status 0, length 103, then the payload.
+// V3 of docs/protocol.md §11 (111 bytes): status 0, length 103, then the payload.
 constexpr std::string_view v3_reply =
     "00 00 00 00  67 00 00 00"
     "00 00 00 00  05 00 00 00 00 00 00 00  01 00 00 00"

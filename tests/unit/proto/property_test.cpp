@@ -1,4 +1,4 @@
-// Seeded property tests (design.md §6: randomness is seeded and the seed printed): random
+// Seeded property tests (docs/architecture.md §7: randomness is seeded and the seed printed): random
 // requests and poll replies survive encode -> random splits -> assembler -> decode unchanged.
 // PROTO_TEST_SEED overrides the seed.
 #include "proto/commands.hpp"

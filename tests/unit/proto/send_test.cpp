@@ -11,7 +11,7 @@ using proto_test::view;
 
 namespace {
 
-// V5 of iggy-protocol.md §11 (209 bytes).
+// V5 of docs/protocol.md §11 (209 bytes).
 constexpr std::string_view v5 =
     "cd000000 65000000 16000000 010401000000 010400000000 020400000000 02000000"
     "00000000 41000000 0000000000000000"
@@ -39,7 +39,7 @@ iss::result<void> decode_frame_payload(const byte_buffer& frame, send_messages_v
 
 }  // namespace
 
-TEST_CASE("V5 SendMessages encodes to the 209 bytes of iggy-protocol.md, in one buffer", "[proto][send][vector]") {
+TEST_CASE("V5 SendMessages encodes to the 209 bytes of docs/protocol.md, in one buffer", "[proto][send][vector]") {
     const byte_buffer h2 = header_block({{std::string_view{"k"}, std::string_view{"v"}}});
     const message_fields msgs[] = {
         {1, 0, 0, 1767225600000000ULL, as_bytes("a"), {}},

@@ -1,7 +1,7 @@
 #pragma once
 // Access to ../shared/testdata/sigv4 (SIGV4_TESTDATA_DIR), read in place. A missing directory
 // makes the test binary exit 77 (CTest SKIP_RETURN_CODE) with the reason, except under
-// CI=true, where it is a failure (style.md §7.3).
+// CI=true, where it is a failure (docs/architecture.md §8.7.3).
 
 #include <cstdio>
 #include <cstdlib>
