@@ -124,31 +124,6 @@ pipeline::rotation_options rotation_options(const config::sink_config& c) {
     return r;
 }
 
-format::writer_options writer_options(const config::sink_config& c) {
-    format::writer_options o;
-    switch (c.format.type) {
-        case config::format_type::json_lines: o.format = format::record_format::json_lines; break;
-        case config::format_type::json_array: o.format = format::record_format::json_array; break;
-        case config::format_type::raw: o.format = format::record_format::raw; break;
-    }
-    switch (c.format.compression) {
-        case config::compression::none: o.compression = format::compression::none; break;
-        case config::compression::gzip: o.compression = format::compression::gzip; break;
-        case config::compression::zstd: o.compression = format::compression::zstd; break;
-    }
-    o.level = static_cast<int>(c.format.compression_level);
-    o.metadata = c.format.metadata;
-    o.headers = c.format.headers;
-    switch (c.format.payload) {
-        case config::payload_mode::automatic: o.payload = format::payload_mode::automatic; break;
-        case config::payload_mode::json: o.payload = format::payload_mode::json; break;
-        case config::payload_mode::string: o.payload = format::payload_mode::string; break;
-        case config::payload_mode::base64: o.payload = format::payload_mode::base64; break;
-    }
-    o.separator = c.format.separator;
-    return o;
-}
-
 std::string consumer_name(const config::sink_config& c) {
     return c.iggy.group_mode() ? c.iggy.consumer_group : c.iggy.consumer;
 }

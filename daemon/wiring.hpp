@@ -27,8 +27,6 @@ namespace iss::app {
 [[nodiscard]] pipeline::rotation_options rotation_options(const config::sink_config& c);
 /// `sources` + `iggy.poll` + mode -> pipeline::consumer_options.
 [[nodiscard]] pipeline::consumer_options consumer_options(const config::sink_config& c);
-/// `format.*` -> format::writer_options (record format, compression, payload, metadata).
-[[nodiscard]] format::writer_options writer_options(const config::sink_config& c);
 /// The consumer's name: the group (group mode) or `iggy.consumer`.
 [[nodiscard]] std::string consumer_name(const config::sink_config& c);
 
