@@ -101,7 +101,9 @@ def sigterm_flush(env: Env, rng) -> None:
     broker = env.start_broker()
     bucket = bucket_name(env, rng, "sigterm")
     counts = produce_synthetic(env, broker.address, 2_500, 2)
-    cfg = env.config(bucket, broker.address, rotation={"max_records": 1_000_000, "idle": "10m"})
+    # schedule 0: the default hourly wall-clock boundary would close the objects when a run
+    # crosses the top of an hour.
+    cfg = env.config(bucket, broker.address, rotation={"max_records": 1_000_000, "idle": "10m", "schedule": "0"})
     d = env.start_daemon(cfg)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait until everything is buffered (nothing uploaded yet)
