@@ -4,6 +4,7 @@
 // exist or, with --wait-zero, when the lag is not 0 in time.
 #include "common/log.hpp"
 #include "daemon/commands.hpp"
+#include "daemon/run_to_exit.hpp"
 #include "daemon/wiring.hpp"
 #include "iggy/error.hpp"
 #include "pipeline/lag.hpp"
@@ -188,18 +189,8 @@ int run_lag(std::span<const std::string_view> args) {
         fmt::print(stderr, "iggy-s3-sink lag: {}\n", opts.error());
         return exit_config;
     }
-    opts->reconnect_attempts = 3;  // unreachable -> exit 2 soon, not a retry loop
-    opts->ping_interval = std::chrono::milliseconds{0};
-    net::io_context io{1};
-    int code = exit_failure;
-    std::exception_ptr failure;
-    net::co_spawn(io, lag_main(*cfg, *opts, a), [&](std::exception_ptr e, int c) {
-        failure = e;
-        code = c;
-    });
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-    return code;
+    make_report_client(*opts);
+    return run_to_exit(lag_main(*cfg, *opts, a), exit_failure);
 }
 
 }  // namespace iss::app

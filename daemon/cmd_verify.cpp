@@ -11,6 +11,7 @@
 // readable, 78 invalid configuration.
 #include "common/log.hpp"
 #include "daemon/commands.hpp"
+#include "daemon/run_to_exit.hpp"
 #include "daemon/s3_wiring.hpp"
 #include "daemon/wiring.hpp"
 #include "format/key_template.hpp"
@@ -330,18 +331,8 @@ int run_verify(std::span<const std::string_view> args) {
         fmt::print(stderr, "iggy-s3-sink verify: {}\n", opts.error());
         return exit_config;
     }
-    opts->reconnect_attempts = 3;  // unreachable -> exit 2 soon, not a retry loop
-    opts->ping_interval = std::chrono::milliseconds{0};
-    net::io_context io{1};
-    int code = exit_failure;
-    std::exception_ptr failure;
-    net::co_spawn(io, verify_main(*cfg, *opts, a), [&](std::exception_ptr e, int c) {
-        failure = e;
-        code = c;
-    });
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-    return code;
+    make_report_client(*opts);
+    return run_to_exit(verify_main(*cfg, *opts, a), exit_failure);
 }
 
 }  // namespace iss::app
