@@ -19,17 +19,29 @@ consumer_loop::consumer_loop(consumer_options o, message_source& source, router&
 task<bool> consumer_loop::start() {
     session_ = source_.session();
     if (o_.mode != consumer_mode::group) co_return true;
-    for (const auto& s : o_.sources) {
-        const source_status st = co_await join(s.topic);
-        if (st == source_status::fatal) {
-            log_.error({iss::log::kv("stream", s.topic.stream), iss::log::kv("topic", s.topic.topic)},
-                       "cannot join the consumer group: check iggy.consumer_group and the user's permissions");
-            co_return false;
-        }
-        if (st != source_status::ok)
-            log_.warn({iss::log::kv("topic", s.topic.topic)}, "joining the consumer group failed ({}); will retry", to_string(st));
-    }
+    for (const auto& s : o_.sources) co_await join_or_back_off(s.topic);
     co_return true;
+}
+
+// A fatal join (the stream or topic does not exist, or the user may not join) is a source
+// that cannot be read, as for polls and lookups: logged, tried again at the backoff, the
+// other sources going on, and picked up once it can be joined. Exiting instead would make
+// group mode the only one that cannot start before its topic is created.
+task<bool> consumer_loop::join_or_back_off(const topic_ref& t) {
+    const source_status st = co_await join(t);
+    if (st == source_status::ok) {
+        source_ok(t, std::nullopt);
+        co_return true;
+    }
+    if (st == source_status::fatal) {
+        source_failed(t, std::nullopt,
+                      "the consumer group cannot be joined: check that the stream and topic exist and that the user "
+                      "may join (the warning before names the server's answer)");
+    } else {
+        log_.warn({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)},
+                  "joining the consumer group failed ({}); will retry", to_string(st));
+    }
+    co_return false;
 }
 
 task<source_status> consumer_loop::join(topic_ref t) {
@@ -259,8 +271,16 @@ task<std::size_t> consumer_loop::round() {
     co_await check_session();
     if (o_.mode == consumer_mode::group) {
         if (clock_.steady_now() >= next_discovery_) {
-            for (const auto& s : o_.sources)
-                if (may_try(s.topic, std::nullopt)) co_await discover(s);
+            for (const auto& s : o_.sources) {
+                if (!may_try(s.topic, std::nullopt)) continue;
+                // Not joined (the topic was missing, or a join failed): join before learning
+                // the assignment; a member that is not joined owns nothing.
+                if (!joined_.count(s.topic)) {
+                    const bool now_joined = co_await join_or_back_off(s.topic);  // (GCC 12: not in a condition)
+                    if (!now_joined) continue;
+                }
+                co_await discover(s);
+            }
             next_discovery_ = clock_.steady_now() + o_.assignment_interval;
             watch_assignment();
         }

@@ -88,7 +88,10 @@ class consumer_loop {
 public:
     consumer_loop(consumer_options o, message_source& source, router& r, sleeper& sleep, const iss::clock& clock);
 
-    /// Group mode: joins every topic's group. Returns false (logged) on a fatal answer.
+    /// Group mode: joins every topic's group. A topic whose join fails is not fatal: a fatal
+    /// answer (missing stream or topic, permission denied) makes it an unavailable source,
+    /// joined again at the `unavailable_backoff`; another failure is tried at the next
+    /// discovery. joined() stays false meanwhile. Returns true (kept for the caller's exit path).
     task<bool> start();
     /// One round over the assignment; returns the number of messages fed.
     task<std::size_t> round();
@@ -121,6 +124,9 @@ private:
     void watch_assignment();
     /// source_.join, remembering the outcome for joined().
     task<source_status> join(topic_ref t);
+    /// join(t); a fatal answer marks `t` unavailable (source_failed), success clears it.
+    /// True when joined.
+    task<bool> join_or_back_off(const topic_ref& t);
     task<void> check_session();
     /// One partition's step: poll from its writer's next offset, feed (which may upload and
     /// commit). Takes `p` by value: it runs as its own coroutine (poll_all).

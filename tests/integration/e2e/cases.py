@@ -394,7 +394,9 @@ def admin_metrics(env: Env, rng) -> None:
 
 def readyz(env: Env, rng) -> None:
     """/readyz: 503 naming the store while it is unreachable at start; 200 once running; 503
-    naming Iggy while Iggy is down, 200 again when it is back. /healthz answers 200 throughout."""
+    naming Iggy while Iggy is down, 200 again when it is back; 503 naming only the group while
+    the source topic is missing (group not joined), 200 once it exists. /healthz answers 200
+    throughout."""
     broker = env.start_broker()
     bucket = bucket_name(env, rng, "readyz")
     produce_synthetic(env, broker.address, 100, 1)
@@ -438,6 +440,40 @@ def readyz(env: Env, rng) -> None:
     proxy.set_enabled(True)
     wait_status(200, "ready", 90)
     env.stop(d)
+
+    # 3. Not yet joined: the daemon starts (group mode) before its stream and topic exist, so
+    # the group cannot be joined. The store is usable and Iggy connected: /readyz names only
+    # the group. Once the topic is created the next try joins and /readyz answers 200.
+    late = env.config(bucket, broker.address, stream="late", prefix="late", name="late", grace="5s",
+                      rotation={"max_records": 1000, "idle": "1s"})
+    d3 = env.start_daemon(late, tag="late")
+    admin3 = env.admin_address("late")
+    end = time.time() + 60
+    status, body = 0, ""
+    while body.strip() != "iggy: consumer group not joined" and time.time() < end:
+        time.sleep(0.2)
+        check(d3.poll() is None, f"the daemon exited ({d3.returncode}) while its source topic was missing")
+        status, body = env.http_get(admin3, "/readyz")
+    check(status == 503 and body == "iggy: consumer group not joined\n",
+          f"/readyz before the group can be joined: {status} {body!r}")
+    time.sleep(3)  # still not ready while the topic is missing, and still running
+    status, body = env.http_get(admin3, "/readyz")
+    check(d3.poll() is None, f"the daemon exited ({d3.returncode}) while its source topic was missing")
+    check((status, body) == (503, "iggy: consumer group not joined\n"), f"/readyz while the topic is missing: {status} {body!r}")
+    log(f"not yet joined: /readyz {status} {body.strip()!r}")
+    counts = produce_synthetic(env, broker.address, 500, 2, stream="late")
+    st3, b3 = 0, ""
+    end = time.time() + 90
+    while time.time() < end:
+        st3, b3 = env.http_get(admin3, "/readyz")
+        if st3 == 200:
+            break
+        time.sleep(0.2)
+    check(st3 == 200 and b3 == "ready\n", f"/readyz after the topic was created: {st3} {b3!r}")
+    env.wait_lag_zero(late, 120)
+    check(env.stop(d3) == 0, "daemon did not exit 0 on SIGTERM")
+    verify_exactly_once(read_landed(env.download(bucket, "late/")), counts, "late", "events")
+    log(f"joined once the topic existed: /readyz 200, {sum(counts.values())} messages delivered")
 
 
 def systemd_notify(env: Env, rng) -> None:

@@ -75,8 +75,9 @@ struct fake_source final : pl::message_source {
         }
         co_return r;
     }
-    pl::task<pl::source_status> join(const pl::topic_ref&) override {
+    pl::task<pl::source_status> join(const pl::topic_ref& t) override {
         ++joins;
+        if (missing.count(t.topic)) co_return pl::source_status::fatal;  // as Iggy: stream/topic not found
         co_return join_answer;
     }
     pl::task<pl::source_status> leave(const pl::topic_ref&) override {
@@ -467,4 +468,48 @@ TEST_CASE("consumer: joined() is false until the group join succeeds, and after 
 
     pl::consumer_loop single{options(pl::consumer_mode::single), src, *r, w.sleeper, w.clock};
     CHECK(single.joined());  // nothing to join in single-consumer mode
+}
+
+TEST_CASE("consumer: group mode, a source topic missing at start is tried again at a backoff and joined once it exists",
+          "[pipeline][consumer]") {
+    world w;
+    auto r = w.make_router();
+    fake_source src;
+    src.group = true;
+    src.fill(0, 3);
+    src.owned = {0};
+    src.missing = {"requests"};
+    pl::consumer_loop loop{options(pl::consumer_mode::group), src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    // The daemon keeps running (a missing source is not a reason to exit) but is not joined:
+    // /readyz answers "consumer group not joined" meanwhile.
+    REQUIRE(run(loop.start()));
+    CHECK_FALSE(loop.joined());
+    CHECK(src.joins == 1);
+    const auto start = w.clock.steady_now();
+    for (int i = 0; i < 100; ++i) {  // 10 s of rounds
+        run(loop.round());
+        w.clock.advance(100ms);
+    }
+    CHECK_FALSE(loop.joined());
+    CHECK(loop.assignment().empty());
+    // Tries at 0, 1, 3 and 7 s (1 s doubling), each one line: not one per round.
+    CHECK(src.joins == 4);
+    CHECK(logs.count("source cannot be read", "requests") == 1);
+    CHECK(logs.count("source still cannot be read", "requests") == 3);
+    const auto u = loop.unavailable_sources();
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].since == start);
+    CHECK(u[0].reason.find("join") != std::string::npos);
+    // The topic appears: the next try (15 s) joins, and its partitions are polled.
+    src.missing.clear();
+    w.clock.advance(5s);
+    run(loop.round());
+    CHECK(loop.joined());
+    CHECK(src.joins == 5);
+    CHECK(loop.unavailable_sources().empty());
+    CHECK(logs.count("source can be read again", "requests") == 1);
+    run(loop.round());
+    CHECK(loop.assignment() == std::vector<pl::partition_ref>{{"app", "requests", 0}});
+    CHECK(loop.heads().at({"app", "requests", 0}) == 2);
 }
