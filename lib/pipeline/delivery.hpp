@@ -88,7 +88,9 @@
 ///   within a partition), a message of a later time bucket closes every object of earlier
 ///   buckets. Buckets are real intervals in the zone (`format::time_bucket`), so the two local
 ///   02 hours of a fall-back night are two buckets: their keys render alike but their first
-///   offsets differ.
+///   offsets differ. The bucket is part of the encoded partition (`key_namer::encode`), so
+///   with a field or header time, whose messages of both 02 hours may interleave, they still
+///   go to two objects, each keyed by its own first offset.
 ///
 /// Tests: `[inv1]`..`[inv6]` and `[encoded]` in tests/unit/pipeline/delivery_test.cpp and
 /// encoded_test.cpp, whose crash-replay property test restarts from every stored offset; the

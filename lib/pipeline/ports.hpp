@@ -212,10 +212,12 @@ public:
 };
 
 /// The encoded partition a message belongs to: its object key with `{start_offset}` left
-/// out. Messages of one source partition with different encoded partitions go to different
-/// objects (delivery.hpp).
+/// out, and its time bucket when the key has time fields. Messages of one source partition
+/// with different encoded partitions go to different objects (delivery.hpp).
 struct encoded_partition {
-    std::string id;  ///< equal for exactly the messages whose keys differ only in the first offset
+    /// Equal for exactly the messages whose keys differ only in the first offset and whose
+    /// time buckets are equal (the two 02 hours of a fall-back night render alike but differ).
+    std::string id;
     /// The message's time bucket (the key's finest time field), when the key has one.
     std::optional<std::int64_t> bucket;
 };

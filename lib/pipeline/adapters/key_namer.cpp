@@ -2,6 +2,8 @@
 
 #include <date/tz.h>
 
+#include <string>
+
 namespace iss::pipeline {
 
 namespace {
@@ -26,6 +28,15 @@ result<encoded_partition> template_key_namer::encode(const partition_ref& p, con
     format::key_values v{prefix_, p.stream, p.topic, p.partition, 0, ext_};
     v.record = &values_;
     e.id = t_.render(v);
+    // ... and the time bucket: two real intervals that render alike (the two 02 hours of a
+    // fall-back night, or 14:00 of two days under a key without {date}) are two encoded
+    // partitions, whatever the time source. With Iggy's append time a later bucket closes the
+    // earlier one anyway; with a field or header time the messages of both may interleave,
+    // and without this they would share one object. ('\0' never occurs in a rendered key.)
+    if (e.bucket) {
+        e.id += '\0';
+        e.id += std::to_string(*e.bucket);
+    }
     return e;
 }
 

@@ -313,6 +313,31 @@ TEST_CASE("encoded: with a field time source buckets do not close objects; out-o
     CHECK(w.store.objects.at("1/hour=11/00000000000000000001").range == pl::object_range{1, 1, 1});
 }
 
+TEST_CASE("encoded: with a field time source the two 02 hours of a fall-back night stay apart, interleaved (G5)",
+          "[pipeline][encoded][g5]") {
+    world w;
+    auto t = *iss::format::key_template::parse("{partition}/dt={date}/hour={hour}/{start_offset:020}");
+    pl::template_key_namer namer{t, "", "jsonl", *iss::format::parse_time_source("field:ts"),
+                                 date::locate_zone("Europe/Berlin"), "__HIVE_DEFAULT_PARTITION__"};
+    pl::writer_ports ports{w.store, w.offsets, w.encoders, namer, w.sleeper, w.clock, &w.dead_letters};
+    auto rp = w.policy();
+    pl::partition_writer wr{w.p, w.options, rp, ports, std::nullopt};
+    batch b;
+    // 2026-10-25, CEST ends at 01:00 UTC: both passes of the local 02 hour, out of order.
+    b.add(0, 1, R"({"ts":"2026-10-25T02:10:00+02:00"})");  // 02:10 CEST
+    b.add(1, 2, R"({"ts":"2026-10-25T02:05:00+01:00"})");  // 02:05 CET
+    b.add(2, 3, R"({"ts":1792889400000})");                // 2026-10-25T00:50:00Z = 02:50 CEST
+    b.add(3, 4, R"({"ts":"2026-10-25T01:40:00Z"})");       // 02:40 CET
+    CHECK(run(wr.feed(b.span())) == pl::feed_status::ok);
+    CHECK(wr.open_objects() == 2);
+    CHECK(w.offsets.stored.count(w.p) == 0);  // below offset 0, the first message of the CEST object
+    CHECK(run(wr.flush(pl::rotate_reason::stop)));
+    REQUIRE(w.store.objects.size() == 2);
+    CHECK(w.store.objects.at("1/dt=2026-10-25/hour=02/00000000000000000000").range == pl::object_range{0, 2, 2});
+    CHECK(w.store.objects.at("1/dt=2026-10-25/hour=02/00000000000000000001").range == pl::object_range{1, 3, 2});
+    CHECK(w.offsets.stored.at(w.p) == 3);
+}
+
 TEST_CASE("encoded: a message whose time cannot be read follows on_bad_message", "[pipeline][encoded][bad]") {
     world w;
     w.options.on_bad_message = pl::bad_message_policy::skip;

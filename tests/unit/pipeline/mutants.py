@@ -25,6 +25,8 @@ muts = [
   "        if (!ports_.namer.record_dependent() && open_.empty() && closing_.empty()) {", "        if (true) {", "[g2]"),
  ("G4 max_open_objects closes the newest object", "lib/pipeline/delivery.cpp",
   "                if (j->second->first_offset < oldest->second->first_offset) oldest = j;", "                if (j->second->first_offset > oldest->second->first_offset) oldest = j;", "[g4]"),
+ ("G5 encoded partition without its time bucket", "lib/pipeline/adapters/key_namer.cpp",
+  "    if (e.bucket) {\n        e.id += '\\0';", "    if (false) {\n        e.id += '\\0';", "[g5]"),
 ]
 only = sys.argv[1] if len(sys.argv) > 1 else ''
 for name, f, old, new, tag in muts:
