@@ -60,3 +60,15 @@ foreach(case parquet_queries csv_queries parquet_crashes)
     FIXTURES_REQUIRED rgw
     ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
 endforeach()
+
+# The lake layout end to end: keys from a tenant header and a payload time in Europe/Berlin
+# across both DST switches, through 10 SIGKILLs, checked by an independent computation and by
+# DuckDB with hive_partitioning (JSON Lines and Parquet). tests/integration/e2e/lake_cases.py.
+foreach(case dst_crashes hive_parquet)
+  add_test(NAME e2e.lake.${case}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/lake_cases.py ${case})
+  set_tests_properties(e2e.lake.${case} PROPERTIES
+    LABELS "integration;s3;iggy;e2e" TIMEOUT 900
+    FIXTURES_REQUIRED rgw
+    ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
+endforeach()
