@@ -295,6 +295,8 @@ def dst_crashes(env: Env, rng) -> None:
     log(f"input: {len(msgs)} messages, {inversions} steps back in time (up to an hour), {len(chunks(msgs))} chunks")
     root = check_lake(env, bucket, msgs, cfg)
     check_duck_hive(root, msgs)
+    text = (env.work / "sink.log").read_text(errors="replace")
+    log(f"the daemon's runs adopted {text.count('object exists already (412)')} objects a killed run had written")
 
 
 def hive_parquet(env: Env, rng) -> None:
