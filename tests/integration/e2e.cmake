@@ -72,3 +72,15 @@ foreach(case dst_crashes hive_parquet)
     FIXTURES_REQUIRED rgw
     ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
 endforeach()
+
+# Short-lived AWS credentials end to end: the daemon gets 6-second credentials from
+# aws-test-server (container endpoint through a password proxy; web identity + AssumeRole),
+# which fronts RGW. tests/integration/e2e/aws_cases.py.
+foreach(case aws_container_refresh aws_web_identity_refresh)
+  add_test(NAME e2e.${case}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/aws_cases.py ${case})
+  set_tests_properties(e2e.${case} PROPERTIES
+    LABELS "integration;s3;iggy;e2e;aws" TIMEOUT 300
+    FIXTURES_REQUIRED rgw
+    ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
+endforeach()

@@ -14,9 +14,10 @@ set_tests_properties(integration.s3.probe_cli PROPERTIES
   LABELS "integration;s3" TIMEOUT 180 FIXTURES_REQUIRED rgw)
 
 # lib/aws against RGW: renewal of 3-second credentials during uploads (through the loopback
-# credential server's re-signing front), and RGW's own STS as a real issuer.
+# credential server's re-signing front), RGW's own STS as a real issuer, and s3.tags /
+# s3.storage_class read back from RGW (GetObjectTagging, HEAD).
 add_executable(integration_aws ${CMAKE_CURRENT_LIST_DIR}/aws_test.cpp)
-target_link_libraries(integration_aws PRIVATE catch_main iss_warnings s3 aws iss_aws_test_server)
+target_link_libraries(integration_aws PRIVATE catch_main iss_warnings s3 aws iss_aws_test_server Boost::json)
 target_compile_options(integration_aws PRIVATE -Wno-mismatched-new-delete)
 add_test(NAME integration.aws COMMAND integration_aws)
 set_tests_properties(integration.aws PROPERTIES
