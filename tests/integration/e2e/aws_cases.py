@@ -7,7 +7,8 @@ ExpiredToken), and forwards it to RGW re-signed with RGW's own keys.
 
 Each run must renew the credentials several times with every offset exactly once in the
 bucket, no failed upload, no request signed with expired credentials, and no secret or
-session token (nor the proxy password) in anything the daemon printed or served.
+session token (nor the proxy password) in anything the daemon printed or served, also when
+its start fails.
 
 Usage: aws_cases.py CASE   (ISS_BINARY_DIR and RGW_DIR from CTest)."""
 from __future__ import annotations
@@ -99,8 +100,8 @@ def clean_daemon_env(env: Env, extra: dict[str, str]) -> dict[str, str]:
     return e
 
 
-def write_config(env: Env, bucket: str, address: str, s3_extra: dict) -> Path:
-    cfg = env.config(bucket, address, rotation={"max_records": 600, "idle": "1s", "schedule": "0"},
+def write_config(env: Env, bucket: str, address: str, s3_extra: dict, name: str = "sink") -> Path:
+    cfg = env.config(bucket, address, name=name, rotation={"max_records": 600, "idle": "1s", "schedule": "0"},
                      endpoint="http://127.0.0.1:1",  # replaced below
                      retry={"attempts": 10, "base": "100ms", "cap": "1s", "deadline": "15s"})
     doc = json.loads(cfg.read_text())
@@ -126,6 +127,30 @@ def produce_for(env: Env, address: str, seconds: float, partitions: int) -> dict
             counts[int(m.group(1))] = counts.get(int(m.group(1)), 0) + int(m.group(2))
         time.sleep(0.5)
     return counts
+
+
+def refused_start(env: Env, address: str, bucket: str, daemon_env: dict[str, str], s3_extra: dict,
+                  secrets: list[str]) -> None:
+    """An error path: the container endpoint refuses the pod token. The daemon exits 1 at start
+    naming the container endpoint; neither the wrong token nor the proxy password appears in
+    what it printed."""
+    other = AwsServer(env, "--container-token", "the-right-token")
+    wrong = env.work / "wrong-pod-token"
+    wrong_token = "wrong-pod-token-" + secrets[0][-12:]
+    wrong.write_text(wrong_token)
+    e = dict(daemon_env, AWS_CONTAINER_CREDENTIALS_FULL_URI=other.url + "/container/creds",
+             AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=str(wrong))
+    cfg = write_config(env, bucket, address, dict(s3_extra, endpoint=other.url), name="refused")
+    r = subprocess.run([env.bin("iggy-s3-sink"), "run", "--config", str(cfg)], env=e, capture_output=True, text=True,
+                       timeout=120)
+    out = r.stdout + r.stderr
+    (env.work / "refused-start.log").write_text(out)
+    other.finish()
+    check(r.returncode == 1, f"daemon with a refused pod token exited {r.returncode}, expected 1:\n{out[-2000:]}")
+    check("container" in out, f"the start error does not name the container endpoint:\n{out[-2000:]}")
+    leaked = [s for s in [wrong_token, *secrets] if s in out]
+    check(not leaked, f"the refused start printed {len(leaked)} secrets")
+    log(f"refused pod token: exit 1, error: {next((l for l in out.splitlines() if 'container' in l), '')[:200]}")
 
 
 def refresh_run(env: Env, rng, source: str) -> None:
@@ -160,6 +185,8 @@ def refresh_run(env: Env, rng, source: str) -> None:
         s3_extra = {"endpoint": server.url, "credentials": {"source": "web_identity"}, "sts_endpoint": server.url,
                     "assume_role": {"role_arn": "arn:aws:iam::210987654321:role/sink-writer",
                                     "session_name": "e2e-writer", "duration": "15m"}}
+    if source == "container":
+        refused_start(env, broker.address, bucket, daemon_env, s3_extra, secrets_known)
     cfg = write_config(env, bucket, broker.address, s3_extra)
 
     logf = open(env.work / "sink.log", "a")

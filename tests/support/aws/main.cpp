@@ -5,8 +5,7 @@
 //
 // The first line on stdout is `listening on 127.0.0.1:PORT`. SIGTERM or SIGINT prints one
 // JSON line (the counters of aws_server_stats, the violations, and every secret and session
-// token handed out, for tests that grep logs for them) and exits 0; SIGUSR1 expires every key
-// issued so far (the client still believes them valid: the store then answers ExpiredToken).
+// token handed out, for tests that grep logs for them) and exits 0.
 
 #include "aws/aws_test_server.hpp"
 
@@ -20,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <string_view>
 
@@ -51,7 +49,6 @@ Usage: aws-test-server [options]
 Output: first line `listening on 127.0.0.1:PORT`; on SIGTERM/SIGINT one JSON line
   {"imds_tokens", "issued", "web_identity", "assume_role", "container", "imds", "s3_ok",
    "s3_expired", "s3_bad_signature", "violations": [...], "secrets": [...]} and exit 0.
-Signals: SIGUSR1 expires every key issued so far.
 Exit: 0 after SIGTERM/SIGINT, 2 on a bad argument.
 )";
 
@@ -141,17 +138,6 @@ int main(int argc, char** argv) {
         server.stop();
         ioc.stop();
     });
-    net::signal_set expire_signal{ioc, SIGUSR1};
-    std::function<void()> wait_expire = [&] {
-        expire_signal.async_wait([&](const boost::system::error_code& ec, int) {
-            if (ec) return;
-            server.expire_all();
-            std::fprintf(stderr, "aws-test-server: every issued key expired (SIGUSR1)\n");
-            wait_expire();
-        });
-    };
-    wait_expire();
-
     std::printf("listening on 127.0.0.1:%u\n", static_cast<unsigned>(server.port()));
     std::fflush(stdout);
     ioc.run();
