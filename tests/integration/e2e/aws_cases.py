@@ -17,13 +17,13 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-from harness import Env, Failure, check, free_port, log, metric_sum, parse_metrics, read_landed, run_case, \
+from harness import Env, check, free_port, log, metric_sum, parse_metrics, read_landed, run_case, \
     verify_exactly_once
 
 LIFETIME_MS = 6000   # every credential lives 6 s: renewed after 4.5 s (three quarters)
@@ -68,20 +68,23 @@ class TinyProxy:
         conf.write_text(f"Port {self.port}\nListen 127.0.0.1\nTimeout 60\nLogFile \"{self.log}\"\nLogLevel Connect\n"
                         f"PidFile \"{self.dir}/tinyproxy.pid\"\nMaxClients 50\nAllow 127.0.0.1\n"
                         f"BasicAuth {user} {password}\n")
-        check(subprocess.run(["tinyproxy", "-c", str(conf)], timeout=30).returncode == 0, "tinyproxy did not start")
-        pid_file = self.dir / "tinyproxy.pid"
+        # In the foreground (-d), so the harness's cleanup kills it when a check fails.
+        self.proc = subprocess.Popen(["tinyproxy", "-d", "-c", str(conf)], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        env.procs.append(self.proc)
         deadline = time.time() + 10
-        while time.time() < deadline and not pid_file.exists():
-            time.sleep(0.1)
-        check(pid_file.exists(), "tinyproxy wrote no pid file")
-        self.pid = int(pid_file.read_text().strip())
+        while time.time() < deadline and self.proc.poll() is None:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        check(self.proc.poll() is None, f"tinyproxy exited {self.proc.returncode} at start")
         self.url = f"http://{user}:{password}@127.0.0.1:{self.port}"
 
     def stop(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
 
 
 def clean_daemon_env(env: Env, extra: dict[str, str]) -> dict[str, str]:
