@@ -1,6 +1,5 @@
 #include "proto/framing.hpp"
 
-#include <cstring>
 #include <string>
 
 namespace iss::proto {
@@ -85,79 +84,42 @@ result<bytes_view> ok_payload(const reply_frame& f) {
     return f.payload;
 }
 
-void frame_assembler::compact() {
-    begin_ += release_;
-    release_ = 0;
-    if (begin_ == 0) return;
-    if (begin_ == end_) {
-        begin_ = end_ = 0;
-        return;
-    }
-    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
-    end_ -= begin_;
-    begin_ = 0;
-}
-
-void frame_assembler::feed(bytes_view data) {
-    auto space = prepare(data.size());
-    if (!data.empty()) std::memcpy(space.data(), data.data(), data.size());
-    commit(data.size());
-}
-
-std::span<std::byte> frame_assembler::prepare(std::size_t n) {
-    compact();
-    if (buf_.size() < end_ + n) buf_.resize(end_ + n);
-    return {buf_.data() + end_, n};
-}
-
-void frame_assembler::commit(std::size_t n) noexcept { end_ += n; }
-
 std::size_t frame_assembler::bytes_wanted() const noexcept {
-    const std::size_t have = end_ - begin_ - release_;
+    const bytes_view b = buf_.pending();
+    const std::size_t have = b.size();
     if (have < 8) return 8 - have;
-    const std::byte* p = buf_.data() + begin_ + release_;
     std::size_t total;
     if (dir_ == frame_direction::request) {
-        const auto len = load_le<std::uint32_t>(p);
-        total = 4 + std::size_t{len};
+        total = 4 + std::size_t{load_le<std::uint32_t>(b.data())};
         if (total < 8) return 1;
     } else {
-        total = 8 + std::size_t{load_le<std::uint32_t>(p + 4)};
+        total = 8 + std::size_t{load_le<std::uint32_t>(b.data() + 4)};
     }
     return have >= total ? 0 : total - have;
 }
 
 result<std::optional<std::size_t>> frame_assembler::header_payload_size() {
-    begin_ += release_;
-    release_ = 0;
-    if (failed_) return *failed_;
-    if (end_ - begin_ < 8) return std::optional<std::size_t>{};
-    const std::byte* p = buf_.data() + begin_;
+    const bytes_view b = buf_.advance();
+    if (buf_.failure()) return *buf_.failure();
+    if (b.size() < 8) return std::optional<std::size_t>{};
     std::size_t payload;
     if (dir_ == frame_direction::request) {
-        const auto len = load_le<std::uint32_t>(p);
-        const auto code = load_le<std::uint32_t>(p + 4);
-        if (len < 4) {
-            failed_ = iss::error{errc::invalid_length, "request.length (below 4)"};
-            return *failed_;
-        }
+        const auto len = load_le<std::uint32_t>(b.data());
+        const auto code = load_le<std::uint32_t>(b.data() + 4);
+        if (len < 4) return buf_.fail(iss::error{errc::invalid_length, "request.length (below 4)"});
         payload = len - 4;
         const bool send = code == static_cast<std::uint32_t>(command::send_messages);
         const std::size_t cap = send ? limits_.max_send_payload : limits_.max_control_payload;
-        if (payload > cap) {
-            failed_ = iss::error{errc::limit_exceeded,
-                                 send ? "request.length (SendMessages payload over its limit)"
-                                      : "request.length (control frame payload over 10 MiB)"};
-            return *failed_;
-        }
+        if (payload > cap)
+            return buf_.fail(iss::error{errc::limit_exceeded,
+                                        send ? "request.length (SendMessages payload over its limit)"
+                                             : "request.length (control frame payload over 10 MiB)"});
     } else {
-        payload = load_le<std::uint32_t>(p + 4);
-        if (payload > limits_.max_reply_payload) {
-            failed_ = iss::error{errc::limit_exceeded, "reply.length (over max_reply_payload)"};
-            return *failed_;
-        }
+        payload = load_le<std::uint32_t>(b.data() + 4);
+        if (payload > limits_.max_reply_payload)
+            return buf_.fail(iss::error{errc::limit_exceeded, "reply.length (over max_reply_payload)"});
     }
-    if (end_ - begin_ - 8 < payload) return std::optional<std::size_t>{};
+    if (b.size() - 8 < payload) return std::optional<std::size_t>{};
     return std::optional<std::size_t>{payload};
 }
 
@@ -165,20 +127,16 @@ result<std::optional<request_frame>> frame_assembler::next_request() {
     auto n = header_payload_size();
     if (!n) return n.error();
     if (!*n) return std::optional<request_frame>{};
-    const std::byte* p = buf_.data() + begin_;
-    request_frame f{load_le<std::uint32_t>(p + 4), bytes_view{p + 8, **n}};
-    release_ = 8 + **n;
-    return std::optional<request_frame>{f};
+    const bytes_view f = buf_.take(8 + **n);
+    return std::optional<request_frame>{request_frame{load_le<std::uint32_t>(f.data() + 4), f.subspan(8)}};
 }
 
 result<std::optional<reply_frame>> frame_assembler::next_reply() {
     auto n = header_payload_size();
     if (!n) return n.error();
     if (!*n) return std::optional<reply_frame>{};
-    const std::byte* p = buf_.data() + begin_;
-    reply_frame f{load_le<std::uint32_t>(p), bytes_view{p + 8, **n}};
-    release_ = 8 + **n;
-    return std::optional<reply_frame>{f};
+    const bytes_view f = buf_.take(8 + **n);
+    return std::optional<reply_frame>{reply_frame{load_le<std::uint32_t>(f.data()), f.subspan(8)}};
 }
 
 }  // namespace iss::proto

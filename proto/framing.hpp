@@ -15,6 +15,7 @@
 /// until it returns no frame. A frame view is valid until the next call to `feed`, `prepare`
 /// or `next`. Bytes may arrive split at any boundary.
 
+#include "proto/frame_buffer.hpp"
 #include "proto/wire.hpp"
 
 #include <cstddef>
@@ -116,17 +117,20 @@ public:
     explicit frame_assembler(frame_direction dir, frame_limits limits = {}) : dir_{dir}, limits_{limits} {}
 
     /// Copies received bytes in.
-    void feed(bytes_view data);
+    void feed(bytes_view data) { buf_.feed(data); }
     /// Space for up to `n` bytes to read into directly; follow with `commit`.
-    std::span<std::byte> prepare(std::size_t n);
+    std::span<std::byte> prepare(std::size_t n) { return buf_.prepare(n); }
     /// Marks `n` bytes of the last `prepare` as received.
-    void commit(std::size_t n) noexcept;
+    void commit(std::size_t n) noexcept { buf_.commit(n); }
+    /// Forgets every byte and a failure (a new connection); views handed out before stay
+    /// readable until the next `feed` or `prepare`.
+    void reset() noexcept { buf_.reset(); }
 
     /// How many more bytes complete the frame being received (at least 1 when no frame is
     /// ready; the header's 8 bytes when nothing is known yet). For sized reads.
     [[nodiscard]] std::size_t bytes_wanted() const noexcept;
     /// Bytes received and not yet returned as frames.
-    [[nodiscard]] std::size_t buffered() const noexcept { return end_ - begin_; }
+    [[nodiscard]] std::size_t buffered() const noexcept { return buf_.buffered(); }
 
     /// The next complete request (request direction only). nullopt: need more bytes. Errors:
     /// `length < 4` (`invalid_length`, "request.length"), payload over its limit
@@ -137,15 +141,10 @@ public:
 
 private:
     result<std::optional<std::size_t>> header_payload_size();
-    void compact();
 
     frame_direction dir_;
     frame_limits limits_;
-    byte_buffer buf_;
-    std::size_t begin_ = 0;  // first unconsumed byte
-    std::size_t end_ = 0;    // one past the last received byte
-    std::size_t release_ = 0;  // bytes of the frame last returned, consumed on the next call
-    std::optional<iss::error> failed_;
+    frame_buffer buf_;
 };
 
 }  // namespace iss::proto

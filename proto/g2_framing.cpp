@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
 
 namespace iss::proto::g2 {
 
@@ -328,59 +327,25 @@ result<request_frame> decode_request_frame(bytes_view frame) {
 
 // ---- assembler ------------------------------------------------------------------------------
 
-void frame_assembler::compact() {
-    begin_ += release_;
-    release_ = 0;
-    if (begin_ == 0) return;
-    if (begin_ == end_) {
-        begin_ = end_ = 0;
-        return;
-    }
-    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
-    end_ -= begin_;
-    begin_ = 0;
-}
-
-void frame_assembler::feed(bytes_view data) {
-    auto space = prepare(data.size());
-    if (!data.empty()) std::memcpy(space.data(), data.data(), data.size());
-    commit(data.size());
-}
-
-std::span<std::byte> frame_assembler::prepare(std::size_t n) {
-    compact();
-    if (buf_.size() < end_ + n) buf_.resize(end_ + n);
-    return {buf_.data() + end_, n};
-}
-
-void frame_assembler::commit(std::size_t n) noexcept { end_ += n; }
-
 std::size_t frame_assembler::bytes_wanted() const noexcept {
-    const std::size_t have = end_ - begin_ - release_;
-    if (have < header_size) return header_size - have;
-    const auto size = load_le<std::uint32_t>(buf_.data() + begin_ + release_ + off::size);
+    const bytes_view b = buf_.pending();
+    if (b.size() < header_size) return header_size - b.size();
+    const auto size = load_le<std::uint32_t>(b.data() + off::size);
     if (size < header_size) return 1;
-    return have >= size ? 0 : size - have;
+    return b.size() >= size ? 0 : size - b.size();
 }
 
 result<std::optional<bytes_view>> frame_assembler::next() {
-    begin_ += release_;
-    release_ = 0;
-    if (failed_) return *failed_;
-    if (end_ - begin_ < header_size) return std::optional<bytes_view>{};
-    const std::byte* p = buf_.data() + begin_;
-    const std::size_t size = load_le<std::uint32_t>(p + off::size);
-    if (size < header_size) {
-        failed_ = iss::error{errc::invalid_length, fmt::format("frame.size ({} < 256)", size)};
-        return *failed_;
-    }
-    if (size > max_frame_) {
-        failed_ = iss::error{errc::limit_exceeded, fmt::format("frame.size ({} over {})", size, max_frame_)};
-        return *failed_;
-    }
-    if (end_ - begin_ < size) return std::optional<bytes_view>{};
-    release_ = size;
-    return std::optional<bytes_view>{bytes_view{p, size}};
+    const bytes_view b = buf_.advance();
+    if (buf_.failure()) return *buf_.failure();
+    if (b.size() < header_size) return std::optional<bytes_view>{};
+    const std::size_t size = load_le<std::uint32_t>(b.data() + off::size);
+    if (size < header_size)
+        return buf_.fail(iss::error{errc::invalid_length, fmt::format("frame.size ({} < 256)", size)});
+    if (size > max_frame_)
+        return buf_.fail(iss::error{errc::limit_exceeded, fmt::format("frame.size ({} over {})", size, max_frame_)});
+    if (b.size() < size) return std::optional<bytes_view>{};
+    return std::optional<bytes_view>{buf_.take(size)};
 }
 
 std::optional<wire_generation> detect_generation(bytes_view b) noexcept {

@@ -25,6 +25,7 @@
 /// Confidence (from the fact sheets): layouts high (pinned by Rust/Go/Node tests at HEAD
 /// 2026-08-21 and by the captures); behaviour (retry, numbering) medium.
 
+#include "proto/frame_buffer.hpp"
 #include "proto/wire.hpp"
 
 #include <cstddef>
@@ -294,23 +295,21 @@ result<request_frame> decode_request_frame(bytes_view frame);
 class frame_assembler {
 public:
     explicit frame_assembler(std::size_t max_frame = default_max_frame) : max_frame_{max_frame} {}
-    void feed(bytes_view data);
-    std::span<std::byte> prepare(std::size_t n);
-    void commit(std::size_t n) noexcept;
+    void feed(bytes_view data) { buf_.feed(data); }
+    std::span<std::byte> prepare(std::size_t n) { return buf_.prepare(n); }
+    void commit(std::size_t n) noexcept { buf_.commit(n); }
+    /// Forgets every byte and a failure (a new connection); views handed out before stay
+    /// readable until the next `feed` or `prepare`.
+    void reset() noexcept { buf_.reset(); }
     /// Bytes still needed to complete the current frame (the header's 256 when nothing is known).
     [[nodiscard]] std::size_t bytes_wanted() const noexcept;
-    [[nodiscard]] std::size_t buffered() const noexcept { return end_ - begin_; }
+    [[nodiscard]] std::size_t buffered() const noexcept { return buf_.buffered(); }
     /// The next whole frame (header included), or nullopt when more bytes are needed.
     result<std::optional<bytes_view>> next();
 
 private:
-    void compact();
     std::size_t max_frame_;
-    byte_buffer buf_;
-    std::size_t begin_ = 0;
-    std::size_t end_ = 0;
-    std::size_t release_ = 0;
-    std::optional<iss::error> failed_;
+    frame_buffer buf_;
 };
 
 /// The first bytes of a connection: G1 or G2? (for a broker serving both on one port). A G1

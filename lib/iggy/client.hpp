@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// The awaitable Iggy client (G1, server 0.8.x): one TCP or TLS connection driven by C++20
-/// coroutines on Asio. See lib/iggy/README.md for the contract in short.
+/// The awaitable Iggy client (G1 = server 0.8.x, G2 = 0.9.x/0.10.x): one TCP or TLS connection
+/// driven by C++20 coroutines on Asio. See lib/iggy/README.md for the contract in short.
 ///
 /// Why it is shaped like this:
 /// - The server answers strictly in order and reads the next request only after answering
@@ -20,6 +20,11 @@
 /// - Pings go out every `ping_interval` from a background task (the only refresh of the
 ///   server's heartbeat, §3), taking the same lock.
 ///
+/// - Under it, by job: `session.hpp` (lock, reconnect, re-join, pings, generation, negotiation),
+///   `connection.hpp` (TCP/TLS byte stream), `transport.hpp` with `g1_transport.hpp` and
+///   `g2_transport.hpp` (framing, login, what differs per wire generation), `g2_groups.hpp`
+///   (G2 partition assignment); the protocol choice is `proto/negotiation.hpp`.
+///
 /// Lifecycle and threading: construct on an executor (a single-threaded io_context or a
 /// strand); every call must run on that executor; the object must outlive the calls. Not
 /// thread-safe. `close()` (or the destructor) stops the ping task and closes the socket.
@@ -29,6 +34,7 @@
 #include "common/types.hpp"
 #include "iggy/error.hpp"
 #include "proto/message.hpp"
+#include "proto/negotiation.hpp"
 #include "proto/records.hpp"
 #include "proto/types.hpp"
 
@@ -62,16 +68,10 @@ struct tls_options {
     bool verify = true;       ///< verify the server's certificate chain and name (default on)
 };
 
-/// Which Iggy wire protocol a client speaks (issue 9; docs/architecture.md §4).
-enum class wire_protocol {
-    g1_0_8,     ///< G1 framing: Iggy server 0.8.x (and older)
-    g2_0_9,     ///< G2 consensus framing, binary protocol 0.11.0: Iggy server 0.9.x
-    g2_0_10,    ///< G2, binary protocol 0.12.0 with the bind secret: Iggy 0.10.x. PROVISIONAL
-    automatic,  ///< detect at connect: a G2 Register first, G1 when the server answers G1 or
-                ///< nothing within `detect_timeout`; Eviction 14 moves to the version it names
-};
-/// "0.8 (G1)", "0.9 (G2, protocol 0.11.0)", "0.10 (G2, protocol 0.12.0, provisional)", "auto".
-std::string_view wire_protocol_name(wire_protocol p) noexcept;
+/// Which Iggy wire protocol a client speaks (docs/architecture.md §4); negotiated per
+/// connection by `proto::negotiation`.
+using wire_protocol = proto::wire_protocol;
+using proto::wire_protocol_name;
 
 /// Settings of one client. Durations: zero disables where noted.
 struct client_options {
@@ -89,7 +89,7 @@ struct client_options {
     unsigned reconnect_attempts = 0;  ///< connect attempts per call before giving up; 0 = unlimited
     std::size_t max_reply_bytes = 64u * 1024 * 1024;  ///< larger replies are a protocol error
     std::string client_version = "iggy-s3-sink";       ///< LoginUser's version field
-    // ---- G2 (issue 9)
+    // ---- G2
     wire_protocol protocol = wire_protocol::g1_0_8;    ///< which framing (config `iggy.protocol`)
     std::chrono::milliseconds detect_timeout{3000};    ///< auto: how long the G2 probe waits for an answer
     std::string sdk_name = "iggy-s3-sink";             ///< G2 ClientVersionInfo sdk_name
@@ -116,7 +116,8 @@ struct poll_batch {
     std::span<const proto::message_view> messages;
 };
 
-/// The awaitable client. See the file comment.
+class session;
+
 /// What the client counts (the admin server's `iggy_*` metrics; tests read it directly).
 struct client_stats {
     /// Successful connects after the first one (each is a new session and group member).
@@ -126,6 +127,7 @@ struct client_stats {
     std::map<std::pair<std::string, std::string>, std::uint64_t> requests;
 };
 
+/// The awaitable client. See the file comment.
 class client {
 public:
     client(net::any_io_executor ex, client_options opts);
@@ -191,10 +193,8 @@ public:
     /// The protocol of the current (or last) connection: never `automatic` once connected.
     [[nodiscard]] wire_protocol protocol_in_use() const noexcept;
 
-    struct impl;
-
 private:
-    std::shared_ptr<impl> impl_;
+    std::shared_ptr<session> s_;
 };
 
 }  // namespace iss::iggy

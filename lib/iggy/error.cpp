@@ -32,27 +32,50 @@ std::optional<std::uint32_t> server_code(const iss::error& e) noexcept {
     return std::nullopt;
 }
 
+bool is_server_error(const iss::error& e, proto::server_errc c) noexcept {
+    return server_code(e) == static_cast<std::uint32_t>(c);
+}
+
 bool is_auth_code(std::uint32_t code) noexcept {
-    return (code >= 40 && code <= 47) || code == 53 || code == 54;
+    using se = proto::server_errc;
+    switch (static_cast<se>(code)) {
+        case se::unauthenticated:
+        case se::unauthorized:
+        case se::invalid_credentials:
+        case se::invalid_username:
+        case se::invalid_password:
+        case se::invalid_user_status:
+        case se::user_already_exists:
+        case se::user_inactive:
+        case se::invalid_personal_access_token:
+        case se::personal_access_token_expired: return true;
+        default: return false;
+    }
+}
+
+bool ends_session(std::uint32_t status) noexcept {
+    using se = proto::server_errc;
+    const auto s = static_cast<se>(status);
+    return s == se::disconnected || s == se::stale_client || s == se::client_not_found;
 }
 
 outcome classify(const iss::error& e) noexcept {
     if (auto code = server_code(e)) {
-        switch (*code) {
-            case 8:   // Disconnected: the server is shutting down
-            case 30:  // StaleClient: reconnect, log in, join again
-            case 57:  // TransientNotCommitted (G2)
-            case 58:  // TransientNotAccepted (G2)
+        using se = proto::server_errc;
+        switch (static_cast<se>(*code)) {
+            case se::disconnected:             // the server is shutting down
+            case se::stale_client:             // reconnect, log in, join again
+            case se::transient_not_committed:  // G2
+            case se::transient_not_accepted:   // G2
                 return outcome::retry;
-            case 20:    // ResourceNotFound
-            case 1009:  // StreamIdNotFound
-            case 1010:
-            case 2010:  // TopicIdNotFound
-            case 2011:
-            case 3007:  // PartitionNotFound
-            case 5000:  // ConsumerGroupIdNotFound
-            case 5003:
-                return outcome::not_found;
+            case se::resource_not_found:
+            case se::stream_id_not_found:
+            case se::stream_name_not_found:
+            case se::topic_id_not_found:
+            case se::topic_name_not_found:
+            case se::partition_not_found:
+            case se::consumer_group_id_not_found:
+            case se::consumer_group_name_not_found: return outcome::not_found;
             default: return outcome::fail;
         }
     }

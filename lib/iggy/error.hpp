@@ -12,6 +12,7 @@
 /// `classify(e)` maps both onto `outcome::{retry, fail, not_found}` (docs/architecture.md §8.4.4).
 
 #include "common/error.hpp"
+#include "proto/error.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -41,8 +42,13 @@ enum class outcome {
 
 /// The Iggy error code of a server error, or nullopt for a client-side error.
 [[nodiscard]] std::optional<std::uint32_t> server_code(const iss::error& e) noexcept;
+/// True when `e` is the server's status `c`.
+[[nodiscard]] bool is_server_error(const iss::error& e, proto::server_errc c) noexcept;
 /// True for the codes that mean the credentials or the session are refused (never retried).
 [[nodiscard]] bool is_auth_code(std::uint32_t code) noexcept;
+/// True for the statuses after which the server ends the session (8 Disconnected, 30
+/// StaleClient, 100 ClientNotFound): it closes the socket, so the client closes its side.
+[[nodiscard]] bool ends_session(std::uint32_t status) noexcept;
 /// Classifies an error (see `outcome`).
 [[nodiscard]] outcome classify(const iss::error& e) noexcept;
 /// "InvalidCredentials (42)" for a server error, the message otherwise. For log lines.

@@ -12,9 +12,7 @@ namespace iss::pipeline {
 
 namespace {
 using proto::identifier;
-constexpr std::uint32_t not_resolved_consumer = 3022;
-constexpr std::uint32_t member_not_found = 5006;
-constexpr std::uint32_t group_not_found = 5000;
+using proto::server_errc;
 
 proto::bytes_view bytes_of(std::string_view s) { return std::as_bytes(std::span{s.data(), s.size()}); }
 
@@ -33,14 +31,14 @@ proto::bytes_view rebase(proto::bytes_view part, proto::bytes_view raw, const st
 }  // namespace
 
 source_status source_status_of(const iss::error& e) noexcept {
-    const auto code = iggy::server_code(e);
-    if (code && *code == member_not_found) return source_status::not_member;
+    if (iggy::is_server_error(e, server_errc::consumer_group_member_not_found)) return source_status::not_member;
     return iggy::classify(e) == iggy::outcome::retry ? source_status::retryable : source_status::fatal;
 }
 
 offset_status offset_status_of(const iss::error& e) noexcept {
-    const auto code = iggy::server_code(e);
-    if (code && (*code == not_resolved_consumer || *code == member_not_found)) return offset_status::not_owner;
+    if (iggy::is_server_error(e, server_errc::not_resolved_consumer) ||
+        iggy::is_server_error(e, server_errc::consumer_group_member_not_found))
+        return offset_status::not_owner;
     return iggy::classify(e) == iggy::outcome::retry ? offset_status::retryable : offset_status::fatal;
 }
 
@@ -106,7 +104,7 @@ task<source_status> iggy_ports::join(const topic_ref& t) {
     if (!o_.group_mode) co_return source_status::ok;
     auto r = co_await c_.join_consumer_group(identifier::named(t.stream), identifier::named(t.topic),
                                              identifier::named(o_.consumer_name));
-    if (!r && iggy::server_code(r.error()) == group_not_found) {
+    if (!r && iggy::is_server_error(r.error(), server_errc::consumer_group_id_not_found)) {
         log_.info({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)}, "creating consumer group {}",
                   o_.consumer_name);
         auto c = co_await c_.create_consumer_group(identifier::named(t.stream), identifier::named(t.topic),

@@ -1,0 +1,236 @@
+#include "iggy/session.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+namespace iss::iggy {
+
+constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
+
+// ---- the lock --------------------------------------------------------------------------------
+
+net::awaitable<async_lock::guard> async_lock::lock() {
+    while (busy_) {
+        auto t = std::make_shared<net::steady_timer>(ex_, net::steady_timer::time_point::max());
+        waiters_.push_back(t);
+        co_await t->async_wait(use_tuple);  // woken by cancel() from unlock() or cancel_all()
+        std::erase(waiters_, t);
+        auto cs = co_await net::this_coro::cancellation_state;
+        if (cs.cancelled() != net::cancellation_type::none)
+            throw boost::system::system_error{net::error::operation_aborted};
+    }
+    busy_ = true;
+    co_return guard{this};
+}
+
+void async_lock::unlock() noexcept {
+    busy_ = false;
+    if (!waiters_.empty()) {
+        auto t = waiters_.front();
+        waiters_.pop_front();
+        t->cancel();
+    }
+}
+
+void async_lock::cancel_all() noexcept {
+    for (auto& w : waiters_) w->cancel();
+}
+
+// ---- the session -----------------------------------------------------------------------------
+
+session::session(net::any_io_executor ex, client_options opts)
+    : ex_{ex},
+      opts_{std::move(opts)},
+      log_{"iggy", {log::kv("server", fmt::format("{}:{}", opts_.host, opts_.port))}},
+      conn_{ex, opts_},
+      lock_{ex},
+      negotiation_{opts_.protocol},
+      g1_{context()},
+      g2_{context()} {}
+
+transport_context session::context() {
+    return transport_context{opts_, log_, stats_, [this](const iss::error& why) { session_lost(why); }};
+}
+
+void session::disconnect() noexcept {
+    logged_in_ = false;
+    conn_.close();
+}
+
+void session::shutdown() noexcept {
+    conn_.shutdown();
+    logged_in_ = false;
+    if (ping_timer_) ping_timer_->cancel();
+    lock_.cancel_all();
+}
+
+void session::session_lost(const iss::error& why) {
+    // The transport closed the connection already. Said at warn, since group work held for
+    // this session is now someone else's.
+    log_.warn({log::kv("generation", generation_)}, "the server ended the session: {}; the next call reconnects{}",
+              describe(why), groups_.empty() ? "" : " and joins the consumer group(s) again (a new member)");
+}
+
+void session::remember_group(identifier stream, identifier topic, identifier group) {
+    if (!has_joined(stream, topic, group)) groups_.push_back({std::move(stream), std::move(topic), std::move(group)});
+}
+
+void session::forget_group(const identifier& stream, const identifier& topic, const identifier& group) {
+    std::erase_if(groups_, [&](const group_ref& g) { return g.stream == stream && g.topic == topic && g.group == group; });
+}
+
+bool session::has_joined(const identifier& stream, const identifier& topic, const identifier& group) const noexcept {
+    return std::any_of(groups_.begin(), groups_.end(), [&](const group_ref& g) {
+        return g.stream == stream && g.topic == topic && g.group == group;
+    });
+}
+
+net::awaitable<result<proto::bytes_view>> session::exchange(const request& req, reply_slot slot) {
+    out_.clear();
+    if (auto r = wire_->encode(out_, req); !r) {
+        if (r.error().code().category() == client_category()) co_return r.error();
+        co_return iss::error{errc::invalid_request, r.error().message()};
+    }
+    co_return co_await wire_->exchange(conn_, out_, slot);
+}
+
+net::awaitable<result<proto::bytes_view>> session::call(const request& req, reply_slot slot) {
+    auto g = co_await lock_.lock();
+    if (closed()) co_return iss::error{errc::closed};
+    if (!connected()) {
+        if (auto r = co_await reconnect(); !r) co_return r.error();
+    }
+    co_return co_await exchange(req, slot);
+}
+
+net::awaitable<result<void>> session::ensure_connected() {
+    auto g = co_await lock_.lock();
+    if (closed()) co_return iss::error{errc::closed};
+    if (!connected()) co_return co_await reconnect();
+    co_return result<void>{};
+}
+
+net::awaitable<result<void>> session::connect_once() {
+    logged_in_ = false;
+    negotiation_.begin();
+    for (;;) {
+        const auto plan = negotiation_.plan();
+        if (auto t = co_await conn_.open(); !t) co_return t.error();
+        wire_ = proto::is_g2(plan.protocol) ? static_cast<transport*>(&g2_) : &g1_;
+        auto login = co_await wire_->login(conn_, plan);
+        const auto next = negotiation_.on_login(login.event);
+        if (next.detected) {
+            const auto found = negotiation_.detected().value_or(plan.protocol);
+            if (login.event.what == proto::login_result::kind::no_g2_answer)
+                log_.info("iggy.protocol auto: no G2 answer ({}); speaking 0.8 (G1)", describe(login.status.error()));
+            else if (login.event.what == proto::login_result::kind::evicted)
+                log_.info("iggy.protocol auto: moving to {}", proto::wire_protocol_name(found));
+            else
+                log_.info("iggy.protocol auto: the server speaks {} ({})", proto::wire_protocol_name(found),
+                          login.server);
+        }
+        if (next.step == proto::negotiation_step::proceed) break;
+        disconnect();
+        if (next.step == proto::negotiation_step::fail) co_return login.status.error();
+    }
+    logged_in_ = true;
+    ++generation_;
+    if (generation_ > 1) ++stats_.reconnects;
+    if (auto r = co_await rejoin(); !r) {
+        disconnect();
+        co_return r.error();
+    }
+    log_.info({log::kv("generation", generation_), log::kv("tls", opts_.tls.enabled),
+               log::kv("protocol", proto::wire_protocol_name(wire_->protocol()))},
+              "connected and logged in");
+    start_pings();
+    co_return result<void>{};
+}
+
+net::awaitable<result<void>> session::rejoin() {
+    for (std::size_t i = 0; i < groups_.size();) {
+        auto& g = groups_[i];
+        const request req = proto::join_consumer_group_request{g.stream, g.topic, g.group};
+        auto r = co_await exchange(req, reply_slot::general);
+        if (!r) {
+            if (classify(r.error()) == outcome::not_found) {
+                log_.warn({log::kv("stream", proto::to_string(g.stream)), log::kv("topic", proto::to_string(g.topic)),
+                           log::kv("group", proto::to_string(g.group))},
+                          "re-join after reconnect: {}; the group is forgotten", describe(r.error()));
+                groups_.erase(groups_.begin() + static_cast<std::ptrdiff_t>(i));
+                continue;
+            }
+            co_return r.error();
+        }
+        ++i;
+    }
+    co_return result<void>{};
+}
+
+net::awaitable<result<void>> session::reconnect() {
+    for (unsigned attempt = 0;; ++attempt) {
+        if (failures_ > 0) {
+            const auto d = full_jitter_delay(opts_.reconnect_backoff, failures_ - 1, rng_);
+            net::steady_timer t{ex_, d};
+            co_await t.async_wait(net::use_awaitable);  // a caller's cancellation propagates
+            if (closed()) co_return iss::error{errc::closed};
+        }
+        auto r = co_await connect_once();
+        if (r) {
+            failures_ = 0;
+            co_return r;
+        }
+        if (closed()) co_return iss::error{errc::closed};
+        // Authentication and other refusals are final: returned once, never retried.
+        if (classify(r.error()) != outcome::retry) {
+            log_.error("connect: {} (not retried; check iggy credentials)", describe(r.error()));
+            co_return r.error();
+        }
+        ++failures_;
+        if (opts_.reconnect_attempts != 0 && attempt + 1 >= opts_.reconnect_attempts) {
+            log_.warn("connect: {} (attempt {}/{}, giving up)", describe(r.error()), attempt + 1,
+                      opts_.reconnect_attempts);
+            co_return r.error();
+        }
+        log_.warn("connect: {} (attempt {}, retrying)", describe(r.error()), attempt + 1);
+    }
+}
+
+void session::start_pings() {
+    if (opts_.ping_interval.count() <= 0) return;
+    if (ping_timer_) ping_timer_->cancel();
+    ping_timer_ = std::make_shared<net::steady_timer>(ex_);
+    net::co_spawn(ex_, ping_loop(shared_from_this(), generation_, ping_timer_), [log = log_](std::exception_ptr e) {
+        // The loop ends on close, reconnect or a failed ping (logged there); anything thrown
+        // here is a cancellation or a bug: log it, the next call reconnects.
+        if (!e) return;
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            log.debug("ping task ended: {}", x.what());
+        }
+    });
+}
+
+net::awaitable<void> session::ping_loop(std::shared_ptr<session> self, std::uint64_t gen,
+                                        std::shared_ptr<net::steady_timer> timer) {
+    for (;;) {
+        timer->expires_after(self->opts_.ping_interval);
+        co_await timer->async_wait(use_tuple);
+        if (self->closed() || self->generation_ != gen || !self->connected()) co_return;
+        auto g = co_await self->lock_.lock();
+        if (self->closed() || self->generation_ != gen || !self->connected()) co_return;
+        const request req = proto::ping_request{};
+        auto r = co_await self->exchange(req, reply_slot::general);
+        if (!r) {
+            self->log_.warn("ping failed: {}; the next call reconnects", describe(r.error()));
+            co_return;
+        }
+    }
+}
+
+}  // namespace iss::iggy

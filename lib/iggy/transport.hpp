@@ -1,0 +1,137 @@
+#pragma once
+/// \file
+/// What differs between Iggy's wire generations, behind one interface: a transport frames
+/// requests, reads replies through proto's assemblers, logs in and decodes the replies whose
+/// bodies differ. The session (`session.hpp`) picks one per connection from the negotiation
+/// (`proto/negotiation.hpp`) and drives it; the public client's commands only name a request
+/// and a decoder.
+///
+/// - G1 (`g1_transport.hpp`): 8-byte headers; statuses are final.
+/// - G2 (`g2_transport.hpp`): 256-byte consensus headers, Register login, session and request
+///   numbering, the 57/58 replay, evictions mapped to classifiable errors, result-framed
+///   bodies, and the client-side group assignment (`g2_groups.hpp`).
+/// A new wire generation is one more implementation of this interface.
+///
+/// A transport object lives as long as its session (a reconnect reuses it, `login` starts it
+/// over), so the poll buffer behind the views of the last `poll_batch` survives other calls.
+
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "iggy/client.hpp"
+#include "proto/commands.hpp"
+#include "proto/g2_commands.hpp"
+#include "proto/message.hpp"
+#include "proto/negotiation.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <variant>
+
+namespace iss::iggy {
+
+class connection;
+class session;
+
+/// SendMessages, in the terms both generations encode.
+struct send_request {
+    identifier stream;
+    identifier topic;
+    partitioning part;
+    std::span<const proto::message_fields> messages;  ///< valid during the call
+};
+
+/// Every request the client sends after the login. SyncConsumerGroup exists in G2 only.
+using request =
+    std::variant<proto::ping_request, proto::get_me_request, proto::get_stream_request, proto::create_stream_request,
+                 proto::delete_stream_request, proto::get_topic_request, proto::create_topic_request,
+                 proto::delete_topic_request, proto::create_partitions_request, proto::get_consumer_group_request,
+                 proto::create_consumer_group_request, proto::join_consumer_group_request,
+                 proto::leave_consumer_group_request, proto::poll_messages_request,
+                 proto::get_consumer_offset_request, proto::store_consumer_offset_request,
+                 proto::delete_consumer_offset_request, send_request, proto::g2::sync_consumer_group_request>;
+
+/// Which receive buffer a reply goes to: poll replies have their own, because the views of a
+/// `poll_batch` point into it until the next poll.
+enum class reply_slot { general, poll };
+
+/// The arguments of PollMessages as the public client got them.
+struct poll_args {
+    consumer who;
+    identifier stream;
+    identifier topic;
+    std::optional<std::uint32_t> partition;  ///< nullopt: a group poll lets the transport's rule pick
+    polling_strategy strategy;
+    std::uint32_t count = 0;
+    bool auto_commit = false;
+};
+
+/// What a transport reports to its session.
+struct transport_context {
+    const client_options& opts;
+    log::logger& log;
+    client_stats& stats;
+    /// The server ended the session (an eviction, 8, 30 or 100): the session says so at warn.
+    std::function<void(const iss::error&)> session_lost;
+
+    /// Counts one request of command `code` with its answer (a status, or "error").
+    void count(std::uint32_t code, std::string answer) const {
+        stats.requests[{std::string{proto::command_name(code)}, std::move(answer)}] += 1;
+    }
+};
+
+/// The login of one new connection: its error (if any) and what it came to, for the
+/// negotiation. `server` describes a G2 server that accepted the login (for the log).
+struct login_outcome {
+    result<void> status;
+    proto::login_result event;
+    std::string server;
+};
+
+class transport {
+public:
+    virtual ~transport() = default;
+
+    /// The protocol of the last login (never `automatic`).
+    [[nodiscard]] virtual proto::wire_protocol protocol() const noexcept = 0;
+
+    /// Logs in on a connection `connection::open` just opened, per `plan`. Starts the
+    /// transport over (numbering, buffers, assignments).
+    virtual net::awaitable<login_outcome> login(connection& c, proto::login_plan plan) = 0;
+
+    /// Encodes `r` into `out` (appended). Errors: what cannot be encoded, or a request this
+    /// generation does not have (`errc::invalid_request`).
+    virtual result<void> encode(proto::byte_buffer& out, const request& r) = 0;
+
+    /// Sends the frame `encode` built and reads its reply into `slot`'s buffer. Returns the
+    /// payload of a successful reply (valid until the slot is read again), or the server's
+    /// status as an error in `proto::server_category()`, or a transport error.
+    virtual net::awaitable<result<proto::bytes_view>> exchange(connection& c, proto::bytes_view frame,
+                                                               reply_slot slot) = 0;
+
+    // ---- replies whose bodies differ ----------------------------------------------------
+
+    /// GetStream: nullopt = not found.
+    virtual result<std::optional<proto::stream_details>> stream_reply(proto::bytes_view reply) = 0;
+    virtual result<proto::stream_details> created_stream(proto::bytes_view reply) = 0;
+    /// GetTopic: nullopt = not found.
+    virtual result<std::optional<proto::topic_details>> topic_reply(proto::bytes_view reply) = 0;
+    virtual result<proto::topic_details> created_topic(proto::bytes_view reply) = 0;
+    /// CreateConsumerGroup: the group, or nullopt when this generation's reply does not hold it
+    /// (the client reads it back by name).
+    virtual result<std::optional<proto::consumer_group_info>> created_group(proto::bytes_view reply) = 0;
+    /// SendMessages: checks the reply (G2: an empty body is a failure).
+    virtual result<void> sent(proto::bytes_view reply) = 0;
+
+    /// PollMessages with this generation's rule for group polls without a partition (G1: the
+    /// server picks; G2: the client syncs its assignment and picks round robin). Sends
+    /// through `s` (each request takes the session's lock).
+    virtual net::awaitable<result<poll_batch>> poll(session& s, poll_args a) = 0;
+
+    /// The groups this client joined changed (join, leave): forget derived state.
+    virtual void groups_changed() noexcept {}
+};
+
+}  // namespace iss::iggy
