@@ -3,9 +3,12 @@
 # tests/unit/iggy.
 iss_library(iggy_broker_core
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/broker_state.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/broker_auth.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/broker_offsets.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/broker_groups.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/broker_persistence.cpp
           ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/users.cpp
-  PUBLIC common PkgConfig::XXHASH Boost::json
-  PRIVATE proto)
+  PUBLIC common proto PkgConfig::XXHASH Boost::json)
 
 # iggy_broker_wire: the broker's request handling above the core, sans-io (G2 side, admin
 # commands and their codecs); unit-tested in tests/unit/iggy.

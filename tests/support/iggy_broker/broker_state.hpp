@@ -23,6 +23,8 @@
 
 #include "common/clock.hpp"
 
+#include "proto/error.hpp"
+
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -42,37 +44,38 @@ namespace iss::broker {
 /// A G1 reply status: 0 = OK, otherwise an IggyError code (docs/protocol.md §4).
 using status = std::uint32_t;
 
-/// The codes the broker sends (named as in the server's IggyError).
+/// The codes the broker sends: the values of `proto::server_errc`, the one spelling of Iggy's
+/// codes (docs/protocol.md §4), as statuses.
 namespace code {
 inline constexpr status ok = 0;
-inline constexpr status invalid_command = 3;
-inline constexpr status invalid_format = 4;
-inline constexpr status invalid_identifier = 6;
-inline constexpr status disconnected = 8;
-inline constexpr status resource_not_found = 20;
-inline constexpr status stale_client = 30;
-inline constexpr status unauthenticated = 40;
-inline constexpr status invalid_credentials = 42;
-inline constexpr status invalid_username = 43;
-inline constexpr status invalid_password = 44;
-inline constexpr status client_not_found = 100;
-inline constexpr status stream_id_not_found = 1009;
-inline constexpr status stream_name_already_exists = 1012;
-inline constexpr status invalid_topic_size = 1019;
-inline constexpr status topic_id_not_found = 2010;
-inline constexpr status topic_name_already_exists = 2013;
-inline constexpr status too_many_partitions = 2015;
-inline constexpr status invalid_partitions_count = 2019;
-inline constexpr status partition_not_found = 3007;
-inline constexpr status consumer_offset_not_found = 3021;
-inline constexpr status not_resolved_consumer = 3022;
-inline constexpr status invalid_messages_count = 4009;
-inline constexpr status too_big_user_headers = 4017;
-inline constexpr status too_big_message_payload = 4022;
-inline constexpr status invalid_offset = 4100;
-inline constexpr status consumer_group_id_not_found = 5000;
-inline constexpr status consumer_group_name_already_exists = 5004;
-inline constexpr status consumer_group_member_not_found = 5006;
+inline constexpr status invalid_command = static_cast<status>(proto::server_errc::invalid_command);
+inline constexpr status invalid_format = static_cast<status>(proto::server_errc::invalid_format);
+inline constexpr status invalid_identifier = static_cast<status>(proto::server_errc::invalid_identifier);
+inline constexpr status disconnected = static_cast<status>(proto::server_errc::disconnected);
+inline constexpr status resource_not_found = static_cast<status>(proto::server_errc::resource_not_found);
+inline constexpr status stale_client = static_cast<status>(proto::server_errc::stale_client);
+inline constexpr status unauthenticated = static_cast<status>(proto::server_errc::unauthenticated);
+inline constexpr status invalid_credentials = static_cast<status>(proto::server_errc::invalid_credentials);
+inline constexpr status invalid_username = static_cast<status>(proto::server_errc::invalid_username);
+inline constexpr status invalid_password = static_cast<status>(proto::server_errc::invalid_password);
+inline constexpr status client_not_found = static_cast<status>(proto::server_errc::client_not_found);
+inline constexpr status stream_id_not_found = static_cast<status>(proto::server_errc::stream_id_not_found);
+inline constexpr status stream_name_already_exists = static_cast<status>(proto::server_errc::stream_name_already_exists);
+inline constexpr status invalid_topic_size = static_cast<status>(proto::server_errc::invalid_topic_size);
+inline constexpr status topic_id_not_found = static_cast<status>(proto::server_errc::topic_id_not_found);
+inline constexpr status topic_name_already_exists = static_cast<status>(proto::server_errc::topic_name_already_exists);
+inline constexpr status too_many_partitions = static_cast<status>(proto::server_errc::too_many_partitions);
+inline constexpr status invalid_partitions_count = static_cast<status>(proto::server_errc::invalid_partitions_count);
+inline constexpr status partition_not_found = static_cast<status>(proto::server_errc::partition_not_found);
+inline constexpr status consumer_offset_not_found = static_cast<status>(proto::server_errc::consumer_offset_not_found);
+inline constexpr status not_resolved_consumer = static_cast<status>(proto::server_errc::not_resolved_consumer);
+inline constexpr status invalid_messages_count = static_cast<status>(proto::server_errc::invalid_messages_count);
+inline constexpr status too_big_user_headers = static_cast<status>(proto::server_errc::too_big_user_headers);
+inline constexpr status too_big_message_payload = static_cast<status>(proto::server_errc::too_big_message_payload);
+inline constexpr status invalid_offset = static_cast<status>(proto::server_errc::invalid_offset);
+inline constexpr status consumer_group_id_not_found = static_cast<status>(proto::server_errc::consumer_group_id_not_found);
+inline constexpr status consumer_group_name_already_exists = static_cast<status>(proto::server_errc::consumer_group_name_already_exists);
+inline constexpr status consumer_group_member_not_found = static_cast<status>(proto::server_errc::consumer_group_member_not_found);
 }  // namespace code
 
 /// A value or a non-zero status.

@@ -182,7 +182,8 @@ public:
 
     /// Shutdown: like 0.8.0, tell each plain-TCP connection 8 (Disconnected), then close it.
     void close_all() {
-        const std::array<std::uint8_t, 8> disconnected{8, 0, 0, 0, 0, 0, 0, 0};
+        proto::byte_buffer disconnected;
+        proto::append_error_reply(disconnected, broker::code::disconnected);
         for (auto [s, is_tls] : sockets_) {
             boost::system::error_code ec;
             if (!is_tls) net::write(*s, net::buffer(disconnected), ec);
@@ -258,7 +259,7 @@ private:
                     auto f = in.next_request();
                     if (!f) {
                         r.head.clear();
-                        proto::append_error_reply(r.head, 3);
+                        proto::append_error_reply(r.head, broker::code::invalid_command);
                         co_await net::async_write(s, net::buffer(r.head.data(), r.head.size()), use_tuple);
                         co_return;
                     }
@@ -284,7 +285,7 @@ private:
                 if (!f) {
                     // Oversized or short frame: 3, and the byte stream is out of step.
                     r.head.clear();
-                    proto::append_error_reply(r.head, 3);
+                    proto::append_error_reply(r.head, broker::code::invalid_command);
                     co_await net::async_write(s, net::buffer(r.head.data(), r.head.size()), use_tuple);
                     co_return;
                 }
