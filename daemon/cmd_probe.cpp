@@ -91,6 +91,14 @@ net::awaitable<int> probe(s3::client& c, probe_args a) {
         fmt::print("s3 conditional CompleteMultipartUpload: {}\n",
                    cap(rep.conditional_complete, rep.complete_detail,
                        "objects are written with PutObject only, rotating at s3.part_size"));
+        fmt::print("s3 CRC-32C verified: {} (s3.checksum auto uses {})\n",
+                   rep.crc32c_verified == s3::capability::yes ? std::string{"yes"}
+                                                             : fmt::format("{} - {}", s3::to_string(rep.crc32c_verified),
+                                                                           rep.crc32c_detail),
+                   s3::automatic_checksum(rep.crc32c_verified) == s3::checksum_kind::crc32c ? "x-amz-checksum-crc32c"
+                                                                                            : "Content-MD5");
+        fmt::print("s3 payload signing: {}\n",
+                   a.opts.payload == s3::payload_signing::unsigned_payload ? "UNSIGNED-PAYLOAD" : "signed (SHA-256)");
         fmt::print("s3 probe object cleanup: {}\n",
                    rep.cleaned_up ? fmt::format("deleted {}", rep.probe_key)
                                   : fmt::format("NOT deleted {} - {} (not fatal)", rep.probe_key, rep.cleanup_detail));

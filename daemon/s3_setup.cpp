@@ -85,7 +85,24 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
                   iss::log::kv("conditional_complete", s3::to_string(r.conditional_complete))},
                  "store capabilities probed");
         if (!r.cleaned_up) log.warn({iss::log::kv("key", r.probe_key)}, "probe object not deleted: {}", r.cleanup_detail);
+        out.crc32c_verified = r.crc32c_verified;
+        out.crc32c_detail = r.crc32c_detail;
     }
+    if (c.s3.checksum == config::checksum_kind::automatic) {
+        if (c.s3.conditional_writes == config::conditional_writes::off) {
+            auto crc = co_await s3::probe_crc32c(owner->client, c.s3.bucket.get(),
+                                                 s3::probe_key(c.s3.prefix, std::random_device{}()) + "-crc32c");
+            out.crc32c_verified = crc.verified;
+            out.crc32c_detail = std::move(crc.detail);
+        }
+        const auto sum = s3::automatic_checksum(out.crc32c_verified);
+        owner->client.use_checksum(sum);
+        log.info({iss::log::kv("bucket", c.s3.bucket), iss::log::kv("crc32c_verified", s3::to_string(out.crc32c_verified))},
+                 "s3.checksum auto: {}{}", sum == s3::checksum_kind::crc32c ? "crc32c" : "md5",
+                 out.crc32c_detail.empty() ? "" : fmt::format(" ({})", out.crc32c_detail));
+    }
+    log.info("s3.payload_signing: {}",
+             owner->client.options().payload == s3::payload_signing::unsigned_payload ? "unsigned" : "signed");
     out.owner = std::move(owner);
     co_return out;
 }

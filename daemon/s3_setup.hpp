@@ -11,6 +11,7 @@
 #include "pipeline/delivery.hpp"
 #include "pipeline/ports.hpp"
 #include "s3/client.hpp"
+#include "s3/probe.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -24,6 +25,10 @@ struct s3_setup {
     pipeline::object_store* store = nullptr;
     const s3::client* client = nullptr;  ///< the client behind `store` (its stats() feed the s3_* metrics)
     pipeline::store_capabilities caps;
+    /// Whether the store refused a wrong x-amz-checksum-crc32c (s3::probe_crc32c); what
+    /// `s3.checksum: auto` chose from.
+    s3::capability crc32c_verified = s3::capability::unknown;
+    std::string crc32c_detail;
 };
 
 /// Builds the credentials source of `o` (its STS/container/IMDS requests go through an HTTP

@@ -17,9 +17,14 @@ s3::client_options s3_options(const config::sink_config& c) {
         case config::checksum_kind::md5: o.checksum = s3::checksum_kind::md5; break;
         case config::checksum_kind::crc32c: o.checksum = s3::checksum_kind::crc32c; break;
         case config::checksum_kind::none: o.checksum = s3::checksum_kind::none; break;
+        // auto: Content-MD5 until the probe shows the store verifies CRC-32C (daemon/s3_setup.cpp).
+        case config::checksum_kind::automatic: o.checksum = s3::checksum_kind::md5; break;
     }
-    o.payload = s.payload_signing == config::payload_signing::unsigned_payload ? s3::payload_signing::unsigned_payload
-                                                                               : s3::payload_signing::signed_payload;
+    switch (s.payload_signing) {
+        case config::payload_signing::signed_payload: o.payload = s3::payload_signing::signed_payload; break;
+        case config::payload_signing::unsigned_payload: o.payload = s3::payload_signing::unsigned_payload; break;
+        case config::payload_signing::automatic: o.payload = s3::automatic_payload_signing(s.endpoint); break;
+    }
     o.part_size = s.part_size;
     o.retry.attempts = s.retry.attempts;
     o.retry.base = s.retry.base;

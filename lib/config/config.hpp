@@ -51,10 +51,12 @@ enum class protocol_version : std::uint8_t { automatic, v0_8, v0_9, v0_10 /* pro
 /// S3 addressing: `auto` (virtual-hosted for AWS, path style for a custom endpoint or a
 /// bucket name with dots), `true` (path style), `false` (virtual-hosted).
 enum class path_style : std::uint8_t { automatic, path, virtual_hosted };
-/// The one checksum sent with each upload request.
-enum class checksum_kind : std::uint8_t { md5, crc32c, none };
-/// SigV4 payload signing: a signed SHA-256 of the body, or UNSIGNED-PAYLOAD (TLS only).
-enum class payload_signing : std::uint8_t { signed_payload, unsigned_payload };
+/// The one checksum sent with each upload request; `automatic`: CRC-32C where the start-up
+/// probe shows the store verifies it, else Content-MD5.
+enum class checksum_kind : std::uint8_t { md5, crc32c, none, automatic };
+/// SigV4 payload signing: a signed SHA-256 of the body, or UNSIGNED-PAYLOAD (TLS only);
+/// `automatic`: unsigned over https, signed over plain http.
+enum class payload_signing : std::uint8_t { signed_payload, unsigned_payload, automatic };
 /// Conditional writes (`If-None-Match: *`): probed at start (`auto`), required (refuse to
 /// start without them), or not used (`off`).
 enum class conditional_writes : std::uint8_t { automatic, required, off };
@@ -161,8 +163,8 @@ struct s3_section {
     iss::session_token session_token;     ///< default: env AWS_SESSION_TOKEN
     s3_tls_section tls;
     std::uint64_t part_size = 8 * mib;    ///< multipart part size, 5 MiB .. 5 GiB
-    checksum_kind checksum = checksum_kind::md5;
-    config::payload_signing payload_signing = config::payload_signing::signed_payload;
+    checksum_kind checksum = checksum_kind::automatic;
+    config::payload_signing payload_signing = config::payload_signing::automatic;
     config::conditional_writes conditional_writes = config::conditional_writes::automatic;
     s3_timeouts_section timeouts;
     s3_retry_section retry;

@@ -41,10 +41,12 @@ inline constexpr std::array<choice<path_style>, 7> path_style_choices{{{"auto", 
                                                                       {"no", path_style::virtual_hosted},
                                                                       {"on", path_style::path},
                                                                       {"off", path_style::virtual_hosted}}};
-inline constexpr std::array<choice<checksum_kind>, 3> checksum_choices{
-  {{"md5", checksum_kind::md5}, {"crc32c", checksum_kind::crc32c}, {"none", checksum_kind::none}}};
-inline constexpr std::array<choice<payload_signing>, 2> payload_signing_choices{
-  {{"signed", payload_signing::signed_payload}, {"unsigned", payload_signing::unsigned_payload}}};
+inline constexpr std::array<choice<checksum_kind>, 4> checksum_choices{
+  {{"auto", checksum_kind::automatic}, {"md5", checksum_kind::md5}, {"crc32c", checksum_kind::crc32c},
+   {"none", checksum_kind::none}}};
+inline constexpr std::array<choice<payload_signing>, 3> payload_signing_choices{
+  {{"auto", payload_signing::automatic}, {"signed", payload_signing::signed_payload},
+   {"unsigned", payload_signing::unsigned_payload}}};
 inline constexpr std::array<choice<conditional_writes>, 3> conditional_writes_choices{
   {{"auto", conditional_writes::automatic}, {"required", conditional_writes::required}, {"off", conditional_writes::off}}};
 inline constexpr std::array<choice<format_type>, 6> format_type_choices{
@@ -141,9 +143,9 @@ void visit_schema(V& v, C& c) {
         });
         v.size("part_size", s.part_size, "Multipart part size (5MiB to 5GiB). Objects larger than this go up as multipart uploads while they grow; memory per open object is about one part.");
         v.choice("checksum", s.checksum, table(checksum_choices),
-                 "The one checksum sent with each upload: Content-MD5 (checked by every store), x-amz-checksum-crc32c, or none.");
+                 "The one checksum sent with each upload: `auto` runs a probe at start (a PutObject with a deliberately wrong x-amz-checksum-crc32c) and uses x-amz-checksum-crc32c (hardware CRC-32C) when the store refuses it, else Content-MD5; `md5`: Content-MD5 (checked by every store); `crc32c`: x-amz-checksum-crc32c; `none`.");
         v.choice("payload_signing", s.payload_signing, table(payload_signing_choices),
-                 "`signed`: SigV4 signs the body's SHA-256; `unsigned`: UNSIGNED-PAYLOAD (https only; saves hashing).");
+                 "`auto`: UNSIGNED-PAYLOAD over https (TLS and the checksum protect the body, as the AWS SDKs do), signed over plain http; `signed`: SigV4 signs the body's SHA-256; `unsigned`: UNSIGNED-PAYLOAD (https only; saves hashing).");
         v.choice("conditional_writes", s.conditional_writes, table(conditional_writes_choices),
                  "If-None-Match writes (docs/architecture.md §3): `auto` probes the store at start, `required` refuses to start without them, `off` never sends them (a group rebalance may then duplicate data, never lose it).");
         v.section("timeouts", "Per-request deadlines.", [&] {

@@ -4,8 +4,9 @@
 /// - `Content-MD5`: base64 of the MD5 digest (RFC 1864); RGW and AWS verify it (400 BadDigest).
 /// - `x-amz-checksum-crc32c`: base64 of the big-endian CRC-32C (Castagnoli) of the body
 ///   (https://docs.aws.amazon.com/AmazonS3/latest/userguide/checking-object-integrity.html).
-///   RGW 16 does not verify it; AWS does.
-/// Both work over a body given as several views, without joining them.
+///   AWS verifies it; whether another store does is probed (`probe_crc32c`, s3/probe.hpp).
+/// Both work over a body given as several views, without joining them. CRC-32C uses the
+/// CPU's CRC32 instruction where there is one (x86-64 SSE4.2), else tables (slicing by 8).
 
 #include <cstdint>
 #include <span>
@@ -21,8 +22,14 @@ enum class checksum_kind : std::uint8_t { md5, crc32c, none };
 [[nodiscard]] std::string base64_encode(std::span<const std::uint8_t> bytes);
 /// Base64 of MD5 over the concatenation of `parts`.
 [[nodiscard]] std::string content_md5(std::span<const std::string_view> parts);
-/// CRC-32C of `data`, continuing from `crc` (0 to start).
+/// CRC-32C of `data`, continuing from `crc` (0 to start): `crc32c(b, crc32c(a)) == crc32c(a + b)`.
 [[nodiscard]] std::uint32_t crc32c(std::string_view data, std::uint32_t crc = 0) noexcept;
+/// The same through the tables only (the fallback; for tests and benchmarks).
+[[nodiscard]] std::uint32_t crc32c_portable(std::string_view data, std::uint32_t crc = 0) noexcept;
+/// True when `crc32c` runs on the CPU's CRC32 instruction.
+[[nodiscard]] bool crc32c_hardware() noexcept;
+/// Base64 of the big-endian bytes of a CRC-32C value (the `x-amz-checksum-crc32c` header value).
+[[nodiscard]] std::string crc32c_header_value(std::uint32_t crc);
 /// Base64 of the big-endian CRC-32C over the concatenation of `parts` (the header value).
 [[nodiscard]] std::string crc32c_base64(std::span<const std::string_view> parts);
 

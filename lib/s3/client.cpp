@@ -210,6 +210,7 @@ client::~client() = default;
 
 const client_stats& client::stats() const noexcept { return impl_->stats; }
 const client_options& client::options() const noexcept { return impl_->opts; }
+void client::use_checksum(checksum_kind k) noexcept { impl_->opts.checksum = k; }
 std::chrono::milliseconds client::clock_offset() const noexcept { return impl_->skew; }
 http::client_stats client::http_stats() const { return impl_->http.stats(); }
 

@@ -137,6 +137,9 @@ public:
 
     [[nodiscard]] const client_stats& stats() const noexcept;
     [[nodiscard]] const client_options& options() const noexcept;
+    /// Changes the checksum of the requests built from now on (`s3.checksum: auto` after the
+    /// probe decided). Call it before uploads start: a multipart upload keeps one checksum.
+    void use_checksum(checksum_kind k) noexcept;
     /// The clock offset learnt from a RequestTimeTooSkewed answer (server - local).
     [[nodiscard]] std::chrono::milliseconds clock_offset() const noexcept;
     [[nodiscard]] http::client_stats http_stats() const;

@@ -28,6 +28,42 @@ bool is_transport(const error& e) { return e.code().category() == http::http_cat
 bool is_auth(const error& e) { return e == errc::invalid_access_key || e == errc::signature_mismatch || e == errc::clock_skew; }
 }  // namespace
 
+checksum_kind automatic_checksum(capability crc32c_verified) noexcept {
+    return crc32c_verified == capability::yes ? checksum_kind::crc32c : checksum_kind::md5;
+}
+
+task<crc32c_probe> probe_crc32c(client& c, std::string bucket, std::string key) {
+    crc32c_probe out;
+    const std::string body = "iggy-s3-sink checksum probe\n";
+    const std::uint32_t right = crc32c(body);
+    put_options o;
+    o.content_type = "text/plain";
+    o.metadata["iggy-s3-sink-probe"] = "1";
+    o.crc32c_value = crc32c_header_value(~right);  // well-formed, and wrong in every bit
+    std::vector<std::string_view> v1{body};
+    auto wrong = co_await c.put_object(bucket, key, std::move(v1), o);
+    if (wrong) {
+        out.verified = capability::no;
+        out.detail = "PutObject with a wrong x-amz-checksum-crc32c answered 200 (the store does not check it)";
+        (void)co_await c.delete_object(bucket, key);
+        co_return out;
+    }
+    if (wrong.error() != errc::bad_digest) {
+        out.detail = "PutObject with a wrong x-amz-checksum-crc32c: " + wrong.error().message();
+        co_return out;
+    }
+    o.crc32c_value = crc32c_header_value(right);
+    std::vector<std::string_view> v2{body};
+    auto ok = co_await c.put_object(bucket, key, std::move(v2), o);
+    if (!ok) {
+        out.detail = "a wrong x-amz-checksum-crc32c was refused, but the right one too: " + ok.error().message();
+        co_return out;
+    }
+    out.verified = capability::yes;
+    (void)co_await c.delete_object(bucket, key);
+    co_return out;
+}
+
 task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
     probe_report rep;
     rep.probe_key = key;
@@ -117,7 +153,12 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
         }
     }
 
-    // 5. Clean up.
+    // 5. CRC-32C verification, on a key of its own.
+    auto crc = co_await probe_crc32c(c, bucket, key + "-crc32c");
+    rep.crc32c_verified = crc.verified;
+    rep.crc32c_detail = std::move(crc.detail);
+
+    // 6. Clean up.
     auto d = co_await c.delete_object(bucket, key);
     if (d) rep.cleaned_up = true;
     else rep.cleanup_detail = d.error().message();

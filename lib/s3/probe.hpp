@@ -4,7 +4,7 @@
 /// start by the daemon and by `iggy-s3-sink probe`. It answers, one fact each:
 /// reachability, authentication, bucket access (write, read, delete), and whether the store
 /// honours `If-None-Match: *` on PutObject and on CompleteMultipartUpload (Ceph RGW 16:
-/// yes and NO). It writes under `{prefix}/.iggy-s3-sink/probe-<random>` and deletes what it
+/// yes and NO), and whether it verifies `x-amz-checksum-crc32c` (`probe_crc32c`). It writes under `{prefix}/.iggy-s3-sink/probe-<random>` and deletes what it
 /// wrote; a refused delete is reported, not fatal.
 
 #include "s3/client.hpp"
@@ -27,10 +27,12 @@ struct probe_report {
     bool bucket_access = false;   ///< the probe object was written and read back
     capability conditional_put = capability::unknown;       ///< 412 on PutObject over an existing key
     capability conditional_complete = capability::unknown;  ///< 412 on Complete over an existing key
+    capability crc32c_verified = capability::unknown;  ///< a wrong x-amz-checksum-crc32c is refused (probe_crc32c)
     bool cleaned_up = false;      ///< the probe object was deleted
     std::string probe_key;
     /// One explanation per step that did not succeed (what failed and what to check).
-    std::string reachability_detail, auth_detail, bucket_detail, put_detail, complete_detail, cleanup_detail;
+    std::string reachability_detail, auth_detail, bucket_detail, put_detail, complete_detail, cleanup_detail,
+      crc32c_detail;
 
     /// Usable: reachable, authenticated, bucket accessible.
     [[nodiscard]] bool usable() const noexcept { return reachable && authenticated && bucket_access; }
@@ -38,6 +40,23 @@ struct probe_report {
 
 /// The probe key under `prefix` ("" = the bucket root) with a random suffix from `rng_seed`.
 [[nodiscard]] std::string probe_key(std::string_view prefix, std::uint64_t rng_seed);
+
+/// What `probe_crc32c` found.
+struct crc32c_probe {
+    capability verified = capability::unknown;
+    std::string detail;  ///< what the store answered, when not `yes`
+};
+
+/// Whether the store verifies `x-amz-checksum-crc32c`: PutObject of `key` with a deliberately
+/// wrong value must be refused as a bad digest (400 BadDigest / InvalidChecksum), and the
+/// same body with the right value accepted: `yes`. The wrong value accepted (the store
+/// ignores the header, as Ceph RGW 16 does): `no`. Anything else: `unknown`. Deletes what
+/// it wrote. `s3.checksum: auto` uses CRC-32C on `yes` only (`automatic_checksum`).
+task<crc32c_probe> probe_crc32c(client& c, std::string bucket, std::string key);
+
+/// `s3.checksum: auto`: CRC-32C where the store verifies it, else Content-MD5 (which every
+/// store verifies).
+[[nodiscard]] checksum_kind automatic_checksum(capability crc32c_verified) noexcept;
 
 /// Runs every step against `bucket`. Each S3 call uses the client's retry policy.
 task<probe_report> probe_store(client& c, std::string bucket, std::string key);

@@ -66,6 +66,16 @@ bool printable_ascii(std::string_view v) {
 }
 }  // namespace
 
+payload_signing automatic_payload_signing(std::string_view endpoint) noexcept {
+    if (endpoint.empty()) return payload_signing::unsigned_payload;  // AWS: always https
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    constexpr std::string_view https = "https://";
+    if (endpoint.size() < https.size()) return payload_signing::signed_payload;
+    for (std::size_t i = 0; i < https.size(); ++i)
+        if (lower(endpoint[i]) != https[i]) return payload_signing::signed_payload;
+    return payload_signing::unsigned_payload;
+}
+
 result<void> validate(const client_options& o) {
     std::string problems;
     if (o.part_size < (5ULL << 20) || o.part_size > (5ULL << 30)) problems += "s3.part_size: must be 5 MiB .. 5 GiB; ";
@@ -266,7 +276,8 @@ result<request_spec> build_put_object(std::string_view bucket, std::string_view 
     auto s = object_spec("PutObject", "PUT", bucket, key);
     s.body = std::move(body);
     if (auto m = add_metadata(s, o); !m) return m.error();
-    add_checksum(s, sum);
+    if (!o.crc32c_value.empty()) s.headers.emplace_back("x-amz-checksum-crc32c", o.crc32c_value);
+    else add_checksum(s, sum);
     return s;
 }
 
@@ -295,7 +306,8 @@ result<request_spec> build_create_multipart(std::string_view bucket, std::string
     auto s = object_spec("CreateMultipartUpload", "POST", bucket, key);
     s.query.push_back({"uploads", ""});
     put_options without_condition = o;
-    without_condition.if_none_match = false;  // the condition belongs on Complete
+    without_condition.if_none_match = false;
+    without_condition.crc32c_value.clear();  // the condition belongs on Complete
     if (auto m = add_metadata(s, without_condition); !m) return m.error();
     if (sum == checksum_kind::crc32c) s.headers.emplace_back("x-amz-checksum-algorithm", "CRC32C");
     return s;

@@ -92,6 +92,11 @@ struct client_options {
     http::client_options http;
 };
 
+/// `s3.payload_signing: auto`: UNSIGNED-PAYLOAD where the body travels inside TLS (an https
+/// endpoint, or no endpoint: AWS over https), as the AWS SDKs do, since TLS and the body
+/// checksum protect it; a signed payload over plain http, where nothing else does.
+[[nodiscard]] payload_signing automatic_payload_signing(std::string_view endpoint) noexcept;
+
 /// Checks the options (part size, region/endpoint, retry attempts). Every problem is named.
 [[nodiscard]] result<void> validate(const client_options& o);
 
@@ -149,6 +154,11 @@ struct put_options {
     user_metadata metadata;      ///< names without `x-amz-meta-`
     std::string content_type;    ///< "" = not sent
     bool if_none_match = false;  ///< `If-None-Match: *`: fail with 412 when the key exists
+    /// PutObject: an `x-amz-checksum-crc32c` value (base64 of the big-endian CRC-32C) sent
+    /// INSTEAD of the checksum the client's `checksum` would compute, whatever that is: a
+    /// CRC-32C the caller computed while it produced the body, or the capability probe's
+    /// deliberately wrong one. Empty: the client's own checksum.
+    std::string crc32c_value;
 };
 
 /// Options of ListObjectsV2.

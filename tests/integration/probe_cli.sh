@@ -11,6 +11,9 @@ grep -q '^s3 authentication: ok' <<<"$out"
 grep -q '^s3 bucket access: ok' <<<"$out"
 grep -q '^s3 conditional PutObject: honoured' <<<"$out"
 grep -q '^s3 conditional CompleteMultipartUpload: NOT honoured' <<<"$out"
+# RGW 16 takes a wrong x-amz-checksum-crc32c: s3.checksum auto uses Content-MD5 there.
+grep -q '^s3 CRC-32C verified: no - .*answered 200.* (s3.checksum auto uses Content-MD5)$' <<<"$out"
+grep -q '^s3 payload signing: signed (SHA-256)$' <<<"$out"
 # Wrong secret: exit 1 and the line says what to check.
 set +e
 bad=$(AWS_ACCESS_KEY_ID=$RGW_ACCESS_KEY AWS_SECRET_ACCESS_KEY=wrong "$bin" probe --endpoint "$RGW_ENDPOINT" \
@@ -21,7 +24,7 @@ echo "$bad"
 [[ $rc -eq 1 ]]
 grep -q 'secret_access_key' <<<"$bad"
 
-# --config, over TLS with the fixture's CA file and UNSIGNED-PAYLOAD. No Iggy server here, so
+# --config, over TLS with the fixture's CA file and payload_signing auto (UNSIGNED-PAYLOAD). No Iggy server here, so
 # the Iggy half fails (exit 1) after the S3 lines, which must all be good.
 cfg=$(mktemp)
 trap 'rm -f "$cfg"' EXIT
@@ -41,7 +44,7 @@ s3:
   secret_access_key: $RGW_SECRET_KEY
   tls:
     ca_file: $RGW_CA_FILE
-  payload_signing: unsigned
+  payload_signing: auto
 YAML
 set +e
 withcfg=$(env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "$bin" probe --config "$cfg" --create-bucket)
@@ -53,4 +56,13 @@ grep -q "^s3 reachable: yes ($RGW_TLS_ENDPOINT)" <<<"$withcfg"
 grep -q '^s3 bucket access: ok' <<<"$withcfg"
 grep -q '^s3 conditional PutObject: honoured' <<<"$withcfg"
 grep -q '^s3 probe object cleanup: deleted iggy/.iggy-s3-sink/probe-' <<<"$withcfg"
+grep -q '^s3 payload signing: UNSIGNED-PAYLOAD$' <<<"$withcfg"
+# The same file with the endpoint over plain http: auto signs the payload.
+sed -i "s|endpoint: .*|endpoint: $RGW_ENDPOINT|; /ca_file/d; /^  tls:/d" "$cfg"
+set +e
+plain=$(env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "$bin" probe --config "$cfg")
+set -e
+echo "$plain"
+grep -q "^s3 reachable: yes ($RGW_ENDPOINT)" <<<"$plain"
+grep -q '^s3 payload signing: signed (SHA-256)$' <<<"$plain"
 echo "probe_cli: ok"

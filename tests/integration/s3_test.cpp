@@ -421,6 +421,18 @@ TEST_CASE("the capability probe finds RGW 16 honours conditional Put but not con
     CHECK(rep.conditional_put == s3::capability::yes);
     CHECK(rep.conditional_complete == s3::capability::no);
     CHECK(rep.cleaned_up);
+    // RGW 16 accepts a PutObject whose x-amz-checksum-crc32c is wrong: `s3.checksum: auto`
+    // stays with Content-MD5 there.
+    CHECK(rep.crc32c_verified == s3::capability::no);
+    CHECK(rep.crc32c_detail.find("answered 200") != std::string::npos);
+    CHECK(s3::automatic_checksum(rep.crc32c_verified) == s3::checksum_kind::md5);
+    auto listed = run<result<s3::list_objects_page>>(ioc, [&]() {
+        s3::list_options lo;
+        lo.prefix = "pre/fix/";
+        return c.list_objects_v2(bucket, lo);
+    });
+    REQUIRE(listed.has_value());
+    CHECK(listed->objects.empty());  // the probe deleted what it wrote, the checksum object too
     auto missing = run<s3::probe_report>(ioc, [&]() { return s3::probe_store(c, "no-such-bucket-x1", key); });
     CHECK(missing.reachable);
     CHECK(missing.authenticated);
@@ -574,6 +586,34 @@ TEST_CASE("front: lower-case etag headers, a lost Complete response, and a corru
     CHECK(bad2.error() == s3::errc::bad_digest);
     CHECK(bad2.error().detail().find("BadDigest") != std::string::npos);
     CHECK(u.c.stats().retries == 0);
+}
+
+TEST_CASE("front: the probe picks CRC-32C for s3.checksum auto where the store refuses a wrong one",
+          "[s3][rgw][faults][probe][checksum]") {
+    fronted f{"crc-probe"};
+    // The front checks x-amz-checksum-crc32c as AWS does; RGW 16 behind it does not.
+    f.front.add_rule({"PUT", "", test::fault::verify_crc32c, 0, 1000});
+    const auto key = s3::probe_key("p", 5);
+    auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, key); });
+    CHECK(rep.usable());
+    CHECK(rep.crc32c_verified == s3::capability::yes);
+    CHECK(rep.crc32c_detail.empty());
+    CHECK(s3::automatic_checksum(rep.crc32c_verified) == s3::checksum_kind::crc32c);
+    // The wrong value was refused (400, not retried), the right one then accepted.
+    std::vector<unsigned> crc_puts;
+    for (const auto& rq : f.front.requests())
+        if (rq.method == "PUT" && rq.target.find("-crc32c") != std::string::npos) crc_puts.push_back(1);
+    CHECK(crc_puts.size() == 2);
+    CHECK(f.c.stats().by_operation.at("PutObject").requests.at("400") == 1);
+
+    // Uploads with the CRC-32C the client then uses pass the same front.
+    f.c.use_checksum(s3::checksum_kind::crc32c);
+    auto ok = f.put("after-probe", "a body with a right CRC-32C");
+    CHECK(ok.has_value());
+    auto up = run<result<s3::complete_result>>(f.ioc, [&]() {
+        return f.c.upload(f.bucket, "after-probe-mp", pattern((5U << 20) + 3, 4), s3::put_options{});
+    });
+    CHECK(up.has_value());
 }
 
 TEST_CASE("front: an upload that gives up aborts its multipart upload", "[s3][rgw][faults]") {

@@ -1,6 +1,7 @@
 #include "s3/fault_front.hpp"
 
 #include "http/client.hpp"
+#include "s3/checksum.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -145,6 +146,12 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
                 resp = {503, "Slow Down", {{"Content-Type", "application/xml"}, {"x-amz-request-id", "front-503"}},
                         "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
                         "<Message>Please reduce your request rate.</Message><RequestId>front-503</RequestId></Error>"};
+            } else if (f == fault::verify_crc32c && msg.find("x-amz-checksum-crc32c") != msg.end() &&
+                       msg["x-amz-checksum-crc32c"] != s3::crc32c_header_value(s3::crc32c(msg.body()))) {
+                resp = {400, "Bad Request", {{"Content-Type", "application/xml"}, {"x-amz-request-id", "front-400"}},
+                        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>BadDigest</Code>"
+                        "<Message>The CRC32C you specified did not match the calculated checksum.</Message>"
+                        "<RequestId>front-400</RequestId></Error>"};
             } else if (f == fault::internal_500_empty) {
                 resp = {500, "Internal Server Error", {}, {}};
             } else if (!upstream) {

@@ -5,8 +5,8 @@
 /// request unchanged (Host, headers and body, so SigV4 signatures stay valid), unless a
 /// scripted rule says otherwise: 503 SlowDown, 500 with an empty body, a reset before the
 /// response or in the middle of the request body, a truncated response, a slow answer, a
-/// lower-case `etag`, a lost response (forwarded, then the connection is dropped), or a
-/// corrupted request body. Without an upstream it answers every request with a fixed
+/// lower-case `etag`, a lost response (forwarded, then the connection is dropped), a
+/// corrupted request body, or a CRC-32C check the upstream does not make. Without an upstream it answers every request with a fixed
 /// response, which makes it a scriptable server for transport tests.
 ///
 /// It records every request it saw (method, target, headers, body size, the fault applied).
@@ -36,6 +36,10 @@ enum class fault {
     lowercase_headers,      ///< forward; write response header names in lower case (`etag`)
     drop_response,          ///< forward, then close without answering (a lost response)
     corrupt_body,           ///< flip one byte of the body, then forward
+    /// Verify `x-amz-checksum-crc32c` as AWS does: a value that does not match the body is
+    /// answered 400 BadDigest (not forwarded); a matching one, or none, is forwarded.
+    /// (A store that checks CRC-32C, in front of one that does not.)
+    verify_crc32c,
 };
 
 /// A scripted rule. A request matches when the method matches (empty: any) and the target

@@ -115,7 +115,7 @@ TEST_CASE("wrong types name the path, the value and the line", "[config][load]")
     CHECK(has_problem(l.problems, "iggy.poll.interval", "needs a unit"));
     CHECK(has_problem(l.problems, "iggy.verify_checksum", "true or false"));
     CHECK(has_problem(l.problems, "s3.part_size", "ambiguous"));
-    CHECK(has_problem(l.problems, "s3.checksum", "one of md5, crc32c, none"));
+    CHECK(has_problem(l.problems, "s3.checksum", "one of auto, md5, crc32c, none"));
     CHECK(has_problem(l.problems, "s3.retry", "must be a mapping"));
     CHECK(has_problem(l.problems, "rotation.max_records", "whole number"));
     CHECK(has_problem(l.problems, "sources", "must be a list"));

@@ -1,4 +1,6 @@
+#include "daemon/s3_wiring.hpp"
 #include "daemon/wiring.hpp"
+#include "s3/probe.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -45,4 +47,39 @@ TEST_CASE("wiring: rotation durations keep their units", "[daemon][wiring]") {
     CHECK(r.max_span == std::chrono::microseconds{1'500'000});
     CHECK(r.schedule == std::chrono::seconds{3600});
     CHECK(r.idle == std::chrono::minutes{1});
+}
+
+TEST_CASE("wiring: s3.payload_signing auto is UNSIGNED-PAYLOAD over https only", "[daemon][wiring][s3]") {
+    config::sink_config c;
+    CHECK(c.s3.payload_signing == config::payload_signing::automatic);  // the default
+    CHECK(c.s3.checksum == config::checksum_kind::automatic);           // the default
+    c.s3.endpoint = "https://s3.example:9000";
+    CHECK(app::s3_options(c).payload == s3::payload_signing::unsigned_payload);
+    c.s3.endpoint = "HTTPS://s3.example";
+    CHECK(app::s3_options(c).payload == s3::payload_signing::unsigned_payload);
+    c.s3.endpoint = "";  // AWS: https
+    CHECK(app::s3_options(c).payload == s3::payload_signing::unsigned_payload);
+    c.s3.endpoint = "http://127.0.0.1:7480";
+    CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
+    c.s3.endpoint = "http://https.example";
+    CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
+    // Explicit values stay as given.
+    c.s3.payload_signing = config::payload_signing::signed_payload;
+    c.s3.endpoint = "https://s3.example";
+    CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
+    c.s3.payload_signing = config::payload_signing::unsigned_payload;
+    CHECK(app::s3_options(c).payload == s3::payload_signing::unsigned_payload);
+}
+
+TEST_CASE("wiring: s3.checksum auto starts as Content-MD5 until the probe decides; explicit values kept",
+          "[daemon][wiring][s3]") {
+    config::sink_config c;
+    CHECK(app::s3_options(c).checksum == s3::checksum_kind::md5);
+    c.s3.checksum = config::checksum_kind::crc32c;
+    CHECK(app::s3_options(c).checksum == s3::checksum_kind::crc32c);
+    c.s3.checksum = config::checksum_kind::none;
+    CHECK(app::s3_options(c).checksum == s3::checksum_kind::none);
+    CHECK(s3::automatic_checksum(s3::capability::yes) == s3::checksum_kind::crc32c);
+    CHECK(s3::automatic_checksum(s3::capability::no) == s3::checksum_kind::md5);
+    CHECK(s3::automatic_checksum(s3::capability::unknown) == s3::checksum_kind::md5);
 }

@@ -29,6 +29,22 @@ TEST_CASE("crc32c over split views equals crc32c over the whole", "[s3][checksum
     CHECK(s3::crc32c_base64(check) == "4waSgw==");  // base64 of big-endian E3 06 92 83
 }
 
+TEST_CASE("crc32c: the hardware path and the tables agree at every length and alignment", "[s3][checksum]") {
+    std::string data(4'200, '\0');
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i * 2654435761U) >> 13);
+    for (std::size_t off = 0; off < 9; ++off)
+        for (std::size_t len : {0UL, 1UL, 7UL, 8UL, 15UL, 16UL, 63UL, 1000UL, 4'000UL}) {
+            const auto v = std::string_view{data}.substr(off, len);
+            CHECK(s3::crc32c(v) == s3::crc32c_portable(v));
+            CHECK(s3::crc32c(v, 0xDEADBEEFU) == s3::crc32c_portable(v, 0xDEADBEEFU));
+        }
+    CHECK(s3::crc32c_portable("123456789") == 0xE3069283U);
+    CHECK(s3::crc32c_header_value(0xE3069283U) == "4waSgw==");
+#if defined(__x86_64__)
+    CHECK(s3::crc32c_hardware() == (__builtin_cpu_supports("sse4.2") != 0));
+#endif
+}
+
 TEST_CASE("Content-MD5 is base64 of the MD5 digest", "[s3][checksum]") {
     const std::vector<std::string_view> empty{};
     CHECK(s3::content_md5(empty) == "1B2M2Y8AsgTpgAmY7PhCfg==");
