@@ -14,6 +14,7 @@ find_package(ZLIB REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)  # gzip objects
 pkg_check_modules(SNAPPY REQUIRED IMPORTED_TARGET snappy)   # Parquet page compression
 pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET avro-c)     # Avro datum encoding
 find_package(Catch2 2 REQUIRED CONFIG)

@@ -195,7 +195,7 @@ void visit_schema(V& v, C& c) {
         v.choice("payload", f.payload, table(payload_mode_choices),
                  "JSON types: `auto` embeds valid JSON (minified), else valid UTF-8 as a string, else base64; `json` requires JSON (anything else is a bad message); `string` (invalid UTF-8 replaced by U+FFFD) and `base64` force one form.");
         v.field("compression_level", f.compression_level,
-                "0: the codec's default (gzip 6, zstd 3). gzip 1 (fastest, about 3x less CPU than 6) to 9; zstd 1 to 19. See \"Formatting throughput\".");
+                "0: the codec's default (gzip 6, zstd 3). gzip 1 (fastest) to 9 (smallest): libdeflate's levels, which keep zlib's meaning of each number (about zlib's size at the same level, in less CPU; parquet gzip pages and avro deflate use zlib itself); zstd 1 to 19. See \"Formatting throughput\".");
         v.field("separator", f.separator, "`raw` only: written between payloads (YAML escapes: \"\\n\"); may be empty.");
         v.list("schema", f.schema,
                "Typed formats (csv, parquet, avro): the columns, in order. Absent: the envelope (stream, topic, partition_id, offset, id, timestamp, origin_timestamp, headers, payload). See \"Typed formats\".",

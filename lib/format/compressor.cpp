@@ -1,9 +1,10 @@
 #include "format/compressor.hpp"
 
-#include <zlib.h>
+#include <libdeflate.h>
 #include <zstd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 
@@ -11,59 +12,86 @@ namespace iss::format {
 
 namespace {
 
-/// zlib fails only on a broken stream state or no memory: both are bugs or fatal here.
+/// The codecs fail only on a broken state or no memory: both are bugs or fatal here.
 [[noreturn]] void zlib_fatal(const char* what, int rc) {
-    std::fprintf(stderr, "iggy-s3-sink: fatal: zlib %s failed (%d)\n", what, rc);
+    std::fprintf(stderr, "iggy-s3-sink: fatal: %s failed (%d)\n", what, rc);
     std::abort();
 }
 
+/// Input bytes per gzip member: large enough that the members' headers, trailers and fresh
+/// Huffman tables cost nothing measurable (deflate's window is 32 KiB anyway), small enough
+/// that an open object holds little.
+constexpr std::size_t gzip_block = 256 * 1024;
+
+/// gzip through libdeflate, which compresses whole buffers (no streaming state): input is
+/// gathered in blocks of `gzip_block` bytes and each block becomes one gzip member (RFC 1952
+/// §2.2: a gzip file is a series of members; gzip, zcat, Python's gzip, zlib's inflate with
+/// gzip detection, DuckDB and Spark read them as one stream). The compressor itself holds no
+/// state between calls, so one per thread and level serves every open object.
 class gzip_compressor final : public compressor {
 public:
-    explicit gzip_compressor(int level) {
-        // windowBits 15 + 16: a gzip header and trailer instead of zlib's (RFC 1952).
-        const int rc = deflateInit2(&z_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-        if (rc != Z_OK) zlib_fatal("deflateInit2", rc);
-    }
-    ~gzip_compressor() override { deflateEnd(&z_); }
-    gzip_compressor(const gzip_compressor&) = delete;
-    gzip_compressor& operator=(const gzip_compressor&) = delete;
+    explicit gzip_compressor(int level) : level_{level} { pending_.reserve(gzip_block); }
 
     void write(std::string_view in, std::string& out) override {
-        if (in.empty()) return;
-        run(in, out, Z_NO_FLUSH);
+        while (!in.empty()) {
+            const std::size_t take = std::min(in.size(), gzip_block - pending_.size());
+            pending_.append(in.substr(0, take));
+            in.remove_prefix(take);
+            if (pending_.size() == gzip_block) flush_member(out);
+        }
+    }
+
+    std::string* staging() override { return &pending_; }
+    void staged(std::string& out) override {
+        if (pending_.size() >= gzip_block) flush_member(out);
     }
 
     void finish(std::string& out) override {
-        run({}, out, Z_FINISH);
+        // A stream with no member at all is not a gzip file: an empty object gets an empty member.
+        if (!pending_.empty() || members_ == 0) flush_member(out);
         reset();
     }
 
     void reset() override {
-        const int rc = deflateReset(&z_);
-        if (rc != Z_OK) zlib_fatal("deflateReset", rc);
+        pending_.clear();
+        members_ = 0;
     }
 
 private:
-    void run(std::string_view in, std::string& out, int flush) {
-        z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-        z_.avail_in = static_cast<uInt>(in.size());
-        for (;;) {
-            // Room for what deflate may produce: its bound for the input, at least 4 KiB.
-            const std::size_t room = std::max<std::size_t>(deflateBound(&z_, z_.avail_in) / 2, 4096);
-            const std::size_t start = out.size();
-            out.resize(start + room);
-            z_.next_out = reinterpret_cast<Bytef*>(out.data() + start);
-            z_.avail_out = static_cast<uInt>(room);
-            const int rc = deflate(&z_, flush);
-            out.resize(start + room - z_.avail_out);
-            if (rc == Z_STREAM_END) return;
-            if (rc != Z_OK && rc != Z_BUF_ERROR) zlib_fatal("deflate", rc);
-            // Done when all input is consumed and deflate did not fill the room we gave it.
-            if (flush != Z_FINISH && z_.avail_in == 0 && z_.avail_out != 0) return;
-        }
+    void flush_member(std::string& out) {
+        libdeflate_compressor* c = compressor_for(level_);
+        const std::size_t bound = libdeflate_gzip_compress_bound(c, pending_.size());
+        const std::size_t start = out.size();
+        out.resize(start + bound);
+        const std::size_t n = libdeflate_gzip_compress(c, pending_.data(), pending_.size(), out.data() + start, bound);
+        if (n == 0) zlib_fatal("libdeflate_gzip_compress", 0);  // cannot happen with the bound's room
+        out.resize(start + n);
+        pending_.clear();
+        ++members_;
     }
 
-    z_stream z_{};
+    /// One libdeflate compressor per thread and level (1..12), made on first use.
+    static libdeflate_compressor* compressor_for(int level) {
+        struct cache {
+            std::array<libdeflate_compressor*, 13> c{};
+            cache() = default;
+            cache(const cache&) = delete;
+            cache& operator=(const cache&) = delete;
+            ~cache() {
+                for (auto* p : c)
+                    if (p != nullptr) libdeflate_free_compressor(p);
+            }
+        };
+        thread_local cache per_thread;
+        auto*& slot = per_thread.c.at(static_cast<std::size_t>(level));
+        if (slot == nullptr) slot = libdeflate_alloc_compressor(level);
+        if (slot == nullptr) zlib_fatal("libdeflate_alloc_compressor", level);
+        return slot;
+    }
+
+    int level_;
+    std::string pending_;
+    std::uint64_t members_ = 0;
 };
 
 class zstd_compressor final : public compressor {

@@ -3,8 +3,10 @@
 /// The compression stage between a record writer and the part buffer: bytes in, compressed
 /// bytes appended to the caller's output, streamed (memory does not grow with the object).
 ///
-/// `gzip` is zlib's deflate with a gzip header and trailer (RFC 1952), so the object is a
-/// valid `.gz` file: the writer gives it the extension `.gz` and Content-Type
+/// `gzip` is libdeflate's deflate with gzip headers and trailers (RFC 1952): the input is cut
+/// into blocks of 256 KiB, each compressed as one gzip member, and the members follow each
+/// other; a series of members is a valid `.gz` file (RFC 1952 §2.2), which gzip, zcat,
+/// Python's gzip, DuckDB and Spark read as one stream. The object is a valid `.gz` file: the writer gives it the extension `.gz` and Content-Type
 /// `application/gzip`, and NO `Content-Encoding`, so that browsers and `aws s3 cp` keep the
 /// bytes as they are instead of unpacking them on download. `zstd` is one zstd frame per
 /// object (`.zst`, `application/zstd`), streamed the same way.
@@ -31,9 +33,18 @@ public:
     virtual void finish(std::string& out) = 0;
     /// Starts a new stream (next object), reusing the codec's memory.
     virtual void reset() = 0;
+    /// Block codecs (gzip): the codec's input buffer, for a caller that formats its next
+    /// input straight into it instead of into a buffer of its own (saves one copy); then it
+    /// calls `staged`. nullptr: use `write`. The caller may cut back what it appended
+    /// before calling `staged` (a record that failed half-way).
+    virtual std::string* staging() { return nullptr; }
+    /// After appending to `staging()`: compresses whatever is due into `out`.
+    virtual void staged(std::string& out) { (void)out; }
 };
 
-/// A gzip compressor; `level` 1 (fast) .. 9 (small), zlib's default 6.
+/// A gzip compressor; `level` 1 (fast) .. 12 (small, slow), libdeflate's levels, whose 1..9
+/// trade speed for size as zlib's same numbers do (each compresses at least about as well
+/// as zlib's, several times faster); the default 6.
 [[nodiscard]] std::unique_ptr<compressor> make_gzip_compressor(int level = 6);
 /// A zstd compressor; `level` 1 (fast) .. 19 (small), zstd's default 3.
 [[nodiscard]] std::unique_ptr<compressor> make_zstd_compressor(int level = 3);

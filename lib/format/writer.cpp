@@ -196,6 +196,22 @@ result<void> writer::append(const proto::message_view& m, const record_source& s
         bytes_out_ += out.size() - before;
         return {};
     }
+    if (std::string* stage = compressor_->staging()) {
+        // Format straight into the codec's input (no copy through scratch_); cut back a
+        // record that failed half-way.
+        const std::size_t before = stage->size();
+        auto r = format_record(m, src, *stage);
+        if (!r) {
+            stage->resize(before);
+            return r;
+        }
+        ++records_;
+        bytes_in_ += stage->size() - before;
+        const std::size_t out_before = out.size();
+        compressor_->staged(out);
+        bytes_out_ += out.size() - out_before;
+        return {};
+    }
     scratch_.clear();
     auto r = format_record(m, src, scratch_);
     if (!r) return r;

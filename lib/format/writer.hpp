@@ -54,8 +54,9 @@
 ///
 /// Compression (`compressor.hpp`) is a separate stage: records are formatted, then fed to the
 /// compressor, whose output is appended to `out`. `bytes_out()` counts bytes appended to
-/// `out` (the object as uploaded); with gzip it lags the input by what zlib buffers (at most a
-/// few hundred KiB), which rotation on `max_bytes` may overshoot by.
+/// `out` (the object as uploaded); with gzip it lags the input by the block being gathered (at
+/// most 256 KiB plus one record), with zstd by what zstd buffers; rotation on `max_bytes` may
+/// overshoot by that.
 
 #include "format/compressor.hpp"
 #include "format/error.hpp"
@@ -111,7 +112,8 @@ struct record_source {
 };
 
 /// Writes one object at a time. Not thread-safe. Holds a payload checker and, with gzip, a
-/// deflate stream (~260 KiB) or zstd context that is reused from object to object.
+/// 256 KiB input block (the deflate compressor is shared per thread), or a zstd context,
+/// reused from object to object.
 class writer {
 public:
     explicit writer(writer_options o);

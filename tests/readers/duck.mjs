@@ -4,6 +4,7 @@
 //   node duck.mjs types DIR      every type round trip (DIR/types.expected.json), all codecs, and CSV
 //   node duck.mjs groups DIR     row groups, dictionary + fallback, statistics (DIR/groups.*)
 //   node duck.mjs envelope DIR   the envelope schema with its headers map
+//   node duck.mjs gzip FILE.gz   a gzip json_lines object equals FILE.gz.plain line for line and value for value
 //   node duck.mjs query SQL      runs SQL, prints the rows as JSON (one array) on stdout
 //   node duck.mjs scanned SQL    the same with the rows the scans read: {rows_scanned, result}
 //
@@ -148,12 +149,26 @@ if (mode === 'types') {
         { stream: 'app', topic: 'requests', p: '7', o: '1', id: '01020304050607080000000000000001', ts: '1796000523000005', nh: '0', h: null, payload: '{"x":2}' },
     ];
     check(JSON.stringify(got) === JSON.stringify(want), `envelope: got ${JSON.stringify(got)}`);
+} else if (mode === 'gzip') {
+    // A gzip json_lines object (several gzip members) against the same records uncompressed
+    // (FILE.plain): line for line equal, and the same JSON values.
+    const gz = q(arg), plain = q(`${arg}.plain`);
+    const lines = (f, comp) => `SELECT row_number() OVER () AS i, line FROM read_csv(${f}, columns = {'line': 'VARCHAR'}, `
+        + `header = false, delim = '\x01', quote = '', escape = '', compression = '${comp}')`;
+    const [cmp] = await rows(`SELECT (SELECT count(*) FROM (${lines(gz, 'gzip')}))::VARCHAR AS n_gz, `
+        + `(SELECT count(*) FROM (${lines(plain, 'none')}))::VARCHAR AS n_plain, `
+        + `(SELECT count(*) FROM (${lines(gz, 'gzip')}) g FULL JOIN (${lines(plain, 'none')}) p USING (i) `
+        + `WHERE g.line IS DISTINCT FROM p.line)::VARCHAR AS differ`);
+    check(cmp.n_gz === '5000' && cmp.n_plain === '5000' && cmp.differ === '0', `gzip lines: ${JSON.stringify(cmp)}`);
+    const [j] = await rows(`SELECT count(*)::VARCHAR AS n, sum(payload.n)::VARCHAR AS s, min("offset")::VARCHAR AS lo, `
+        + `max("offset")::VARCHAR AS hi FROM read_json(${gz}, format = 'newline_delimited', compression = 'gzip')`);
+    check(j.n === '5000' && j.s === String(4999 * 5000 / 2) && j.lo === '0' && j.hi === '4999', `gzip json: ${JSON.stringify(j)}`);
 } else if (mode === 'query') {
     console.log(JSON.stringify(await rows(arg)));
 } else if (mode === 'scanned') {
     console.log(JSON.stringify(await scanned(arg)));
 } else {
-    console.error('usage: duck.mjs types|groups|envelope DIR | query SQL');
+    console.error('usage: duck.mjs types|groups|envelope DIR | gzip FILE.gz | query SQL');
     process.exit(2);
 }
 if (failures > 0) {

@@ -1,5 +1,7 @@
-// Writes a gzip (or, with a second argument `zstd`, a zstd) json_lines object to argv[1], for
-// the CTest checks with `gzip -t` / `zstd -t` (independent readers of the format).
+// Writes a gzip (or, with a second argument `zstd`, a zstd) json_lines object to argv[1], and
+// the same records uncompressed to argv[1] + ".plain", for the CTest checks that independent
+// readers (gzip -t / zcat / Python's gzip / DuckDB; zstd -t) give back exactly those bytes. The
+// gzip object is several members (one per 256 KiB of input).
 #include "format/writer.hpp"
 
 #include <cstdio>
@@ -16,10 +18,13 @@ int main(int argc, char** argv) {
     o.compression = argc == 3 && std::string{argv[2]} == "zstd" ? iss::format::compression::zstd
                                                                  : iss::format::compression::gzip;
     iss::format::writer w{o};
-    std::string out;
+    iss::format::writer plain_writer{iss::format::writer_options{}};
+    std::string out, plain;
     w.begin(out);
+    plain_writer.begin(plain);
     for (std::uint64_t i = 0; i < 5000; ++i) {
-        const std::string payload = "{\"n\": " + std::to_string(i) + ", \"text\": \"h\xc3\xa9llo\"}";
+        const std::string payload = "{\"n\": " + std::to_string(i) + ", \"text\": \"h\xc3\xa9llo\", \"pad\": \"" +
+                                    std::string(i % 200, 'p') + "\"}";
         proto::byte_buffer buf;
         proto::message_fields f;
         f.offset = i;
@@ -27,9 +32,12 @@ int main(int argc, char** argv) {
         f.payload = proto::as_bytes(payload);
         if (!proto::append_message(buf, f, true)) return 1;
         auto m = proto::decode_message(buf);
-        if (!m || !w.append(*m, {"app", "requests", 0}, out)) return 1;
+        if (!m || !w.append(*m, {"app", "requests", 0}, out) || !plain_writer.append(*m, {"app", "requests", 0}, plain))
+            return 1;
     }
     w.finish(out);
+    plain_writer.finish(plain);
     std::ofstream{argv[1], std::ios::binary} << out;
+    std::ofstream{std::string{argv[1]} + ".plain", std::ios::binary} << plain;
     return 0;
 }

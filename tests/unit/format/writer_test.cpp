@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 using namespace iss::format;
@@ -62,24 +63,34 @@ std::string write_all(const writer_options& o, const std::vector<proto::message_
     return out;
 }
 
-std::string gunzip(const std::string& gz) {
+/// Inflates a gzip file: a series of one or more members (RFC 1952 §2.2), as gzip and zcat
+/// read it; `members` counts them.
+std::string gunzip(const std::string& gz, int* members = nullptr) {
     z_stream z{};
     REQUIRE(inflateInit2(&z, 15 + 16) == Z_OK);
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
     z.avail_in = static_cast<uInt>(gz.size());
     std::string out;
+    int n = 0;
     int rc = Z_OK;
-    while (rc == Z_OK) {
+    for (;;) {
         char buf[16384];
         z.next_out = reinterpret_cast<Bytef*>(buf);
         z.avail_out = sizeof buf;
         rc = inflate(&z, Z_NO_FLUSH);
         out.append(buf, sizeof buf - z.avail_out);
-        if (rc == Z_BUF_ERROR) break;
+        if (rc == Z_STREAM_END) {
+            ++n;
+            if (z.avail_in == 0) break;
+            REQUIRE(inflateReset(&z) == Z_OK);  // the next member
+            continue;
+        }
+        if (rc != Z_OK) break;
     }
     CHECK(rc == Z_STREAM_END);
-    CHECK(z.avail_in == 0);  // nothing after the gzip member
+    CHECK(z.avail_in == 0);  // nothing after the last member
     inflateEnd(&z);
+    if (members != nullptr) *members = n;
     return out;
 }
 
@@ -357,6 +368,39 @@ TEST_CASE("gzip output inflates to exactly the uncompressed output", "[format][w
         w.finish(second);
         CHECK(gunzip(second) == write_all(plain, {ms[0]}));
     }
+}
+
+TEST_CASE("gzip: a large object is a series of members; compression_level keeps its meaning", "[format][writer][gzip]") {
+    test::message_store s;
+    std::vector<std::string> payloads;
+    std::vector<proto::message_view> ms;
+    payloads.reserve(6000);
+    for (int i = 0; i < 6000; ++i)
+        payloads.push_back(fmt::format("{{\"n\": {}, \"user\": \"u{}\", \"path\": \"/item/{}/view\", \"ms\": {}}}", i,
+                                       (i * 7919) % 1000, (i * 104729) % 100000, (i * 31) % 977));
+    for (int i = 0; i < 6000; ++i) ms.push_back(s.make(static_cast<std::uint64_t>(i), payloads[static_cast<std::size_t>(i)]));
+    writer_options plain;
+    const auto expected = write_all(plain, ms);
+    REQUIRE(expected.size() > 3 * 256 * 1024);
+    std::map<int, std::size_t> size_at;
+    for (int level : {1, 6, 9}) {
+        writer_options gz;
+        gz.compression = compression::gzip;
+        gz.level = level;
+        const auto out = write_all(gz, ms);
+        int members = 0;
+        CHECK(gunzip(out, &members) == expected);
+        // One member per 256 KiB block of input (a block ends after the record that fills it).
+        CHECK(members >= 3);
+        CHECK(members <= static_cast<int>((expected.size() + 256 * 1024 - 1) / (256 * 1024)));
+        size_at[level] = out.size();
+    }
+    // 1 is fast, 9 small, the default 6 in between (as zlib's levels).
+    CHECK(size_at[1] > size_at[6]);
+    CHECK(size_at[6] >= size_at[9]);
+    writer_options dflt;
+    dflt.compression = compression::gzip;
+    CHECK(write_all(dflt, ms).size() == size_at[6]);
 }
 
 TEST_CASE("gzip: an empty object is a valid gzip file, a bad message leaves no trace", "[format][writer][gzip]") {
