@@ -6,9 +6,13 @@
 //   CreateMultipartUpload / UploadPart / CompleteMultipartUpload (also honouring
 //   `If-None-Match: *`) / AbortMultipartUpload, DeleteObject, ListObjectsV2 (keys under the
 //   prefix, at most max-keys), HeadBucket / CreateBucket / GetObject (empty body).
-// It keeps only keys and their metadata, never bodies (read through a 256 KiB scratch).
+// It keeps only keys and their metadata, never bodies (read through a 256 KiB scratch). As
+// AWS does, it checks `x-amz-checksum-crc32c` where a request carries one (a mismatch is 400
+// BadDigest, and nothing is stored), so `s3.checksum: auto` picks CRC-32C against it; it does
+// not check Content-MD5 (the daemon still computes it).
 //
-//   discard-s3 [--listen 127.0.0.1:0]
+//   discard-s3 [--listen 127.0.0.1:0] [--tls-cert FILE --tls-key FILE]
+// With a PEM certificate and key it serves https instead of http.
 // prints `listening on HOST:PORT` as its first line; on SIGTERM/SIGINT it prints one JSON
 // line of counters (requests, puts, parts, completes, heads, lists, bytes, objects,
 // precondition_failed) and exits 0. One thread, one io_context.
@@ -21,12 +25,16 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
+
+#include "s3/checksum.hpp"
 
 #include <array>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,7 +63,7 @@ struct upload_state {
 
 struct counters {
     std::uint64_t requests = 0, puts = 0, parts = 0, completes = 0, heads = 0, lists = 0, bytes = 0,
-                  precondition_failed = 0, connections = 0;
+                  precondition_failed = 0, connections = 0, bad_digest = 0;
 };
 
 struct store {
@@ -326,10 +334,8 @@ std::string serialize(const reply& r, bool head, bool keep_alive) {
     return out;
 }
 
-net::awaitable<void> session(store& s, tcp::socket sock) {
-    ++s.n.connections;
-    boost::system::error_code ec;
-    sock.set_option(tcp::no_delay{true}, ec);
+template <class Stream>
+net::awaitable<void> session(store& s, Stream& sock) {
     beast::flat_buffer buf;
     std::vector<char> scratch(256 * 1024);
     for (;;) {
@@ -344,16 +350,30 @@ net::awaitable<void> session(store& s, tcp::socket sock) {
             if (cec) co_return;
         }
         std::uint64_t body_bytes = 0;
+        const auto crc_field = p.get().find("x-amz-checksum-crc32c");
+        const bool check_crc = crc_field != p.get().end();
+        const std::string want_crc = check_crc ? std::string{crc_field->value()} : std::string{};
+        std::uint32_t crc = 0;
         while (!p.is_done()) {
             p.get().body().data = scratch.data();
             p.get().body().size = scratch.size();
             auto [bec, bn] = co_await bhttp::async_read(sock, buf, p, use_tuple);
             if (bec == bhttp::error::need_buffer) bec = {};
             if (bec) co_return;
-            body_bytes += scratch.size() - p.get().body().size;
+            const std::size_t got = scratch.size() - p.get().body().size;
+            if (check_crc) crc = iss::s3::crc32c(std::string_view{scratch.data(), got}, crc);
+            body_bytes += got;
         }
         ++s.n.requests;
         const auto& h = p.get();
+        if (check_crc && iss::s3::crc32c_header_value(crc) != want_crc) {
+            ++s.n.bad_digest;
+            const reply bad = error_reply(400, "BadDigest", "The CRC32C you specified did not match the calculated checksum.");
+            const std::string wire = serialize(bad, false, h.keep_alive());
+            auto [wec, wn] = co_await net::async_write(sock, net::buffer(wire), use_tuple);
+            if (wec || !h.keep_alive()) co_return;
+            continue;
+        }
         // aws-chunked bodies carry their decoded length in a header: that is the object size.
         if (auto it = h.find("x-amz-decoded-content-length"); it != h.end())
             body_bytes = std::stoull(std::string{it->value()});
@@ -366,11 +386,24 @@ net::awaitable<void> session(store& s, tcp::socket sock) {
     }
 }
 
-net::awaitable<void> accept_loop(store& s, tcp::acceptor& acceptor) {
+net::awaitable<void> serve(store& s, tcp::socket sock, net::ssl::context* tls) {
+    ++s.n.connections;
+    boost::system::error_code ec;
+    sock.set_option(tcp::no_delay{true}, ec);
+    if (tls == nullptr) {
+        co_await session(s, sock);
+        co_return;
+    }
+    net::ssl::stream<tcp::socket> stream{std::move(sock), *tls};
+    auto [hec] = co_await stream.async_handshake(net::ssl::stream_base::server, use_tuple);
+    if (!hec) co_await session(s, stream);
+}
+
+net::awaitable<void> accept_loop(store& s, tcp::acceptor& acceptor, net::ssl::context* tls) {
     for (;;) {
         auto [ec, sock] = co_await acceptor.async_accept(use_tuple);
         if (ec) co_return;
-        net::co_spawn(acceptor.get_executor(), session(s, std::move(sock)), net::detached);
+        net::co_spawn(acceptor.get_executor(), serve(s, std::move(sock), tls), net::detached);
     }
 }
 
@@ -378,13 +411,26 @@ net::awaitable<void> accept_loop(store& s, tcp::acceptor& acceptor) {
 
 int main(int argc, char** argv) {
     std::string listen = "127.0.0.1:0";
+    std::string cert, key;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--listen" && i + 1 < argc) listen = argv[++i];
+        else if (a == "--tls-cert" && i + 1 < argc) cert = argv[++i];
+        else if (a == "--tls-key" && i + 1 < argc) key = argv[++i];
         else {
-            std::fprintf(stderr, "usage: discard-s3 [--listen HOST:PORT]\n");
+            std::fprintf(stderr, "usage: discard-s3 [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE]\n");
             return 2;
         }
+    }
+    if (cert.empty() != key.empty()) {
+        std::fprintf(stderr, "discard-s3: --tls-cert and --tls-key go together\n");
+        return 2;
+    }
+    std::optional<net::ssl::context> tls;
+    if (!cert.empty()) {
+        tls.emplace(net::ssl::context::tls_server);
+        tls->use_certificate_chain_file(cert);
+        tls->use_private_key_file(key, net::ssl::context::pem);
     }
     const auto colon = listen.rfind(':');
     if (colon == std::string::npos) {
@@ -400,16 +446,17 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     net::signal_set signals{ioc, SIGINT, SIGTERM};
     signals.async_wait([&](const boost::system::error_code&, int) { ioc.stop(); });
-    net::co_spawn(ioc, accept_loop(s, acceptor), net::detached);
+    net::co_spawn(ioc, accept_loop(s, acceptor, tls ? &*tls : nullptr), net::detached);
     ioc.run();
     std::printf(
       "{\"requests\":%llu,\"puts\":%llu,\"parts\":%llu,\"completes\":%llu,\"heads\":%llu,\"lists\":%llu,"
-      "\"bytes\":%llu,\"objects\":%zu,\"precondition_failed\":%llu,\"connections\":%llu}\n",
+      "\"bytes\":%llu,\"objects\":%zu,\"precondition_failed\":%llu,\"connections\":%llu,\"bad_digest\":%llu}\n",
       static_cast<unsigned long long>(s.n.requests), static_cast<unsigned long long>(s.n.puts),
       static_cast<unsigned long long>(s.n.parts), static_cast<unsigned long long>(s.n.completes),
       static_cast<unsigned long long>(s.n.heads), static_cast<unsigned long long>(s.n.lists),
       static_cast<unsigned long long>(s.n.bytes), s.objects.size(),
-      static_cast<unsigned long long>(s.n.precondition_failed), static_cast<unsigned long long>(s.n.connections));
+      static_cast<unsigned long long>(s.n.precondition_failed), static_cast<unsigned long long>(s.n.connections),
+      static_cast<unsigned long long>(s.n.bad_digest));
     std::fflush(stdout);
     return 0;
 }

@@ -3,6 +3,6 @@
 # the store) and a real Ceph RGW. Built by the default build, never run by ctest:
 #   tests/bench/e2e_bench.py --build build          (prints a markdown table)
 add_executable(discard-s3 ${CMAKE_CURRENT_LIST_DIR}/discard_s3.cpp)
-target_link_libraries(discard-s3 PRIVATE common_net iss_warnings fmt::fmt)
+target_link_libraries(discard-s3 PRIVATE common_net s3 OpenSSL::SSL iss_warnings fmt::fmt)
 # GCC 12 false positive on Asio coroutine frames (operator new/delete of awaitable_frame).
 target_compile_options(discard-s3 PRIVATE -Wno-mismatched-new-delete)

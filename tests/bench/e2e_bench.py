@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""End-to-end throughput of iggy-s3-sink (issue 8 point 8): broker -> daemon -> S3.
+"""End-to-end throughput of iggy-s3-sink: broker -> daemon -> S3.
 
     tests/bench/e2e_bench.py --build build [--messages 500000] [--size 1024] [--partitions 3]
-                             [--targets discard,rgw] [--rgw-env DIR/env] [--repeat 1]
-                             [--payload records|synthetic] [--perf DIR] [--scrape-ms 100] [--keep]
+                             [--targets discard,discard-https,rgw] [--rgw-env DIR/env] [--repeat 1]
+                             [--cells targets | FORMAT:COMPRESSION[:LEVEL],...] [--workers 1,all]
+                             [--payload records|synthetic] [--profile DIR] [--scrape-ms 100] [--keep]
 
 Starts the Iggy test broker (in memory) and preloads it once with N JSON messages of exactly
 SIZE bytes (seeded web-request records, sent with `iggy-produce FILE`, balanced over P
@@ -17,6 +18,10 @@ the S3 server (discard-s3, or RGW's mon+osd+radosgw by their pid files) spent me
 Targets:
 
   discard  tests/bench/discard-s3 (keeps keys and metadata, drops bodies): the daemon's cost
+  discard-https  the same over TLS (a self-signed certificate made with openssl, trusted through
+           s3.tls.ca_file): with the defaults (s3.payload_signing auto, s3.checksum auto) the
+           daemon sends UNSIGNED-PAYLOAD and x-amz-checksum-crc32c, which discard-s3 checks,
+           as AWS users get
   rgw      a real Ceph RGW: `scripts/rgw start` in a temporary directory (stopped at the end),
            or the one described by --rgw-env
 
@@ -24,8 +29,10 @@ Targets:
 the scrapes cost (CPU per scrape measured on the idle daemon after the cell, times the number
 of scrapes, over the cell's daemon CPU).
 
-Prints a markdown table on stdout (progress on stderr), with the 1-minute load average at the
-start of each cell: the machine is shared, so read the numbers next to it.
+Prints a markdown table on stdout (progress on stderr): wall-clock MB/s, daemon CPU seconds per
+GB and MB/s per daemon core (payload MB over daemon CPU seconds), with the 1-minute load
+average at the start of each cell: the machine is shared, so read the numbers next to it.
+--profile DIR records each cell with `perf record` and keeps `perf report --stdio` of it.
 Only the standard library is used.
 """
 from __future__ import annotations
@@ -139,7 +146,7 @@ class Bench:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.build = Path(args.build).resolve()
-        self.work = Path(tempfile.mkdtemp(prefix="e2e-bench-"))
+        self.work = Path(tempfile.mkdtemp(prefix="e2e-bench-", dir=args.work_dir))
         self.procs: list[subprocess.Popen] = []
         self.rgw_dir: Path | None = None
         self.rgw: dict[str, str] | None = None
@@ -181,9 +188,13 @@ class Bench:
             sys.exit(f"iggy-produce failed ({r.returncode}): {r.stdout}{r.stderr}")
         log(f"preloaded in {time.monotonic() - t0:.1f} s")
 
-    def start_discard(self) -> str:
-        self.discard, addr = self.start_server([self.bin("discard-s3")], "discard.log")
-        return f"http://{addr}"
+    def start_discard(self, https: bool = False) -> str:
+        args = [self.bin("discard-s3")]
+        if https:
+            self.make_tls()
+            args += ["--tls-cert", str(self.tls_dir / "cert.pem"), "--tls-key", str(self.tls_dir / "key.pem")]
+        self.discard, addr = self.start_server(args, "discard.log")
+        return f"{'https' if https else 'http'}://{addr}"
 
     def start_rgw(self) -> None:
         if self.args.rgw_env:
@@ -207,9 +218,11 @@ class Bench:
         return e
 
     # ---- one cell -----------------------------------------------------------------------
-    def config(self, cell: str, endpoint: str, bucket: str, fmt: str, compression: str) -> Path:
-        fmt_cfg: dict = {"type": fmt, "compression": compression}
-        if fmt == "raw":
+    def config(self, cell: str, endpoint: str, bucket: str, c: "Cell") -> Path:
+        fmt_cfg: dict = {"type": c.fmt, "compression": c.compression}
+        if c.level:
+            fmt_cfg["compression_level"] = c.level
+        if c.fmt == "raw":
             fmt_cfg["separator"] = "\n"
         cfg = {
             "iggy": {"address": self.broker_addr, "username": "iggy", "password": "${IGGY_PASSWORD}",
@@ -222,7 +235,11 @@ class Bench:
             "log": {"level": "info", "format": "text"},
             "admin": {"listen": "127.0.0.1:0"},  # the bound port is read from the log (--scrape-ms)
         }
-        for item in self.args.set or []:
+        if endpoint.startswith("https://"):
+            cfg["s3"]["tls"] = {"ca_file": str(self.tls_dir / "cert.pem")}
+        if c.workers is not None:
+            cfg["performance"] = {"workers": c.workers}
+        for item in list(c.sets) + list(self.args.set or []):
             path, _, value = item.partition("=")
             try:
                 v = json.loads(value)
@@ -237,13 +254,14 @@ class Bench:
         path.write_text(json.dumps(cfg, indent=2))  # JSON is YAML
         return path
 
-    def run_cell(self, target: str, endpoint: str, bucket: str, fmt: str, compression: str, n: int) -> dict:
-        cell = f"{target}-{fmt}-{compression}-{n}-{int(time.time())}"
-        cfg = self.config(cell, endpoint, bucket, fmt, compression)
+    def run_cell(self, target: str, endpoint: str, bucket: str, c: "Cell", n: int) -> dict:
+        fmt, compression = c.fmt, c.compression
+        cell = f"{target}-{c.slug()}-{n}-{int(time.time())}"
+        cfg = self.config(cell, endpoint, bucket, c)
         env = self.aws_env()
         load = loadavg()
         others: dict = {}
-        if target == "discard":
+        if target.startswith("discard"):
             others["s3"] = [self.discard.pid]
         elif self.rgw and self.rgw.get("RGW_DIR"):
             # RGW's daemons (mon, osd, radosgw) by their pid files: the store's CPU cost.
@@ -266,11 +284,12 @@ class Bench:
                              stdout=logf, stderr=subprocess.STDOUT)
         self.procs.append(d)
         perf = None
-        if self.args.perf:
-            Path(self.args.perf).mkdir(parents=True, exist_ok=True)
+        perf_data = None
+        if self.args.profile:
+            Path(self.args.profile).mkdir(parents=True, exist_ok=True)
+            perf_data = Path(self.args.profile) / f"{target}-{c.slug()}.data"
             perf = subprocess.Popen(["perf", "record", "--call-graph", "dwarf,16384", "-F", "299", "-p", str(d.pid), "-o",
-                                     str(Path(self.args.perf) / f"{target}-{fmt}-{compression}.data")],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     str(perf_data)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         scraper = Scraper(self.work / f"{cell}.log", self.args.scrape_ms) if self.args.scrape_ms else None
         try:
             r = subprocess.run([self.bin("iggy-s3-sink"), "lag", "--config", str(cfg), "--wait-zero", "900s"],
@@ -300,7 +319,9 @@ class Bench:
                     d.wait()
         secs = t1 - t0
         payload = self.args.messages * self.args.size
-        res = {"target": target, "format": fmt, "compression": compression, "seconds": secs,
+        if perf_data is not None:
+            self.perf_report(perf_data)
+        res = {"target": target, "cell": c, "format": fmt, "compression": compression, "seconds": secs,
                "msgs_per_s": self.args.messages / secs, "mb_per_s": payload / 1e6 / secs,
                "cpu_user": user, "cpu_sys": sys_s, "cpu": user + sys_s, "rss_mib": hwm / 1024,
                "load": load, "exit": d.returncode, "waited": waited, "broker_cpu": other_cpu["broker"],
@@ -311,11 +332,32 @@ class Bench:
             log(f"/metrics every {self.args.scrape_ms} ms: {scrape['scrapes']} scrapes of ~{scrape['bytes'] // max(1, scrape['scrapes'])} "
                 f"bytes during the run; {scrape['cpu_per_scrape_s'] * 1e6:.0f} us daemon CPU per scrape (burst of "
                 f"{scrape['burst']} on the idle daemon, idle rate subtracted) = {share:.2f}% of the run's daemon CPU")
-        log(f"{target} {fmt} {compression}: {secs:.1f} s, {res['msgs_per_s']:.0f} msg/s, "
+        log(f"{target} {c.label()}: {secs:.1f} s, {res['msgs_per_s']:.0f} msg/s, "
             f"{res['mb_per_s']:.1f} MB/s, cpu {user:.1f}+{sys_s:.1f} s, VmHWM {hwm / 1024:.0f} MiB, "
             f"waited for a CPU {waited:.1f} s, load {load:.2f}, exit {d.returncode}, broker cpu {other_cpu['broker']:.1f} s"
             + (f", S3 server cpu {other_cpu['s3']:.1f} s" if "s3" in other_cpu else ""))
         return res
+
+    def perf_report(self, data: Path) -> None:
+        """Keeps `perf report` of one cell next to its data: DATA.txt (self time by symbol,
+        children folded) and DATA.children.txt (with callers' totals)."""
+        for name, extra in ((".txt", ["--no-children"]), (".children.txt", ["--children"])):
+            out = data.with_suffix(name)
+            r = subprocess.run(["perf", "report", "-i", str(data), "--stdio", "--percent-limit", "0.5", "--sort", "dso,symbol",
+                                "-g", "none", *extra], capture_output=True, text=True, timeout=900)
+            out.write_text(r.stdout if r.returncode == 0 else f"perf report failed ({r.returncode}):\n{r.stderr}")
+        log(f"perf report: {data.with_suffix('.txt')}")
+
+    def make_tls(self) -> None:
+        """A self-signed certificate for 127.0.0.1 (the daemon trusts it through s3.tls.ca_file)."""
+        self.tls_dir = self.work / "tls"
+        self.tls_dir.mkdir(exist_ok=True)
+        r = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                            "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                            "-keyout", str(self.tls_dir / "key.pem"), "-out", str(self.tls_dir / "cert.pem")],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            sys.exit(f"openssl req failed: {r.stderr}")
 
     def cleanup(self) -> None:
         for p in self.procs:
@@ -392,6 +434,42 @@ class Scraper:
                 "idle_cpu_rate": idle_rate}
 
 
+class Cell:
+    """One configuration to run: format, compression (level 0 = the codec's default),
+    performance.workers (None: not set), and extra settings of its own."""
+
+    def __init__(self, fmt: str, compression: str, level: int = 0, workers: int | None = None,
+                 sets: tuple[str, ...] = ()) -> None:
+        self.fmt, self.compression, self.level, self.workers, self.sets = fmt, compression, level, workers, sets
+
+    def label(self) -> str:
+        lv = f" {self.level}" if self.level else (" (default)" if self.compression != "none" else "")
+        w = f", workers {self.workers}" if self.workers is not None else ""
+        return f"{self.fmt} {self.compression}{lv}{w}"
+
+    def slug(self) -> str:
+        return re.sub(r"[^a-z0-9]+", "-", self.label().lower()).strip("-")
+
+
+# The cells of the throughput targets: raw and json_lines uncompressed, gzip at level 1 and at
+# the default, zstd at level 1 and 3.
+TARGET_CELLS = "raw:none,json_lines:none,json_lines:gzip:1,json_lines:gzip,json_lines:zstd:1,json_lines:zstd:3"
+
+
+def parse_cells(spec: str, formats: str, compressions: str) -> list[tuple[str, str, int]]:
+    if spec == "targets":
+        spec = TARGET_CELLS
+    if not spec:
+        return [(f, c, 0) for f in formats.split(",") for c in compressions.split(",")]
+    out = []
+    for item in spec.split(","):
+        parts = item.strip().split(":")
+        if len(parts) not in (2, 3):
+            sys.exit(f"--cells: {item!r} is not FORMAT:COMPRESSION[:LEVEL]")
+        out.append((parts[0], parts[1], int(parts[2]) if len(parts) == 3 else 0))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -402,30 +480,47 @@ def main() -> int:
                     help="records: seeded JSON web-request records (default); synthetic: iggy-produce "
                          "--count/--size (a padded constant: gzip finds it unrealistically easy)")
     ap.add_argument("--max-records", type=int, default=10_000, help="rotation.max_records (default 10000)")
-    ap.add_argument("--targets", default="discard,rgw")
+    ap.add_argument("--targets", default="discard,rgw",
+                    help="discard (discard-s3 over http), discard-https (over TLS: with the defaults the daemon "
+                         "then sends UNSIGNED-PAYLOAD and, since discard-s3 checks it, CRC-32C), rgw")
     ap.add_argument("--formats", default="json_lines,raw")
     ap.add_argument("--compressions", default="none,gzip")
+    ap.add_argument("--cells", default="", metavar="SPEC",
+                    help="FORMAT:COMPRESSION[:LEVEL],... instead of --formats x --compressions; `targets`: "
+                         + TARGET_CELLS)
+    ap.add_argument("--workers", default="", metavar="LIST",
+                    help="performance.workers per cell, e.g. `1,all` (all = the number of cores); "
+                         "empty: not set (the daemon's default)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per cell; the table shows the fastest")
     ap.add_argument("--rgw-env", help="use the RGW described by this env file instead of starting one")
     ap.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="extra daemon config for every cell, e.g. --set s3.checksum=crc32c "
                          "--set format.compression_level=1 (VALUE as JSON, else a string; repeatable)")
-    ap.add_argument("--perf", metavar="DIR", help="record each cell's daemon with `perf record --call-graph dwarf` into DIR "
-                         "(the build has no frame pointers)")
+    ap.add_argument("--profile", "--perf", dest="profile", metavar="DIR",
+                    help="record each cell's daemon with `perf record --call-graph dwarf` into DIR and keep "
+                         "`perf report` of it next to the data (DIR/CELL.txt: self time; DIR/CELL.children.txt)")
     ap.add_argument("--scrape-ms", type=int, default=0, metavar="MS",
                     help="scrape the daemon's /metrics every MS ms during each cell and report its CPU share")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (configs, logs)")
+    ap.add_argument("--work-dir", metavar="DIR", help="make the work directory under DIR (default: the system's temporary directory)")
     args = ap.parse_args()
+    if args.profile and shutil.which("perf") is None:
+        sys.exit("--profile needs perf (Debian: apt-get install linux-perf)")
+
+    workers: list[int | None] = [None]
+    if args.workers:
+        workers = [os.cpu_count() if w.strip() == "all" else int(w) for w in args.workers.split(",")]
+    cells = [Cell(f, c, lv, w) for f, c, lv in parse_cells(args.cells, args.formats, args.compressions) for w in workers]
 
     b = Bench(args)
     rows = []
-    discard_stats = None
+    discard_stats = {}
     try:
         b.start_broker_and_preload()
         targets = [t.strip() for t in args.targets.split(",") if t.strip()]
         for target in targets:
-            if target == "discard":
-                endpoint, bucket = b.start_discard(), "bench"
+            if target in ("discard", "discard-https"):
+                endpoint, bucket = b.start_discard(https=target == "discard-https"), "bench"
             elif target == "rgw":
                 b.start_rgw()
                 endpoint, bucket = b.rgw["RGW_ENDPOINT"], f"bench-{int(time.time())}"
@@ -434,33 +529,35 @@ def main() -> int:
                 if r.returncode != 0:
                     sys.exit(f"create-bucket failed: {r.stderr}")
             else:
-                sys.exit(f"unknown target {target!r} (discard, rgw)")
-            for fmt in args.formats.split(","):
-                for comp in args.compressions.split(","):
-                    runs = [b.run_cell(target, endpoint, bucket, fmt, comp, i) for i in range(args.repeat)]
-                    rows.append(min(runs, key=lambda r: r["seconds"]))
-            if target == "discard":
+                sys.exit(f"unknown target {target!r} (discard, discard-https, rgw)")
+            for c in cells:
+                runs = [b.run_cell(target, endpoint, bucket, c, i) for i in range(args.repeat)]
+                rows.append(min(runs, key=lambda r: r["seconds"]))
+            if target.startswith("discard"):
                 b.discard.send_signal(signal.SIGTERM)
                 out, _ = b.discard.communicate(timeout=30)
-                discard_stats = out.strip().splitlines()[-1] if out.strip() else None
+                if out.strip():
+                    discard_stats[target] = out.strip().splitlines()[-1]
     finally:
         b.cleanup()
 
-    names = {"discard": "discard-s3", "rgw": "Ceph RGW"}
+    names = {"discard": "discard-s3", "discard-https": "discard-s3 https", "rgw": "Ceph RGW"}
     extra = "".join(f", {x}" for x in args.set or [])
     print(f"{args.messages} messages x {args.size} B over {args.partitions} partitions, "
           f"rotation.max_records {args.max_records}{extra or ', everything else default'}, "
           f"{os.cpu_count()} cores\n")
-    print("| S3 | format | compression | seconds | messages/s | MB/s | daemon CPU s (user+sys) | CPU s / GB | waiting for a CPU s | peak RSS MiB | broker CPU s | S3 server CPU s | load avg |")
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| S3 | cell | seconds | messages/s | MB/s | daemon CPU s (user+sys) | CPU s / GB | MB/s per daemon core "
+          "| waiting for a CPU s | peak RSS MiB | broker CPU s | S3 server CPU s | load avg |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     gb = args.messages * args.size / 1e9
     for r in rows:
-        print(f"| {names[r['target']]} | {r['format']} | {r['compression']} | {r['seconds']:.1f} | "
+        per_core = args.messages * args.size / 1e6 / r["cpu"] if r["cpu"] > 0 else float("nan")
+        print(f"| {names[r['target']]} | {r['cell'].label()} | {r['seconds']:.1f} | "
               f"{r['msgs_per_s']:,.0f} | {r['mb_per_s']:.1f} | {r['cpu']:.1f} ({r['cpu_user']:.1f}+{r['cpu_sys']:.1f}) | "
-              f"{r['cpu'] / gb:.1f} | {r['waited']:.1f} | {r['rss_mib']:.0f} | {r['broker_cpu']:.1f} | "
+              f"{r['cpu'] / gb:.2f} | {per_core:.0f} | {r['waited']:.1f} | {r['rss_mib']:.0f} | {r['broker_cpu']:.1f} | "
               f"{'-' if r['s3_cpu'] is None else format(r['s3_cpu'], '.1f')} | {r['load']:.2f} |")
-    if discard_stats:
-        print(f"\ndiscard-s3 counters: `{discard_stats}`")
+    for target, stats in discard_stats.items():
+        print(f"\n{names[target]} counters: `{stats}`")
     return 0
 
 
