@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
+#include <memory>
+#include <span>
 
 namespace iss::pipeline {
 
@@ -347,6 +350,9 @@ task<feed_status> partition_writer::feed_one(const message& m) {
         const delivered d = co_await handle_bad_message(m, r.error(), &id);
         co_return to_feed(d);
     }
+    // Once an object is past its first 64 KiB, room for a whole part (and a record or so
+    // beyond it) at once: growing by doubling would copy the buffer again and again.
+    if (o.buf.size() >= 64 * 1024 && o.buf.capacity() < o_.part_size) o.buf.reserve(o_.part_size + (1U << 20));
     o.records += 1;
     o.payload_bytes += m.payload.size();
     o.last_offset = m.offset;
@@ -525,24 +531,27 @@ task<store_result<none>> partition_writer::upload_multipart(open_object& o, cons
     std::vector<completed_part> parts;
     const std::uint64_t spooled = o.spilled.size();
     const std::uint64_t total = spooled + o.buf.size();
-    std::string chunk;
+    // Parts that lie in `o.buf` go up as views into it; a part (partly) in the spool file is
+    // read into `chunk`, allocated once per upload and never zero-filled.
+    std::unique_ptr<char[]> chunk;
     store_result<none> failure{store_status::ok, {}, {}};
     int number = 1;
     for (std::uint64_t off = 0; off < total; off += o_.part_size, ++number) {
-        const std::uint64_t len = std::min<std::uint64_t>(o_.part_size, total - off);
-        chunk.clear();
-        if (off < spooled) {
-            const std::uint64_t from_spool = std::min(len, spooled - off);
-            if (auto rd = o.spilled.read(off, static_cast<std::size_t>(from_spool), chunk); !rd) {
+        const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(o_.part_size, total - off));
+        std::string_view body;
+        if (off >= spooled) {
+            body = std::string_view{o.buf}.substr(static_cast<std::size_t>(off - spooled), len);
+        } else {
+            if (!chunk) chunk.reset(new char[static_cast<std::size_t>(o_.part_size)]);  // NOLINT: uninitialised on purpose
+            const auto from_spool = static_cast<std::size_t>(std::min<std::uint64_t>(len, spooled - off));
+            if (auto rd = o.spilled.read(off, std::span<char>{chunk.get(), from_spool}); !rd) {
                 failure = {store_status::fatal, {}, rd.error().message()};
                 break;
             }
+            if (from_spool < len) std::memcpy(chunk.get() + from_spool, o.buf.data(), len - from_spool);
+            body = std::string_view{chunk.get(), len};
         }
-        if (chunk.size() < len) {
-            const std::uint64_t buf_off = off + chunk.size() - spooled;
-            chunk.append(o.buf, static_cast<std::size_t>(buf_off), static_cast<std::size_t>(len - chunk.size()));
-        }
-        auto part = co_await ports_.store.upload_part(o.key, upload_id, number, chunk);
+        auto part = co_await ports_.store.upload_part(o.key, upload_id, number, body);
         if (part.status != store_status::ok) {
             failure = {part.status == store_status::exists ? store_status::retryable : part.status, {}, part.detail};
             break;

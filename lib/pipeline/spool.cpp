@@ -62,8 +62,8 @@ result<void> spool::append(std::string_view bytes) {
     return {};
 }
 
-result<void> spool::read(std::uint64_t offset, std::size_t n, std::string& out) const {
-    out.resize(n);
+result<void> spool::read(std::uint64_t offset, std::span<char> out) const {
+    const std::size_t n = out.size();
     std::size_t got = 0;
     while (got < n) {
         const ssize_t r = ::pread(fd_, out.data() + got, n - got, static_cast<off_t>(offset + got));

@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -31,8 +32,9 @@ public:
 
     /// Appends `bytes`; errc::io_error naming the file operation on failure.
     result<void> append(std::string_view bytes);
-    /// Reads `n` bytes at `offset` into `out` (replacing its content).
-    result<void> read(std::uint64_t offset, std::size_t n, std::string& out) const;
+    /// Reads exactly `out.size()` bytes at `offset` into `out` (memory the caller owns and
+    /// need not initialise: no zero-fill pass over a part).
+    result<void> read(std::uint64_t offset, std::span<char> out) const;
     [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
     /// Forgets the content (truncates the file).
     void clear();
