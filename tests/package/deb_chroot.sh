@@ -168,8 +168,13 @@ EOF
 
 say "installing $(basename "$deb") into a fresh Debian 12 root ($root)"
 t0=$SECONDS
+# A private mount namespace for the chroot's /proc and /dev. Inside a chroot whose / is not a
+# mount point (e.g. a throwaway Debian root), making / private fails with EINVAL: the mounts are
+# then made without changing propagation (they still go away with the namespace).
+propagation=private
+unshare --mount --propagation private -- true 2>/dev/null || propagation=unchanged
 set +e
-unshare --mount --propagation private -- /bin/bash -c '
+unshare --mount --propagation "$propagation" -- /bin/bash -c '
   set -e
   root=$1
   mount -t proc proc "$root/proc"

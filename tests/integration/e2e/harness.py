@@ -210,8 +210,24 @@ class Env:
         rc, out, err = self.lag(config, "--wait-zero", f"{seconds}s", timeout=seconds + 60)
         check(rc == 0, f"lag --wait-zero {seconds}s exited {rc}:\n{out}{err[-3000:]}")
 
+    @staticmethod
+    def handles_signal(pid: int, sig: int) -> bool:
+        """True once the process blocks or catches `sig` (the daemon blocks SIGTERM/SIGINT/SIGHUP
+        first thing in main): sent earlier, the default action would kill it mid-start."""
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith(("SigBlk:", "SigCgt:")) and (int(line.split()[1], 16) >> (sig - 1)) & 1:
+                    return True
+        except (FileNotFoundError, ProcessLookupError):
+            return True  # gone: nothing to wait for
+        return False
+
     def stop(self, p: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 120) -> int:
         if p.poll() is None:
+            if sig != signal.SIGKILL:
+                deadline = time.time() + 30
+                while p.poll() is None and not self.handles_signal(p.pid, sig) and time.time() < deadline:
+                    time.sleep(0.01)
             p.send_signal(sig)
         try:
             return p.wait(timeout=timeout)
