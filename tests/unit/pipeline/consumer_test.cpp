@@ -512,6 +512,7 @@ TEST_CASE("consumer: group mode, a source topic missing at start is tried again 
     run(loop.round());
     CHECK(loop.assignment() == std::vector<pl::partition_ref>{{"app", "requests", 0}});
     CHECK(loop.heads().at({"app", "requests", 0}) == 2);
+}
 
 TEST_CASE("consumer: partitions that stay empty are polled at a doubling interval, busy ones every round", "[pipeline][consumer]") {
     world w;
