@@ -248,6 +248,10 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     wo.max_open_objects = cfg.rotation.max_open_objects;
     pipeline::writer_ports ports{*s3->store, iggy, encoders, namer, sleeper, real_clock::instance(),
                                  wo.on_bad_message == pipeline::bad_message_policy::dead_letter ? &iggy : nullptr};
+    pipeline::memory_budget memory{{cfg.memory.max_buffered, cfg.memory.max_spool}};
+    ports.memory = &memory;
+    log.info({iss::log::kv("max_buffered", cfg.memory.max_buffered), iss::log::kv("max_spool", cfg.memory.max_spool)},
+             "memory budget: {}", memory.describe(cfg.s3.part_size));
     pipeline::router router{wo, std::move(*rotation), ports};
     st.router = &router;
     pipeline::consumer_loop loop{consumer_options(cfg), iggy, router, sleeper, real_clock::instance()};

@@ -133,6 +133,7 @@ pipeline::consumer_options consumer_options(const config::sink_config& c) {
     o.mode = c.iggy.group_mode() ? pipeline::consumer_mode::group : pipeline::consumer_mode::single;
     o.poll_messages = c.iggy.poll.messages;
     o.poll_interval = c.iggy.poll.interval;
+    o.max_idle_interval = c.iggy.poll.max_idle_interval;
     for (const auto& s : c.sources) {
         for (const auto& t : s.topics) {
             pipeline::source_topic st{{s.stream, t}, std::nullopt};

@@ -158,6 +158,22 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
     }
     out.push_back(std::move(bb));
     out.push_back(std::move(oo));
+    // memory.max_buffered / memory.max_spool (lib/pipeline/memory.hpp): the budget and its use.
+    const auto& mem = s.router->memory();
+    const auto gauge = [&](std::string_view name, std::string help, std::uint64_t v) {
+        auto f = family(name, std::move(help), prom::MetricType::Gauge);
+        f.metric.push_back(sample({}, static_cast<double>(v), prom::MetricType::Gauge));
+        out.push_back(std::move(f));
+    };
+    const auto unlimited = std::numeric_limits<std::uint64_t>::max();
+    gauge("memory_buffered_bytes", "Bytes held in memory for open objects and poll batches (counted against memory.max_buffered).",
+          mem.buffered());
+    gauge("memory_buffered_peak_bytes", "The most memory_buffered_bytes has been since the start.", mem.peak_buffered());
+    if (mem.limits().max_buffered != unlimited)
+        gauge("memory_max_buffered_bytes", "memory.max_buffered: the memory budget.", mem.limits().max_buffered);
+    gauge("spool_bytes", "Bytes in spool files of open objects (counted against memory.max_spool).", mem.spooled());
+    if (mem.limits().max_spool != unlimited)
+        gauge("spool_max_bytes", "memory.max_spool: the spool budget.", mem.limits().max_spool);
     if (s.consumer) {
         auto ap = family("assigned_partitions", "Partitions this process polls (its share of the group).",
                          prom::MetricType::Gauge);

@@ -85,6 +85,7 @@ struct iggy_tls_section {
 struct poll_section {
     std::uint32_t messages = 1000;   ///< messages per poll request (default 1000)
     milliseconds interval{100};      ///< wait after an empty poll (default 100 ms)
+    milliseconds max_idle_interval{2000};  ///< longest wait between polls of a partition that stays empty
 };
 
 /// `iggy`: the connection and the consumer.
@@ -233,6 +234,13 @@ struct rotation_section {
     std::uint32_t max_open_objects = 32;  ///< open objects (encoded partitions) per partition
 };
 
+/// `memory`: the daemon-wide budget of what is held for data not yet durable
+/// (lib/pipeline/memory.hpp).
+struct memory_section {
+    std::uint64_t max_buffered = 256 * mib;  ///< open objects' buffers and poll batches, in memory
+    std::uint64_t max_spool = 4 * gib;       ///< spool files (object bytes beyond one part)
+};
+
 struct naming_section {
     /// Key template (format/key_template.hpp).
     std::string key = "{prefix}/{stream}/{topic}/partition={partition}/{stream}+{topic}+{partition}+{start_offset:020}.{ext}";
@@ -276,6 +284,7 @@ struct sink_config {
     s3_section s3;
     format_section format;
     rotation_section rotation;
+    memory_section memory;
     naming_section naming;
     delivery_section delivery;
     shutdown_section shutdown;

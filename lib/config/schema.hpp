@@ -111,6 +111,7 @@ void visit_schema(V& v, C& c) {
         v.section("poll", "Polling.", [&] {
             v.field("messages", i.poll.messages, "Messages asked for per poll request.");
             v.field("interval", i.poll.interval, "Wait after a poll that returned nothing.");
+            v.field("max_idle_interval", i.poll.max_idle_interval, "A partition whose polls keep coming back empty is polled less often: the wait doubles from `interval` up to this (so thousands of idle partitions cost few requests); a message there waits at most this long. 0: poll every partition every round.");
         });
         v.field("verify_checksum", i.verify_checksum, "Check every message's XXH3-64 checksum; a mismatch is a bad message.");
         v.size("max_response_bytes", i.max_response_bytes, "Largest poll reply accepted; a bigger frame closes the connection.");
@@ -228,6 +229,10 @@ void visit_schema(V& v, C& c) {
         v.field("timezone", r.timezone, "IANA time zone for `schedule`.");
         v.field("idle", r.idle, "Close when a partition has had no new message for this long, so quiet partitions get uploaded and committed.");
         v.field("max_open_objects", r.max_open_objects, "Open objects per partition (one per encoded partition: keys that differ in more than {start_offset}); above it the object with the oldest first message is closed first. Memory: about one part per open object.");
+    });
+    v.section("memory", "The memory and spool budget of the whole daemon (see \"Memory\").", [&] {
+        v.size("max_buffered", c.memory.max_buffered, "Bytes held in memory for open objects and poll batches, all partitions together. Near it the partitions holding the most are not polled; at it the largest open objects are closed and uploaded early.");
+        v.size("max_spool", c.memory.max_spool, "Bytes in spool files (object bytes beyond one part, on disk in the temp dir); an object whose next part would pass it is closed instead. 0: never spool (objects close at s3.part_size).");
     });
     v.section("naming", "Object keys.", [&] {
         v.field("key", c.naming.key,

@@ -493,6 +493,11 @@ void check_rotation(collector& add, const sink_config& c) {
     }
 }
 
+void check_memory(collector& add, const sink_config& c) {
+    if (c.memory.max_buffered < mib)
+        add("memory.max_buffered", "must be >= 1MiB (a poll batch and one object's buffer), not {}", format_size(c.memory.max_buffered));
+}
+
 void check_record_naming(collector& add, const sink_config& c) {
     if (c.rotation.max_open_objects == 0) add("rotation.max_open_objects", "must be >= 1");
     if (c.rotation.max_open_objects > 100'000)
@@ -515,6 +520,7 @@ void check_record_naming(collector& add, const sink_config& c) {
 
 void check_naming(collector& add, const sink_config& c) {
     check_record_naming(add, c);
+    check_memory(add, c);
     const auto problems = format::key_template::check(c.naming.key);
     for (const auto& p : problems) add("naming.key", "{}", p);
     if (!problems.empty()) return;
@@ -637,9 +643,7 @@ std::string_view unit_name(format::time_unit u) {
     return "?";
 }
 
-}  // namespace
-
-std::vector<problem> warnings(const sink_config& c) {
+std::vector<problem> naming_warnings(const sink_config& c) {
     std::vector<problem> out;
     auto t = format::key_template::parse(c.naming.key);
     if (!t) return out;
@@ -667,6 +671,29 @@ std::vector<problem> warnings(const sink_config& c) {
                       c.rotation.max_records),
           0});
     }
+    if (c.memory.max_buffered < c.s3.part_size)
+        out.push_back(problem{"memory.max_buffered",
+                              fmt::format("is less than s3.part_size ({} < {}): objects are closed before they fill one part, "
+                                          "so none is uploaded in parts; raise it or lower s3.part_size",
+                                          format_size(c.memory.max_buffered), format_size(c.s3.part_size)),
+                              0});
+    return out;
+}
+
+void memory_warnings(std::vector<problem>& out, const sink_config& c) {
+    if (c.memory.max_buffered >= mib && c.memory.max_buffered < c.s3.part_size)
+        out.push_back(problem{"memory.max_buffered",
+                              fmt::format("is less than s3.part_size ({} < {}): objects are closed before they fill one "
+                                          "part, so none is uploaded in parts; raise it or lower s3.part_size",
+                                          format_size(c.memory.max_buffered), format_size(c.s3.part_size)),
+                              0});
+}
+
+}  // namespace
+
+std::vector<problem> warnings(const sink_config& c) {
+    auto out = naming_warnings(c);
+    memory_warnings(out, c);
     return out;
 }
 

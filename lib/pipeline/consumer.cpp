@@ -224,7 +224,27 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
     if (w->state() == writer_state::failed) co_return 0;
     const topic_ref t{p.stream, p.topic};
     if (!may_try(t, std::nullopt) || !may_try(t, p.partition)) co_return 0;
-    const poll_result r = co_await source_.poll(t, p.partition, w->next_offset(), o_.poll_messages);
+    // The memory budget (memory.hpp): make room when it is full, let the biggest holders
+    // wait near it, and ask for no more messages than fit.
+    auto& mem = router_.memory();
+    if (mem.hard_limit_reached()) co_await router_.relieve();
+    if (router_.busy(p) || w->state() != writer_state::running) co_return 0;
+    if (mem.soft_limit_reached() && mem.above_fair_share(w->memory_bytes())) {
+        ++paused_;
+        co_return 0;
+    }
+    std::uint32_t count = mem.poll_allowance(o_.poll_messages);
+    if (count == 0) {
+        co_await router_.relieve();
+        count = mem.poll_allowance(o_.poll_messages);
+        if (count == 0 || router_.busy(p)) {
+            ++paused_;
+            co_return 0;
+        }
+    }
+    memory_budget::charge batch{&mem};
+    batch.set(count * mem.average_message_bytes(), 0);  // the reply is on its way
+    const poll_result r = co_await source_.poll(t, p.partition, w->next_offset(), count);
     switch (r.status) {
         case source_status::ok: break;
         case source_status::not_member:
@@ -256,7 +276,15 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
     // The partition's newest offset, as the server reports it with every poll (0 with no
     // messages is also what an empty partition answers: no head known then).
     if (r.reply.current_offset > 0 || !r.reply.messages.empty()) heads_[p] = r.reply.current_offset;
+    note_poll(p, r.reply.messages.empty());
     if (r.reply.messages.empty()) co_return 0;
+    std::uint64_t reply_bytes = 0;
+    for (const auto& m : r.reply.messages) {
+        const std::uint64_t n = m.payload.size() + m.user_headers.size() + sizeof(message) + 64;
+        reply_bytes += n;
+        mem.saw_message(n);
+    }
+    batch.set(reply_bytes, 0);
     const feed_status st = co_await router_.feed(p, r.reply.messages);
     if (st == feed_status::stopped) {
         if (auto* ww = router_.find(p); ww && ww->state() == writer_state::revoked) {
@@ -295,7 +323,11 @@ task<std::size_t> consumer_loop::round() {
             for (std::uint32_t n : *parts) owned_.insert(partition_ref{s.topic.stream, s.topic.topic, n});
         }
     }
-    const std::size_t n = co_await poll_all(assignment());
+    paused_ = 0;
+    const std::size_t n = co_await poll_all(due(assignment()));
+    // Near the memory budget with nothing fed: every partition that has data was held back,
+    // so none would reach the hard limit that makes room. Make room here.
+    if (n == 0 && paused_ > 0 && router_.memory().soft_limit_reached()) co_await router_.relieve();
     for (const auto& t : rejoin_) co_await join(t);
     rejoin_.clear();
     ++rounds_;
@@ -353,13 +385,59 @@ task<std::size_t> consumer_loop::poll_all(std::vector<partition_ref> parts) {
     co_return st->fed;
 }
 
+// Naive version: every assigned partition is polled every round, so 10 000 partitions of which
+// 100 are busy cost 10 000 round trips per round. Instead a partition that keeps answering
+// empty is polled at a doubling interval (capped by max_idle_interval); a poll with messages
+// puts it back in every round. Only idle partitions have an entry here.
+void consumer_loop::note_poll(const partition_ref& p, bool empty) {
+    if (!empty || o_.max_idle_interval.count() <= 0) {
+        idle_.erase(p);
+        return;
+    }
+    auto& st = idle_[p];
+    if (st.empty_polls < 30) ++st.empty_polls;
+    auto wait = o_.poll_interval;
+    for (unsigned i = 1; i < st.empty_polls && wait < o_.max_idle_interval; ++i) wait *= 2;
+    st.next = clock_.steady_now() + std::min(wait, o_.max_idle_interval);
+}
+
+std::vector<partition_ref> consumer_loop::due(std::vector<partition_ref> parts) const {
+    if (idle_.empty()) return parts;
+    const auto now = clock_.steady_now();
+    std::erase_if(parts, [&](const partition_ref& p) {
+        const auto it = idle_.find(p);
+        // (A writer that holds data is ticked by the router, not polled: the wait is only
+        // for new messages.)
+        return it != idle_.end() && now < it->second.next;
+    });
+    return parts;
+}
+
+std::optional<clock::steady_time::duration> consumer_loop::time_to_next_poll() const {
+    std::optional<clock::steady_time> first;
+    for (const auto& p : owned_) {
+        const auto it = idle_.find(p);
+        if (it == idle_.end()) return clock::steady_time::duration::zero();
+        if (!first || it->second.next < *first) first = it->second.next;
+    }
+    if (!first) return std::nullopt;
+    const auto now = clock_.steady_now();
+    return *first > now ? *first - now : clock::steady_time::duration::zero();
+}
+
 task<void> consumer_loop::run() {
     while (!stop_) {
         const std::size_t n = co_await round();
         if (stop_) break;
         co_await router_.tick();
         if (n == 0 && !stop_) {
+            // Until the first partition is due (all idle ones wait their interval), but not
+            // past the next assignment check or a writer's idle/schedule time.
             auto wait = o_.poll_interval;
+            if (auto d = time_to_next_poll(); d && *d > wait) wait = std::chrono::ceil<std::chrono::milliseconds>(*d);
+            if (o_.mode == consumer_mode::group)
+                wait = std::min(wait, std::max(std::chrono::milliseconds{0}, std::chrono::ceil<std::chrono::milliseconds>(
+                                                                                 next_discovery_ - clock_.steady_now())));
             if (auto d = router_.time_to_due())
                 wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(*d));
             if (wait.count() > 0) co_await sleep_.sleep_for(wait);

@@ -56,6 +56,9 @@ struct consumer_options {
     std::vector<source_topic> sources;
     std::uint32_t poll_messages = 1000;                 ///< iggy.poll.messages
     std::chrono::milliseconds poll_interval{100};       ///< iggy.poll.interval: wait when nothing came
+    /// iggy.poll.max_idle_interval: after k empty polls in a row a partition is polled again
+    /// only after poll_interval x 2^(k-1), at most this long; 0 = every round.
+    std::chrono::milliseconds max_idle_interval{0};
     std::chrono::milliseconds assignment_interval{1000};  ///< group mode: how often to re-learn the assignment
     /// At most this many partitions are polled, fed and uploaded at once in a round (each
     /// may hold a poll batch and have one object upload in flight); 0 = all of them.
@@ -115,6 +118,9 @@ public:
     /// The newest offset of each partition as the last poll that knew it reported it
     /// (`current_offset` of the poll reply); partitions never seen non-empty are absent.
     [[nodiscard]] const std::map<partition_ref, std::uint64_t>& heads() const noexcept { return heads_; }
+    /// Time until the first assigned partition is due for a poll (zero: one is due now, or
+    /// polled every round; nullopt: nothing assigned).
+    [[nodiscard]] std::optional<clock::steady_time::duration> time_to_next_poll() const;
     /// Rounds completed (each learnt the assignment, then polled it).
     [[nodiscard]] std::uint64_t rounds() const noexcept { return rounds_; }
 
@@ -162,6 +168,19 @@ private:
     std::set<topic_ref> joined_;
     std::map<partition_ref, std::uint64_t> heads_;
     std::uint64_t rounds_ = 0;
+    std::size_t paused_ = 0;  ///< partitions of this round not polled because of the memory budget
+    /// A partition whose polls came back empty: when to poll it next (absent: every round).
+    struct idle_partition {
+        clock::steady_time next{};
+        std::uint8_t empty_polls = 0;
+    };
+    std::map<partition_ref, idle_partition> idle_;
+    /// Notes an empty poll of `p` (its next poll waits longer) or one with messages (polled
+    /// every round again).
+    void note_poll(const partition_ref& p, bool empty);
+    /// The partitions of `parts` due for a poll now.
+    [[nodiscard]] std::vector<partition_ref> due(std::vector<partition_ref> parts) const;
+
     std::set<topic_ref> rejoin_;  ///< topics whose polls answered 5006 this round
     std::set<topic_ref> listed_;  ///< single mode: topics whose partitions are in owned_
     std::map<std::pair<topic_ref, std::optional<std::uint32_t>>, unavailable_source> unavailable_;

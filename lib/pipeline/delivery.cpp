@@ -111,13 +111,16 @@ std::vector<std::string> just(const std::string& id) {
 }  // namespace
 
 struct partition_writer::open_object {
-    explicit open_object(std::string spool_dir) : spilled{std::move(spool_dir)} {}
+    open_object(std::string spool_dir, memory_budget* budget) : spilled{std::move(spool_dir)}, held{budget} {}
     std::string encoded;  ///< the encoded partition (key without {start_offset})
     std::optional<std::int64_t> bucket;  ///< time bucket of the first message, when the key has one
     object_key key;
     std::unique_ptr<record_encoder> encoder;
     std::string buf;  ///< encoder output not yet spilled (at most about one part)
     spool spilled;    ///< encoder output beyond one part (multipart objects)
+    std::unique_ptr<char[]> part;  ///< a part read back from `spilled` while a multipart upload runs
+    std::size_t part_capacity = 0;  ///< bytes allocated for `part`
+    memory_budget::charge held;  ///< what `buf`, `part`, the encoder and `spilled` hold, charged
     std::uint64_t first_offset = 0;
     std::uint64_t last_offset = 0;  ///< last offset accounted for (records, skipped, dead-lettered)
     std::uint64_t records = 0;
@@ -154,6 +157,54 @@ open_object_state partition_writer::rotation_state(const open_object& o) const {
     return s;
 }
 
+void partition_writer::recharge(open_object& o) const noexcept {
+    o.held.set(o.buf.capacity() + o.part_capacity + (o.encoder ? o.encoder->buffered() : 0), o.spilled.size());
+}
+
+void partition_writer::reserve_for(open_object& o, const message& m) const {
+    // An estimate of the record's encoded size: escaping and framing rarely double it.
+    const std::size_t need = o.buf.size() + 2 * (m.payload.size() + m.user_headers.size()) + 512;
+    if (need <= o.buf.capacity()) return;
+    std::size_t grow = std::min<std::size_t>(2 * o.buf.capacity(), o_.part_size + 4096);
+    // Past its first 64 KiB an object is likely to fill a part: room for the whole part at
+    // once (doubling would copy it again and again), unless memory is short.
+    if (o.buf.size() >= 64 * 1024 &&
+        (!ports_.memory || !ports_.memory->limited() || ports_.memory->free() >= 4 * (o_.part_size + 4096)))
+        grow = o_.part_size + 4096;
+    // Within the memory budget: grow by no more than what is free (at least 4 KiB; the
+    // consumer leaves room for a poll batch twice, so growing near the limit is rare).
+    if (ports_.memory && ports_.memory->limited())
+        grow = std::min<std::size_t>(grow, o.buf.capacity() + std::max<std::uint64_t>(ports_.memory->free(), 4u << 10));
+    // std::string::reserve rounds a growth below twice the capacity up to twice: allocate
+    // the new capacity exactly instead, and move the bytes over (what a reallocation does).
+    std::string bigger;
+    bigger.reserve(std::max(need, grow));
+    bigger.append(o.buf);
+    o.buf.swap(bigger);
+}
+
+std::uint64_t partition_writer::memory_bytes() const noexcept {
+    std::uint64_t n = 0;
+    for (const auto& [id, o] : open_) n += o->held.memory();
+    for (const auto& o : closing_) n += o->held.memory();
+    return n;
+}
+
+std::uint64_t partition_writer::largest_open_memory() const noexcept {
+    std::uint64_t n = 0;
+    for (const auto& [id, o] : open_) n = std::max(n, o->held.memory());
+    return n;
+}
+
+task<bool> partition_writer::shed_largest(rotate_reason why) {
+    if (state_ != writer_state::running || open_.empty()) co_return false;
+    auto largest = open_.begin();
+    for (auto j = open_.begin(); j != open_.end(); ++j)
+        if (j->second->held.memory() > largest->second->held.memory()) largest = j;
+    const delivered d = co_await close_and_deliver(just(largest->first), why);
+    co_return d == delivered::ok;
+}
+
 std::uint64_t partition_writer::buffered_bytes() const noexcept {
     std::uint64_t n = 0;
     for (const auto& [id, o] : open_) n += o->spilled.size() + o->buf.size();
@@ -179,7 +230,7 @@ std::optional<std::chrono::nanoseconds> partition_writer::time_to_due() const {
 }
 
 partition_writer::open_object& partition_writer::open(const message& m, const encoded_partition& e) {
-    auto o = std::make_unique<open_object>(o_.spool_dir);
+    auto o = std::make_unique<open_object>(o_.spool_dir, ports_.memory);
     o->encoded = e.id;
     o->bucket = e.bucket;
     // Invariant 2: the key is rendered once, from the partition, the first offset and the
@@ -346,13 +397,12 @@ task<feed_status> partition_writer::feed_one(const message& m) {
         it = open_.find(id);
     }
     open_object& o = *it->second;
+    reserve_for(o, m);
     if (auto r = o.encoder->append(m, p_, o.buf); !r) {
+        recharge(o);
         const delivered d = co_await handle_bad_message(m, r.error(), &id);
         co_return to_feed(d);
     }
-    // Once an object is past its first 64 KiB, room for a whole part (and a record or so
-    // beyond it) at once: growing by doubling would copy the buffer again and again.
-    if (o.buf.size() >= 64 * 1024 && o.buf.capacity() < o_.part_size) o.buf.reserve(o_.part_size + (1U << 20));
     o.records += 1;
     o.payload_bytes += m.payload.size();
     o.last_offset = m.offset;
@@ -365,7 +415,15 @@ task<feed_status> partition_writer::feed_one(const message& m) {
     if (o_.plan.strategy == upload_strategy::single_part_conditional) {
         cap = o_.part_size;  // invariant 4: never multipart where Complete ignores the condition
     } else if (o.buf.size() >= o_.part_size) {
-        // Memory per open object stays about one part: the rest waits in the spool file.
+        // Memory per open object stays about one part: the rest waits in the spool file,
+        // within memory.max_spool.
+        if (ports_.memory && !ports_.memory->spool_allows(o.buf.size())) {
+            recharge(o);
+            log_.info({iss::log::kv("spooled", ports_.memory->spooled())},
+                      "memory.max_spool reached: closing the object instead of spooling another part");
+            const delivered d = co_await close_and_deliver(just(id), rotate_reason::spool_limit);
+            co_return to_feed(d);
+        }
         if (auto w = o.spilled.append(o.buf); !w) {
             log_.warn("cannot spool beyond one part ({}); closing the object now", w.error());
             const delivered d = co_await close_and_deliver(just(id), rotate_reason::part_size);
@@ -373,6 +431,7 @@ task<feed_status> partition_writer::feed_one(const message& m) {
         }
         o.buf.clear();
     }
+    recharge(o);
     if (auto why = rotation_.full(rotation_state(o), cap)) {
         const delivered d = co_await close_and_deliver(just(id), *why);
         co_return to_feed(d);
@@ -421,6 +480,7 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
     assert(!closing_.empty());
     open_object& o = *closing_.front();
     o.encoder->finish(o.buf);
+    recharge(o);
     const object_range r{o.first_offset, o.last_offset, o.records};
     const iss::log::fields ctx{
       iss::log::kv("key", o.key), iss::log::kv("first_offset", r.first_offset), iss::log::kv("last_offset", r.last_offset),
@@ -532,8 +592,9 @@ task<store_result<none>> partition_writer::upload_multipart(open_object& o, cons
     const std::uint64_t spooled = o.spilled.size();
     const std::uint64_t total = spooled + o.buf.size();
     // Parts that lie in `o.buf` go up as views into it; a part (partly) in the spool file is
-    // read into `chunk`, allocated once per upload and never zero-filled.
-    std::unique_ptr<char[]> chunk;
+    // read into `o.part`, allocated once per upload, never zero-filled, and charged to the
+    // memory budget with the object.
+    auto& chunk = o.part;
     store_result<none> failure{store_status::ok, {}, {}};
     int number = 1;
     for (std::uint64_t off = 0; off < total; off += o_.part_size, ++number) {
@@ -542,7 +603,11 @@ task<store_result<none>> partition_writer::upload_multipart(open_object& o, cons
         if (off >= spooled) {
             body = std::string_view{o.buf}.substr(static_cast<std::size_t>(off - spooled), len);
         } else {
-            if (!chunk) chunk.reset(new char[static_cast<std::size_t>(o_.part_size)]);  // NOLINT: uninitialised on purpose
+            if (!chunk) {
+                chunk.reset(new char[static_cast<std::size_t>(o_.part_size)]);  // NOLINT: uninitialised on purpose
+                o.part_capacity = static_cast<std::size_t>(o_.part_size);
+                recharge(o);
+            }
             const auto from_spool = static_cast<std::size_t>(std::min<std::uint64_t>(len, spooled - off));
             if (auto rd = o.spilled.read(off, std::span<char>{chunk.get(), from_spool}); !rd) {
                 failure = {store_status::fatal, {}, rd.error().message()};

@@ -122,6 +122,7 @@
 #include "common/clock.hpp"
 #include "common/log.hpp"
 #include "common/stats.hpp"
+#include "pipeline/memory.hpp"
 #include "pipeline/ports.hpp"
 #include "pipeline/rotation.hpp"
 #include "pipeline/spool.hpp"
@@ -206,6 +207,7 @@ struct writer_ports {
     const iss::clock& clock;
     dead_letter_sink* dead_letters = nullptr;  ///< required for bad_message_policy::dead_letter
     delivery_timings* timings = nullptr;       ///< where durations are recorded (the router sets its own)
+    memory_budget* memory = nullptr;           ///< what open objects hold is charged here (the router sets its own)
 };
 
 /// Counters of one writer (also summed by the router for logs and the lag view).
@@ -277,6 +279,13 @@ public:
     [[nodiscard]] bool holds_data() const noexcept { return !open_.empty() || !closing_.empty(); }
     /// Bytes of the open objects held in memory or in their spool files (0 when none is open).
     [[nodiscard]] std::uint64_t buffered_bytes() const noexcept;
+    /// Bytes charged to the memory budget by this writer's open and in-flight objects.
+    [[nodiscard]] std::uint64_t memory_bytes() const noexcept;
+    /// The memory of this writer's largest open object (0: none open).
+    [[nodiscard]] std::uint64_t largest_open_memory() const noexcept;
+    /// Closes, uploads and commits the open object holding the most memory (the budget is
+    /// full: memory_budget). Same outcome rules as `flush`; true when it was delivered.
+    task<bool> shed_largest(rotate_reason why);
     [[nodiscard]] writer_state state() const noexcept { return state_; }
     [[nodiscard]] const writer_counters& counters() const noexcept { return counters_; }
     [[nodiscard]] const partition_ref& partition() const noexcept { return p_; }
@@ -293,6 +302,11 @@ private:
     task<delivered> close_all(rotate_reason why);
     task<delivered> deliver_front(rotate_reason why);
     task<delivered> absorb(const message& m, const std::string* encoded);
+    /// Re-charges `o` to the memory budget after its buffers changed.
+    void recharge(open_object& o) const noexcept;
+    /// Grows `o.buf` ahead of appending `m`: by doubling, but never past one part plus the
+    /// record (std::string's own doubling would reach twice the part size).
+    void reserve_for(open_object& o, const message& m) const;
     task<delivered> handle_bad_message(const message& m, const error& e, const std::string* encoded);
     task<store_result<none>> upload(open_object& o, const object_range& r);
     task<store_result<none>> upload_multipart(open_object& o, const object_range& r);

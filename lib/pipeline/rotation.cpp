@@ -24,6 +24,8 @@ std::string_view to_string(rotate_reason r) noexcept {
         case rotate_reason::max_open_objects: return "max_open_objects";
         case rotate_reason::time_bucket: return "time_bucket";
         case rotate_reason::commit_stall: return "commit_stall";
+        case rotate_reason::memory_limit: return "memory_limit";
+        case rotate_reason::spool_limit: return "spool_limit";
     }
     return "?";
 }

@@ -55,6 +55,8 @@ enum class rotate_reason {
     max_open_objects,  ///< rotation.max_open_objects: the object with the oldest first message makes room
     time_bucket,       ///< a message of a later time bucket arrived (record time = Iggy's append time)
     commit_stall,      ///< delivered objects kept overlapping the open ones: every object is closed so the stored offset can move
+    memory_limit,      ///< memory.max_buffered was reached: the largest open objects are closed early
+    spool_limit,       ///< memory.max_spool would be passed by spooling the next part
 };
 [[nodiscard]] std::string_view to_string(rotate_reason r) noexcept;
 

@@ -7,6 +7,42 @@ namespace iss::pipeline {
 router::router(writer_options o, rotation_policy rotation, writer_ports ports)
     : o_{std::move(o)}, rotation_{std::move(rotation)}, ports_{ports} {
     if (!ports_.timings) ports_.timings = &timings_;
+    if (!ports_.memory) ports_.memory = &memory_;
+}
+
+router::busy_guard router::hold(const partition_writer& w) {
+    busy_.insert(&w);
+    return busy_guard{busy_, &w};
+}
+
+bool router::busy(const partition_ref& p) const {
+    const auto* w = find(p);
+    return w && busy_.count(w) > 0;
+}
+
+task<std::size_t> router::relieve() {
+    std::size_t closed = 0;
+    auto& m = memory();
+    while (m.limited() && m.buffered() > m.relief_target()) {
+        partition_writer* best = nullptr;
+        std::uint64_t most = 0;
+        for (const auto& [p, w] : writers_) {
+            if (busy_.count(w.get()) || w->state() != writer_state::running) continue;
+            if (const auto n = w->largest_open_memory(); n > most) {
+                most = n;
+                best = w.get();
+            }
+        }
+        if (!best) break;  // everything else is in the middle of a step: it frees what it holds itself
+        log_.info({iss::log::kv("partition", best->partition()), iss::log::kv("buffered", m.buffered()),
+                   iss::log::kv("max_buffered", m.limits().max_buffered), iss::log::kv("object_bytes", most)},
+                  "memory.max_buffered reached: closing the largest open object early");
+        const auto guard = hold(*best);
+        const bool ok = co_await best->shed_largest(rotate_reason::memory_limit);
+        ++closed;
+        if (!ok) break;  // a failed or rewound delivery: try again at the next poll
+    }
+    co_return closed;
 }
 
 writer_counters& operator+=(writer_counters& t, const writer_counters& c) noexcept {
@@ -48,13 +84,17 @@ task<partition_writer*> router::writer_for(const partition_ref& p) {
 task<feed_status> router::feed(const partition_ref& p, std::span<const message> batch) {
     partition_writer* w = co_await writer_for(p);
     if (!w) co_return feed_status::rewind;
+    const auto guard = hold(*w);
     co_return co_await w->feed(batch);
 }
 
 task<void> router::tick() {
     // Writers may be added while we await; iterate over a snapshot of keys.
     for (const auto& p : partitions()) {
-        if (auto* w = find(p)) co_await w->tick();
+        if (auto* w = find(p); w && !busy_.count(w)) {
+            const auto guard = hold(*w);
+            co_await w->tick();
+        }
     }
 }
 
@@ -63,6 +103,7 @@ task<void> router::release(const partition_ref& p) {
     if (!w) co_return;
     if (w->holds_data() || w->pending_commit()) {
         log_.info({iss::log::kv("partition", p)}, "hand-over: group polls stopped returning this partition; flushing it now");
+        const auto guard = hold(*w);
         co_await w->flush(rotate_reason::hand_over);
     }
     forget(p);
@@ -93,6 +134,7 @@ task<bool> router::stop() {
     for (const auto& p : partitions()) {
         if (auto* w = find(p)) {
             if (w->state() != writer_state::running) continue;
+            const auto guard = hold(*w);
             all = co_await w->flush(rotate_reason::stop) && all;
         }
     }

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -29,6 +30,16 @@ public:
     [[nodiscard]] partition_writer* find(const partition_ref& p) const;
     /// Feeds a poll batch to `p`'s writer (made when missing).
     task<feed_status> feed(const partition_ref& p, std::span<const message> batch);
+    /// Closes and uploads the largest open objects of writers not in the middle of a step
+    /// until the memory budget is down to its relief target (memory.hpp). Returns the
+    /// number of objects closed.
+    task<std::size_t> relieve();
+    /// True while a step of `p`'s writer (feed, tick, flush, relief) is running: its
+    /// partition must not be polled or fed meanwhile.
+    [[nodiscard]] bool busy(const partition_ref& p) const;
+    /// The budget every writer charges (the ports' one, else the router's own, unlimited).
+    [[nodiscard]] memory_budget& memory() noexcept { return *ports_.memory; }
+    [[nodiscard]] const memory_budget& memory() const noexcept { return *ports_.memory; }
     /// Rotates whatever idle/schedule says is due; retries pending commits.
     task<void> tick();
     /// Hand-over (group polls stopped returning `p`): flush at once, upload, commit, forget.
@@ -61,6 +72,13 @@ public:
 
 private:
     void add_to_retired(const partition_writer& w);
+    /// Marks a writer busy for the lifetime of the guard.
+    struct busy_guard {
+        std::set<const partition_writer*>& set;
+        const partition_writer* w;
+        ~busy_guard() { set.erase(w); }
+    };
+    busy_guard hold(const partition_writer& w);
     writer_options o_;
     rotation_policy rotation_;
     writer_ports ports_;
@@ -68,6 +86,8 @@ private:
     std::map<partition_ref, std::unique_ptr<partition_writer>> writers_;
     std::map<topic_ref, writer_counters> retired_;
     delivery_timings timings_;
+    memory_budget memory_;
+    std::set<const partition_writer*> busy_;
 };
 
 /// Adds every counter of `c` to `t`.

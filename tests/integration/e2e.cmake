@@ -84,3 +84,11 @@ foreach(case aws_container_refresh aws_web_identity_refresh)
     FIXTURES_REQUIRED rgw
     ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
 endforeach()
+
+# Scale: the memory budget over a backlog on 200 partitions (tests/integration/e2e/scale_cases.py).
+add_test(NAME e2e.memory_backlog
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/scale_cases.py memory_backlog)
+set_tests_properties(e2e.memory_backlog PROPERTIES
+  LABELS "integration;s3;iggy;e2e" TIMEOUT 900
+  FIXTURES_REQUIRED rgw
+  ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")

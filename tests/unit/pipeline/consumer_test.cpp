@@ -513,3 +513,55 @@ TEST_CASE("consumer: group mode, a source topic missing at start is tried again 
     CHECK(loop.assignment() == std::vector<pl::partition_ref>{{"app", "requests", 0}});
     CHECK(loop.heads().at({"app", "requests", 0}) == 2);
 }
+
+TEST_CASE("consumer: partitions that stay empty are polled at a doubling interval, busy ones every round", "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 1000;
+    auto r = w.make_router();
+    fake_source src;
+    for (std::uint32_t p = 0; p < 10; ++p) src.fill(p, 0);
+    auto o = options(pl::consumer_mode::single);
+    o.max_idle_interval = 800ms;  // 100, 200, 400, 800, 800 ...
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    const auto polls_of = [&](std::uint32_t p) {
+        return std::count_if(src.polls.begin(), src.polls.end(), [&](const auto& t) { return std::get<0>(t) == p; });
+    };
+    // 4 s of rounds 10 ms apart: an idle partition is polled at 0, 0.1, 0.3, 0.7, 1.5, 2.3,
+    // 3.1, 3.9 s: 8 times instead of 400.
+    src.fill(3, 1);  // partition 3 has a message at the start, then gets one every 10 ms
+    for (int i = 0; i < 400; ++i) {
+        run(loop.round());
+        w.clock.advance(10ms);
+        src.fill(3, 1);
+    }
+    CHECK(polls_of(0) >= 7);
+    CHECK(polls_of(0) <= 9);
+    CHECK(polls_of(3) == 400);
+    // A message on an idle partition is polled within max_idle_interval.
+    src.fill(5, 1);
+    const auto fed_before = r->find({"app", "requests", 5}) ? r->find({"app", "requests", 5})->next_offset() : std::nullopt;
+    CHECK_FALSE(fed_before.has_value());
+    for (int i = 0; i < 80; ++i) {  // 800 ms
+        run(loop.round());
+        w.clock.advance(10ms);
+    }
+    REQUIRE(r->find({"app", "requests", 5}));
+    CHECK(r->find({"app", "requests", 5})->next_offset() == 1u);
+    // ... and from then on it is polled every round again.
+    w.clock.advance(800ms);  // it went idle again after that one message: due once more
+    const auto before = polls_of(5);
+    for (int i = 0; i < 5; ++i) {
+        src.fill(5, 1);
+        run(loop.round());
+    }
+    CHECK(polls_of(5) == before + 5);
+    // With max_idle_interval 0 (the options' default) every partition is polled every round.
+    fake_source src2;
+    for (std::uint32_t p = 0; p < 3; ++p) src2.fill(p, 0);
+    auto r2 = w.make_router();
+    pl::consumer_loop every{options(pl::consumer_mode::single), src2, *r2, w.sleeper, w.clock};
+    REQUIRE(run(every.start()));
+    for (int i = 0; i < 10; ++i) run(every.round());
+    CHECK(src2.polls.size() == 30);
+}
