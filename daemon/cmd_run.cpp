@@ -196,7 +196,8 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
         if (st.stopping) break;
         s3 = co_await make_s3(ex, cfg, mode);
     }
-    if (st.stopping && !s3) co_return exit_ok;
+    // A stop asked for while the store was being set up: nothing is polled or buffered yet.
+    if (st.stopping) co_return exit_ok;
     if (!s3) {
         log.error("S3: {}", s3.error());
         // Options the client refuses are a configuration problem (config::validate checks the

@@ -89,12 +89,10 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
         out.crc32c_detail = r.crc32c_detail;
     }
     if (c.s3.checksum == config::checksum_kind::automatic) {
-        if (c.s3.conditional_writes == config::conditional_writes::off) {
-            auto crc = co_await s3::probe_crc32c(owner->client, c.s3.bucket.get(),
-                                                 s3::probe_key(c.s3.prefix, std::random_device{}()) + "-crc32c");
-            out.crc32c_verified = crc.verified;
-            out.crc32c_detail = std::move(crc.detail);
-        }
+        // conditional_writes: off means no probe at start (the store is not asked anything
+        // before the first upload): MD5, which every store checks.
+        if (c.s3.conditional_writes == config::conditional_writes::off)
+            out.crc32c_detail = "s3.conditional_writes: off: the store is not probed";
         const auto sum = s3::automatic_checksum(out.crc32c_verified);
         owner->client.use_checksum(sum);
         log.info({iss::log::kv("bucket", c.s3.bucket), iss::log::kv("crc32c_verified", s3::to_string(out.crc32c_verified))},
