@@ -91,8 +91,10 @@ def memory_backlog(env: Env, rng) -> None:
         f"would be {partitions * part_mib} MiB): peak RSS {sampler.peak / 1024:.1f} MiB over {sampler.samples} samples, "
         f"budget {budget_mib} MiB, peak charged {peak_buffered / (1 << 20):.1f} MiB, {cuts} early cuts, "
         f"{landed.objects} objects")
-    check(peak_buffered <= (budget_mib << 20) + (64 << 10),
-          f"the budget's own peak {peak_buffered:.0f} passed memory.max_buffered ({budget_mib} MiB)")
+    # Poll batches are sized from the average message seen so far: messages of varying size can
+    # pass the estimate by a little (seen: 14 KB). 256 KiB of slack, stated.
+    check(peak_buffered <= (budget_mib << 20) + (256 << 10),
+          f"the budget's own peak {peak_buffered:.0f} passed memory.max_buffered ({budget_mib} MiB) + 256 KiB")
     check(sampler.peak <= budget_kib + overhead_kib,
           f"peak RSS {sampler.peak} KiB above {budget_mib} MiB + {overhead_kib >> 10} MiB of fixed overhead")
     check(cuts > 0, "no object was cut early: the backlog fit in the budget, the test proves nothing")
