@@ -108,22 +108,6 @@ pl::consumer_options options(pl::consumer_mode mode) {
     return o;
 }
 
-/// Every (partition, offset) in the bucket -> times present.
-std::map<std::pair<std::string, std::uint64_t>, int> in_bucket(const world& w) {
-    std::map<std::pair<std::string, std::uint64_t>, int> out;
-    for (const auto& [k, o] : w.store.objects) {
-        auto part = k.substr(0, k.rfind('/'));
-        std::string_view b = o.body;
-        while (!b.empty()) {
-            auto nl = b.find('\n');
-            auto line = b.substr(0, nl);
-            out[{part, std::stoull(std::string{line.substr(0, line.find(':'))})}] += 1;
-            b.remove_prefix(nl + 1);
-        }
-    }
-    return out;
-}
-
 }  // namespace
 
 TEST_CASE("consumer: single mode polls every partition with explicit offsets and loses nothing", "[pipeline][consumer]") {
@@ -148,7 +132,7 @@ TEST_CASE("consumer: single mode polls every partition with explicit offsets and
     CHECK(p0[2] == 8u);
     CHECK(p0[3] == 12u);
     CHECK(run(loop.shutdown()));
-    auto b = in_bucket(w);
+    auto b = w.bucket_records();
     CHECK(b.size() == 15);
     for (const auto& [k, n] : b) CHECK(n == 1);
     CHECK(w.offsets.stored.at({"app", "requests", 0}) == 11);
@@ -182,7 +166,7 @@ TEST_CASE("consumer: one partition's upload does not stall the polls and uploads
     CHECK(w.offsets.stored.at({"app", "requests", 0}) == 3);
     CHECK(w.offsets.stored.at({"app", "requests", 1}) == 3);
     CHECK(run(loop.shutdown()));
-    auto b = in_bucket(w);
+    auto b = w.bucket_records();
     CHECK(b.size() == 8);
     for (const auto& [k, n] : b) CHECK(n == 1);
 }
@@ -204,7 +188,7 @@ TEST_CASE("consumer: max_parallel_partitions bounds a round's concurrency and st
     CHECK(src.polls.size() == 5);
     for (std::uint32_t p = 0; p < 5; ++p) CHECK(w.offsets.stored.at({"app", "requests", p}) == 3);
     CHECK(run(loop.shutdown()));
-    auto b = in_bucket(w);
+    auto b = w.bucket_records();
     CHECK(b.size() == 20);
     for (const auto& [k, n] : b) CHECK(n == 1);
 }
@@ -276,7 +260,7 @@ TEST_CASE("consumer: inv5 after a reconnect, held data is dropped (not uploaded)
     for (int i = 0; i < 4; ++i) run(loop.round());
     CHECK(run(loop.shutdown()));
     CHECK(src.leaves == 1);
-    auto b = in_bucket(w);
+    auto b = w.bucket_records();
     CHECK(b.size() == 8);
     for (const auto& [k, n] : b) CHECK(n == 1);
     CHECK(r->totals().records_dropped >= 1);

@@ -342,6 +342,21 @@ struct world {
         }
         return out;
     }
+    /// Every (partition key prefix, offset) held by the bucket -> times present.
+    std::map<std::pair<std::string, std::uint64_t>, int> bucket_records() const {
+        std::map<std::pair<std::string, std::uint64_t>, int> out;
+        for (const auto& [k, o] : store.objects) {
+            auto part = k.substr(0, k.rfind('/'));
+            std::string_view b = o.body;
+            while (!b.empty()) {
+                auto nl = b.find('\n');
+                auto line = b.substr(0, nl);
+                out[{part, std::stoull(std::string{line.substr(0, line.find(':'))})}] += 1;
+                b.remove_prefix(nl + 1);
+            }
+        }
+        return out;
+    }
     std::size_t index_of(std::string_view prefix) const {
         for (std::size_t i = 0; i < events.size(); ++i)
             if (events[i].rfind(prefix, 0) == 0) return i;

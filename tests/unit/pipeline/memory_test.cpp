@@ -67,22 +67,6 @@ pl::consumer_options single_options(std::uint32_t poll_messages) {
     return o;
 }
 
-/// (partition key prefix, offset) -> times present in the bucket.
-std::map<std::pair<std::string, std::uint64_t>, int> in_bucket(const world& w) {
-    std::map<std::pair<std::string, std::uint64_t>, int> out;
-    for (const auto& [k, o] : w.store.objects) {
-        auto part = k.substr(0, k.rfind('/'));
-        std::string_view b = o.body;
-        while (!b.empty()) {
-            auto nl = b.find('\n');
-            auto line = b.substr(0, nl);
-            out[{part, std::stoull(std::string{line.substr(0, line.find(':'))})}] += 1;
-            b.remove_prefix(nl + 1);
-        }
-    }
-    return out;
-}
-
 std::size_t total_records(const sized_source& s) {
     std::size_t n = 0;
     for (const auto& [p, l] : s.logs) n += l.size();
@@ -174,7 +158,7 @@ TEST_CASE("memory: a backlog on many partitions stays within max_buffered and la
     REQUIRE(run(loop.start()));
     drain(loop, r, src);
     REQUIRE(run(r.stop()));
-    const auto got = in_bucket(w);
+    const auto got = w.bucket_records();
     CHECK(got.size() == total_records(src));
     for (const auto& [k, n] : got) CHECK(n == 1);
     // What was held never passed the budget by more than one record's growth.
@@ -203,7 +187,7 @@ TEST_CASE("memory: one partition with a backlog larger than the budget does not 
     REQUIRE(wr);
     CHECK(wr->next_offset() == 2000u);  // everything was fed: nothing stalled near the limit
     REQUIRE(run(r.stop()));
-    CHECK(in_bucket(w).size() == 2000);
+    CHECK(w.bucket_records().size() == 2000);
     CHECK(mem.peak_buffered() <= (64 << 10) + 4096);
 }
 
@@ -222,7 +206,7 @@ TEST_CASE("memory: max_spool closes an object instead of spooling past it", "[pi
     REQUIRE(run(loop.start()));
     drain(loop, r, src);
     REQUIRE(run(r.stop()));
-    CHECK(in_bucket(w).size() == 100);
+    CHECK(w.bucket_records().size() == 100);
     // Spooled bytes never passed max_spool, so no object is bigger than 200 bytes of spool
     // plus what was in memory (at most one part and one record).
     for (const auto& [k, o] : w.store.objects) CHECK(o.body.size() <= 200 + 64 + 64);
