@@ -85,10 +85,13 @@ foreach(case aws_container_refresh aws_web_identity_refresh)
     ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
 endforeach()
 
-# Scale: the memory budget over a backlog on 200 partitions (tests/integration/e2e/scale_cases.py).
-add_test(NAME e2e.memory_backlog
-  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/scale_cases.py memory_backlog)
-set_tests_properties(e2e.memory_backlog PROPERTIES
-  LABELS "integration;s3;iggy;e2e" TIMEOUT 900
-  FIXTURES_REQUIRED rgw
-  ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
+# Scale: the memory budget over a backlog on 200 partitions, and 1 000 mostly idle partitions in
+# one daemon (tests/integration/e2e/scale_cases.py; SCALE_* knobs there for bigger runs).
+foreach(case memory_backlog many_partitions)
+  add_test(NAME e2e.${case}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/scale_cases.py ${case})
+  set_tests_properties(e2e.${case} PROPERTIES
+    LABELS "integration;s3;iggy;e2e" TIMEOUT 900
+    FIXTURES_REQUIRED rgw
+    ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
+endforeach()
