@@ -294,7 +294,9 @@ class Soak:
         logs = {d.tag: (env.work / f"{d.tag}.log").read_text(errors="replace") for d in self.daemons}
         retries = sum(t.count("retrying in") for t in logs.values())
         adopted = sum(t.count("object exists already (412)") for t in logs.values())
-        evicted = sum(t.count("ended the session") for t in logs.values())
+        # What a member says when the server dropped it (as e2e.group_sigstop checks).
+        evicted = sum(len(re.findall(r" warn .*(ended the session|not a member|no longer counts)", t))
+                      for t in logs.values())
         mb = sum(f.stat().st_size for f in env.work.glob("dl-*/**/*") if f.is_file()) / 1e6
         log("---- soak figures")
         log(f"seed {args.seed}, duration {args.duration}s (faults phase {t_faults:.0f}s, drain to lag 0 {drain:.0f}s, "
