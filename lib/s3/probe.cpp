@@ -26,6 +26,10 @@ std::string probe_key(std::string_view prefix, std::uint64_t rng_seed) {
 namespace {
 bool is_transport(const error& e) { return e.code().category() == http::http_category(); }
 bool is_auth(const error& e) { return e == errc::invalid_access_key || e == errc::signature_mismatch || e == errc::clock_skew; }
+/// Marks the report interrupted when a step's final error is one a later try may not get.
+void note(probe_report& rep, const error& e) {
+    if (status_of(e) == status::retryable) rep.interrupted = true;
+}
 }  // namespace
 
 checksum_kind automatic_checksum(capability crc32c_verified) noexcept {
@@ -106,11 +110,13 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
     // retry found the object: written. The HEAD below confirms it.
     if (!p && p.error() != errc::precondition_failed) {
         rep.bucket_detail = "PutObject: " + p.error().message();
+        note(rep, p.error());
         co_return rep;
     }
     auto h = co_await c.head_object(bucket, key);
     if (!h) {
         rep.bucket_detail = "HeadObject: " + h.error().message();
+        note(rep, h.error());
     } else {
         rep.bucket_access = true;
     }
@@ -125,6 +131,7 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
         rep.put_detail = "PutObject with If-None-Match: * over an existing key answered 200 (overwrote it)";
     } else {
         rep.put_detail = p2.error().message();
+        note(rep, p2.error());
     }
 
     // 4. Conditional CompleteMultipartUpload over the existing key (one small part: the last
@@ -134,11 +141,13 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
     auto id = co_await c.create_multipart(bucket, key, plain);
     if (!id) {
         rep.complete_detail = "CreateMultipartUpload: " + id.error().message();
+        note(rep, id.error());
     } else {
         std::vector<std::string_view> v3{body};
         auto part = co_await c.upload_part(bucket, key, *id, 1, std::move(v3));
         if (!part) {
             rep.complete_detail = "UploadPart: " + part.error().message();
+            note(rep, part.error());
             (void)co_await c.abort_multipart(bucket, key, *id);
         } else {
             std::vector<completed_part> parts{*part};
@@ -151,6 +160,7 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
                   "CompleteMultipartUpload with If-None-Match: * over an existing key answered 200 (overwrote it)";
             } else {
                 rep.complete_detail = done.error().message();
+                note(rep, done.error());
             }
             if (!done) (void)co_await c.abort_multipart(bucket, key, *id);
         }

@@ -23,6 +23,7 @@ import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "integration" / "e2e"))
-from harness import (Env, Failure, FaultFront, RssSampler, check, log, read_landed,  # noqa: E402
+from harness import (Env, Failure, FaultFront, RssSampler, check, free_port, log, read_landed,  # noqa: E402
                      run_case, verify_exactly_once)
 
 STREAM = "soak"
@@ -46,6 +47,25 @@ BUDGET_MIB = 16     # memory.max_buffered of each daemon
 OVERHEAD_MIB = 40
 KINDS = ("kill", "stop", "s3", "broker")
 SECONDS_PER_FAULT = 15  # per kind: a 300 s run has 20 of each
+
+
+def quiet_port() -> int:
+    """A free port below the kernel's ephemeral range, for the broker: restarted on the same
+    port, it must not find it taken as the local port of someone's outgoing connection (those
+    come from the ephemeral range, and so do the port-0 listeners of tests running alongside)."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    if low <= 11000:
+        return free_port()
+    pick = random.SystemRandom()  # not the run's rng: the schedule must not depend on which ports are free
+    for _ in range(500):
+        port = pick.randrange(10000, low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise Failure(f"no free port between 10000 and {low}")
 
 
 @dataclass
@@ -110,14 +130,25 @@ class Soak:
         self.produce_failures = 0
 
     # ---- set-up ---------------------------------------------------------------------
-    def start_broker(self, listen: str = "127.0.0.1:0") -> None:
-        self.broker = self.env.start_broker("--heartbeat", f"{HEARTBEAT_S}s", "--rebalance-timeout",
-                                            f"{REBALANCE_S}s", data=self.env.work / "broker-data", listen=listen)
+    def start_broker(self) -> None:
+        """Starts (or restarts) the broker on self.address with the same data directory; a start
+        that cannot bind yet is tried again for 30 s."""
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.broker = self.env.start_broker("--heartbeat", f"{HEARTBEAT_S}s", "--rebalance-timeout",
+                                                    f"{REBALANCE_S}s", data=self.env.work / "broker-data",
+                                                    listen=self.address)
+                return
+            except Failure:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
     def setup(self) -> None:
         env = self.env
+        self.address = f"127.0.0.1:{quiet_port()}"
         self.start_broker()
-        self.address = self.broker.address
         for topic in TOPICS:
             env.produce(self.address, STREAM, topic, "--create", str(PARTITIONS), "--count", "0", "--size", "1")
         self.bucket = env.make_bucket(f"soak-{self.args.seed:x}-{self.rng.randrange(1 << 30):x}")
@@ -217,7 +248,7 @@ class Soak:
             rc = self.env.stop(self.broker.proc, timeout=60)
             check(rc == 0, f"the broker exited {rc} on SIGTERM")
             time.sleep(pause)
-            self.start_broker(listen=self.address)
+            self.start_broker()
         self.count("broker")
         log(f"broker restarted on {self.address} after {pause:.1f}s down")
 
