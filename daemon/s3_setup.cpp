@@ -78,9 +78,9 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
         if (!r.reachable)  // errc::timeout: the caller waits and probes again
             co_return error{iss::errc::timeout, fmt::format("unreachable: {} (check s3.endpoint)", r.reachability_detail)};
         if (!r.authenticated) co_return error{iss::errc::io_error, fmt::format("authentication: {}", r.auth_detail)};
-        // A step that gave up on 5xx, resets or its deadline says nothing about the store: the
-        // caller waits and probes again (acting on it would exit, or run without conditional
-        // writes for the whole process).
+        // A step that got no answer (resets, timeouts, the deadline) says nothing about the
+        // store: the caller waits and probes again (acting on it would exit, or run without
+        // conditional writes for the whole process).
         if (r.interrupted) {
             const auto& why = !r.bucket_detail.empty() ? r.bucket_detail
                               : !r.put_detail.empty()  ? r.put_detail

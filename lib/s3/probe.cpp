@@ -26,9 +26,11 @@ std::string probe_key(std::string_view prefix, std::uint64_t rng_seed) {
 namespace {
 bool is_transport(const error& e) { return e.code().category() == http::http_category(); }
 bool is_auth(const error& e) { return e == errc::invalid_access_key || e == errc::signature_mismatch || e == errc::clock_skew; }
-/// Marks the report interrupted when a step's final error is one a later try may not get.
+/// Marks the report interrupted when a step got no answer at all (a reset, a refused or timed
+/// out connection, the deadline): a later try may get one. An HTTP answer, even a 5xx after
+/// every retry, is the store's: 501 NotImplemented is how some stores refuse If-None-Match.
 void note(probe_report& rep, const error& e) {
-    if (status_of(e) == status::retryable) rep.interrupted = true;
+    if (status_of(e) == status::retryable && (is_transport(e) || e == iss::errc::timeout)) rep.interrupted = true;
 }
 }  // namespace
 

@@ -637,32 +637,42 @@ TEST_CASE("front: the probe's first write, whose answer was lost, is retried int
     CHECK(f.c.stats().by_operation.at("PutObject").requests.at("412") >= 2);  // the retry, then step 3
 }
 
-TEST_CASE("front: a probe step that gives up on 503s is interrupted (probe again), not the store's answer",
+TEST_CASE("front: a probe step that gets no answer is interrupted (probe again); an answer is the store's",
           "[s3][rgw][faults][probe]") {
     auto o = base_options();
     o.retry.attempts = 3;
     {
-        // The write of bucket access: every attempt 503 SlowDown.
-        fronted f{"probe-503-write", o};
-        f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::slow_down_503, 0, 1000});
+        // The write of bucket access: every attempt reset before an answer.
+        fronted f{"probe-reset-write", o};
+        f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::reset_before_response, 0, 1000});
         auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 12)); });
         CHECK(rep.authenticated);
         CHECK_FALSE(rep.bucket_access);
         CHECK(rep.interrupted);
     }
     {
-        // Bucket access passes; the conditional PutObject over the existing key gets 503s only.
-        fronted f{"probe-503-cond", o};
-        f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::slow_down_503, 1, 1000});
+        // Bucket access passes; the conditional PutObject over the existing key gets no answer.
+        fronted f{"probe-reset-cond", o};
+        f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::reset_before_response, 1, 1000});
         auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 13)); });
         CHECK(rep.bucket_access);
         CHECK(rep.conditional_put == s3::capability::unknown);
         CHECK(rep.interrupted);
     }
     {
+        // An HTTP answer every time (here 503) is the store's answer, as a 501 NotImplemented
+        // refusing If-None-Match would be: not interrupted.
+        fronted f{"probe-503-cond", o};
+        f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::slow_down_503, 1, 1000});
+        auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 14)); });
+        CHECK(rep.bucket_access);
+        CHECK(rep.conditional_put == s3::capability::unknown);
+        CHECK_FALSE(rep.interrupted);
+    }
+    {
         // A refusal is the store's answer: not interrupted.
         fronted f{"probe-missing", o};
-        auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, "no-such-bucket-x2", s3::probe_key("p", 14)); });
+        auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, "no-such-bucket-x2", s3::probe_key("p", 15)); });
         CHECK_FALSE(rep.bucket_access);
         CHECK_FALSE(rep.interrupted);
     }
