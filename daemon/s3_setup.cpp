@@ -78,6 +78,15 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
         if (!r.reachable)  // errc::timeout: the caller waits and probes again
             co_return error{iss::errc::timeout, fmt::format("unreachable: {} (check s3.endpoint)", r.reachability_detail)};
         if (!r.authenticated) co_return error{iss::errc::io_error, fmt::format("authentication: {}", r.auth_detail)};
+        // A step that got no answer (resets, timeouts, the deadline) says nothing about the
+        // store: the caller waits and probes again (acting on it would exit, or run without
+        // conditional writes for the whole process).
+        if (r.interrupted) {
+            const auto& why = !r.bucket_detail.empty() ? r.bucket_detail
+                              : !r.put_detail.empty()  ? r.put_detail
+                                                       : r.complete_detail;
+            co_return error{iss::errc::timeout, fmt::format("bucket {}: capability probe interrupted: {}", c.s3.bucket, why)};
+        }
         if (!r.bucket_access) co_return error{iss::errc::io_error, fmt::format("bucket {}: {}", c.s3.bucket, r.bucket_detail)};
         out.caps.conditional_put = r.conditional_put == s3::capability::yes;
         out.caps.conditional_complete = r.conditional_complete == s3::capability::yes;

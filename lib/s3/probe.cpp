@@ -26,6 +26,12 @@ std::string probe_key(std::string_view prefix, std::uint64_t rng_seed) {
 namespace {
 bool is_transport(const error& e) { return e.code().category() == http::http_category(); }
 bool is_auth(const error& e) { return e == errc::invalid_access_key || e == errc::signature_mismatch || e == errc::clock_skew; }
+/// Marks the report interrupted when a step got no answer at all (a reset, a refused or timed
+/// out connection, the deadline): a later try may get one. An HTTP answer, even a 5xx after
+/// every retry, is the store's: 501 NotImplemented is how some stores refuse If-None-Match.
+void note(probe_report& rep, const error& e) {
+    if (status_of(e) == status::retryable && (is_transport(e) || e == iss::errc::timeout)) rep.interrupted = true;
+}
 }  // namespace
 
 checksum_kind automatic_checksum(capability crc32c_verified) noexcept {
@@ -101,13 +107,18 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
     cond.metadata["iggy-s3-sink-probe"] = "1";
     std::vector<std::string_view> v1{body};
     auto p = co_await c.put_object(bucket, key, std::move(v1), cond);
-    if (!p) {
+    // The key is fresh (64 random bits), so a 412 here means an earlier attempt of this same
+    // write reached the store and its answer was lost (a reset, a timeout), and the client's
+    // retry found the object: written. The HEAD below confirms it.
+    if (!p && p.error() != errc::precondition_failed) {
         rep.bucket_detail = "PutObject: " + p.error().message();
+        note(rep, p.error());
         co_return rep;
     }
     auto h = co_await c.head_object(bucket, key);
     if (!h) {
         rep.bucket_detail = "HeadObject: " + h.error().message();
+        note(rep, h.error());
     } else {
         rep.bucket_access = true;
     }
@@ -122,6 +133,7 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
         rep.put_detail = "PutObject with If-None-Match: * over an existing key answered 200 (overwrote it)";
     } else {
         rep.put_detail = p2.error().message();
+        note(rep, p2.error());
     }
 
     // 4. Conditional CompleteMultipartUpload over the existing key (one small part: the last
@@ -131,11 +143,13 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
     auto id = co_await c.create_multipart(bucket, key, plain);
     if (!id) {
         rep.complete_detail = "CreateMultipartUpload: " + id.error().message();
+        note(rep, id.error());
     } else {
         std::vector<std::string_view> v3{body};
         auto part = co_await c.upload_part(bucket, key, *id, 1, std::move(v3));
         if (!part) {
             rep.complete_detail = "UploadPart: " + part.error().message();
+            note(rep, part.error());
             (void)co_await c.abort_multipart(bucket, key, *id);
         } else {
             std::vector<completed_part> parts{*part};
@@ -148,6 +162,7 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
                   "CompleteMultipartUpload with If-None-Match: * over an existing key answered 200 (overwrote it)";
             } else {
                 rep.complete_detail = done.error().message();
+                note(rep, done.error());
             }
             if (!done) (void)co_await c.abort_multipart(bucket, key, *id);
         }

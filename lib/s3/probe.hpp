@@ -29,6 +29,11 @@ struct probe_report {
     capability conditional_complete = capability::unknown;  ///< 412 on Complete over an existing key
     capability crc32c_verified = capability::unknown;  ///< a wrong x-amz-checksum-crc32c is refused (probe_crc32c)
     bool cleaned_up = false;      ///< the probe object was deleted
+    /// A write, read or capability step (bucket access, conditional Put, conditional Complete)
+    /// got no answer within the client's retries (resets, connections refused or timed out,
+    /// the deadline): what the report says about that step is not the store's answer. Probe
+    /// again later rather than act on it. (An HTTP answer, 5xx included, is an answer.)
+    bool interrupted = false;
     std::string probe_key;
     /// One explanation per step that did not succeed (what failed and what to check).
     std::string reachability_detail, auth_detail, bucket_detail, put_detail, complete_detail, cleanup_detail,

@@ -4,7 +4,7 @@ find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(ISS_E2E_CASES
   exactly_once crash_restart idle_flush sigterm_flush s3_outage group_failover stale_writer group_sigstop
   invalid_config lag_missing_and_sighup bad_message_fail bad_message_skip bad_message_dead_letter
-  admin_metrics readyz systemd_notify verify_bucket)
+  admin_metrics readyz systemd_notify verify_bucket probe_interrupted)
 foreach(case ${ISS_E2E_CASES})
   add_test(NAME e2e.${case}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/cases.py ${case})
@@ -21,8 +21,8 @@ endforeach()
 set(_e2e_g1_cases)
 foreach(case ${ISS_E2E_CASES})
   # invalid_config: no Iggy involved; the admin/notify cases test the daemon's service face,
-  # which does not depend on the transport.
-  if(NOT case MATCHES "^(invalid_config|admin_metrics|readyz|systemd_notify|verify_bucket)$")
+  # and probe_interrupted the start-up probe, which do not depend on the transport.
+  if(NOT case MATCHES "^(invalid_config|admin_metrics|readyz|systemd_notify|verify_bucket|probe_interrupted)$")
     list(APPEND _e2e_g1_cases g1:0.8:${case})
   endif()
 endforeach()

@@ -610,10 +610,72 @@ TEST_CASE("front: the probe picks CRC-32C for s3.checksum auto where the store r
     f.c.use_checksum(s3::checksum_kind::crc32c);
     auto ok = f.put("after-probe", "a body with a right CRC-32C");
     CHECK(ok.has_value());
+    const std::string mp_body = pattern((5U << 20) + 3, 4);  // upload() takes a view: it must outlive the task
     auto up = run<result<s3::complete_result>>(f.ioc, [&]() {
-        return f.c.upload(f.bucket, "after-probe-mp", pattern((5U << 20) + 3, 4), s3::put_options{});
+        return f.c.upload(f.bucket, "after-probe-mp", mp_body, s3::put_options{});
     });
     CHECK(up.has_value());
+}
+
+TEST_CASE("front: the probe's first write, whose answer was lost, is retried into a 412: still usable",
+          "[s3][rgw][faults][probe]") {
+    fronted f{"lost-probe"};
+    // The first PUT of the probe object reaches RGW, then the connection is dropped: the
+    // retry of the same conditional write gets 412 (the object is there, written by it).
+    f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::drop_response, 0, 1});
+    const auto key = s3::probe_key("p", 11);
+    auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, key); });
+    CHECK(rep.bucket_detail.empty());
+    CHECK(rep.bucket_access);
+    CHECK(rep.usable());
+    CHECK(rep.conditional_put == s3::capability::yes);
+    CHECK(rep.cleaned_up);
+    REQUIRE_FALSE(f.front.requests().empty());
+    unsigned dropped = 0;
+    for (const auto& rq : f.front.requests()) dropped += rq.applied == test::fault::drop_response;
+    CHECK(dropped == 1);
+    CHECK(f.c.stats().by_operation.at("PutObject").requests.at("412") >= 2);  // the retry, then step 3
+}
+
+TEST_CASE("front: a probe step that gets no answer is interrupted (probe again); an answer is the store's",
+          "[s3][rgw][faults][probe]") {
+    auto o = base_options();
+    o.retry.attempts = 3;
+    {
+        // The write of bucket access: every attempt reset before an answer.
+        fronted f{"probe-reset-write", o};
+        f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::reset_before_response, 0, 1000});
+        auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 12)); });
+        CHECK(rep.authenticated);
+        CHECK_FALSE(rep.bucket_access);
+        CHECK(rep.interrupted);
+    }
+    {
+        // Bucket access passes; the conditional PutObject over the existing key gets no answer.
+        fronted f{"probe-reset-cond", o};
+        f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::reset_before_response, 1, 1000});
+        auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 13)); });
+        CHECK(rep.bucket_access);
+        CHECK(rep.conditional_put == s3::capability::unknown);
+        CHECK(rep.interrupted);
+    }
+    {
+        // An HTTP answer every time (here 503) is the store's answer, as a 501 NotImplemented
+        // refusing If-None-Match would be: not interrupted.
+        fronted f{"probe-503-cond", o};
+        f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::slow_down_503, 1, 1000});
+        auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 14)); });
+        CHECK(rep.bucket_access);
+        CHECK(rep.conditional_put == s3::capability::unknown);
+        CHECK_FALSE(rep.interrupted);
+    }
+    {
+        // A refusal is the store's answer: not interrupted.
+        fronted f{"probe-missing", o};
+        auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, "no-such-bucket-x2", s3::probe_key("p", 15)); });
+        CHECK_FALSE(rep.bucket_access);
+        CHECK_FALSE(rep.interrupted);
+    }
 }
 
 TEST_CASE("front: an upload that gives up aborts its multipart upload", "[s3][rgw][faults]") {

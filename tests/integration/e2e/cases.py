@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from harness import (Env, Failure, SwitchableProxy, check, free_port, log, metric_sum, parse_metrics, partition_counts,
+from harness import (Env, Failure, FaultFront, SwitchableProxy, check, free_port, log, metric_sum, parse_metrics, partition_counts,
                      read_landed, run_case, verify_exactly_once)
 
 
@@ -118,6 +118,29 @@ def sigterm_flush(env: Env, rng) -> None:
     verify_exactly_once(landed, counts, "app", "events")
     rows = env.lag_json(cfg)
     check(all(int(r["lag"]) == 0 for r in rows), f"offsets not committed on clean stop: {rows}")
+
+
+def probe_interrupted(env: Env, rng) -> None:
+    """The start-up capability probe's write gets no answer through every retry (resets before
+    the answer): the daemon waits and probes again instead of exiting, then delivers exactly
+    once in group mode with conditional writes (a later probe found them)."""
+    broker = env.start_broker()
+    bucket = bucket_name(env, rng, "probe-interrupted")
+    front = FaultFront(env, env.rgw["RGW_ENDPOINT"])
+    # More resets than one probe's attempts (s3.retry.attempts 10): the first probe gives up.
+    front.add("reset_before_response", method="PUT", target="/.iggy-s3-sink/probe-", times=14)
+    counts = produce_synthetic(env, broker.address, 3_000, 2)
+    cfg = env.config(bucket, broker.address, endpoint=front.url, rotation={"max_records": 1000, "idle": "1s"})
+    d = env.start_daemon(cfg)
+    env.wait_lag_zero(cfg, 180)
+    check(d.poll() is None, f"the daemon exited ({d.returncode}) after an interrupted probe")
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    stats = front.finish()
+    check(stats["faults"].get("reset_before_response") == 14, f"fault front: {stats}")
+    verify_exactly_once(read_landed(env.download(bucket)), counts, "app", "events")
+    text = (env.work / "sink.log").read_text()
+    check("capability probe interrupted" in text, "no 'capability probe interrupted' in the daemon's log")
+    check("conditional_put=yes" in text, "the probe that finished did not find conditional PutObject")
 
 
 def s3_outage(env: Env, rng) -> None:
@@ -605,6 +628,7 @@ CASES = {
     "idle_flush": idle_flush,
     "sigterm_flush": sigterm_flush,
     "s3_outage": s3_outage,
+    "probe_interrupted": probe_interrupted,
     "group_failover": group_failover,
     "stale_writer": stale_writer,
     "group_sigstop": group_sigstop,

@@ -90,8 +90,10 @@ class Env:
         return name
 
     # ---- broker ---------------------------------------------------------------------
-    def start_broker(self, *extra: str, data: Path | None = None) -> "Broker":
-        args = [self.bin("iggy-test-broker"), "--listen", "127.0.0.1:0"]
+    def start_broker(self, *extra: str, data: Path | None = None, listen: str = "127.0.0.1:0") -> "Broker":
+        """The test broker on `listen` (port 0: one the OS picked; a restart passes the address the
+        first start reported, with the same `data` directory)."""
+        args = [self.bin("iggy-test-broker"), "--listen", listen]
         if data is not None:
             args += ["--data", str(data)]
         args += list(extra)
@@ -307,7 +309,8 @@ def read_landed(root: Path) -> Landed:
 
 
 def verify_exactly_once(landed: Landed, expected: dict[int, int], stream: str, topic: str) -> None:
-    """expected: partition id -> message count (offsets 0..n-1)."""
+    """expected: partition id -> message count (offsets 0..n-1) of `stream`/`topic`. Records of
+    other streams and topics are left to their own call."""
     missing, dups = [], []
     for pid, n in expected.items():
         for off in range(n):
@@ -316,7 +319,8 @@ def verify_exactly_once(landed: Landed, expected: dict[int, int], stream: str, t
                 missing.append((pid, off))
             elif c > 1:
                 dups.append((pid, off, c))
-    extra = [k for k in landed.count if k[2] not in expected or k[3] >= expected[k[2]]]
+    extra = [k for k in landed.count
+             if k[:2] == (stream, topic) and (k[2] not in expected or k[3] >= expected[k[2]])]
     check(not missing, f"{len(missing)} messages missing from the bucket, e.g. {missing[:5]}")
     check(not dups, f"{len(dups)} messages duplicated in the bucket, e.g. {dups[:5]}")
     check(not extra, f"{len(extra)} unexpected records, e.g. {extra[:5]}")
@@ -355,6 +359,79 @@ def metric_sum(metrics: dict, name: str, **match: str) -> float:
     """Sum of `name` over the samples whose labels include `match`."""
     return sum(v for (n, labels), v in metrics.items()
                if n == name and all((k, val) in labels for k, val in match.items()))
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+class RssSampler:
+    """Samples a process's resident set (KiB) every `interval` seconds until stopped or the
+    process is gone."""
+
+    def __init__(self, pid: int, interval: float = 0.05):
+        self.pid, self.interval, self.peak, self.samples, self._stop = pid, interval, 0, 0, threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.peak = max(self.peak, rss_kib(self.pid))
+                self.samples += 1
+            except (FileNotFoundError, ProcessLookupError):
+                return
+            self._stop.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._t.join()
+
+
+class FaultFront:
+    """tests/support/s3/main.cpp (s3-fault-front) as a process in front of `upstream`: rules are
+    added and cleared while it runs (`add`, `clear`), `finish()` returns its counters
+    {"requests": N, "faults": {action: N}}."""
+
+    def __init__(self, env: "Env", upstream: str):
+        self.stderr = open(env.work / "fault-front.log", "w")
+        self.proc = subprocess.Popen([env.bin("s3-fault-front"), "--upstream", upstream], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr, text=True, bufsize=1)
+        env.procs.append(self.proc)
+        line = self.proc.stdout.readline().strip()
+        m = re.match(r"^listening on (\S+):(\d+)$", line)
+        check(m is not None, f"s3-fault-front's first line was {line!r}")
+        self.url = f"http://{m.group(1)}:{m.group(2)}"
+        self.lock = threading.Lock()
+
+    def command(self, line: str) -> str:
+        with self.lock:
+            check(self.proc.poll() is None, f"s3-fault-front exited ({self.proc.returncode})")
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+            answer = self.proc.stdout.readline().strip()
+        check(not answer.startswith("error") and answer != "", f"s3-fault-front: {line!r} -> {answer!r}")
+        return answer
+
+    def add(self, action: str, **keys) -> None:
+        self.command(" ".join(["add", action, *(f"{k}={v}" for k, v in keys.items())]))
+
+    def clear(self) -> None:
+        self.command("clear")
+
+    def stats(self) -> dict:
+        return json.loads(self.command("stats"))
+
+    def finish(self) -> dict:
+        with self.lock:
+            self.proc.stdin.close()  # end of stdin: it prints its counters and exits 0
+            out = self.proc.stdout.read()
+            rc = self.proc.wait(timeout=30)
+        check(rc == 0, f"s3-fault-front exited {rc}")
+        return json.loads(out.strip().splitlines()[-1])
 
 
 def free_port() -> int:

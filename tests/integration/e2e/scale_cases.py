@@ -7,40 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import time
-from pathlib import Path
 
-from harness import Env, check, log, metric_sum, partition_counts, read_landed, run_case, verify_exactly_once
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-class RssSampler:
-    """Samples a process's resident set every 50 ms until stopped."""
-
-    def __init__(self, pid: int):
-        self.pid, self.peak, self.samples, self._stop = pid, 0, 0, threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.peak = max(self.peak, rss_kib(self.pid))
-                self.samples += 1
-            except (FileNotFoundError, ProcessLookupError):
-                return
-            self._stop.wait(0.05)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._t.join()
+from harness import (Env, RssSampler, check, log, metric_sum, partition_counts, read_landed, run_case,
+                     verify_exactly_once)
 
 
 def memory_backlog(env: Env, rng) -> None:

@@ -14,6 +14,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
 #include <list>
 
 namespace iss::test {
@@ -65,7 +66,9 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
             if (!r.method.empty() && r.method != method) continue;
             if (target.find(r.target_contains) == std::string::npos) continue;
             const unsigned n = seen[i]++;
-            if (n < r.skip || n >= r.skip + r.times) continue;
+            if (n < r.skip) continue;
+            const unsigned every = std::max(r.every, 1U);
+            if ((n - r.skip) % every != 0 || (n - r.skip) / every >= r.times) continue;
             delay = r.delay;
             return r.action;
         }

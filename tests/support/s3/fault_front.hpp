@@ -43,8 +43,9 @@ enum class fault {
 };
 
 /// A scripted rule. A request matches when the method matches (empty: any) and the target
-/// contains `target_contains`. The first `skip` matches pass untouched; the next `times`
-/// get the fault; then the rule is spent.
+/// contains `target_contains`. The first `skip` matches pass untouched; of the matches after
+/// them, every `every`-th one gets the fault (the 1st, the (every+1)-th, ...), `times` times
+/// in all; then the rule is spent. A request that a rule lets pass goes on to the next rule.
 struct fault_rule {
     std::string method;
     std::string target_contains;
@@ -52,6 +53,7 @@ struct fault_rule {
     unsigned skip = 0;
     unsigned times = 1;
     std::chrono::milliseconds delay{0};  ///< for `fault::delay`
+    unsigned every = 1;                  ///< 1: consecutive matches; 10: one match in ten (0 counts as 1)
 };
 
 /// One request as the front saw it.

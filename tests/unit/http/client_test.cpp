@@ -100,6 +100,25 @@ TEST_CASE("a truncated response is reported as truncated_response", "[http]") {
     CHECK(r.error() == http::errc::truncated_response);
 }
 
+TEST_CASE("a fault rule with every = 3 faults one matching request in three, times in all", "[http]") {
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    test::fault_rule rule{"GET", "/k", test::fault::internal_500_empty, 1, 2};
+    rule.every = 3;
+    front.add_rule(rule);
+    http::client c{ioc.get_executor()};
+    std::vector<unsigned> statuses;
+    for (int i = 0; i < 10; ++i) {
+        auto r = run<result<http::response>>(ioc, [&]() { return c.send(front_endpoint(front), http::request{"GET", "/k", {}, {}}); });
+        REQUIRE(r.has_value());
+        statuses.push_back(r->status);
+    }
+    // skip 1, then the 1st of every 3 matches, twice: requests 2 and 5.
+    CHECK(statuses == std::vector<unsigned>{200, 500, 200, 200, 500, 200, 200, 200, 200, 200});
+    REQUIRE(front.requests().size() == 10);
+    CHECK(front.requests()[4].applied == test::fault::internal_500_empty);
+}
+
 TEST_CASE("an answer slower than the read deadline times out naming the step", "[http]") {
     net::io_context ioc{1};
     test::fault_front front{ioc.get_executor(), std::nullopt};
