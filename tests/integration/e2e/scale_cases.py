@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-from harness import (Env, RssSampler, check, log, metric_sum, partition_counts, read_landed, run_case,
+from harness import (Env, RssSampler, check, rss_kib, log, metric_sum, partition_counts, read_landed, run_case,
                      verify_exactly_once)
 
 
