@@ -100,7 +100,9 @@ sigv4::credentials credentials_from_environment() {
 }
 
 std::string encode_metadata_value(std::string_view v) {
-    if (printable_ascii(v)) return std::string{v};
+    // A printable value shaped like an encoded word ("=?UTF-8?B?...?=") is encoded too: sent as
+    // it is, it would read back decoded, not as written.
+    if (printable_ascii(v) && !(v.starts_with("=?") && v.ends_with("?="))) return std::string{v};
     std::span<const std::uint8_t> bytes{reinterpret_cast<const std::uint8_t*>(v.data()), v.size()};
     return "=?UTF-8?B?" + base64_encode(bytes) + "?=";
 }

@@ -108,8 +108,9 @@ struct client_options {
 using user_metadata = std::map<std::string, std::string, std::less<>>;
 
 /// A metadata value as sent: printable ASCII unchanged; anything else (non-ASCII, control
-/// characters, leading/trailing blanks) as RFC 2047 `=?UTF-8?B?<base64>?=`, the form AWS SDKs
-/// use, so it is never rejected.
+/// characters, leading/trailing blanks, and text that is itself shaped `=?...?=`) as RFC 2047
+/// `=?UTF-8?B?<base64>?=`, the form AWS SDKs use, so it is never rejected and
+/// `decode_metadata_value` gives back exactly `v`.
 [[nodiscard]] std::string encode_metadata_value(std::string_view v);
 /// The inverse (values that are not RFC 2047 encoded words come back unchanged).
 [[nodiscard]] std::string decode_metadata_value(std::string_view v);

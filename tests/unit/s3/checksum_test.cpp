@@ -67,3 +67,13 @@ TEST_CASE("metadata values: ASCII as is, anything else RFC 2047 encoded and deco
     CHECK(m["iggy-first-offset"] == "10");
     CHECK(m["note"] == unicode);
 }
+
+TEST_CASE("a metadata value shaped like an encoded word reads back as written, not decoded", "[s3][metadata]") {
+    // Sent unchanged, "=?UTF-8?B?w6kgbGFrZQ==?=" would read back as "\xc3\xa9 lake".
+    for (const std::string v : {"=?UTF-8?B?w6kgbGFrZQ==?=", "=?utf-8?b?YQ==?=", "=??="}) {
+        const auto enc = s3::encode_metadata_value(v);
+        CHECK(enc != v);
+        CHECK(s3::decode_metadata_value(enc) == v);
+    }
+    CHECK(s3::encode_metadata_value("=?not closed") == "=?not closed");
+}
