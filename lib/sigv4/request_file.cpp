@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 namespace iss::sigv4 {
 
@@ -59,8 +60,8 @@ result<request_file> parse_request_file(std::string_view text) {
             if (out.headers.empty()) return parse_error("continuation line before any header: '" + std::string{content} + "'");
             auto& v = out.headers.back().value;
             v.push_back(' ');
-            const auto b = content.find_first_not_of(" \t");
-            v += content.substr(b);
+            // A continuation of blanks only adds nothing but the joining space.
+            if (const auto b = content.find_first_not_of(" \t"); b != std::string_view::npos) v += content.substr(b);
             continue;
         }
         const auto colon = content.find(':');
@@ -88,7 +89,14 @@ result<std::chrono::system_clock::time_point> parse_timestamp(std::string_view s
     }
     const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{mo}, std::chrono::day{d}};
     if (!ymd.ok() || h > 23 || mi > 59 || sec > 60) return parse_error("context.json: timestamp '" + str + "' is not a valid time");
-    return std::chrono::sys_days{ymd} + std::chrono::hours{h} + std::chrono::minutes{mi} + std::chrono::seconds{sec};
+    const std::chrono::sys_seconds t =
+        std::chrono::sys_days{ymd} + std::chrono::hours{h} + std::chrono::minutes{mi} + std::chrono::seconds{sec};
+    // The system clock counts nanoseconds in 64 bits: 1677-09-21 .. 2262-04-11.
+    using clock = std::chrono::system_clock;
+    if (t < std::chrono::ceil<std::chrono::seconds>(clock::time_point::min())
+        || t > std::chrono::floor<std::chrono::seconds>(clock::time_point::max()))
+        return parse_error("context.json: timestamp '" + str + "' is outside the clock's range (years 1678 to 2261)");
+    return clock::time_point{t};
 }
 
 result<std::string> get_string(const boost::json::object& o, std::string_view key, bool required) {
@@ -175,8 +183,10 @@ result<signing_context> parse_signing_context(std::string_view json) {
     ctx.payload_sha256 = std::move(*sha);
 
     if (const auto* e = o.if_contains("expiration_in_seconds"); e != nullptr && !e->is_null()) {
-        if (!e->is_int64() && !e->is_uint64()) return parse_error("context.json: expiration_in_seconds must be an integer");
-        ctx.expires = std::chrono::seconds{e->to_number<std::int64_t>()};
+        // Not to_number<int64_t>(): it throws for a uint64 above INT64_MAX.
+        if (!e->is_int64() && !(e->is_uint64() && e->get_uint64() <= std::numeric_limits<std::int64_t>::max()))
+            return parse_error("context.json: expiration_in_seconds must be an integer of at most 2^63 - 1");
+        ctx.expires = std::chrono::seconds{e->is_int64() ? e->get_int64() : static_cast<std::int64_t>(e->get_uint64())};
     }
     return ctx;
 }

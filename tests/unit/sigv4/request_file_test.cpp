@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -257,6 +259,16 @@ TEST_CASE("request.txt parsing keeps raw lines and joins folded values", "[sigv4
     CHECK(sv::parse_request_file("GET / HTTP/1.1\n cont\n").has_error());
 }
 
+TEST_CASE("a folded header line of blanks only joins nothing (and does not throw)", "[sigv4][file]") {
+    for (const char* text : {"GET / HTTP/1.1\nMy:v1\n   ", "GET / HTTP/1.1\nMy:v1\n \t\r\n\nbody"}) {
+        auto r = sv::parse_request_file(text);
+        REQUIRE(r.has_value());
+        REQUIRE(r->headers.size() == 1);
+        CHECK(r->headers[0].value == "v1 ");
+        CHECK(r->header_lines.size() == 2);
+    }
+}
+
 TEST_CASE("context.json parsing: defaults, s3-docs keys, errors", "[sigv4][file]") {
     auto c = sv::parse_signing_context(
       R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z"})");
@@ -271,6 +283,26 @@ TEST_CASE("context.json parsing: defaults, s3-docs keys, errors", "[sigv4][file]
     CHECK(sv::parse_signing_context(R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30 12:36:00"})").has_error());
     CHECK(sv::parse_signing_context(R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z","payload":"bogus"})").has_error());
     CHECK(sv::parse_signing_context(R"({"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z"})").has_error());
+}
+
+TEST_CASE("context.json: an expiration_in_seconds beyond 64-bit signed range is an error, not an exception", "[sigv4][file]") {
+    const std::string head = R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z","expiration_in_seconds":)";
+    auto big = sv::parse_signing_context(head + "18446744073709551615}");
+    REQUIRE(big.has_error());
+    CHECK(big.error().detail().find("expiration_in_seconds") != std::string::npos);
+    auto max = sv::parse_signing_context(head + "9223372036854775807}");
+    REQUIRE(max.has_value());
+    CHECK(max->expires.count() == std::numeric_limits<std::int64_t>::max());
+}
+
+TEST_CASE("context.json: a timestamp the system clock cannot hold is an error", "[sigv4][file]") {
+    const std::string head = R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":")";
+    CHECK(sv::parse_signing_context(head + "2262-04-10T00:00:00Z\"}").has_value());
+    for (const char* t : {"4894-05-24T00:00:00Z", "1000-01-01T00:00:00Z"}) {
+        auto c = sv::parse_signing_context(head + t + "\"}");
+        REQUIRE(c.has_error());
+        CHECK(c.error().detail().find("range") != std::string::npos);
+    }
 }
 
 TEST_CASE("a request file that is already signed, or disagrees with the context, is refused", "[sigv4][file]") {
