@@ -79,7 +79,14 @@ result<system_time> parse_iso8601(std::string_view s) {
     tm.tm_hour = h;
     tm.tm_min = mi;
     tm.tm_sec = sec;
-    return std::chrono::system_clock::from_time_t(timegm(&tm));
+    // The system clock counts nanoseconds in 64 bits: a far-future expiry (after 2262-04-11)
+    // would overflow it.
+    using clock = std::chrono::system_clock;
+    const std::chrono::seconds t{timegm(&tm)};
+    if (t < std::chrono::ceil<std::chrono::seconds>(clock::time_point::min().time_since_epoch())
+        || t > std::chrono::floor<std::chrono::seconds>(clock::time_point::max().time_since_epoch()))
+        return error{errc::bad_response, fmt::format("'{}' is outside the clock's range (years 1678 to 2261)", s)};
+    return clock::time_point{t};
 }
 
 result<ini_file> parse_ini(std::string_view text, std::string_view what) {

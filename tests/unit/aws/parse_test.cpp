@@ -21,6 +21,19 @@ TEST_CASE("ISO 8601 times as AWS writes them parse to the same instant", "[aws]"
     CHECK_FALSE((parse_iso8601("2026-13-01T15:04:05Z")).has_value());
 }
 
+TEST_CASE("an ISO 8601 time the system clock cannot hold is refused, not overflowed", "[aws]") {
+    // The clock counts nanoseconds in 64 bits: 1677-09-21 .. 2262-04-11.
+    CHECK(parse_iso8601("2262-04-11T00:00:00Z").has_value());
+    auto far = parse_iso8601("4052-12-01T15:04:05.123Z");
+    REQUIRE_FALSE(far.has_value());
+    CHECK(far.error() == aws::errc::bad_response);
+    CHECK(far.error().detail().find("range") != std::string::npos);
+    CHECK_FALSE(parse_iso8601("0001-01-01T00:00:00Z").has_value());
+    auto doc = parse_credentials_json(R"({"AccessKeyId":"A","SecretAccessKey":"S","Expiration":"9999-12-31T23:59:59Z"})", "IMDS");
+    REQUIRE_FALSE(doc.has_value());
+    CHECK(doc.error().detail().find("Expiration") != std::string::npos);
+}
+
 TEST_CASE("the shared files parse into sections, lower-case keys, trimmed values", "[aws]") {
     const auto ini = parse_ini("# comment\n[default]\naws_access_key_id = AK1 \n; other\n[profile sink]\n"
                                "ROLE_ARN=arn:aws:iam::123:role/sink\nsource_profile = default\ns3 =\n"
