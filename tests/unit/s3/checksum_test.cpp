@@ -70,7 +70,7 @@ TEST_CASE("metadata values: ASCII as is, anything else RFC 2047 encoded and deco
 
 TEST_CASE("a metadata value shaped like an encoded word reads back as written, not decoded", "[s3][metadata]") {
     // Sent unchanged, "=?UTF-8?B?w6kgbGFrZQ==?=" would read back as "\xc3\xa9 lake".
-    for (const std::string v : {"=?UTF-8?B?w6kgbGFrZQ==?=", "=?utf-8?b?YQ==?=", "=??="}) {
+    for (const std::string v : {"=?UTF-8?B?w6kgbGFrZQ==?=", "=?utf-8?b?YQ==?=", "=?x?="}) {
         const auto enc = s3::encode_metadata_value(v);
         CHECK(enc != v);
         CHECK(s3::decode_metadata_value(enc) == v);
