@@ -269,8 +269,6 @@ void partition_writer::drop(std::string_view why) {
     next_ = durable ? std::optional<std::uint64_t>{*durable + 1} : std::nullopt;
 }
 
-void partition_writer::give_up(std::string_view why) { drop(why); }
-
 std::optional<std::uint64_t> partition_writer::commit_point() const {
     if (!handled_) return std::nullopt;
     // The first offset that is not durable yet: above everything handled, and no higher than
@@ -501,7 +499,7 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
             co_return co_await commit_durable();
         }
         if (up.status != store_status::exists) {  // gave up (group mode)
-            give_up(fmt::format("upload of {} failed: {}", o.key, up.detail));
+            drop(fmt::format("upload of {} failed: {}", o.key, up.detail));
             co_return delivered::given_up;
         }
         // 412: an earlier run (crashed, or a stale/new owner) wrote this key. Adopt it.
@@ -511,7 +509,7 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
         if (vanished) continue;  // deleted between the 412 and the HEAD: write it again
         if (!existing) {
             if (gave_up) {
-                give_up(fmt::format("HEAD of existing {} failed", o.key));
+                drop(fmt::format("HEAD of existing {} failed", o.key));
                 co_return delivered::given_up;
             }
             // No usable metadata: we cannot tell what it holds; never overwrite, stop here.
@@ -585,56 +583,25 @@ task<store_result<none>> partition_writer::upload(open_object& o, const object_r
 }
 
 task<store_result<none>> partition_writer::upload_multipart(open_object& o, const object_range& r) {
-    auto created = co_await ports_.store.create_multipart(o.key, r, ports_.encoders.content_type());
-    if (created.status != store_status::ok) co_return store_result<none>{created.status, {}, created.detail};
-    const std::string upload_id = created.value;
-    std::vector<completed_part> parts;
     const std::uint64_t spooled = o.spilled.size();
     const std::uint64_t total = spooled + o.buf.size();
     // Parts that lie in `o.buf` go up as views into it; a part (partly) in the spool file is
     // read into `o.part`, allocated once per upload, never zero-filled, and charged to the
     // memory budget with the object.
-    auto& chunk = o.part;
-    store_result<none> failure{store_status::ok, {}, {}};
-    int number = 1;
-    for (std::uint64_t off = 0; off < total; off += o_.part_size, ++number) {
-        const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(o_.part_size, total - off));
-        std::string_view body;
-        if (off >= spooled) {
-            body = std::string_view{o.buf}.substr(static_cast<std::size_t>(off - spooled), len);
-        } else {
-            if (!chunk) {
-                chunk.reset(new char[static_cast<std::size_t>(o_.part_size)]);  // NOLINT: uninitialised on purpose
-                o.part_capacity = static_cast<std::size_t>(o_.part_size);
-                recharge(o);
-            }
-            const auto from_spool = static_cast<std::size_t>(std::min<std::uint64_t>(len, spooled - off));
-            if (auto rd = o.spilled.read(off, std::span<char>{chunk.get(), from_spool}); !rd) {
-                failure = {store_status::fatal, {}, rd.error().message()};
-                break;
-            }
-            if (from_spool < len) std::memcpy(chunk.get() + from_spool, o.buf.data(), len - from_spool);
-            body = std::string_view{chunk.get(), len};
+    part_reader read = [this, &o, spooled](std::uint64_t off, std::size_t len) -> result<std::string_view> {
+        if (off >= spooled) return std::string_view{o.buf}.substr(static_cast<std::size_t>(off - spooled), len);
+        if (!o.part) {
+            o.part.reset(new char[static_cast<std::size_t>(o_.part_size)]);  // NOLINT: uninitialised on purpose
+            o.part_capacity = static_cast<std::size_t>(o_.part_size);
+            recharge(o);
         }
-        auto part = co_await ports_.store.upload_part(o.key, upload_id, number, body);
-        if (part.status != store_status::ok) {
-            failure = {part.status == store_status::exists ? store_status::retryable : part.status, {}, part.detail};
-            break;
-        }
-        part.value.number = number;
-        parts.push_back(std::move(part.value));
-    }
-    store_result<none> done = failure;
-    if (failure.status == store_status::ok) {
-        done = co_await ports_.store.complete_multipart(o.key, upload_id, parts, o_.plan.if_none_match);
-    }
-    if (done.status != store_status::ok) {
-        // Not completed (failed, or 412): the upload stays pending in S3 until aborted.
-        const auto ab = co_await ports_.store.abort_multipart(o.key, upload_id);
-        if (ab.status != store_status::ok)
-            log_.debug({iss::log::kv("key", o.key)}, "abort of upload failed: {}", ab.detail);
-    }
-    co_return done;
+        const auto from_spool = static_cast<std::size_t>(std::min<std::uint64_t>(len, spooled - off));
+        if (auto rd = o.spilled.read(off, std::span<char>{o.part.get(), from_spool}); !rd) return rd.error();
+        if (from_spool < len) std::memcpy(o.part.get() + from_spool, o.buf.data(), len - from_spool);
+        return std::string_view{o.part.get(), len};
+    };
+    co_return co_await ports_.store.put_multipart(o.key, total, o_.part_size, std::move(read), r,
+                                                  ports_.encoders.content_type(), o_.plan.if_none_match);
 }
 
 task<std::optional<object_range>> partition_writer::read_existing(const object_key& key, bool& gave_up, bool& vanished) {
@@ -770,7 +737,7 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(
                 if (s == source_status::ok) break;
                 const bool ok5 = co_await retry_or_give_up(attempt, "dead-letter send", to_string(s), s == source_status::fatal);
                 if (!ok5) {
-                    give_up("dead-letter send failed");
+                    drop("dead-letter send failed");
                     co_return delivered::given_up;
                 }
             }

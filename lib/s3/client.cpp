@@ -100,7 +100,6 @@ struct client::impl {
             else if (r.error() != net::error::operation_aborted) op_stats.requests["error"] += 1;
 
             failure f;
-            f.head = spec.method == "HEAD";
             std::optional<error_document> doc;
             std::string request_id;
             if (!r) {
@@ -417,12 +416,26 @@ task<result<complete_result>> client::upload(std::string bucket, std::string key
         if (!r) co_return r.error();
         co_return complete_result{r->etag, false};
     }
+    part_reader read = [body](std::uint64_t off, std::size_t len) -> result<std::string_view> {
+        return body.substr(static_cast<std::size_t>(off), len);
+    };
+    co_return co_await upload_multipart(std::move(bucket), std::move(key), body.size(), part, std::move(read),
+                                        std::move(o));
+}
+
+task<result<complete_result>> client::upload_multipart(std::string bucket, std::string key, std::uint64_t size,
+                                                       std::uint64_t part_size, part_reader read, put_options o) {
     auto id = co_await create_multipart(bucket, key, o);
     if (!id) co_return id.error();
     std::vector<completed_part> parts;
     std::optional<error> failed;
-    for (std::uint64_t off = 0; off < body.size(); off += part) {
-        std::vector<std::string_view> views{body.substr(off, part)};
+    for (std::uint64_t off = 0; off < size; off += part_size) {
+        auto bytes = read(off, static_cast<std::size_t>(std::min(part_size, size - off)));
+        if (!bytes) {
+            failed = bytes.error();
+            break;
+        }
+        std::vector<std::string_view> views{*bytes};
         auto p = co_await upload_part(bucket, key, *id, static_cast<int>(parts.size() + 1), std::move(views));
         if (!p) {
             failed = p.error();
@@ -435,7 +448,8 @@ task<result<complete_result>> client::upload(std::string bucket, std::string key
         if (c) co_return std::move(*c);
         failed = c.error();
     }
-    // Give up: abort so no parts are left behind (a failed abort is logged, the first error returned).
+    // Not completed (failed, or 412): abort, so no parts are left behind in the store (a failed
+    // abort is logged, the first error returned).
     auto a = co_await abort_multipart(bucket, key, *id);
     if (!a && a.error() != errc::no_such_upload)
         logger().warn({log::kv("bucket", bucket), log::kv("key", key)}, "abort after failed upload failed: {}",
