@@ -169,14 +169,18 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     // refused credentials or a missing bucket need an operator: exit 1.
     std::mt19937_64 rng{std::random_device{}()};
     if (st.stopping) co_return exit_ok;
-    auto s3 = co_await make_s3(ex, cfg, mode);
-    for (unsigned attempt = 0; !s3 && s3.error() == iss::errc::timeout && !st.stopping; ++attempt) {
-        const auto wait = full_jitter_delay({cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})},
-                                            attempt, rng);
-        log.warn("S3: {}; retrying in {} ms", s3.error(), wait.count());
-        co_await sleeper.sleep_for(wait);
-        if (st.stopping) break;
+    // No attempt limit and no deadline: the store is waited for until a stop.
+    retry_budget start_budget{{{cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})}, 0,
+                               std::chrono::milliseconds{0}},
+                              real_clock::instance(), rng};
+    result<s3_setup> s3 = iss::error{iss::errc::timeout, "not probed yet"};
+    while (!st.stopping && start_budget.try_attempt()) {
         s3 = co_await make_s3(ex, cfg, mode);
+        if (s3 || s3.error() != iss::errc::timeout || st.stopping) break;
+        const auto wait = start_budget.next_wait();
+        if (!wait) break;
+        log.warn("S3: {}; retrying in {} ms", s3.error(), wait->count());
+        co_await sleeper.sleep_for(*wait);
     }
     // A stop asked for while the store was being set up: nothing is polled or buffered yet.
     if (st.stopping) co_return exit_ok;

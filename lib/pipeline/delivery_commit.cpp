@@ -72,8 +72,6 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
     }
 }
 
-// Skipped / dead-lettered messages: covered by the open object, or committed at once.
-
 // Skipped / dead-lettered messages: covered by their encoded partition's open object (its
 // last offset), else by the stored offset once no object below them is open.
 task<partition_writer::delivered> partition_writer::absorb(const message& m, const std::string* encoded) {

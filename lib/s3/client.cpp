@@ -56,11 +56,9 @@ struct client::impl {
     /// `attempts` receives the number of attempts made.
     task<result<http::response>> execute(request_spec& spec, unsigned& attempts) {
         ++stats.operations;
-        const auto start = steady::now();
-        std::optional<steady::time_point> deadline;
-        if (opts.retry.deadline > 0ms) deadline = start + opts.retry.deadline;
-        const backoff_policy policy{opts.retry.base, opts.retry.cap};
         const unsigned max_attempts = std::max(1U, opts.retry.attempts);
+        // The attempts and the time of this operation, on the injected clock (common/backoff.hpp).
+        retry_budget budget{{{opts.retry.base, opts.retry.cap}, max_attempts, std::max(opts.retry.deadline, 0ms)}, clk, rng};
         bool resigned = false;
         bool renewed = false;  // one credentials renewal per operation after ExpiredToken
         sigv4::credentials creds = opts.credentials;
@@ -68,8 +66,7 @@ struct client::impl {
         const log::fields ctx{log::kv("op", spec.op), log::kv("bucket", spec.bucket), log::kv("key", spec.key)};
         error last{errc::unavailable, "no attempt made"};
         attempts = 0;
-        for (unsigned attempt = 0; attempt < max_attempts; ++attempt) {
-            if (deadline && steady::now() >= *deadline) break;
+        while (budget.try_attempt()) {
             ++attempts;
             ++stats.attempts;
             if (opts.credentials_source) {
@@ -94,6 +91,10 @@ struct client::impl {
             stats.bytes_sent += p->req.body_size();
             auto& op_stats = stats.by_operation[std::string{spec.op}];
             const auto sent_at = clk.steady_now();
+            // Every network step ends by the operation's deadline (the HTTP client's steps run on
+            // the event loop's steady clock).
+            std::optional<steady::time_point> deadline;
+            if (const auto left = budget.left()) deadline = steady::now() + *left;
             auto r = co_await http.send(p->ep, std::move(p->req), deadline);
             op_stats.duration.observe(std::chrono::duration<double>(clk.steady_now() - sent_at).count());
             if (r) op_stats.requests[std::to_string(r->status)] += 1;
@@ -146,7 +147,7 @@ struct client::impl {
                     skew = std::chrono::duration_cast<std::chrono::milliseconds>(*d - clk.system_now());
                     logger().warn(ctx, "clock skew: server time differs by {} ms; re-signing (check NTP)", skew.count());
                 }
-                --attempt;  // the re-sign does not consume the attempt budget
+                budget.refund();  // the re-sign does not consume the attempt budget
                 continue;
             }
             if (v.what == outcome::refresh) {
@@ -159,7 +160,7 @@ struct client::impl {
                         logger().error(ctx, "{}; renewal failed: {}", detail, c.error().message());
                         co_return error{errc::expired_token, fmt::format("{}; renewal failed: {}", detail, c.error().message())};
                     }
-                    --attempt;  // the renewal does not consume the attempt budget
+                    budget.refund();  // the renewal does not consume the attempt budget
                     continue;
                 }
                 logger().error(ctx, "{}", detail);
@@ -173,13 +174,9 @@ struct client::impl {
                 co_return last;
             }
             // retry
-            if (attempt + 1 >= max_attempts) break;
-            auto wait = full_jitter_delay(policy, attempt, rng);
-            if (deadline) {
-                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - steady::now());
-                if (left <= 0ms) break;
-                wait = std::min(wait, left);
-            }
+            const auto next = budget.next_wait();
+            if (!next) break;
+            const auto wait = *next;
             ++stats.retries;
             ++op_stats.retries;
             stats.waited += wait;
@@ -192,7 +189,7 @@ struct client::impl {
             if (ec == net::error::operation_aborted) co_return error{ec};
         }
         // Out of attempts or time: the last error, marked as given up (status stays retryable).
-        const bool timed_out = deadline && steady::now() >= *deadline;
+        const bool timed_out = budget.expired();
         error final{last.code(), fmt::format("{}; gave up after {} attempts{}", last.detail(), attempts,
                                              timed_out ? " (s3.retry.deadline reached)" : "")};
         if (final.code().category() == s3_category() && status_of(final) == status::fatal)
