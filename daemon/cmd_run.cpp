@@ -67,24 +67,6 @@ void print_usage(std::FILE* to) {
                "Exit codes: 0 clean stop, 1 failure, 2 usage error, 78 invalid configuration.\n");
 }
 
-pipeline::conditional_writes conditional(const config::sink_config& c) {
-    switch (c.s3.conditional_writes) {
-        case config::conditional_writes::automatic: return pipeline::conditional_writes::auto_detect;
-        case config::conditional_writes::required: return pipeline::conditional_writes::required;
-        case config::conditional_writes::off: return pipeline::conditional_writes::off;
-    }
-    return pipeline::conditional_writes::auto_detect;
-}
-
-pipeline::bad_message_policy bad_policy(const config::sink_config& c) {
-    switch (c.delivery.on_bad_message) {
-        case config::bad_message_policy::fail: return pipeline::bad_message_policy::fail;
-        case config::bad_message_policy::skip: return pipeline::bad_message_policy::skip;
-        case config::bad_message_policy::dead_letter: return pipeline::bad_message_policy::dead_letter;
-    }
-    return pipeline::bad_message_policy::fail;
-}
-
 /// What the signal handler, the admin server and the service ticker need to reach. The
 /// pointers are set by daemon_main while their objects live (null before and after).
 struct run_state {
@@ -145,7 +127,7 @@ std::string endpoint_text(const boost::asio::ip::tcp::endpoint& e) {
 net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options iopts, run_state& st) {
     const iss::log::logger log{"app"};
     auto ex = co_await net::this_coro::executor;
-    const auto mode = cfg.iggy.group_mode() ? pipeline::consumer_mode::group : pipeline::consumer_mode::single;
+    const auto mode = consumer_mode(cfg);
     const run_state::scope clear_pointers{st};
 
     // Everything that can be refused without a connection, first.
@@ -187,14 +169,18 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     // refused credentials or a missing bucket need an operator: exit 1.
     std::mt19937_64 rng{std::random_device{}()};
     if (st.stopping) co_return exit_ok;
-    auto s3 = co_await make_s3(ex, cfg, mode);
-    for (unsigned attempt = 0; !s3 && s3.error() == iss::errc::timeout && !st.stopping; ++attempt) {
-        const auto wait = full_jitter_delay({cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})},
-                                            attempt, rng);
-        log.warn("S3: {}; retrying in {} ms", s3.error(), wait.count());
-        co_await sleeper.sleep_for(wait);
-        if (st.stopping) break;
+    // No attempt limit and no deadline: the store is waited for until a stop.
+    retry_budget start_budget{{{cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})}, 0,
+                               std::chrono::milliseconds{0}},
+                              real_clock::instance(), rng};
+    result<s3_setup> s3 = iss::error{iss::errc::timeout, "not probed yet"};
+    while (!st.stopping && start_budget.try_attempt()) {
         s3 = co_await make_s3(ex, cfg, mode);
+        if (s3 || s3.error() != iss::errc::timeout || st.stopping) break;
+        const auto wait = start_budget.next_wait();
+        if (!wait) break;
+        log.warn("S3: {}; retrying in {} ms", s3.error(), wait->count());
+        co_await sleeper.sleep_for(*wait);
     }
     // A stop asked for while the store was being set up: nothing is polled or buffered yet.
     if (st.stopping) co_return exit_ok;
@@ -207,7 +193,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     }
     st.s3 = s3->client;
     st.store_usable = true;
-    auto plan = pipeline::plan_delivery(s3->caps, conditional(cfg), mode);
+    auto plan = pipeline::plan_delivery(s3->caps, conditional_writes(cfg), mode);
     if (!plan) {
         log.error("{}", plan.error());
         co_return exit_failure;
@@ -233,23 +219,12 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
         co_await client.close();
         co_return exit_failure;
     }
-    pipeline::iggy_ports_options po;
-    po.group_mode = mode == pipeline::consumer_mode::group;
-    po.consumer_name = consumer_name(cfg);
-    po.verify_checksum = cfg.iggy.verify_checksum;
-    po.dead_letter = {cfg.delivery.dead_letter.stream, cfg.delivery.dead_letter.topic};
-    pipeline::iggy_ports iggy{client, po};
+    pipeline::iggy_ports iggy{client, iggy_ports_options(cfg)};
 
-    pipeline::writer_options wo;
-    wo.part_size = cfg.s3.part_size;
-    wo.mode = mode;
-    wo.plan = *plan;
-    wo.on_bad_message = bad_policy(cfg);
-    wo.retry_backoff = {cfg.s3.retry.base, cfg.s3.retry.cap};
-    wo.max_open_objects = cfg.rotation.max_open_objects;
+    const pipeline::writer_options wo = delivery_options(cfg, *plan);
     pipeline::writer_ports ports{*s3->store, iggy, encoders, namer, sleeper, real_clock::instance(),
                                  wo.on_bad_message == pipeline::bad_message_policy::dead_letter ? &iggy : nullptr};
-    pipeline::memory_budget memory{{cfg.memory.max_buffered, cfg.memory.max_spool}};
+    pipeline::memory_budget memory{memory_limits(cfg)};
     ports.memory = &memory;
     log.info({iss::log::kv("max_buffered", cfg.memory.max_buffered), iss::log::kv("max_spool", cfg.memory.max_spool)},
              "memory budget: {}", memory.describe(cfg.s3.part_size));

@@ -104,7 +104,7 @@ result<iggy::client_options> iggy_options(const config::sink_config& c) {
     // interval, and a dropped group member loses its partitions (and our buffers). Pings are
     // tiny: send them often enough for any sane heartbeat interval (>= 1 s).
     o.ping_interval = std::chrono::milliseconds{500};
-    switch (c.iggy.protocol) {  // issue 9
+    switch (c.iggy.protocol) {
         case config::protocol_version::automatic: o.protocol = iggy::wire_protocol::automatic; break;
         case config::protocol_version::v0_8: o.protocol = iggy::wire_protocol::g1_0_8; break;
         case config::protocol_version::v0_9: o.protocol = iggy::wire_protocol::g2_0_9; break;
@@ -128,9 +128,50 @@ std::string consumer_name(const config::sink_config& c) {
     return c.iggy.group_mode() ? c.iggy.consumer_group : c.iggy.consumer;
 }
 
+pipeline::consumer_mode consumer_mode(const config::sink_config& c) {
+    return c.iggy.group_mode() ? pipeline::consumer_mode::group : pipeline::consumer_mode::single;
+}
+
+pipeline::conditional_writes conditional_writes(const config::sink_config& c) {
+    switch (c.s3.conditional_writes) {
+        case config::conditional_writes::automatic: return pipeline::conditional_writes::auto_detect;
+        case config::conditional_writes::required: return pipeline::conditional_writes::required;
+        case config::conditional_writes::off: return pipeline::conditional_writes::off;
+    }
+    return pipeline::conditional_writes::auto_detect;
+}
+
+pipeline::writer_options delivery_options(const config::sink_config& c, pipeline::delivery_plan plan) {
+    pipeline::writer_options o;
+    o.part_size = c.s3.part_size;
+    o.mode = consumer_mode(c);
+    o.plan = std::move(plan);
+    switch (c.delivery.on_bad_message) {
+        case config::bad_message_policy::fail: o.on_bad_message = pipeline::bad_message_policy::fail; break;
+        case config::bad_message_policy::skip: o.on_bad_message = pipeline::bad_message_policy::skip; break;
+        case config::bad_message_policy::dead_letter: o.on_bad_message = pipeline::bad_message_policy::dead_letter; break;
+    }
+    o.retry_backoff = {c.s3.retry.base, c.s3.retry.cap};
+    o.max_open_objects = c.rotation.max_open_objects;
+    return o;
+}
+
+pipeline::memory_limits memory_limits(const config::sink_config& c) {
+    return {c.memory.max_buffered, c.memory.max_spool};
+}
+
+pipeline::iggy_ports_options iggy_ports_options(const config::sink_config& c) {
+    pipeline::iggy_ports_options o;
+    o.group_mode = c.iggy.group_mode();
+    o.consumer_name = consumer_name(c);
+    o.verify_checksum = c.iggy.verify_checksum;
+    o.dead_letter = {c.delivery.dead_letter.stream, c.delivery.dead_letter.topic};
+    return o;
+}
+
 pipeline::consumer_options consumer_options(const config::sink_config& c) {
     pipeline::consumer_options o;
-    o.mode = c.iggy.group_mode() ? pipeline::consumer_mode::group : pipeline::consumer_mode::single;
+    o.mode = consumer_mode(c);
     o.poll_messages = c.iggy.poll.messages;
     o.poll_interval = c.iggy.poll.interval;
     o.max_idle_interval = c.iggy.poll.max_idle_interval;

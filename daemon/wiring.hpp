@@ -1,13 +1,17 @@
 #pragma once
 /// \file
 /// Maps the configuration (config::sink_config) to each module's own options, once, for the
-/// subcommands that connect (run, lag). Pure: no I/O.
+/// subcommands that connect (run, lag, verify): iggy, format and pipeline here, s3 and the
+/// credentials chain in daemon/s3_wiring.hpp. One function per options struct; the
+/// subcommands only compose them. Pure: no I/O.
 
 #include "config/config.hpp"
 #include "format/writer.hpp"
 #include "iggy/client.hpp"
+#include "pipeline/adapters/iggy_ports.hpp"
 #include "pipeline/consumer.hpp"
 #include "pipeline/delivery.hpp"
+#include "pipeline/memory.hpp"
 #include "pipeline/rotation.hpp"
 
 #include <span>
@@ -29,6 +33,18 @@ namespace iss::app {
 [[nodiscard]] pipeline::consumer_options consumer_options(const config::sink_config& c);
 /// The consumer's name: the group (group mode) or `iggy.consumer`.
 [[nodiscard]] std::string consumer_name(const config::sink_config& c);
+/// Group mode when `iggy.consumer_group` is set, else single-consumer mode.
+[[nodiscard]] pipeline::consumer_mode consumer_mode(const config::sink_config& c);
+/// `s3.conditional_writes` -> what `pipeline::plan_delivery` may assume of the store.
+[[nodiscard]] pipeline::conditional_writes conditional_writes(const config::sink_config& c);
+/// `s3.part_size`, `s3.retry` (backoff), `delivery.on_bad_message`, `rotation.max_open_objects`
+/// and the mode, with the plan `pipeline::plan_delivery` made from the probe ->
+/// pipeline::writer_options.
+[[nodiscard]] pipeline::writer_options delivery_options(const config::sink_config& c, pipeline::delivery_plan plan);
+/// `memory.max_buffered`, `memory.max_spool` -> pipeline::memory_limits (bytes).
+[[nodiscard]] pipeline::memory_limits memory_limits(const config::sink_config& c);
+/// Mode, consumer name, `iggy.verify_checksum`, `delivery.dead_letter` -> the Iggy adapter's options.
+[[nodiscard]] pipeline::iggy_ports_options iggy_ports_options(const config::sink_config& c);
 
 /// Loads and checks a config file for a subcommand named `cmd`; prints every problem and
 /// returns nullopt (the caller exits 78).

@@ -19,4 +19,37 @@ std::chrono::milliseconds full_jitter_delay(const backoff_policy& p, unsigned at
     return std::chrono::milliseconds{dist(rng)};
 }
 
+retry_budget::retry_budget(limits l, const clock& clk, std::mt19937_64& rng) : limits_{l}, clk_{&clk}, rng_{&rng} {
+    if (limits_.deadline > std::chrono::milliseconds{0}) deadline_ = clk_->steady_now() + limits_.deadline;
+}
+
+bool retry_budget::try_attempt() {
+    if (limits_.attempts != 0 && attempts_ >= limits_.attempts) return false;
+    if (expired()) return false;
+    ++attempts_;
+    return true;
+}
+
+void retry_budget::refund() noexcept {
+    if (attempts_ > 0) --attempts_;
+}
+
+std::optional<std::chrono::milliseconds> retry_budget::next_wait() {
+    if (limits_.attempts != 0 && attempts_ >= limits_.attempts) return std::nullopt;
+    auto wait = full_jitter_delay(limits_.backoff, attempts_ == 0 ? 0 : attempts_ - 1, *rng_);
+    if (const auto l = left()) {
+        if (*l <= std::chrono::milliseconds{0}) return std::nullopt;
+        wait = std::min(wait, *l);
+    }
+    return wait;
+}
+
+std::optional<std::chrono::milliseconds> retry_budget::left() const {
+    if (!deadline_) return std::nullopt;
+    const auto now = clk_->steady_now();
+    if (now >= *deadline_) return std::chrono::milliseconds{0};
+    // Rounded up: a deadline not reached yet leaves at least 1 ms (0 means expired()).
+    return std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - now);
+}
+
 }  // namespace iss

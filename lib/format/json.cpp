@@ -89,6 +89,13 @@ bool is_number_char(char c) noexcept {
     return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
 
+template <class T>
+T load(proto::bytes_view b) {
+    T v{};
+    std::memcpy(&v, b.data(), sizeof v);  // little-endian hosts only (as proto/)
+    return v;
+}
+
 }  // namespace
 
 bool valid_utf8(std::string_view s) noexcept { return simdjson::validate_utf8(s.data(), s.size()); }
@@ -283,6 +290,50 @@ bool payload_checker::append_minified(std::string_view payload, std::string& out
     }
     out.resize(start + written);
     return true;
+}
+
+void append_header_value(std::string& out, proto::header_kind k, proto::bytes_view v, bool as_json) {
+    using proto::header_kind;
+    switch (k) {
+        case header_kind::raw:
+            if (as_json) out += '"';
+            append_base64(out, v);
+            if (as_json) out += '"';
+            return;
+        case header_kind::string:
+            if (as_json) append_string(out, proto::as_text(v));
+            else out += proto::as_text(v);
+            return;
+        case header_kind::boolean: out += std::to_integer<unsigned char>(v[0]) != 0 ? "true" : "false"; return;
+        case header_kind::int8: fmt::format_to(std::back_inserter(out), "{}", load<std::int8_t>(v)); return;
+        case header_kind::int16: fmt::format_to(std::back_inserter(out), "{}", load<std::int16_t>(v)); return;
+        case header_kind::int32: fmt::format_to(std::back_inserter(out), "{}", load<std::int32_t>(v)); return;
+        case header_kind::uint8: fmt::format_to(std::back_inserter(out), "{}", load<std::uint8_t>(v)); return;
+        case header_kind::uint16: fmt::format_to(std::back_inserter(out), "{}", load<std::uint16_t>(v)); return;
+        case header_kind::uint32: fmt::format_to(std::back_inserter(out), "{}", load<std::uint32_t>(v)); return;
+        case header_kind::int64:
+        case header_kind::uint64:
+        case header_kind::int128:
+        case header_kind::uint128:
+            // 64- and 128-bit integers: decimal strings, so JSON readers do not round them.
+            if (as_json) out += '"';
+            if (k == header_kind::int64) fmt::format_to(std::back_inserter(out), "{}", load<std::int64_t>(v));
+            else if (k == header_kind::uint64) fmt::format_to(std::back_inserter(out), "{}", load<std::uint64_t>(v));
+            else if (k == header_kind::int128) append_decimal(out, load<proto::i128>(v));
+            else append_decimal(out, load<proto::u128>(v));
+            if (as_json) out += '"';
+            return;
+        case header_kind::float32:
+        case header_kind::float64: {
+            std::string num;
+            if (k == header_kind::float32) append_number(num, load<float>(v));
+            else append_number(num, load<double>(v));
+            // In a key, NaN and the infinities lose their JSON quotes (the key is quoted whole).
+            if (!as_json && !num.empty() && num.front() == '"') out.append(num, 1, num.size() - 2);
+            else out += num;
+            return;
+        }
+    }
 }
 
 }  // namespace iss::format::json

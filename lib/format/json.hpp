@@ -5,6 +5,7 @@
 /// validation + minification). All append to a `std::string` and never allocate beyond it
 /// (except the checker's reusable buffers).
 
+#include "proto/message.hpp"
 #include "proto/wire.hpp"
 
 #include <cstdint>
@@ -64,5 +65,12 @@ private:
     std::unique_ptr<impl> impl_;
     const char* last_error_ = "";
 };
+
+/// A user header's key (after `kind:`) or value as text, by its kind (`proto::header_kind`):
+/// raw as base64, string as is, booleans and integers in decimal, floats in shortest form.
+/// With `as_json` the result is a JSON value (raw, strings and 64/128-bit integers quoted, so
+/// readers do not round them); without, the bare text of a key (NaN and the infinities
+/// unquoted). Fixed-size kinds must have their size (header_reader checks it).
+void append_header_value(std::string& out, proto::header_kind k, proto::bytes_view v, bool as_json);
 
 }  // namespace iss::format::json

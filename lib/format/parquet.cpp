@@ -16,7 +16,7 @@
 // the output, then its buffers are cleared. The footer keeps per row group only the column
 // chunks' metadata.
 
-#include "format/table.hpp"
+#include "format/parquet_internal.hpp"
 #include "format/thrift_compact.hpp"
 
 #include <snappy-c.h>
@@ -35,33 +35,9 @@ namespace iss::format {
 
 namespace {
 
+using namespace parquet_detail;
 using thrift::compact_writer;
 using thrift::ttype;
-
-// parquet.thrift enum values.
-enum class ptype : std::int32_t { boolean = 0, int32 = 1, int64 = 2, float32 = 4, float64 = 5, byte_array = 6 };
-enum class repetition : std::int32_t { required = 0, optional = 1, repeated = 2 };
-constexpr std::int32_t enc_plain = 0, enc_rle = 3, enc_rle_dictionary = 8;
-constexpr std::int32_t page_data = 0, page_dictionary = 2;
-// ConvertedType
-constexpr std::int32_t ct_utf8 = 0, ct_map = 1, ct_date = 6, ct_ts_millis = 9, ct_ts_micros = 10, ct_json = 19;
-
-std::int32_t codec_id(parquet_codec c) {
-    switch (c) {
-        case parquet_codec::none: return 0;
-        case parquet_codec::snappy: return 1;
-        case parquet_codec::gzip: return 2;
-        case parquet_codec::zstd: return 6;
-    }
-    return 0;
-}
-
-template <class T>
-void put_le(std::string& out, T v) {
-    char b[sizeof v];
-    std::memcpy(b, &v, sizeof v);  // little-endian hosts only (as proto/)
-    out.append(b, sizeof v);
-}
 
 unsigned bit_width(std::uint32_t max_value) {
     unsigned w = 0;
@@ -129,107 +105,6 @@ void put_levels(std::string& out, const std::uint8_t* levels, std::size_t n, uns
     rle_hybrid(out, n, width, [&](std::size_t k) { return static_cast<std::uint32_t>(levels[k]); });
     const auto len = static_cast<std::uint32_t>(out.size() - at - 4);
     std::memcpy(out.data() + at, &len, 4);
-}
-
-/// The statistics of one column chunk, as encoded min/max values.
-struct stats {
-    std::int64_t nulls = 0;
-    bool any = false;
-    std::int64_t imin = 0, imax = 0;
-    double dmin = 0, dmax = 0;
-    std::string smin, smax;
-    bool strings_ok = true;  ///< false once a value is too long to keep as a bound
-};
-
-constexpr std::size_t max_stat_bytes = 256;
-
-struct leaf {
-    std::vector<std::string> path;  ///< path_in_schema
-    ptype type = ptype::byte_array;
-    column_type logical = column_type::string;
-    unsigned max_def = 0, max_rep = 0;
-    std::vector<std::uint8_t> defs, reps;  ///< one per level entry (only when max_* > 0)
-    std::size_t entries = 0;               ///< level entries (values + nulls + empty maps)
-    std::string fixed;                     ///< PLAIN fixed-width values (booleans: one byte each)
-    std::string bytes;                     ///< byte-array values, concatenated
-    std::vector<std::uint32_t> ends;       ///< end of each byte-array value in `bytes`
-    // Dictionary of a byte-array column while it stays small.
-    bool dict_on = true;
-    std::unordered_map<std::string, std::uint32_t> dict;
-    std::vector<const std::string*> dict_order;
-    std::uint64_t dict_bytes = 0;
-    std::vector<std::uint32_t> indices;
-    stats st;
-
-    [[nodiscard]] std::size_t values() const { return type == ptype::byte_array ? ends.size() : fixed.size() / width(); }
-    [[nodiscard]] std::size_t width() const {
-        switch (type) {
-            case ptype::boolean: return 1;
-            case ptype::int32:
-            case ptype::float32: return 4;
-            default: return 8;
-        }
-    }
-    [[nodiscard]] std::string_view value(std::size_t k) const {
-        const std::uint32_t b = k == 0 ? 0 : ends[k - 1];
-        return std::string_view{bytes}.substr(b, ends[k] - b);
-    }
-    void clear() {
-        defs.clear();
-        reps.clear();
-        entries = 0;
-        fixed.clear();
-        bytes.clear();
-        ends.clear();
-        dict_on = true;
-        dict.clear();
-        dict_order.clear();
-        dict_bytes = 0;
-        indices.clear();
-        st = {};
-    }
-};
-
-/// A finished column chunk's footer metadata.
-struct chunk_meta {
-    std::int32_t type = 0;
-    std::vector<std::int32_t> encodings;
-    const std::vector<std::string>* path = nullptr;
-    std::int64_t num_values = 0;
-    std::int64_t uncompressed = 0;
-    std::int64_t compressed = 0;
-    std::int64_t data_page_offset = 0;
-    std::optional<std::int64_t> dictionary_page_offset;
-    stats st;
-    ptype pt = ptype::byte_array;
-};
-
-struct row_group_meta {
-    std::vector<chunk_meta> chunks;
-    std::int64_t num_rows = 0;
-    std::int64_t total_byte_size = 0;
-    std::int64_t total_compressed = 0;
-    std::int64_t file_offset = 0;
-};
-
-void write_stat_value(compact_writer& w, std::int16_t id, const chunk_meta& c, bool is_max) {
-    std::string v;
-    switch (c.pt) {
-        case ptype::boolean: v += static_cast<char>(is_max ? c.st.imax : c.st.imin); break;
-        case ptype::int32: put_le<std::int32_t>(v, static_cast<std::int32_t>(is_max ? c.st.imax : c.st.imin)); break;
-        case ptype::int64: put_le<std::int64_t>(v, is_max ? c.st.imax : c.st.imin); break;
-        case ptype::float32:
-        case ptype::float64: {
-            // parquet.thrift ColumnOrder: a zero bound is written as -0.0 (min) and +0.0 (max).
-            double d = is_max ? c.st.dmax : c.st.dmin;
-            if (d == 0) d = is_max ? 0.0 : -0.0;
-            if (c.pt == ptype::float32) put_le<float>(v, static_cast<float>(d));
-            else put_le<double>(v, d);
-            break;
-        }
-        case ptype::byte_array: v = is_max ? c.st.smax : c.st.smin; break;
-    }
-    w.binary(id, v);
 }
 
 class parquet_writer final : public table_writer {
@@ -308,7 +183,7 @@ public:
     void finish(std::string& out) override {
         if (rows_ > 0) flush_row_group(out);
         std::string footer;
-        write_footer(footer);
+        write_file_metadata(footer, cols_, leaves_, leaf_of_, groups_, o_);
         const auto len = static_cast<std::uint32_t>(footer.size());
         put_le<std::uint32_t>(footer, len);
         footer += "PAR1";
@@ -571,137 +446,6 @@ private:
         groups_.push_back(std::move(g));
         rows_ = 0;
         buffered_ = 0;
-    }
-
-    void write_schema_element(compact_writer& w, const column& c) {
-        const auto rep = c.nullable ? repetition::optional : repetition::required;
-        if (c.type == column_type::map) {
-            // LogicalTypes.md "Maps": <rep> group <name> (MAP) { repeated group key_value
-            // { required binary key (STRING); optional binary value (STRING); } }
-            w.begin_elem_struct();
-            w.i32(3, static_cast<std::int32_t>(rep));
-            w.binary(4, c.name);
-            w.i32(5, 1);
-            w.i32(6, ct_map);
-            w.begin_struct(10);
-            w.begin_struct(2);
-            w.end_struct();
-            w.end_struct();
-            w.end_struct();
-            w.begin_elem_struct();
-            w.i32(3, static_cast<std::int32_t>(repetition::repeated));
-            w.binary(4, "key_value");
-            w.i32(5, 2);
-            w.end_struct();
-            for (int k = 0; k < 2; ++k) {
-                w.begin_elem_struct();
-                w.i32(1, static_cast<std::int32_t>(ptype::byte_array));
-                w.i32(3, static_cast<std::int32_t>(k == 0 ? repetition::required : repetition::optional));
-                w.binary(4, k == 0 ? "key" : "value");
-                w.i32(6, ct_utf8);
-                w.begin_struct(10);
-                w.begin_struct(1);
-                w.end_struct();
-                w.end_struct();
-                w.end_struct();
-            }
-            return;
-        }
-        const leaf& l = leaves_[leaf_of_[static_cast<std::size_t>(&c - cols_.data())]];
-        w.begin_elem_struct();
-        w.i32(1, static_cast<std::int32_t>(l.type));
-        w.i32(3, static_cast<std::int32_t>(rep));
-        w.binary(4, c.name);
-        // converted_type (6) and logicalType (10, a union: one field set).
-        const auto logical = [&](std::int32_t converted, std::int16_t union_field, auto&& body) {
-            w.i32(6, converted);
-            w.begin_struct(10);
-            w.begin_struct(union_field);
-            body();
-            w.end_struct();
-            w.end_struct();
-        };
-        switch (c.type) {
-            case column_type::string: logical(ct_utf8, 1, [] {}); break;
-            case column_type::json: logical(ct_json, 12, [] {}); break;
-            case column_type::date: logical(ct_date, 6, [] {}); break;
-            case column_type::timestamp_ms:
-            case column_type::timestamp_us: {
-                const bool ms = c.type == column_type::timestamp_ms;
-                logical(ms ? ct_ts_millis : ct_ts_micros, 8, [&] {
-                    w.boolean(1, true);  // isAdjustedToUTC
-                    w.begin_struct(2);   // TimeUnit union
-                    w.begin_struct(ms ? 1 : 2);
-                    w.end_struct();
-                    w.end_struct();
-                });
-                break;
-            }
-            default: break;
-        }
-        w.end_struct();
-    }
-
-    void write_footer(std::string& out) {
-        compact_writer w{out};
-        w.i32(1, 1);  // version
-        std::size_t elements = 1;
-        for (const auto& c : cols_) elements += c.type == column_type::map ? 4 : 1;
-        w.begin_list(2, ttype::structure, elements);
-        w.begin_elem_struct();
-        w.binary(4, "schema");
-        w.i32(5, static_cast<std::int32_t>(cols_.size()));
-        w.end_struct();
-        for (const auto& c : cols_) write_schema_element(w, c);
-        std::int64_t rows = 0;
-        for (const auto& g : groups_) rows += g.num_rows;
-        w.i64(3, rows);
-        w.begin_list(4, ttype::structure, groups_.size());
-        for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
-            const row_group_meta& g = groups_[gi];
-            w.begin_elem_struct();
-            w.begin_list(1, ttype::structure, g.chunks.size());
-            for (const chunk_meta& c : g.chunks) {
-                w.begin_elem_struct();
-                w.i64(2, c.dictionary_page_offset.value_or(c.data_page_offset));  // file_offset
-                w.begin_struct(3);
-                w.i32(1, c.type);
-                w.begin_list(2, ttype::i32, c.encodings.size());
-                for (auto e : c.encodings) w.elem_i32(e);
-                w.begin_list(3, ttype::binary, c.path->size());
-                for (const auto& p : *c.path) w.elem_binary(p);
-                w.i32(4, codec_id(o_.codec));
-                w.i64(5, c.num_values);
-                w.i64(6, c.uncompressed);
-                w.i64(7, c.compressed);
-                w.i64(9, c.data_page_offset);
-                if (c.dictionary_page_offset) w.i64(11, *c.dictionary_page_offset);
-                w.begin_struct(12);  // Statistics
-                w.i64(3, c.st.nulls);
-                if (c.st.any && (c.pt != ptype::byte_array || c.st.strings_ok)) {
-                    write_stat_value(w, 5, c, true);   // max_value
-                    write_stat_value(w, 6, c, false);  // min_value
-                }
-                w.end_struct();
-                w.end_struct();  // ColumnMetaData
-                w.end_struct();  // ColumnChunk
-            }
-            w.i64(2, g.total_byte_size);
-            w.i64(3, g.num_rows);
-            w.i64(5, g.file_offset);
-            w.i64(6, g.total_compressed);
-            if (gi <= 32'767) w.i16(7, static_cast<std::int16_t>(gi));  // ordinal
-            w.end_struct();
-        }
-        w.binary(6, o_.created_by);
-        w.begin_list(7, ttype::structure, leaves_.size());
-        for (std::size_t i = 0; i < leaves_.size(); ++i) {
-            w.begin_elem_struct();
-            w.begin_struct(1);  // TYPE_ORDER
-            w.end_struct();
-            w.end_struct();
-        }
-        w.end_struct();
     }
 
     std::vector<column> cols_;

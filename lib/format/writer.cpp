@@ -11,58 +11,6 @@ namespace {
 
 std::string_view text(proto::bytes_view b) { return proto::as_text(b); }
 
-template <class T>
-T load(proto::bytes_view b) {
-    T v{};
-    std::memcpy(&v, b.data(), sizeof v);  // little-endian hosts only (as proto/)
-    return v;
-}
-
-/// The text of a non-string key (after `kind:`), or a value's JSON, by kind. Fixed-size kinds
-/// are known to have their size (header_reader checks it).
-void append_value_text(std::string& out, proto::header_kind k, proto::bytes_view v, bool as_json) {
-    using proto::header_kind;
-    switch (k) {
-        case header_kind::raw:
-            if (as_json) out += '"';
-            json::append_base64(out, v);
-            if (as_json) out += '"';
-            return;
-        case header_kind::string:
-            if (as_json) json::append_string(out, text(v));
-            else out += text(v);
-            return;
-        case header_kind::boolean: out += std::to_integer<unsigned char>(v[0]) != 0 ? "true" : "false"; return;
-        case header_kind::int8: fmt::format_to(std::back_inserter(out), "{}", load<std::int8_t>(v)); return;
-        case header_kind::int16: fmt::format_to(std::back_inserter(out), "{}", load<std::int16_t>(v)); return;
-        case header_kind::int32: fmt::format_to(std::back_inserter(out), "{}", load<std::int32_t>(v)); return;
-        case header_kind::uint8: fmt::format_to(std::back_inserter(out), "{}", load<std::uint8_t>(v)); return;
-        case header_kind::uint16: fmt::format_to(std::back_inserter(out), "{}", load<std::uint16_t>(v)); return;
-        case header_kind::uint32: fmt::format_to(std::back_inserter(out), "{}", load<std::uint32_t>(v)); return;
-        case header_kind::int64:
-        case header_kind::uint64:
-        case header_kind::int128:
-        case header_kind::uint128:
-            // 64- and 128-bit integers: decimal strings, so JSON readers do not round them.
-            if (as_json) out += '"';
-            if (k == header_kind::int64) fmt::format_to(std::back_inserter(out), "{}", load<std::int64_t>(v));
-            else if (k == header_kind::uint64) fmt::format_to(std::back_inserter(out), "{}", load<std::uint64_t>(v));
-            else if (k == header_kind::int128) json::append_decimal(out, load<proto::i128>(v));
-            else json::append_decimal(out, load<proto::u128>(v));
-            if (as_json) out += '"';
-            return;
-        case header_kind::float32:
-        case header_kind::float64: {
-            std::string num;
-            if (k == header_kind::float32) json::append_number(num, load<float>(v));
-            else json::append_number(num, load<double>(v));
-            // In a key, NaN and the infinities lose their JSON quotes (the key is quoted whole).
-            if (!as_json && !num.empty() && num.front() == '"') out.append(num, 1, num.size() - 2);
-            else out += num;
-            return;
-        }
-    }
-}
 
 /// True when `k` starts with a header kind's name and ':' ("int32:7", "string:x").
 bool looks_typed(std::string_view k) noexcept {
@@ -277,11 +225,11 @@ result<void> writer::append_headers(const proto::message_view& m, std::string& b
         } else {
             std::string key{proto::header_kind_name(h.key_kind)};
             key += ':';
-            append_value_text(key, h.key_kind, h.key, false);
+            json::append_header_value(key, h.key_kind, h.key, false);
             json::append_string(buf, key);
         }
         buf += ':';
-        append_value_text(buf, h.value_kind, h.value, true);
+        json::append_header_value(buf, h.value_kind, h.value, true);
     }
     buf += '}';
     return {};

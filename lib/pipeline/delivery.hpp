@@ -315,7 +315,6 @@ private:
     task<delivered> commit_durable();
     task<bool> commit_through(std::uint64_t offset);
     task<bool> retry_or_give_up(unsigned& attempt, std::string_view what, std::string_view detail, bool fatal);
-    void give_up(std::string_view why);
     open_object& open(const message& m, const encoded_partition& e);
     [[nodiscard]] open_object_state rotation_state(const open_object& o) const;
     [[nodiscard]] bool covered(const std::string& encoded, std::uint64_t offset) const;

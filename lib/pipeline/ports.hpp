@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,12 +53,9 @@ struct store_result {
 };
 struct none {};
 
-/// One uploaded part of a multipart upload.
-struct completed_part {
-    int number = 0;      ///< 1-based
-    std::string etag;    ///< as returned, quotes kept
-    std::string crc32c;  ///< base64, when the store client sends per-part CRC32C (else empty)
-};
+/// Gives a multipart upload one part's bytes: `(offset, length)` within the object -> a view
+/// of exactly `length` bytes, valid until the next call; an error ends the upload (`fatal`).
+using part_reader = std::function<result<std::string_view>(std::uint64_t offset, std::size_t length)>;
 
 /// What the pipeline needs from S3. Implementations apply the client's retry policy and,
 /// in consumer-group mode, the per-operation deadline (`s3.retry.deadline`) inside each call.
@@ -70,22 +68,14 @@ public:
       const object_key& key, std::string_view body, const object_range& range,
       std::string_view content_type, bool if_none_match)
       = 0;
-    /// CreateMultipartUpload with the object's final metadata (S3 fixes user metadata at
-    /// Create, so the pipeline creates the upload once the range is known); value = upload id.
-    virtual task<store_result<std::string>> create_multipart(
-      const object_key& key, const object_range& range, std::string_view content_type)
+    /// A multipart upload of a `size`-byte object in `part_size` parts read through `read`:
+    /// created with the object's final metadata (S3 fixes user metadata at Create, so the
+    /// pipeline uploads once the range is known), completed with `If-None-Match: *` when
+    /// `if_none_match` (a 412 answers `exists`), aborted when not completed.
+    virtual task<store_result<none>> put_multipart(
+      const object_key& key, std::uint64_t size, std::uint64_t part_size, part_reader read,
+      const object_range& range, std::string_view content_type, bool if_none_match)
       = 0;
-    /// UploadPart; value = the part (number, ETag, checksum) for Complete.
-    virtual task<store_result<completed_part>> upload_part(
-      const object_key& key, const std::string& upload_id, int part_number, std::string_view body)
-      = 0;
-    /// CompleteMultipartUpload of `parts` (in order), with `If-None-Match: *` when asked.
-    virtual task<store_result<none>> complete_multipart(
-      const object_key& key, const std::string& upload_id, const std::vector<completed_part>& parts,
-      bool if_none_match)
-      = 0;
-    /// AbortMultipartUpload (cleanup; failures are logged by the caller, never fatal).
-    virtual task<store_result<none>> abort_multipart(const object_key& key, const std::string& upload_id) = 0;
     /// HeadObject; value = user metadata (names lower-case, without `x-amz-meta-`).
     virtual task<store_result<user_metadata>> head_object(const object_key& key) = 0;
 };
@@ -126,7 +116,7 @@ struct poll_reply {
     std::uint32_t partition = 0;       ///< the partition the server answered for
     std::uint64_t current_offset = 0;  ///< the partition's newest offset (0 when empty)
     std::vector<message> messages;     ///< ascending offsets
-    /// When set, the bytes (and `native` views) the messages point into, owned by this reply:
+    /// When set, the bytes (and `view`s) the messages point into, owned by this reply:
     /// the views stay valid as long as the reply lives, whatever other polls happen meanwhile
     /// (the consumer polls several partitions concurrently over one connection). When null,
     /// the views are valid only until the next poll (fakes in tests).

@@ -17,6 +17,10 @@
 #include <utility>
 #include <vector>
 
+namespace iss::proto {
+struct message_view;  // proto/message.hpp
+}  // namespace iss::proto
+
 namespace iss::pipeline {
 
 /// One source partition, by Iggy's own names (users see stream, topic, partition).
@@ -48,9 +52,9 @@ struct message {
     std::uint64_t id_low = 0;               ///< u128 message id, least significant half
     std::span<const std::byte> payload;
     std::span<const std::byte> user_headers;  ///< encoded user headers (docs/protocol.md §2.6)
-    /// The source's own view of this message (a `proto` message view in production), for the
-    /// encoder adapter; the pipeline never looks at it. May be null in tests.
-    const void* native = nullptr;
+    /// The message as the Iggy codecs decoded it (header fields, checksum, raw bytes), for the
+    /// record encoder; the pipeline's core never looks at it. May be null in tests.
+    const proto::message_view* view = nullptr;
 };
 
 /// The user-metadata names (without `x-amz-meta-`) every object carries (docs/architecture.md §3.3).

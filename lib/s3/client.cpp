@@ -56,11 +56,9 @@ struct client::impl {
     /// `attempts` receives the number of attempts made.
     task<result<http::response>> execute(request_spec& spec, unsigned& attempts) {
         ++stats.operations;
-        const auto start = steady::now();
-        std::optional<steady::time_point> deadline;
-        if (opts.retry.deadline > 0ms) deadline = start + opts.retry.deadline;
-        const backoff_policy policy{opts.retry.base, opts.retry.cap};
         const unsigned max_attempts = std::max(1U, opts.retry.attempts);
+        // The attempts and the time of this operation, on the injected clock (common/backoff.hpp).
+        retry_budget budget{{{opts.retry.base, opts.retry.cap}, max_attempts, std::max(opts.retry.deadline, 0ms)}, clk, rng};
         bool resigned = false;
         bool renewed = false;  // one credentials renewal per operation after ExpiredToken
         sigv4::credentials creds = opts.credentials;
@@ -68,8 +66,7 @@ struct client::impl {
         const log::fields ctx{log::kv("op", spec.op), log::kv("bucket", spec.bucket), log::kv("key", spec.key)};
         error last{errc::unavailable, "no attempt made"};
         attempts = 0;
-        for (unsigned attempt = 0; attempt < max_attempts; ++attempt) {
-            if (deadline && steady::now() >= *deadline) break;
+        while (budget.try_attempt()) {
             ++attempts;
             ++stats.attempts;
             if (opts.credentials_source) {
@@ -94,13 +91,16 @@ struct client::impl {
             stats.bytes_sent += p->req.body_size();
             auto& op_stats = stats.by_operation[std::string{spec.op}];
             const auto sent_at = clk.steady_now();
+            // Every network step ends by the operation's deadline (the HTTP client's steps run on
+            // the event loop's steady clock).
+            std::optional<steady::time_point> deadline;
+            if (const auto left = budget.left()) deadline = steady::now() + *left;
             auto r = co_await http.send(p->ep, std::move(p->req), deadline);
             op_stats.duration.observe(std::chrono::duration<double>(clk.steady_now() - sent_at).count());
             if (r) op_stats.requests[std::to_string(r->status)] += 1;
             else if (r.error() != net::error::operation_aborted) op_stats.requests["error"] += 1;
 
             failure f;
-            f.head = spec.method == "HEAD";
             std::optional<error_document> doc;
             std::string request_id;
             if (!r) {
@@ -147,7 +147,7 @@ struct client::impl {
                     skew = std::chrono::duration_cast<std::chrono::milliseconds>(*d - clk.system_now());
                     logger().warn(ctx, "clock skew: server time differs by {} ms; re-signing (check NTP)", skew.count());
                 }
-                --attempt;  // the re-sign does not consume the attempt budget
+                budget.refund();  // the re-sign does not consume the attempt budget
                 continue;
             }
             if (v.what == outcome::refresh) {
@@ -160,7 +160,7 @@ struct client::impl {
                         logger().error(ctx, "{}; renewal failed: {}", detail, c.error().message());
                         co_return error{errc::expired_token, fmt::format("{}; renewal failed: {}", detail, c.error().message())};
                     }
-                    --attempt;  // the renewal does not consume the attempt budget
+                    budget.refund();  // the renewal does not consume the attempt budget
                     continue;
                 }
                 logger().error(ctx, "{}", detail);
@@ -174,13 +174,9 @@ struct client::impl {
                 co_return last;
             }
             // retry
-            if (attempt + 1 >= max_attempts) break;
-            auto wait = full_jitter_delay(policy, attempt, rng);
-            if (deadline) {
-                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - steady::now());
-                if (left <= 0ms) break;
-                wait = std::min(wait, left);
-            }
+            const auto next = budget.next_wait();
+            if (!next) break;
+            const auto wait = *next;
             ++stats.retries;
             ++op_stats.retries;
             stats.waited += wait;
@@ -193,7 +189,7 @@ struct client::impl {
             if (ec == net::error::operation_aborted) co_return error{ec};
         }
         // Out of attempts or time: the last error, marked as given up (status stays retryable).
-        const bool timed_out = deadline && steady::now() >= *deadline;
+        const bool timed_out = budget.expired();
         error final{last.code(), fmt::format("{}; gave up after {} attempts{}", last.detail(), attempts,
                                              timed_out ? " (s3.retry.deadline reached)" : "")};
         if (final.code().category() == s3_category() && status_of(final) == status::fatal)
@@ -417,12 +413,26 @@ task<result<complete_result>> client::upload(std::string bucket, std::string key
         if (!r) co_return r.error();
         co_return complete_result{r->etag, false};
     }
+    part_reader read = [body](std::uint64_t off, std::size_t len) -> result<std::string_view> {
+        return body.substr(static_cast<std::size_t>(off), len);
+    };
+    co_return co_await upload_multipart(std::move(bucket), std::move(key), body.size(), part, std::move(read),
+                                        std::move(o));
+}
+
+task<result<complete_result>> client::upload_multipart(std::string bucket, std::string key, std::uint64_t size,
+                                                       std::uint64_t part_size, part_reader read, put_options o) {
     auto id = co_await create_multipart(bucket, key, o);
     if (!id) co_return id.error();
     std::vector<completed_part> parts;
     std::optional<error> failed;
-    for (std::uint64_t off = 0; off < body.size(); off += part) {
-        std::vector<std::string_view> views{body.substr(off, part)};
+    for (std::uint64_t off = 0; off < size; off += part_size) {
+        auto bytes = read(off, static_cast<std::size_t>(std::min(part_size, size - off)));
+        if (!bytes) {
+            failed = bytes.error();
+            break;
+        }
+        std::vector<std::string_view> views{*bytes};
         auto p = co_await upload_part(bucket, key, *id, static_cast<int>(parts.size() + 1), std::move(views));
         if (!p) {
             failed = p.error();
@@ -435,7 +445,8 @@ task<result<complete_result>> client::upload(std::string bucket, std::string key
         if (c) co_return std::move(*c);
         failed = c.error();
     }
-    // Give up: abort so no parts are left behind (a failed abort is logged, the first error returned).
+    // Not completed (failed, or 412): abort, so no parts are left behind in the store (a failed
+    // abort is logged, the first error returned).
     auto a = co_await abort_multipart(bucket, key, *id);
     if (!a && a.error() != errc::no_such_upload)
         logger().warn({log::kv("bucket", bucket), log::kv("key", key)}, "abort after failed upload failed: {}",

@@ -30,6 +30,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -130,8 +131,22 @@ public:
     /// ListObjectsV2, one page.
     task<result<list_objects_page>> list_objects_v2(std::string bucket, list_options o);
 
-    /// Uploads an object: PutObject up to `part_size`, else multipart in `part_size` parts
-    /// (completed in order, aborted on give-up). `If-None-Match: *` on Put or Complete.
+    /// Gives the multipart sequence one part's bytes: `(offset, length)` within the object ->
+    /// a view of exactly `length` bytes, valid until the next call. An error ends the upload
+    /// (it is aborted and the error returned as the upload's).
+    using part_reader = std::function<result<std::string_view>(std::uint64_t offset, std::size_t length)>;
+
+    /// The multipart sequence, the one in the project: CreateMultipartUpload with `o`'s
+    /// metadata and content type, one UploadPart per `part_size` bytes of the `size`-byte
+    /// object in order (the last part may be smaller), read through `read`, then
+    /// CompleteMultipartUpload (`If-None-Match: *` when `o.if_none_match`). On any failure
+    /// the upload is aborted (a failed abort is logged) and the first error returned.
+    /// \pre `part_size` >= 5 MiB unless the object is one part; `size` > 0.
+    task<result<complete_result>> upload_multipart(std::string bucket, std::string key, std::uint64_t size,
+                                                   std::uint64_t part_size, part_reader read, put_options o);
+
+    /// Uploads an object: PutObject up to `part_size`, else `upload_multipart` in `part_size`
+    /// parts. `If-None-Match: *` on Put or Complete.
     task<result<complete_result>> upload(std::string bucket, std::string key, std::string_view body,
                                          put_options o);
 

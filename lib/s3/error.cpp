@@ -99,14 +99,11 @@ verdict classify(const failure& f) noexcept {
         return {o::fail, errc::bad_digest, "the body was corrupted in transit (or s3.checksum disagrees with the store)"};
     if (is(c, "EntityTooSmall")) return {o::fail, errc::entity_too_small, "check s3.part_size (>= 5 MiB)"};
     if (is(c, "InvalidPart") || is(c, "InvalidPartOrder")) return {o::fail, errc::invalid_part, ""};
-    if (f.status == 404) {
-        if (is(c, "") && f.head) return {o::not_found, errc::no_such_key, ""};
-        return {o::not_found, errc::no_such_key, ""};
-    }
-    if (f.status == 403) {
+    // A bare status (a HEAD answer has no body): 404 is a missing key, 403 a refusal.
+    if (f.status == 404) return {o::not_found, errc::no_such_key, ""};
+    if (f.status == 403)
         return {o::fail, errc::access_denied,
                 "check s3.access_key_id, s3.secret_access_key and the permissions on s3.bucket"};
-    }
     return {o::fail, errc::bad_request, ""};
 }
 

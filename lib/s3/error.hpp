@@ -55,8 +55,7 @@ enum class outcome : std::uint8_t { retry, resign, fail, not_found, refresh };
 struct failure {
     error_code transport;     ///< set for transport errors (http::errc, asio errors)
     unsigned status = 0;      ///< HTTP status when a response arrived
-    std::string_view code;    ///< S3 `<Code>`, or "" (HEAD, empty bodies)
-    bool head = false;        ///< the request was a HEAD (no body by definition)
+    std::string_view code;    ///< S3 `<Code>`, or "" (a HEAD answer, an empty body)
 };
 
 /// The verdict: what to do, the error to report if it is final, and what to check.

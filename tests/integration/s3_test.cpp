@@ -1,9 +1,10 @@
 // lib/s3 + lib/http against a real Ceph RGW (the `rgw` CTest fixture: RGW_DIR/env), directly
-// and through the fault front. Each test case uses its own bucket.
+// and through the fault front, and the pipeline's store layer over them (pipeline::s3_store).
+// Each test case uses its own bucket.
+#include "pipeline/adapters/s3_store.hpp"
 #include "s3/client.hpp"
 #include "s3/fault_front.hpp"
 #include "s3/probe.hpp"
-#include "s3/store.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -440,45 +441,67 @@ TEST_CASE("the capability probe finds RGW 16 honours conditional Put but not con
     CHECK(missing.bucket_detail.find("s3.bucket") != std::string::npos);
 }
 
-TEST_CASE("bucket_store: write once, 412 as exists, adopt the range from HEAD, multipart", "[s3][rgw][store]") {
+TEST_CASE("s3_store: write once, 412 as exists, adopt the range from HEAD, multipart", "[s3][rgw][store]") {
+    namespace pl = iss::pipeline;
     net::io_context ioc{1};
     s3::client c{ioc.get_executor(), base_options()};
     const auto bucket = unique_bucket("store");
     make_bucket(ioc, c, bucket);
-    s3::bucket_store store{c, bucket};
-    const s3::user_metadata range{{"iggy-first-offset", "100"}, {"iggy-last-offset", "199"}, {"iggy-count", "100"}};
+    pl::s3_store store{c, bucket};
+    const pl::object_range range{100, 199, 100};
+    const pl::user_metadata range_metadata{{"iggy-first-offset", "100"}, {"iggy-last-offset", "199"}, {"iggy-count", "100"}};
+    // The port's arguments are references that must outlive each call: named here.
+    const iss::object_key key{"p0/00000000000000000100.jsonl"};
+    const iss::object_key none_key{"p0/none"};
+    const iss::object_key mp_key{"mp"};
+    const iss::object_key mp2_key{"mp2"};
+    const pl::object_range no_range{};
     const std::string body = "records 100..199";
-    auto first = run<s3::op_result<s3::put_result>>(
-      ioc, [&]() { return store.put_object("p0/00000000000000000100.jsonl", body, range, "application/x-ndjson", true); });
-    CHECK(first.st == s3::status::ok);
-    auto again = run<s3::op_result<s3::put_result>>(
-      ioc, [&]() { return store.put_object("p0/00000000000000000100.jsonl", "other", s3::user_metadata{}, "", true); });
-    CHECK(again.st == s3::status::exists);
-    auto head = run<s3::op_result<s3::head_result>>(ioc, [&]() { return store.head_object("p0/00000000000000000100.jsonl"); });
-    REQUIRE(head.st == s3::status::ok);
-    CHECK(head.value.metadata == range);
-    CHECK(head.value.content_type == "application/x-ndjson");
-    auto missing = run<s3::op_result<s3::head_result>>(ioc, [&]() { return store.head_object("p0/none"); });
-    CHECK(missing.st == s3::status::not_found);
+    auto first = run<pl::store_result<pl::none>>(
+      ioc, [&]() { return store.put_object(key, body, range, "application/x-ndjson", true); });
+    CHECK(first.status == pl::store_status::ok);
+    auto again = run<pl::store_result<pl::none>>(
+      ioc, [&]() { return store.put_object(key, "other", no_range, "", true); });
+    CHECK(again.status == pl::store_status::exists);
+    auto head = run<pl::store_result<pl::user_metadata>>(ioc, [&]() { return store.head_object(key); });
+    REQUIRE(head.status == pl::store_status::ok);
+    CHECK(head.value == range_metadata);
+    auto raw_head = run<result<s3::head_result>>(ioc, [&]() { return c.head_object(bucket, key.get()); });
+    REQUIRE(raw_head.has_value());
+    CHECK(raw_head->content_type == "application/x-ndjson");
+    auto missing = run<pl::store_result<pl::user_metadata>>(ioc, [&]() { return store.head_object(none_key); });
+    CHECK(missing.status == pl::store_status::not_found);
 
-    const std::string part1 = pattern(5U << 20, 1);
-    const std::string part2 = "tail";
-    auto id = run<s3::op_result<std::string>>(ioc, [&]() { return store.create_multipart("mp", range, "text/plain"); });
-    REQUIRE(id.st == s3::status::ok);
-    auto p1 = run<s3::op_result<s3::completed_part>>(ioc, [&]() { return store.upload_part("mp", id.value, 1, part1); });
-    auto p2 = run<s3::op_result<s3::completed_part>>(ioc, [&]() { return store.upload_part("mp", id.value, 2, part2); });
-    REQUIRE(p1.ok());
-    REQUIRE(p2.ok());
-    const std::vector<s3::completed_part> parts{p1.value, p2.value};
-    auto done = run<s3::op_result<s3::complete_result>>(
-      ioc, [&]() { return store.complete_multipart("mp", id.value, parts, false); });
-    REQUIRE(done.ok());
-    auto mh = run<s3::op_result<s3::head_result>>(ioc, [&]() { return store.head_object("mp"); });
-    CHECK(mh.value.size == part1.size() + part2.size());
-    CHECK(mh.value.metadata == range);
-    auto id2 = run<s3::op_result<std::string>>(ioc, [&]() { return store.create_multipart("mp2", s3::user_metadata{}, ""); });
-    auto ab = run<s3::op_result<s3::nothing>>(ioc, [&]() { return store.abort_multipart("mp2", id2.value); });
-    CHECK(ab.ok());
+    // Multipart: a 5 MiB part and a tail, read through the part reader.
+    const std::string object = pattern(5U << 20, 1) + "tail";
+    const std::uint64_t part_size = 5U << 20;
+    pl::part_reader read = [&](std::uint64_t off, std::size_t len) -> result<std::string_view> {
+        return std::string_view{object}.substr(static_cast<std::size_t>(off), len);
+    };
+    auto done = run<pl::store_result<pl::none>>(ioc, [&]() {
+        return store.put_multipart(mp_key, object.size(), part_size, read, range, "text/plain", false);
+    });
+    REQUIRE(done.status == pl::store_status::ok);
+    auto mh = run<result<s3::head_result>>(ioc, [&]() { return c.head_object(bucket, "mp"); });
+    REQUIRE(mh.has_value());
+    CHECK(mh->size == object.size());
+    CHECK(pl::user_metadata{mh->metadata.begin(), mh->metadata.end()} == range_metadata);
+    auto mp_head = run<pl::store_result<pl::user_metadata>>(ioc, [&]() { return store.head_object(mp_key); });
+    CHECK(mp_head.value == range_metadata);
+
+    // A part that cannot be read ends the upload as fatal, and the upload is aborted.
+    pl::part_reader broken = [&](std::uint64_t off, std::size_t len) -> result<std::string_view> {
+        if (off > 0) return iss::error{iss::errc::io_error, "spool read: injected"};
+        return std::string_view{object}.substr(0, len);
+    };
+    auto failed = run<pl::store_result<pl::none>>(ioc, [&]() {
+        return store.put_multipart(mp2_key, object.size(), part_size, broken, range, "", false);
+    });
+    CHECK(failed.status == pl::store_status::fatal);
+    CHECK(failed.detail.find("injected") != std::string::npos);
+    auto uploads = run<result<std::vector<s3::upload_info>>>(ioc, [&]() { return c.list_uploads(bucket, ""); });
+    REQUIRE(uploads.has_value());
+    CHECK(uploads->empty());
 }
 
 // ---- through the fault front (forwards Host and body unchanged: signatures stay valid) ----

@@ -10,7 +10,7 @@ public:
     format_encoder(const format::writer_options& o, bool verify) : w_{o}, verify_{verify} {}
     void begin(std::string& out) override { w_.begin(out); }
     result<void> append(const message& m, const partition_ref& p, std::string& out) override {
-        const auto* v = static_cast<const proto::message_view*>(m.native);
+        const proto::message_view* v = m.view;
         if (!v) return error{errc::bad_message, fmt::format("offset {}: no message view", m.offset)};
         if (verify_ && !v->checksum_ok())
             return error{errc::bad_message,

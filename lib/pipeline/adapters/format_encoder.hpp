@@ -3,7 +3,7 @@
 /// The production encoders: `format::writer` (json_lines / json_array / raw / csv / parquet /
 /// avro, gzip / zstd) behind
 /// the pipeline's `record_encoder` port. Reads the `proto::message_view` the Iggy adapter put
-/// in `message::native`; with `verify_checksum`, a message whose XXH3 checksum does not match
+/// in `message::view`; with `verify_checksum`, a message whose XXH3 checksum does not match
 /// is a bad message (servers with encryption at rest may not match: iggy.verify_checksum).
 
 #include "format/writer.hpp"

@@ -93,7 +93,7 @@ task<poll_result> iggy_ports::poll(const topic_ref& t, std::optional<std::uint32
         m.id_low = static_cast<std::uint64_t>(v.id);
         m.payload = v.payload;
         m.user_headers = v.user_headers;
-        m.native = &v;  // the view lives in `owned`, kept alive by the reply
+        m.view = &v;  // the view lives in `owned`, kept alive by the reply
         out.reply.messages.push_back(m);
     }
     out.reply.storage = std::move(owned);

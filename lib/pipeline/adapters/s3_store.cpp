@@ -42,39 +42,11 @@ task<store_result<none>> s3_store::put_object(const object_key& key, std::string
     co_return store_result<none>{};
 }
 
-task<store_result<std::string>> s3_store::create_multipart(const object_key& key, const object_range& range,
-                                                           std::string_view content_type) {
-    auto r = co_await c_.create_multipart(bucket_, key.get(), options_for(range, content_type, false));
-    if (!r) co_return failed<std::string>(r.error());
-    co_return store_result<std::string>{store_status::ok, std::move(*r), {}};
-}
-
-task<store_result<completed_part>> s3_store::upload_part(const object_key& key, const std::string& upload_id,
-                                                         int part_number, std::string_view body) {
-    std::vector<std::string_view> views{body};
-    auto r = co_await c_.upload_part(bucket_, key.get(), upload_id, part_number, std::move(views));
-    if (!r) co_return failed<completed_part>(r.error());
-    co_return store_result<completed_part>{store_status::ok, completed_part{r->number, r->etag, r->crc32c}, {}};
-}
-
-task<store_result<none>> s3_store::complete_multipart(const object_key& key, const std::string& upload_id,
-                                                      const std::vector<completed_part>& parts, bool if_none_match) {
-    std::vector<s3::completed_part> ps;
-    ps.reserve(parts.size());
-    for (const auto& p : parts) {
-        s3::completed_part q;
-        q.number = p.number;
-        q.etag = p.etag;
-        q.crc32c = p.crc32c;
-        ps.push_back(std::move(q));
-    }
-    auto r = co_await c_.complete_multipart(bucket_, key.get(), upload_id, std::move(ps), if_none_match);
-    if (!r) co_return failed<none>(r.error());
-    co_return store_result<none>{};
-}
-
-task<store_result<none>> s3_store::abort_multipart(const object_key& key, const std::string& upload_id) {
-    auto r = co_await c_.abort_multipart(bucket_, key.get(), upload_id);
+task<store_result<none>> s3_store::put_multipart(const object_key& key, std::uint64_t size, std::uint64_t part_size,
+                                                 part_reader read, const object_range& range,
+                                                 std::string_view content_type, bool if_none_match) {
+    auto r = co_await c_.upload_multipart(bucket_, key.get(), size, part_size, std::move(read),
+                                          options_for(range, content_type, if_none_match));
     if (!r) co_return failed<none>(r.error());
     co_return store_result<none>{};
 }

@@ -1,8 +1,10 @@
 #pragma once
 /// \file
-/// The production `object_store`: `s3::client` for one bucket. Maps the client's final
-/// errors (`s3::status_of`) to `store_status`; cancellation is rethrown, never an outcome.
-/// The client applies the retry policy and the per-operation deadline (`s3.retry.deadline`).
+/// The production `object_store`, the one store layer over `s3::client` for one bucket: maps
+/// the client's final errors (`s3::status_of`) to `store_status` (cancellation is rethrown,
+/// never an outcome) and `object_range` to user metadata. The client applies the retry
+/// policy and the per-operation deadline (`s3.retry.deadline`); the multipart sequence is
+/// the client's (`s3::client::upload_multipart`).
 
 #include "pipeline/ports.hpp"
 #include "s3/client.hpp"
@@ -18,13 +20,9 @@ public:
 
     task<store_result<none>> put_object(const object_key& key, std::string_view body, const object_range& range,
                                         std::string_view content_type, bool if_none_match) override;
-    task<store_result<std::string>> create_multipart(const object_key& key, const object_range& range,
-                                                     std::string_view content_type) override;
-    task<store_result<completed_part>> upload_part(const object_key& key, const std::string& upload_id, int part_number,
-                                                   std::string_view body) override;
-    task<store_result<none>> complete_multipart(const object_key& key, const std::string& upload_id,
-                                                const std::vector<completed_part>& parts, bool if_none_match) override;
-    task<store_result<none>> abort_multipart(const object_key& key, const std::string& upload_id) override;
+    task<store_result<none>> put_multipart(const object_key& key, std::uint64_t size, std::uint64_t part_size,
+                                           part_reader read, const object_range& range, std::string_view content_type,
+                                           bool if_none_match) override;
     task<store_result<user_metadata>> head_object(const object_key& key) override;
 
 private:

@@ -27,3 +27,65 @@ TEST_CASE("full-jitter delays stay within [0, ceiling] and spread over it", "[ba
     CHECK(lo < 100ms);  // jitter really reaches low...
     CHECK(hi > 700ms);  // ...and high values
 }
+
+TEST_CASE("a retry budget stops at its attempt limit and hands out jittered waits under the ceilings",
+          "[backoff][retry]") {
+    iss::manual_clock clk;
+    std::mt19937_64 rng{7};
+    iss::retry_budget b{{{100ms, 1000ms}, 3, 0ms}, clk, rng};
+    CHECK_FALSE(b.left().has_value());  // no deadline
+    REQUIRE(b.try_attempt());
+    const auto w1 = b.next_wait();
+    REQUIRE(w1.has_value());
+    CHECK(*w1 <= 100ms);
+    REQUIRE(b.try_attempt());
+    const auto w2 = b.next_wait();
+    REQUIRE(w2.has_value());
+    CHECK(*w2 <= 200ms);
+    REQUIRE(b.try_attempt());
+    CHECK_FALSE(b.next_wait().has_value());  // the third attempt was the last
+    CHECK_FALSE(b.try_attempt());
+    CHECK(b.attempts() == 3);
+}
+
+TEST_CASE("a retry budget never waits past its deadline on the injected clock", "[backoff][retry]") {
+    iss::manual_clock clk;
+    std::mt19937_64 rng{7};
+    iss::retry_budget b{{{10'000ms, 10'000ms}, 0, 500ms}, clk, rng};
+    REQUIRE(b.try_attempt());
+    clk.advance(400ms);
+    REQUIRE(b.left().has_value());
+    CHECK(*b.left() == 100ms);
+    for (int i = 0; i < 50; ++i) {
+        const auto w = b.next_wait();
+        REQUIRE(w.has_value());
+        CHECK(*w <= 100ms);  // cut to the time left, whatever the ceiling
+    }
+    clk.advance(100ms);
+    CHECK(b.expired());
+    CHECK_FALSE(b.next_wait().has_value());
+    CHECK_FALSE(b.try_attempt());
+}
+
+TEST_CASE("a refunded attempt does not count against the limit", "[backoff][retry]") {
+    iss::manual_clock clk;
+    std::mt19937_64 rng{1};
+    iss::retry_budget b{{{1ms, 1ms}, 1, 0ms}, clk, rng};
+    REQUIRE(b.try_attempt());
+    b.refund();
+    CHECK(b.attempts() == 0);
+    REQUIRE(b.try_attempt());
+    CHECK_FALSE(b.try_attempt());
+}
+
+TEST_CASE("a retry budget's time left is 0 exactly when it has expired", "[backoff][retry]") {
+    iss::manual_clock clk;
+    std::mt19937_64 rng{3};
+    iss::retry_budget b{{{1ms, 1ms}, 0, 10ms}, clk, rng};
+    clk.advance(9ms + 500us);
+    CHECK_FALSE(b.expired());
+    CHECK(*b.left() == 1ms);  // rounded up, so a step given the time left ends at the deadline
+    clk.advance(500us);
+    CHECK(b.expired());
+    CHECK(*b.left() == 0ms);
+}

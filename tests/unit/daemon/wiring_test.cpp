@@ -83,3 +83,39 @@ TEST_CASE("wiring: s3.checksum auto starts as Content-MD5 until the probe decide
     CHECK(s3::automatic_checksum(s3::capability::no) == s3::checksum_kind::md5);
     CHECK(s3::automatic_checksum(s3::capability::unknown) == s3::checksum_kind::md5);
 }
+
+TEST_CASE("wiring: the delivery options take s3.part_size, s3.retry, delivery.* and the mode from the config",
+          "[daemon][wiring]") {
+    config::sink_config c;
+    c.iggy.consumer = "";  // group mode
+    c.iggy.consumer_group = "lake";
+    c.s3.part_size = 16ULL << 20;
+    c.s3.retry.base = std::chrono::milliseconds{300};
+    c.s3.retry.cap = std::chrono::milliseconds{9000};
+    c.rotation.max_open_objects = 7;
+    c.delivery.on_bad_message = config::bad_message_policy::dead_letter;
+    c.delivery.dead_letter = {"errors", "bad"};
+    c.s3.conditional_writes = config::conditional_writes::required;
+    pipeline::delivery_plan plan;
+    plan.guarantee = "exactly once";
+    const auto o = app::delivery_options(c, plan);
+    CHECK(o.part_size == (16ULL << 20));
+    CHECK(o.mode == pipeline::consumer_mode::group);
+    CHECK(o.plan.guarantee == "exactly once");
+    CHECK(o.on_bad_message == pipeline::bad_message_policy::dead_letter);
+    CHECK(o.retry_backoff.base == std::chrono::milliseconds{300});
+    CHECK(o.retry_backoff.cap == std::chrono::milliseconds{9000});
+    CHECK(o.max_open_objects == 7);
+    CHECK(app::conditional_writes(c) == pipeline::conditional_writes::required);
+
+    const auto ports = app::iggy_ports_options(c);
+    CHECK(ports.group_mode);
+    CHECK(ports.consumer_name == "lake");
+    CHECK(ports.dead_letter.stream == "errors");
+    CHECK(ports.dead_letter.topic == "bad");
+
+    c.iggy.consumer = "single-one";
+    CHECK(app::consumer_mode(c) == pipeline::consumer_mode::single);
+    CHECK(app::iggy_ports_options(c).consumer_name == "single-one");
+    CHECK_FALSE(app::iggy_ports_options(c).group_mode);
+}

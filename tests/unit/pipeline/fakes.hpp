@@ -123,52 +123,55 @@ struct fake_store final : pl::object_store {
         log_.push_back(fmt::format("put {} {}..{}", key.get(), range.first_offset, range.last_offset));
         co_return pl::store_result<pl::none>{};
     }
-    pl::task<pl::store_result<std::string>> create_multipart(
-      const iss::object_key& key, const pl::object_range& range, std::string_view ct) override {
+    /// The multipart sequence as a store sees it: Create, the parts in order, Complete, and
+    /// Abort when not completed (each counted; `fail_next` fails a part or the Complete).
+    pl::task<pl::store_result<pl::none>> put_multipart(
+      const iss::object_key& key, std::uint64_t size, std::uint64_t part_size, pl::part_reader read,
+      const pl::object_range& range, std::string_view ct, bool if_none_match) override {
         ++creates;
-        std::string id = "up" + std::to_string(next_upload++);
+        const std::string id = "up" + std::to_string(next_upload++);
         uploads[id] = upload{key.get(), range, std::string{ct}, {}};
-        co_return pl::store_result<std::string>{pl::store_status::ok, id, {}};
-    }
-    pl::task<pl::store_result<pl::completed_part>> upload_part(
-      const iss::object_key&, const std::string& id, int n, std::string_view body) override {
-        ++parts;
-        largest_part = std::max(largest_part, body.size());
-        if (fail_next > 0) {
-            --fail_next;
-            co_return pl::store_result<pl::completed_part>{failure, {}, "injected"};
+        auto res = complete_parts(key, id, size, part_size, read, if_none_match);
+        if (res.status != pl::store_status::ok) {
+            ++aborts;
+            uploads.erase(id);
         }
-        uploads.at(id).parts[n] = std::string{body};
-        co_return pl::store_result<pl::completed_part>{pl::store_status::ok, {n, "\"etag" + std::to_string(n) + "\"", {}}, {}};
+        co_return res;
     }
-    pl::task<pl::store_result<pl::none>> complete_multipart(
-      const iss::object_key& key, const std::string& id, const std::vector<pl::completed_part>& ps,
-      bool if_none_match) override {
+    pl::store_result<pl::none> complete_parts(const iss::object_key& key, const std::string& id, std::uint64_t size,
+                                              std::uint64_t part_size, const pl::part_reader& read, bool if_none_match) {
+        int n = 1;
+        for (std::uint64_t off = 0; off < size; off += part_size, ++n) {
+            auto body = read(off, static_cast<std::size_t>(std::min(part_size, size - off)));
+            if (!body) return {pl::store_status::fatal, {}, body.error().message()};
+            ++parts;
+            largest_part = std::max(largest_part, body->size());
+            if (fail_next > 0) {
+                --fail_next;
+                return {failure, {}, "injected"};
+            }
+            uploads.at(id).parts[n] = std::string{*body};
+        }
         ++completes;
         complete_conditions.push_back(if_none_match);
         if (fail_next > 0) {
             --fail_next;
-            co_return pl::store_result<pl::none>{failure, {}, "injected"};
+            return {failure, {}, "injected"};
         }
         if (objects.count(key.get())) {
             if (if_none_match && honours_complete) {
                 log_.push_back("complete-412 " + key.get());
-                co_return pl::store_result<pl::none>{pl::store_status::exists, {}, "412"};
+                return {pl::store_status::exists, {}, "412"};
             }
             ++overwrites;
         }
         auto& u = uploads.at(id);
         std::string body;
-        for (const auto& p : ps) body += u.parts.at(p.number);
+        for (const auto& [number, bytes] : u.parts) body += bytes;
         objects[key.get()] = stored_object{body, u.range, u.content_type, true};
-        uploads.erase(id);
         log_.push_back(fmt::format("complete {} {}..{}", key.get(), u.range.first_offset, u.range.last_offset));
-        co_return pl::store_result<pl::none>{};
-    }
-    pl::task<pl::store_result<pl::none>> abort_multipart(const iss::object_key&, const std::string& id) override {
-        ++aborts;
         uploads.erase(id);
-        co_return pl::store_result<pl::none>{};
+        return {};
     }
     pl::task<pl::store_result<pl::user_metadata>> head_object(const iss::object_key& key) override {
         ++heads;

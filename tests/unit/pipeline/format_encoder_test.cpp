@@ -24,7 +24,7 @@ struct one_message {
         msg.offset = view.offset;
         msg.timestamp_us = view.timestamp;
         msg.payload = view.payload;
-        msg.native = &view;
+        msg.view = &view;
     }
 };
 }  // namespace

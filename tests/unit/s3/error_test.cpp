@@ -8,11 +8,10 @@ using namespace iss;
 using s3::outcome;
 
 namespace {
-s3::verdict answer(unsigned status, std::string_view code, bool head = false) {
+s3::verdict answer(unsigned status, std::string_view code) {
     s3::failure f;
     f.status = status;
     f.code = code;
-    f.head = head;
     return s3::classify(f);
 }
 s3::verdict transport(http::errc e) {
@@ -68,17 +67,17 @@ TEST_CASE("auth, permission and bucket errors fail at once and name what to chec
     CHECK(std::string{nb.hint}.find("s3.bucket") != std::string::npos);
     CHECK(answer(301, "PermanentRedirect").code == s3::errc::wrong_region);
     CHECK(answer(400, "AuthorizationHeaderMalformed").code == s3::errc::wrong_region);
-    CHECK(answer(403, "", true).what == outcome::fail);  // HEAD: status alone
+    CHECK(answer(403, "").what == outcome::fail);  // HEAD: status alone
 }
 
 TEST_CASE("missing keys and uploads are not_found; 412 is its own failure", "[s3][classify]") {
     CHECK(answer(404, "NoSuchKey").what == outcome::not_found);
     CHECK(answer(404, "NoSuchUpload").what == outcome::not_found);
-    CHECK(answer(404, "", true).what == outcome::not_found);
+    CHECK(answer(404, "").what == outcome::not_found);
     auto p = answer(412, "PreconditionFailed");
     CHECK(p.what == outcome::fail);
     CHECK(p.code == s3::errc::precondition_failed);
-    CHECK(answer(412, "", true).code == s3::errc::precondition_failed);
+    CHECK(answer(412, "").code == s3::errc::precondition_failed);
     CHECK(answer(400, "EntityTooSmall").code == s3::errc::entity_too_small);
     CHECK(answer(400, "BadDigest").code == s3::errc::bad_digest);
     CHECK(answer(400, "InvalidPart").code == s3::errc::invalid_part);

@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// The partition writer's open object and the helpers its three source files share
+/// (lib/pipeline/delivery.cpp, delivery_upload.cpp, delivery_commit.cpp). Internal to
+/// lib/pipeline.
+
+#include "pipeline/delivery.hpp"
+#include "pipeline/spool.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace iss::pipeline {
+
+/// One open (or in-flight) object of a partition writer: its key, encoder, bytes (in memory
+/// and spilled), memory charge and the range of offsets it accounts for.
+struct partition_writer::open_object {
+    open_object(std::string spool_dir, memory_budget* budget) : spilled{std::move(spool_dir)}, held{budget} {}
+    std::string encoded;  ///< the encoded partition (key without {start_offset})
+    std::optional<std::int64_t> bucket;  ///< time bucket of the first message, when the key has one
+    object_key key;
+    std::unique_ptr<record_encoder> encoder;
+    std::string buf;  ///< encoder output not yet spilled (at most about one part)
+    spool spilled;    ///< encoder output beyond one part (multipart objects)
+    std::unique_ptr<char[]> part;  ///< a part read back from `spilled` while a multipart upload runs
+    std::size_t part_capacity = 0;  ///< bytes allocated for `part`
+    memory_budget::charge held;  ///< what `buf`, `part`, the encoder and `spilled` hold, charged
+    std::uint64_t first_offset = 0;
+    std::uint64_t last_offset = 0;  ///< last offset accounted for (records, skipped, dead-lettered)
+    std::uint64_t records = 0;
+    std::uint64_t payload_bytes = 0;  ///< payload bytes of the records appended
+    std::uint64_t first_timestamp_us = 0;
+    clock::steady_time last_append{};
+    std::optional<clock::system_time> schedule_deadline;
+};
+
+namespace detail {
+/// Seconds from `t` to now on `c`'s steady clock (for the timing histograms).
+inline double seconds_since(const iss::clock& c, clock::steady_time t) {
+    return std::chrono::duration<double>(c.steady_now() - t).count();
+}
+}  // namespace detail
+
+}  // namespace iss::pipeline

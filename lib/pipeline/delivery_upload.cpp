@@ -1,0 +1,217 @@
+// The delivery contract, getting objects into the store (invariants 3, 4 and 5; the essay at
+// the top of delivery.hpp): in-flight objects delivered in order, the upload with
+// If-None-Match (PutObject or the store's multipart sequence), adoption of an existing object
+// on 412, and the retry rule of each mode.
+#include "pipeline/delivery.hpp"
+
+#include "pipeline/delivery_internal.hpp"
+#include "pipeline/error.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+
+namespace iss::pipeline {
+
+using detail::seconds_since;
+
+// Invariants 1 and 3 for several objects: they leave the open set together and stay in
+// flight (`closing_`, which holds the stored offset back) until each one is durable; they are
+// delivered in order of first offset, and the stored offset may move after each.
+task<partition_writer::delivered> partition_writer::close_and_deliver(std::vector<std::string> encoded, rotate_reason why) {
+    for (const auto& id : encoded) {
+        auto it = open_.find(id);
+        if (it == open_.end()) continue;
+        closing_.push_back(std::move(it->second));
+        open_.erase(it);
+    }
+    std::sort(closing_.begin(), closing_.end(), [](const object_ptr& a, const object_ptr& b) {
+        return a->first_offset < b->first_offset;
+    });
+    delivered result = delivered::ok;
+    while (!closing_.empty()) {
+        const delivered d = co_await deliver_front(why);
+        if (d == delivered::given_up || d == delivered::stopped) co_return d;
+        if (d == delivered::rewound) result = delivered::rewound;
+    }
+    co_return result;
+}
+
+// Invariants 1 and 3 for the first in-flight object: upload with If-None-Match; on 412 adopt
+// for its encoded partition only; then (and only then) store what is durable.
+task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason why) {
+    assert(!closing_.empty());
+    open_object& o = *closing_.front();
+    o.encoder->finish(o.buf);
+    recharge(o);
+    const object_range r{o.first_offset, o.last_offset, o.records};
+    const iss::log::fields ctx{
+      iss::log::kv("key", o.key), iss::log::kv("first_offset", r.first_offset), iss::log::kv("last_offset", r.last_offset),
+      iss::log::kv("count", r.count), iss::log::kv("bytes", o.spilled.size() + o.buf.size()),
+      iss::log::kv("reason", to_string(why))};
+    const auto closed_at = ports_.clock.steady_now();
+    for (;;) {
+        const store_result<none> up = co_await upload(o, r);
+        if (up.status == store_status::ok) {
+            if (ports_.timings) ports_.timings->upload.observe(seconds_since(ports_.clock, closed_at));
+            counters_.objects_written += 1;
+            counters_.records_written += r.count;
+            counters_.payload_bytes_written += o.payload_bytes;
+            counters_.bytes_uploaded += o.spilled.size() + o.buf.size();
+            log_.info(ctx, "object uploaded");
+            durable_.push_back({r.first_offset, r.last_offset});
+            closing_.erase(closing_.begin());
+            co_return co_await commit_durable();
+        }
+        if (up.status != store_status::exists) {  // gave up (group mode)
+            drop(fmt::format("upload of {} failed: {}", o.key, up.detail));
+            co_return delivered::given_up;
+        }
+        // 412: an earlier run (crashed, or a stale/new owner) wrote this key. Adopt it.
+        bool gave_up = false;
+        bool vanished = false;
+        const std::optional<object_range> existing = co_await read_existing(o.key, gave_up, vanished);
+        if (vanished) continue;  // deleted between the 412 and the HEAD: write it again
+        if (!existing) {
+            if (gave_up) {
+                drop(fmt::format("HEAD of existing {} failed", o.key));
+                co_return delivered::given_up;
+            }
+            // No usable metadata: we cannot tell what it holds; never overwrite, stop here.
+            log_.error(ctx, "the existing object has no usable iggy-* metadata; stopping this partition");
+            drop("the partition stopped");
+            state_ = writer_state::failed;
+            co_return delivered::stopped;
+        }
+        if (ports_.timings) ports_.timings->upload.observe(seconds_since(ports_.clock, closed_at));
+        counters_.objects_adopted += 1;
+        counters_.records_dropped += r.count;
+        log_.warn(
+          ctx, "object exists already (412): adopting its range {}..{} ({} records) instead of overwriting",
+          existing->first_offset, existing->last_offset, existing->count);
+        if (existing->first_offset != r.first_offset)
+            log_.warn(ctx, "existing object's first offset {} differs from ours", existing->first_offset);
+        const std::string id = o.encoded;
+        closing_.erase(closing_.begin());
+        // Durable now: the existing object, from OUR first offset (where a restart would open
+        // this encoded partition's object again) to ITS last offset.
+        durable_.push_back({r.first_offset, std::max(r.first_offset, existing->last_offset)});
+        if (existing->last_offset < r.last_offset) {
+            // It holds less than we did: re-read this encoded partition's messages after it,
+            // so its next key is the one a crash-free run would have written. The others'
+            // messages in the re-read range are held or done already and are passed over.
+            auto [rr, fresh] = reread_from_.try_emplace(id, existing->last_offset + 1);
+            if (!fresh) rr->second = std::min(rr->second, existing->last_offset + 1);
+            next_ = std::min(next_.value_or(existing->last_offset + 1), existing->last_offset + 1);
+            const delivered d = co_await commit_durable();
+            co_return d == delivered::ok ? delivered::rewound : d;
+        }
+        // It holds as much or more: this encoded partition's messages up to its last offset
+        // are done, and ONLY this one's (others' messages in that range still need objects).
+        auto [dt, fresh] = done_through_.try_emplace(id, existing->last_offset);
+        if (!fresh) dt->second = std::max(dt->second, existing->last_offset);
+        if (!ports_.namer.record_dependent() && open_.empty() && closing_.empty()) {
+            // One encoded partition per partition: every message up to its last offset is in
+            // it, so reading goes on after it.
+            mark_handled(existing->last_offset);
+        }
+        co_return co_await commit_durable();
+    }
+}
+task<store_result<none>> partition_writer::upload(open_object& o, const object_range& r) {
+    const std::string content_type = ports_.encoders.content_type();
+    unsigned attempt = 0;
+    for (;;) {
+        if (o_.plan.strategy == upload_strategy::head_then_write) {
+            // No usable If-None-Match: look first (racy against a concurrent owner, which is
+            // the guarantee named at start; safe against a crashed earlier run).
+            const auto h = co_await ports_.store.head_object(o.key);
+            if (h.status == store_status::ok) co_return store_result<none>{store_status::exists, {}, "HEAD found it"};
+            if (h.status != store_status::not_found) {
+                const bool ok1 = co_await retry_or_give_up(attempt, "HEAD before write", h.detail, h.status == store_status::fatal);
+                if (!ok1)
+                    co_return store_result<none>{store_status::retryable, {}, h.detail};
+                continue;
+            }
+        }
+        store_result<none> res;
+        if (o.spilled.size() == 0) {
+            res = co_await ports_.store.put_object(o.key, o.buf, r, content_type, o_.plan.if_none_match);
+        } else {
+            res = co_await upload_multipart(o, r);
+        }
+        if (res.status == store_status::ok || res.status == store_status::exists) co_return res;
+        const bool ok2 = co_await retry_or_give_up(attempt, "upload", res.detail, res.status == store_status::fatal);
+        if (!ok2)
+            co_return store_result<none>{store_status::retryable, {}, res.detail};
+    }
+}
+
+task<store_result<none>> partition_writer::upload_multipart(open_object& o, const object_range& r) {
+    const std::uint64_t spooled = o.spilled.size();
+    const std::uint64_t total = spooled + o.buf.size();
+    // Parts that lie in `o.buf` go up as views into it; a part (partly) in the spool file is
+    // read into `o.part`, allocated once per upload, never zero-filled, and charged to the
+    // memory budget with the object.
+    part_reader read = [this, &o, spooled](std::uint64_t off, std::size_t len) -> result<std::string_view> {
+        if (off >= spooled) return std::string_view{o.buf}.substr(static_cast<std::size_t>(off - spooled), len);
+        if (!o.part) {
+            o.part.reset(new char[static_cast<std::size_t>(o_.part_size)]);  // NOLINT: uninitialised on purpose
+            o.part_capacity = static_cast<std::size_t>(o_.part_size);
+            recharge(o);
+        }
+        const auto from_spool = static_cast<std::size_t>(std::min<std::uint64_t>(len, spooled - off));
+        if (auto rd = o.spilled.read(off, std::span<char>{o.part.get(), from_spool}); !rd) return rd.error();
+        if (from_spool < len) std::memcpy(o.part.get() + from_spool, o.buf.data(), len - from_spool);
+        return std::string_view{o.part.get(), len};
+    };
+    co_return co_await ports_.store.put_multipart(o.key, total, o_.part_size, std::move(read), r,
+                                                  ports_.encoders.content_type(), o_.plan.if_none_match);
+}
+
+task<std::optional<object_range>> partition_writer::read_existing(const object_key& key, bool& gave_up, bool& vanished) {
+    unsigned attempt = 0;
+    for (;;) {
+        const auto h = co_await ports_.store.head_object(key);
+        if (h.status == store_status::ok) {
+            auto range = from_user_metadata(h.value);
+            if (!range) {
+                log_.error({iss::log::kv("key", key)}, "existing object: {}", range.error());
+                co_return std::nullopt;
+            }
+            co_return *range;
+        }
+        if (h.status == store_status::not_found) {
+            vanished = true;
+            co_return std::nullopt;
+        }
+        const bool ok3 = co_await retry_or_give_up(attempt, "HEAD of existing object", h.detail, h.status == store_status::fatal);
+        if (!ok3) {
+            gave_up = true;
+            co_return std::nullopt;
+        }
+    }
+}
+
+// Invariant 5: group mode never retries past the operation's deadline (the adapter bounds
+// each call by s3.retry.deadline); single mode retries without end.
+task<bool> partition_writer::retry_or_give_up(unsigned& attempt, std::string_view what, std::string_view detail, bool fatal) {
+    if (o_.mode == consumer_mode::group) {
+        log_.warn("{} failed ({}); group mode: giving up, the partition is re-read from its committed offset", what, detail);
+        co_return false;
+    }
+    counters_.retries += 1;
+    const auto delay = full_jitter_delay(o_.retry_backoff, attempt++, rng_);
+    if (fatal) {
+        log_.error("{} failed ({}): check the s3 settings and permissions; retrying in {} ms (attempt {})", what, detail,
+                   delay.count(), attempt);
+    } else {
+        log_.warn("{} failed ({}); retrying in {} ms (attempt {})", what, detail, delay.count(), attempt);
+    }
+    co_await ports_.sleep.sleep_for(delay);
+    co_return true;
+}
+
+}  // namespace iss::pipeline
