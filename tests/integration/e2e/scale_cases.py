@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""End-to-end cases of scale: the memory budget over a backlog on many partitions.
+"""End-to-end cases of scale: the memory budget over a backlog on many partitions, and many
+mostly idle partitions in one daemon.
 Usage: scale_cases.py CASE   (ISS_BINARY_DIR and RGW_DIR from CTest; harness.py).
-Knobs for a bigger run outside CI: SCALE_PARTITIONS, SCALE_MESSAGES (per partition),
-SCALE_BUDGET_MIB, SCALE_PART_MIB."""
+Knobs for bigger runs outside CI: SCALE_PARTITIONS, SCALE_MESSAGES (per partition),
+SCALE_BUDGET_MIB, SCALE_PART_MIB (memory_backlog); SCALE_TOPICS, SCALE_TOPIC_PARTITIONS,
+SCALE_PROBES, SCALE_SETTLE_SECONDS, SCALE_GROUP (many_partitions)."""
 from __future__ import annotations
 
 import json
 import os
+import threading
+import time
+from pathlib import Path
 
 from harness import (Env, RssSampler, check, rss_kib, log, metric_sum, partition_counts, read_landed, run_case,
                      verify_exactly_once)
