@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// Full-jitter exponential backoff (docs/architecture.md §8.4.7; the AWS SDKs' standard): before retry n
-/// (n = 0 for the first retry) sleep U(0, min(cap, base * 2^n)). Shared by the S3 client's
-/// retries and the Iggy client's reconnects. Pure: the random source is a parameter.
+/// (n = 0 for the first retry) sleep U(0, min(cap, base * 2^n)). Pure: the random source is a
+/// parameter.
 ///
 /// `retry_budget` is the one retry loop's bookkeeping, the naive version first: "on error,
 /// sleep and try again" never gives up, and "try N times" can still run for N x the longest
@@ -17,6 +17,10 @@
 ///         if (!wait) break;                 // attempts or time used up
 ///         co_await sleep_for(*wait);
 ///     }
+///
+/// Every retry loop of the project runs on one: the S3 client's `execute`, the daemon's wait
+/// for the store at start, the Iggy session's reconnect, the G2 57/58 replay and the partition
+/// writer's whole-operation retries.
 
 #include "common/clock.hpp"
 
@@ -48,6 +52,10 @@ public:
         backoff_policy backoff;
         unsigned attempts = 0;                  ///< at most this many attempts; 0: no limit
         std::chrono::milliseconds deadline{0};  ///< every attempt and wait within this from the start; 0: none
+        bool jitter = true;                     ///< false: each wait is the ceiling itself (a fixed pause when base == cap)
+        /// The backoff step of the first wait: a loop that goes on from where an earlier one
+        /// stopped (its attempts) passes them here; 0 starts at `base`.
+        unsigned first_step = 0;
     };
 
     /// Starts the budget now (on `clk`). `clk` and `rng` outlive the budget.
@@ -59,8 +67,10 @@ public:
     /// Gives the last attempt back (an attempt that must not count, such as one answered by
     /// a credentials refresh); its wait is not repeated either.
     void refund() noexcept;
-    /// The wait before the next attempt: full jitter for the attempts so far, cut to the time
-    /// left; nullopt when no attempt is left (attempts used up, or no time left).
+    /// The wait before the next attempt: full jitter (or the ceiling, without `jitter`) for
+    /// step `first_step + attempts() - 1` (`first_step - 1` before the first attempt, for a
+    /// loop that resumes; never below 0), cut to the time left; nullopt when no attempt is
+    /// left (attempts used up, or no time left).
     [[nodiscard]] std::optional<std::chrono::milliseconds> next_wait();
     /// The time left before the deadline, rounded up to whole milliseconds (0 exactly when
     /// `expired()`); nullopt without a deadline.

@@ -30,8 +30,10 @@
 /// thread-safe. `close()` (or the destructor) stops the ping task and closes the socket.
 
 #include "common/backoff.hpp"
+#include "common/clock.hpp"
 #include "common/error.hpp"
 #include "common/types.hpp"
+#include "common/net/sleeper.hpp"
 #include "iggy/error.hpp"
 #include "proto/message.hpp"
 #include "proto/negotiation.hpp"
@@ -98,6 +100,13 @@ struct client_options {
     /// and overall budget (docs/protocol.md §8.5: about 50 ms, within 30 s).
     std::chrono::milliseconds transient_retry_delay{50};
     std::chrono::milliseconds transient_retry_budget{30000};
+    // ---- the retry loops' time (reconnect backoff, the G2 replay; `common/backoff.hpp`)
+    /// The clock the retry budgets measure on; null = the real clock. Outlives the client.
+    const iss::clock* clock = nullptr;
+    /// The waits between retries; null = a steady_timer on the client's executor (a caller's
+    /// cancellation ends it with `operation_aborted`). Outlives the client. Tests pass a
+    /// sleeper that advances a manual `clock`.
+    iss::sleeper* sleeper = nullptr;
 };
 
 /// A message to send. The server assigns offset and timestamp; id 0 = the server picks one.

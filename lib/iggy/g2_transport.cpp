@@ -4,8 +4,6 @@
 #include "iggy/session.hpp"
 #include "proto/g2_commands.hpp"
 
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <fmt/format.h>
 
@@ -146,8 +144,13 @@ net::awaitable<result<proto::bytes_view>> g2_transport::exchange(connection& c, 
     const auto op = last_op_;
     const auto code = last_code_;
     const auto delay = std::max<std::chrono::milliseconds>(ctx_.opts.transient_retry_delay, std::chrono::milliseconds{1});
-    const auto attempts = std::max<std::int64_t>(1, ctx_.opts.transient_retry_budget / delay);
-    for (std::int64_t attempt = 1;; ++attempt) {
+    // A fixed pause (no jitter), as many tries as fit in the budget, and none past its end on
+    // the retry clock.
+    const auto budget_time = std::max(ctx_.opts.transient_retry_budget, std::chrono::milliseconds{0});
+    const auto attempts = static_cast<unsigned>(std::max<std::int64_t>(1, budget_time / delay));
+    retry_budget budget{{{delay, delay}, attempts, budget_time, false}, retry_clock(ctx_.opts), rng_};
+    std::uint32_t last_status = 0;
+    while (budget.try_attempt()) {
         bool g1 = false;
         auto raw = co_await roundtrip(c, frame, slot, false, g1);
         if (!raw) {
@@ -184,13 +187,17 @@ net::awaitable<result<proto::bytes_view>> g2_transport::exchange(connection& c, 
         }
         const auto rule = g2::retry_rule_for(st);
         if (rule == g2::retry_rule::already_applied) co_return proto::bytes_view{};
-        if (rule == g2::retry_rule::none || attempt >= attempts) co_return iss::error{proto::server_error(st)};
+        if (rule == g2::retry_rule::none) co_return iss::error{proto::server_error(st)};
+        last_status = st;
+        const auto wait = budget.next_wait();
+        if (!wait) break;
         ctx_.log.debug("G2 {} ({}): resending the same request (attempt {})", proto::server_error_name(st), st,
-                       attempt + 1);
-        net::steady_timer t{c.executor(), delay};
-        co_await t.async_wait(net::use_awaitable);
+                       budget.attempts() + 1);
+        co_await retry_wait(ctx_.opts, c.executor(), *wait);
     }
+    co_return iss::error{proto::server_error(last_status)};
 }
+
 
 net::awaitable<login_outcome> g2_transport::login(connection& c, proto::login_plan plan) {
     using kind = proto::login_result::kind;

@@ -40,6 +40,21 @@ void async_lock::cancel_all() noexcept {
     for (auto& w : waiters_) w->cancel();
 }
 
+// ---- the retry loops' time -------------------------------------------------------------------
+
+const iss::clock& retry_clock(const client_options& opts) noexcept {
+    return opts.clock ? *opts.clock : real_clock::instance();
+}
+
+net::awaitable<void> retry_wait(const client_options& opts, net::any_io_executor ex, std::chrono::milliseconds d) {
+    if (opts.sleeper) {
+        co_await opts.sleeper->sleep_for(d);
+        co_return;
+    }
+    net::steady_timer t{ex, d};
+    co_await t.async_wait(net::use_awaitable);  // throws operation_aborted on a caller's cancellation
+}
+
 // ---- the session -----------------------------------------------------------------------------
 
 session::session(net::any_io_executor ex, client_options opts)
@@ -172,14 +187,18 @@ net::awaitable<result<void>> session::rejoin() {
 }
 
 net::awaitable<result<void>> session::reconnect() {
-    for (unsigned attempt = 0;; ++attempt) {
-        if (failures_ > 0) {
-            const auto d = full_jitter_delay(opts_.reconnect_backoff, failures_ - 1, rng_);
-            net::steady_timer t{ex_, d};
-            co_await t.async_wait(net::use_awaitable);  // a caller's cancellation propagates
-            if (closed()) co_return iss::error{errc::closed};
-        }
-        auto r = co_await connect_once();
+    // The backoff goes on from where an earlier call that gave up left it (`failures_`), so a
+    // caller that retries in a loop does not hammer the server; no deadline: the attempts
+    // (`reconnect_attempts`, 0 = no limit) and the classification end the loop.
+    retry_budget budget{{opts_.reconnect_backoff, opts_.reconnect_attempts, std::chrono::milliseconds{0}, true, failures_},
+                        retry_clock(opts_), rng_};
+    if (failures_ > 0) {
+        if (const auto wait = budget.next_wait()) co_await retry_wait(opts_, ex_, *wait);
+        if (closed()) co_return iss::error{errc::closed};
+    }
+    result<void> r = iss::error{errc::connection_failed, "no connect attempt left"};
+    while (budget.try_attempt()) {
+        r = co_await connect_once();
         if (r) {
             failures_ = 0;
             co_return r;
@@ -191,13 +210,17 @@ net::awaitable<result<void>> session::reconnect() {
             co_return r.error();
         }
         ++failures_;
-        if (opts_.reconnect_attempts != 0 && attempt + 1 >= opts_.reconnect_attempts) {
-            log_.warn("connect: {} (attempt {}/{}, giving up)", describe(r.error()), attempt + 1,
+        const auto wait = budget.next_wait();
+        if (!wait) {
+            log_.warn("connect: {} (attempt {}/{}, giving up)", describe(r.error()), budget.attempts(),
                       opts_.reconnect_attempts);
             co_return r.error();
         }
-        log_.warn("connect: {} (attempt {}, retrying)", describe(r.error()), attempt + 1);
+        log_.warn("connect: {} (attempt {}, retrying)", describe(r.error()), budget.attempts());
+        co_await retry_wait(opts_, ex_, *wait);  // a caller's cancellation propagates
+        if (closed()) co_return iss::error{errc::closed};
     }
+    co_return r;
 }
 
 void session::start_pings() {

@@ -314,7 +314,12 @@ private:
     static feed_status to_feed(delivered d) noexcept;
     task<delivered> commit_durable();
     task<bool> commit_through(std::uint64_t offset);
-    task<bool> retry_or_give_up(unsigned& attempt, std::string_view what, std::string_view detail, bool fatal);
+    /// The budget of one whole operation (upload, HEAD, dead-letter send, offset store):
+    /// group mode one attempt (invariant 5), single mode no limit; waits from `retry_backoff`.
+    [[nodiscard]] retry_budget operation_budget();
+    /// After a failed attempt: waits the budget's next wait and returns true, or returns false
+    /// when the budget is spent (logged).
+    task<bool> retry_or_give_up(retry_budget& budget, std::string_view what, std::string_view detail, bool fatal);
     open_object& open(const message& m, const encoded_partition& e);
     [[nodiscard]] open_object_state rotation_state(const open_object& o) const;
     [[nodiscard]] bool covered(const std::string& encoded, std::uint64_t offset) const;

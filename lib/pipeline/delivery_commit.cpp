@@ -33,8 +33,8 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
         pending_commit_.reset();
         co_return true;
     }
-    unsigned attempt = 0;
-    for (;;) {
+    auto budget = operation_budget();
+    while (budget.try_attempt()) {
         const auto sent_at = ports_.clock.steady_now();
         const offset_result r = co_await ports_.offsets.store_offset(p_, offset);
         switch (r.status) {
@@ -60,16 +60,11 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
                     log_.warn({iss::log::kv("offset", offset)}, "storing the offset failed ({}); will retry", r.detail);
                     co_return true;
                 }
-                counters_.retries += 1;
-                {
-                    const auto delay = full_jitter_delay(o_.retry_backoff, attempt++, rng_);
-                    log_.warn({iss::log::kv("offset", offset)}, "storing the offset failed ({}); retrying in {} ms",
-                              r.detail, delay.count());
-                    co_await ports_.sleep.sleep_for(delay);
-                }
+                if (!co_await retry_or_give_up(budget, "storing the offset", r.detail, false)) co_return false;
                 break;
         }
     }
+    co_return false;
 }
 
 // Skipped / dead-lettered messages: covered by their encoded partition's open object (its
@@ -98,15 +93,17 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(
             co_return co_await absorb(m, encoded);
         case bad_message_policy::dead_letter: {
             assert(ports_.dead_letters != nullptr);
-            unsigned attempt = 0;
-            for (;;) {
+            auto budget = operation_budget();
+            bool sent = false;
+            while (!sent && budget.try_attempt()) {
                 const source_status s = co_await ports_.dead_letters->send(m, p_, e.message());
-                if (s == source_status::ok) break;
-                const bool ok5 = co_await retry_or_give_up(attempt, "dead-letter send", to_string(s), s == source_status::fatal);
-                if (!ok5) {
-                    drop("dead-letter send failed");
-                    co_return delivered::given_up;
-                }
+                sent = s == source_status::ok;
+                if (!sent && !co_await retry_or_give_up(budget, "dead-letter send", to_string(s), s == source_status::fatal))
+                    break;
+            }
+            if (!sent) {
+                drop("dead-letter send failed");
+                co_return delivered::given_up;
             }
             counters_.bad_dead_lettered += 1;
             log_.warn(ctx, "bad message sent to the dead-letter topic");

@@ -122,15 +122,15 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
 }
 task<store_result<none>> partition_writer::upload(open_object& o, const object_range& r) {
     const std::string content_type = ports_.encoders.content_type();
-    unsigned attempt = 0;
-    for (;;) {
+    auto budget = operation_budget();
+    while (budget.try_attempt()) {
         if (o_.plan.strategy == upload_strategy::head_then_write) {
             // No usable If-None-Match: look first (racy against a concurrent owner, which is
             // the guarantee named at start; safe against a crashed earlier run).
             const auto h = co_await ports_.store.head_object(o.key);
             if (h.status == store_status::ok) co_return store_result<none>{store_status::exists, {}, "HEAD found it"};
             if (h.status != store_status::not_found) {
-                const bool ok1 = co_await retry_or_give_up(attempt, "HEAD before write", h.detail, h.status == store_status::fatal);
+                const bool ok1 = co_await retry_or_give_up(budget, "HEAD before write", h.detail, h.status == store_status::fatal);
                 if (!ok1)
                     co_return store_result<none>{store_status::retryable, {}, h.detail};
                 continue;
@@ -143,10 +143,11 @@ task<store_result<none>> partition_writer::upload(open_object& o, const object_r
             res = co_await upload_multipart(o, r);
         }
         if (res.status == store_status::ok || res.status == store_status::exists) co_return res;
-        const bool ok2 = co_await retry_or_give_up(attempt, "upload", res.detail, res.status == store_status::fatal);
+        const bool ok2 = co_await retry_or_give_up(budget, "upload", res.detail, res.status == store_status::fatal);
         if (!ok2)
             co_return store_result<none>{store_status::retryable, {}, res.detail};
     }
+    co_return store_result<none>{store_status::retryable, {}, "retry budget spent"};
 }
 
 task<store_result<none>> partition_writer::upload_multipart(open_object& o, const object_range& r) {
@@ -172,8 +173,8 @@ task<store_result<none>> partition_writer::upload_multipart(open_object& o, cons
 }
 
 task<std::optional<object_range>> partition_writer::read_existing(const object_key& key, bool& gave_up, bool& vanished) {
-    unsigned attempt = 0;
-    for (;;) {
+    auto budget = operation_budget();
+    while (budget.try_attempt()) {
         const auto h = co_await ports_.store.head_object(key);
         if (h.status == store_status::ok) {
             auto range = from_user_metadata(h.value);
@@ -187,30 +188,38 @@ task<std::optional<object_range>> partition_writer::read_existing(const object_k
             vanished = true;
             co_return std::nullopt;
         }
-        const bool ok3 = co_await retry_or_give_up(attempt, "HEAD of existing object", h.detail, h.status == store_status::fatal);
-        if (!ok3) {
-            gave_up = true;
-            co_return std::nullopt;
-        }
+        const bool ok3 = co_await retry_or_give_up(budget, "HEAD of existing object", h.detail, h.status == store_status::fatal);
+        if (!ok3) break;
     }
+    gave_up = true;
+    co_return std::nullopt;
 }
 
 // Invariant 5: group mode never retries past the operation's deadline (the adapter bounds
-// each call by s3.retry.deadline); single mode retries without end.
-task<bool> partition_writer::retry_or_give_up(unsigned& attempt, std::string_view what, std::string_view detail, bool fatal) {
-    if (o_.mode == consumer_mode::group) {
-        log_.warn("{} failed ({}); group mode: giving up, the partition is re-read from its committed offset", what, detail);
+// each call by s3.retry.deadline, and the budget here allows one attempt); single mode
+// retries without end.
+retry_budget partition_writer::operation_budget() {
+    const unsigned attempts = o_.mode == consumer_mode::group ? 1 : 0;
+    return retry_budget{{o_.retry_backoff, attempts, std::chrono::milliseconds{0}}, ports_.clock, rng_};
+}
+
+task<bool> partition_writer::retry_or_give_up(retry_budget& budget, std::string_view what, std::string_view detail,
+                                              bool fatal) {
+    const auto delay = budget.next_wait();
+    if (!delay) {
+        log_.warn("{} failed ({}); {}: giving up, the partition is re-read from its committed offset", what, detail,
+                  o_.mode == consumer_mode::group ? "group mode" : "retry budget spent");
         co_return false;
     }
     counters_.retries += 1;
-    const auto delay = full_jitter_delay(o_.retry_backoff, attempt++, rng_);
+    const auto attempt = budget.attempts();
     if (fatal) {
         log_.error("{} failed ({}): check the s3 settings and permissions; retrying in {} ms (attempt {})", what, detail,
-                   delay.count(), attempt);
+                   delay->count(), attempt);
     } else {
-        log_.warn("{} failed ({}); retrying in {} ms (attempt {})", what, detail, delay.count(), attempt);
+        log_.warn("{} failed ({}); retrying in {} ms (attempt {})", what, detail, delay->count(), attempt);
     }
-    co_await ports_.sleep.sleep_for(delay);
+    co_await ports_.sleep.sleep_for(*delay);
     co_return true;
 }
 

@@ -10,6 +10,7 @@
 /// exceptions and error codes become these outcomes (docs/architecture.md §8.4.4). Cancellation
 /// (`operation_aborted`) is the exception: it propagates as an exception.
 
+#include "common/net/sleeper.hpp"
 #include "common/types.hpp"
 #include "pipeline/types.hpp"
 
@@ -242,13 +243,8 @@ public:
     [[nodiscard]] virtual bool record_dependent() const { return false; }
 };
 
-/// Waits (backoff between retries). Tests advance a manual clock instead of sleeping.
-class sleeper {
-public:
-    virtual ~sleeper() = default;
-    virtual task<void> sleep_for(std::chrono::milliseconds d) = 0;
-    /// Ends a sleep in progress early (a stop was requested). Default: nothing.
-    virtual void interrupt() {}
-};
+/// Waits (backoff between retries): the project's one sleeper (`common/net/sleeper.hpp`).
+/// Tests advance a manual clock instead of sleeping.
+using sleeper = iss::sleeper;
 
 }  // namespace iss::pipeline

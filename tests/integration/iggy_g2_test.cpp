@@ -19,6 +19,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include "tests/integration/broker_child.hpp"
+#include "tests/integration/clock_sleeper.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -295,6 +296,58 @@ TEST_CASE("TransientNotCommitted is replayed with the same request number and ap
         REQUIRE_FALSE(again.has_value());
         CHECK(iggy::server_code(again.error()) == 1012u);  // the first one applied exactly once
         co_await c.close();
+    });
+}
+
+namespace {
+/// How many requests this client saw answered with `status`.
+std::uint64_t answered(const iggy::client& c, std::string_view status) {
+    std::uint64_t n = 0;
+    for (const auto& [k, v] : c.stats().requests)
+        if (k.second == status) n += v;
+    return n;
+}
+}  // namespace
+
+TEST_CASE("TransientNotCommitted replays stop at the budget's attempts and at its deadline", "[g2][retry]") {
+    broker_process broker{{"--protocol", "0.9", "--g2-transient-not-committed", "100"}};
+    run([&](auto ex) -> net::awaitable<void> {
+        using std::chrono::milliseconds;
+        {
+            // 50 ms budget, 10 ms pause: 5 tries, 4 pauses of exactly 10 ms, then the 57.
+            iss::manual_clock clock;
+            iss::test::clock_sleeper sleeper{clock};
+            auto o = options_for(broker, wire_protocol::g2_0_9);
+            o.transient_retry_delay = milliseconds{10};
+            o.transient_retry_budget = milliseconds{50};
+            o.clock = &clock;
+            o.sleeper = &sleeper;
+            iggy::client c{ex, o};
+            auto r = co_await c.create_stream("s");
+            REQUIRE_FALSE(r.has_value());
+            CHECK(iggy::server_code(r.error()) == 57u);
+            CHECK(answered(c, "57") == 5);
+            CHECK(sleeper.waits == std::vector<milliseconds>(4, milliseconds{10}));
+            co_await c.close();
+        }
+        {
+            // Wake-ups three times later than asked: the 50 ms deadline on the clock ends the
+            // replay after two tries (10 ms wait -> 30 ms; the 20 ms left -> 10 ms wait -> 60 ms).
+            iss::manual_clock clock;
+            iss::test::clock_sleeper sleeper{clock, 3};
+            auto o = options_for(broker, wire_protocol::g2_0_9);
+            o.transient_retry_delay = milliseconds{10};
+            o.transient_retry_budget = milliseconds{50};
+            o.clock = &clock;
+            o.sleeper = &sleeper;
+            iggy::client c{ex, o};
+            auto r = co_await c.create_stream("s");
+            REQUIRE_FALSE(r.has_value());
+            CHECK(iggy::server_code(r.error()) == 57u);
+            CHECK(answered(c, "57") == 2);
+            CHECK(sleeper.waits.size() == 2);
+            co_await c.close();
+        }
     });
 }
 

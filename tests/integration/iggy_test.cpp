@@ -20,6 +20,7 @@
 #include <boost/asio/use_future.hpp>
 #include <boost/asio/write.hpp>
 #include "tests/integration/broker_child.hpp"
+#include "tests/integration/clock_sleeper.hpp"
 
 #include <catch2/catch.hpp>
 #include <xxhash.h>
@@ -992,6 +993,39 @@ TEST_CASE("faults: nothing listening gives connection_failed after the attempt b
         auto r = co_await c.connect();
         REQUIRE_FALSE(r.has_value());
         CHECK(r.error() == iggy::errc::connection_failed);
+        CHECK(c.generation() == 0);
+    });
+}
+
+TEST_CASE("faults: reconnect attempts follow the budget: the attempt limit, capped waits, resumed backoff",
+          "[faults]") {
+    iss::manual_clock clock;
+    iss::test::clock_sleeper sleeper{clock};
+    run([&](auto ex) -> net::awaitable<void> {
+        std::uint16_t port = 0;
+        {
+            tcp::acceptor probe{ex, {net::ip::make_address("127.0.0.1"), 0}};
+            port = probe.local_endpoint().port();
+        }  // closed: every connect is refused
+        auto o = fake_options(port);
+        o.reconnect_attempts = 4;
+        o.reconnect_backoff = {std::chrono::milliseconds{100}, std::chrono::milliseconds{1000}};
+        o.clock = &clock;
+        o.sleeper = &sleeper;
+        iggy::client c{ex, o};
+        auto r = co_await c.connect();
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error() == iggy::errc::connection_failed);
+        // Four attempts, three waits between them, each under its ceiling (100, 200, 400 ms).
+        REQUIRE(sleeper.waits.size() == 3);
+        for (std::size_t i = 0; i < 3; ++i) CHECK(sleeper.waits[i] <= std::chrono::milliseconds{100 << i});
+        // The next call goes on with the backoff: a wait first (step 3: <= 800 ms), then four
+        // more attempts (waits <= 1000 ms, the cap).
+        r = co_await c.connect();
+        REQUIRE_FALSE(r.has_value());
+        REQUIRE(sleeper.waits.size() == 7);
+        CHECK(sleeper.waits[3] <= std::chrono::milliseconds{800});
+        for (std::size_t i = 4; i < 7; ++i) CHECK(sleeper.waits[i] <= std::chrono::milliseconds{1000});
         CHECK(c.generation() == 0);
     });
 }

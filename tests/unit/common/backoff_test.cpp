@@ -89,3 +89,32 @@ TEST_CASE("a retry budget's time left is 0 exactly when it has expired", "[backo
     CHECK(b.expired());
     CHECK(*b.left() == 0ms);
 }
+
+TEST_CASE("a budget without jitter waits exactly the ceilings, cut to the time left", "[backoff][retry]") {
+    iss::manual_clock clk;
+    std::mt19937_64 rng{3};
+    iss::retry_budget b{{{50ms, 50ms}, 0, 120ms, false}, clk, rng};
+    REQUIRE(b.try_attempt());
+    CHECK(b.next_wait() == std::optional{50ms});
+    clk.advance(50ms);
+    REQUIRE(b.try_attempt());
+    CHECK(b.next_wait() == std::optional{50ms});
+    clk.advance(50ms);
+    REQUIRE(b.try_attempt());
+    CHECK(b.next_wait() == std::optional{20ms});  // 20 ms left of 120
+    clk.advance(20ms);
+    CHECK_FALSE(b.try_attempt());
+}
+
+TEST_CASE("a budget that resumes goes on with the backoff where the earlier loop stopped", "[backoff][retry]") {
+    iss::manual_clock clk;
+    std::mt19937_64 rng{3};
+    // Two attempts spent earlier: the wait before this loop's first attempt is step 1 (200 ms),
+    // the one after it step 2 (400 ms).
+    iss::retry_budget b{{{100ms, 10'000ms}, 0, 0ms, false, 2}, clk, rng};
+    CHECK(b.next_wait() == std::optional{200ms});
+    REQUIRE(b.try_attempt());
+    CHECK(b.next_wait() == std::optional{400ms});
+    REQUIRE(b.try_attempt());
+    CHECK(b.next_wait() == std::optional{800ms});
+}
