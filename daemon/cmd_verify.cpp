@@ -10,6 +10,7 @@
 // committed offsets. Exit 0 all fine, 1 problems (the first 20 listed), 2 store or Iggy not
 // readable, 78 invalid configuration.
 #include "common/log.hpp"
+#include "common/net/task_group.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/run_to_exit.hpp"
 #include "daemon/s3_wiring.hpp"
@@ -20,11 +21,7 @@
 #include "pipeline/verify.hpp"
 #include "s3/client.hpp"
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -228,25 +225,16 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
     std::optional<error> failure;
     {
         const std::size_t workers = std::min(parallel_heads, jobs.size());
-        std::size_t left = workers;
-        net::steady_timer done{ex, net::steady_timer::time_point::max()};
-        std::exception_ptr thrown;
+        iss::task_group group{ex};
         for (std::size_t i = 0; i < workers; ++i) {
-            net::co_spawn(ex, head_worker(&s3c, bucket, &jobs, &next),
-                          [&](std::exception_ptr e, std::optional<error> err) {
-                              if (e && !thrown) thrown = e;
-                              if (err && !failure) {
-                                  failure = std::move(err);
-                                  next = jobs.size();  // the others stop after their current HEAD
-                              }
-                              if (--left == 0) done.cancel();
-                          });
+            group.spawn(head_worker(&s3c, bucket, &jobs, &next), [&](std::optional<error> err) {
+                if (err && !failure) {
+                    failure = std::move(err);
+                    next = jobs.size();  // the others stop after their current HEAD
+                }
+            });
         }
-        if (workers > 0) {
-            boost::system::error_code ec;
-            co_await done.async_wait(net::redirect_error(net::use_awaitable, ec));  // cancelled when all are done
-        }
-        if (thrown) std::rethrow_exception(thrown);
+        co_await group.wait();  // rethrows the first worker's exception
     }
     if (failure) {
         fmt::print(stderr, "iggy-s3-sink verify: HEAD in s3://{}: {}\n", bucket, *failure);

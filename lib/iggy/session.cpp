@@ -11,35 +11,6 @@ namespace iss::iggy {
 
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
-// ---- the lock --------------------------------------------------------------------------------
-
-net::awaitable<async_lock::guard> async_lock::lock() {
-    while (busy_) {
-        auto t = std::make_shared<net::steady_timer>(ex_, net::steady_timer::time_point::max());
-        waiters_.push_back(t);
-        co_await t->async_wait(use_tuple);  // woken by cancel() from unlock() or cancel_all()
-        std::erase(waiters_, t);
-        auto cs = co_await net::this_coro::cancellation_state;
-        if (cs.cancelled() != net::cancellation_type::none)
-            throw boost::system::system_error{net::error::operation_aborted};
-    }
-    busy_ = true;
-    co_return guard{this};
-}
-
-void async_lock::unlock() noexcept {
-    busy_ = false;
-    if (!waiters_.empty()) {
-        auto t = waiters_.front();
-        waiters_.pop_front();
-        t->cancel();
-    }
-}
-
-void async_lock::cancel_all() noexcept {
-    for (auto& w : waiters_) w->cancel();
-}
-
 // ---- the retry loops' time -------------------------------------------------------------------
 
 const iss::clock& retry_clock(const client_options& opts) noexcept {

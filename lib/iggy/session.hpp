@@ -3,7 +3,7 @@
 /// The session under `iggy::client`: one connection at a time, one request in flight, and the
 /// state that outlives a connection. See the essay in `client.hpp` for the rules; in short:
 ///
-/// - `call` takes the lock (`async_lock`), connects if needed, has the connection's transport
+/// - `call` takes the lock (`iss::async_mutex`), connects if needed, has the connection's transport
 ///   encode the request and exchange it, and releases the lock;
 /// - `reconnect` retries refusable failures with full-jitter backoff
 ///   (`client_options::reconnect_backoff`, `reconnect_attempts`), returns refusals (auth) at
@@ -15,6 +15,7 @@
 /// Lifecycle: owned through a shared_ptr (the ping task holds one); `shutdown` stops it.
 
 #include "common/log.hpp"
+#include "common/net/async_mutex.hpp"
 #include "iggy/client.hpp"
 #include "iggy/connection.hpp"
 #include "iggy/g1_transport.hpp"
@@ -26,42 +27,11 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include <deque>
 #include <memory>
 #include <random>
 #include <vector>
 
 namespace iss::iggy {
-
-/// A FIFO lock for coroutines on one executor: `co_await lock()` suspends until it is free;
-/// the guard releases it. A waiter cancelled while queued throws `operation_aborted`;
-/// `cancel_all` wakes every waiter (they re-check their own state).
-class async_lock {
-public:
-    class guard {
-    public:
-        explicit guard(async_lock* l) noexcept : l_{l} {}
-        guard(guard&& o) noexcept : l_{std::exchange(o.l_, nullptr)} {}
-        guard& operator=(guard&&) = delete;
-        ~guard() {
-            if (l_) l_->unlock();
-        }
-
-    private:
-        async_lock* l_;
-    };
-
-    explicit async_lock(net::any_io_executor ex) : ex_{std::move(ex)} {}
-    net::awaitable<guard> lock();
-    void cancel_all() noexcept;
-
-private:
-    void unlock() noexcept;
-
-    net::any_io_executor ex_;
-    bool busy_ = false;
-    std::deque<std::shared_ptr<net::steady_timer>> waiters_;
-};
 
 class session : public std::enable_shared_from_this<session> {
 public:
@@ -114,7 +84,7 @@ private:
     log::logger log_;
     client_stats stats_;
     connection conn_;
-    async_lock lock_;
+    iss::async_mutex lock_;
     proto::negotiation negotiation_;
     g1_transport g1_;
     g2_transport g2_;

@@ -1,11 +1,9 @@
 #include "pipeline/consumer.hpp"
 
+#include "common/net/task_group.hpp"
+
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 #include <exception>
@@ -359,30 +357,12 @@ task<std::size_t> consumer_loop::poll_all(std::vector<partition_ref> parts) {
     if (o_.max_parallel_partitions > 0) workers = std::min<std::size_t>(workers, o_.max_parallel_partitions);
     if (workers == 0) co_return 0;
     if (workers == 1) co_return co_await poll_worker(&q);
-    // `q` lives in this frame, which outlives the workers: it waits for all of them.
-    auto ex = co_await boost::asio::this_coro::executor;
-    struct join_state {
-        join_state(const boost::asio::any_io_executor& e, std::size_t n) : left{n}, done{e} {}
-        std::size_t left;
-        std::size_t fed = 0;
-        std::exception_ptr error;
-        boost::asio::steady_timer done;
-    };
-    auto st = std::make_shared<join_state>(ex, workers);
-    st->done.expires_at(boost::asio::steady_timer::time_point::max());
-    for (std::size_t i = 0; i < workers; ++i) {
-        boost::asio::co_spawn(ex, poll_worker(&q), [st](std::exception_ptr e, std::size_t n) {
-            st->fed += n;
-            if (e && !st->error) st->error = e;
-            if (--st->left == 0) st->done.cancel();
-        });
-    }
-    while (st->left > 0) {
-        boost::system::error_code ec;
-        co_await st->done.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-    }
-    if (st->error) std::rethrow_exception(st->error);
-    co_return st->fed;
+    // `q` and `fed` live in this frame, which outlives the workers: it waits for all of them.
+    iss::task_group group{co_await boost::asio::this_coro::executor};
+    std::size_t fed = 0;
+    for (std::size_t i = 0; i < workers; ++i) group.spawn(poll_worker(&q), [&fed](std::size_t n) { fed += n; });
+    co_await group.wait();  // rethrows the first worker's exception
+    co_return fed;
 }
 
 // Naive version: every assigned partition is polled every round, so 10 000 partitions of which
