@@ -1,13 +1,11 @@
 #include "http/client.hpp"
 
 #include "common/log.hpp"
+#include "common/net/connect.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/connect.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -15,7 +13,6 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
-#include <openssl/x509.h>
 
 #include <algorithm>
 #include <map>
@@ -27,7 +24,6 @@ namespace iss::http {
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
-using tcp = net::ip::tcp;
 using steady = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -61,20 +57,7 @@ struct pool_key {
     friend auto operator<=>(const pool_key&, const pool_key&) = default;
 };
 
-bool is_ip_literal(const std::string& host) {
-    boost::system::error_code ec;
-    (void)net::ip::make_address(host, ec);
-    return !ec;
-}
-
 bool is_cancel(const boost::system::error_code& ec) { return ec == net::error::operation_aborted; }
-
-/// The expiry of a step: its own timeout, capped by the request's overall deadline.
-steady::duration step_budget(std::chrono::milliseconds step, const std::optional<steady::time_point>& deadline) {
-    steady::duration d = step;
-    if (deadline) d = std::min<steady::duration>(d, std::max<steady::duration>(*deadline - steady::now(), 0ns));
-    return d;
-}
 
 error timeout_error(std::string_view step, const endpoint& ep) {
     return error{errc::timeout, fmt::format("{} to {}", step, ep.to_string())};
@@ -85,28 +68,17 @@ error timeout_error(std::string_view step, const endpoint& ep) {
 struct client::impl {
     net::any_io_executor ex;
     client_options opts;
-    net::ssl::context ssl_ctx{net::ssl::context::tls_client};
+    std::unique_ptr<net::ssl::context> ssl_ctx;
     mutable std::mutex mu;
     std::map<pool_key, std::vector<std::unique_ptr<connection>>> idle;
     client_stats stats;
 
     impl(net::any_io_executor e, client_options o) : ex{std::move(e)}, opts{std::move(o)} {
-        ssl_ctx.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
-                            net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1);
-        boost::system::error_code ec;
-        if (opts.tls.insecure) {
+        if (opts.tls.insecure)
             logger().warn("TLS certificate verification is OFF (tls insecure switch): use only with test stores");
-            ssl_ctx.set_verify_mode(net::ssl::verify_none);
-            return;
-        }
-        ssl_ctx.set_verify_mode(net::ssl::verify_peer);
-        if (!opts.tls.ca_file.empty()) {
-            ssl_ctx.load_verify_file(opts.tls.ca_file, ec);
-            if (ec) throw error_exception{error{errc::tls_setup_failed, fmt::format("CA file {}: {}", opts.tls.ca_file, ec.message())}};
-        } else {
-            ssl_ctx.set_default_verify_paths(ec);
-            if (ec) throw error_exception{error{errc::tls_setup_failed, "system trust store: " + ec.message()}};
-        }
+        auto ctx = make_tls_context({opts.tls.ca_file, !opts.tls.insecure});
+        if (!ctx) throw error_exception{error{errc::tls_setup_failed, ctx.error().detail}};
+        ssl_ctx = std::move(*ctx);
     }
 
     std::unique_ptr<connection> take_idle(const pool_key& key) {
@@ -134,39 +106,22 @@ struct client::impl {
 
     net::awaitable<result<std::unique_ptr<connection>>> connect(const endpoint& ep, const std::optional<proxy_route>& route,
                                                                 std::optional<steady::time_point> deadline) {
-        using namespace net::experimental::awaitable_operators;
         // Through a proxy, TCP goes to the proxy; the proxy resolves the endpoint's host.
         const std::string& target_host = route ? route->proxy.host : ep.connect_host.empty() ? ep.host : ep.connect_host;
         const std::uint16_t target_port = route ? route->proxy.port : ep.port;
-        tcp::resolver::results_type addrs;
-        if (is_ip_literal(target_host)) {
-            addrs = tcp::resolver::results_type::create(tcp::endpoint{net::ip::make_address(target_host), target_port},
-                                                        target_host, std::to_string(target_port));
-        } else {
-            tcp::resolver resolver{ex};
-            net::steady_timer timer{ex};
-            timer.expires_after(step_budget(opts.timeout.resolve, deadline));
-            auto r = co_await (resolver.async_resolve(target_host, std::to_string(target_port), use_tuple) ||
-                               timer.async_wait(use_tuple));
-            if (r.index() == 1) co_return timeout_error("resolve", ep);
-            auto [ec, res] = std::get<0>(std::move(r));
-            if (ec) {
-                if (is_cancel(ec)) co_return error{ec};
-                co_return error{errc::resolve_failed, fmt::format("{}: {}", target_host, ec.message())};
-            }
-            addrs = std::move(res);
+        const connect_timeouts steps{opts.timeout.resolve, opts.timeout.connect, opts.timeout.handshake};
+        auto t = co_await open_tcp(ex, target_host, target_port, steps, deadline);
+        if (!t) {
+            const auto& f = t.error();
+            if (f.cancelled()) co_return error{f.ec};
+            const bool resolving = f.where == connect_failure::step::resolve;
+            if (f.timed_out) co_return timeout_error(resolving ? "resolve" : "connect", ep);
+            if (resolving) co_return error{errc::resolve_failed, fmt::format("{}: {}", target_host, f.reason)};
+            co_return error{errc::connect_failed,
+                            fmt::format("{}:{}{}: {}", target_host, target_port, route ? " (proxy)" : "", f.reason)};
         }
-
         auto c = std::make_unique<connection>();
-        c->tcp = std::make_unique<beast::tcp_stream>(ex);
-        c->tcp->expires_after(step_budget(opts.timeout.connect, deadline));
-        auto [cec, _] = co_await c->tcp->async_connect(addrs, use_tuple);
-        if (cec == beast::error::timeout) co_return timeout_error("connect", ep);
-        if (cec) {
-            if (is_cancel(cec)) co_return error{cec};
-            co_return error{errc::connect_failed, fmt::format("{}:{}{}: {}", target_host, target_port, route ? " (proxy)" : "", cec.message())};
-        }
-        c->tcp->socket().set_option(tcp::no_delay{true});
+        c->tcp = std::move(*t);
         {
             std::lock_guard lock{mu};
             ++stats.connections_opened;
@@ -174,26 +129,19 @@ struct client::impl {
         if (!ep.tls) co_return c;
         if (route) {
             // HTTPS through the proxy: a CONNECT tunnel to host:port, then TLS end to end.
-            auto t = co_await tunnel(*c->tcp, ep, *route, deadline);
-            if (!t) co_return t.error();
+            auto tn = co_await tunnel(*c->tcp, ep, *route, deadline);
+            if (!tn) co_return tn.error();
         }
-
-        c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(std::move(*c->tcp), ssl_ctx);
-        c->tcp.reset();
-        // SNI must be a host name, never an IP literal (RFC 6066 §3).
-        if (!is_ip_literal(ep.host)) SSL_set_tlsext_host_name(c->tls->native_handle(), ep.host.c_str());
-        if (!opts.tls.insecure) c->tls->set_verify_callback(net::ssl::host_name_verification(ep.host));
-        beast::get_lowest_layer(*c->tls).expires_after(step_budget(opts.timeout.handshake, deadline));
-        auto [hec] = co_await c->tls->async_handshake(net::ssl::stream_base::client, use_tuple);
-        if (hec == beast::error::timeout) co_return timeout_error("TLS handshake", ep);
-        if (hec) {
-            if (is_cancel(hec)) co_return error{hec};
-            const long vr = SSL_get_verify_result(c->tls->native_handle());
-            if (vr != X509_V_OK)
-                co_return error{errc::certificate_rejected,
-                                fmt::format("{}: {}", ep.to_string(), X509_verify_cert_error_string(vr))};
-            co_return error{errc::tls_handshake_failed, fmt::format("{}: {}", ep.to_string(), hec.message())};
+        auto h = co_await tls_handshake(std::move(c->tcp), *ssl_ctx, ep.host, !opts.tls.insecure,
+                                        opts.timeout.handshake, deadline);
+        if (!h) {
+            const auto& f = h.error();
+            if (f.cancelled()) co_return error{f.ec};
+            if (f.timed_out) co_return timeout_error("TLS handshake", ep);
+            if (f.certificate) co_return error{errc::certificate_rejected, fmt::format("{}: {}", ep.to_string(), f.reason)};
+            co_return error{errc::tls_handshake_failed, fmt::format("{}: {}", ep.to_string(), f.reason)};
         }
+        c->tls = std::move(*h);
         co_return c;
     }
 
@@ -206,7 +154,7 @@ struct client::impl {
         std::string req = fmt::format("CONNECT {0} HTTP/1.1\r\nHost: {0}\r\n", authority);
         if (!route.authorization.empty()) req += "Proxy-Authorization: " + route.authorization + "\r\n";
         req += "\r\n";
-        s.expires_after(step_budget(opts.timeout.write, deadline));
+        s.expires_after(step_expiry(opts.timeout.write, deadline));
         auto [wec, wn] = co_await net::async_write(s, net::buffer(req), use_tuple);
         (void)wn;
         if (wec) {
@@ -216,7 +164,7 @@ struct client::impl {
         beast::flat_buffer buf;
         bhttp::response_parser<bhttp::empty_body> parser;
         parser.skip(true);  // a 2xx answer to CONNECT has no body: the tunnel starts after the header
-        s.expires_after(step_budget(opts.timeout.read, deadline));
+        s.expires_after(step_expiry(opts.timeout.read, deadline));
         auto [rec, rn] = co_await bhttp::async_read_header(s, buf, parser, use_tuple);
         (void)rn;
         if (rec) {
@@ -254,7 +202,7 @@ struct client::impl {
             head.set(bhttp::field::content_length, std::to_string(body_size));
 
         bhttp::request_serializer<bhttp::empty_body> sr{head};
-        lowest.expires_after(step_budget(opts.timeout.write, deadline));
+        lowest.expires_after(step_expiry(opts.timeout.write, deadline));
         auto [wec, wn] = co_await bhttp::async_write(stream, sr, use_tuple);
         (void)wn;
         if (wec) {
@@ -266,7 +214,7 @@ struct client::impl {
         for (std::string_view part : req.body) {
             while (!part.empty()) {
                 const std::size_t n = std::min(part.size(), write_slice);
-                lowest.expires_after(step_budget(opts.timeout.write, deadline));
+                lowest.expires_after(step_expiry(opts.timeout.write, deadline));
                 auto [bec, bn] = co_await net::async_write(stream, net::buffer(part.data(), n), use_tuple);
                 (void)bn;
                 if (bec) {
@@ -284,7 +232,7 @@ struct client::impl {
         if (req.method == "HEAD") parser.skip(true);
         if (c.buffer.size() > 0) got_bytes = true;
         while (!parser.is_done()) {
-            lowest.expires_after(step_budget(opts.timeout.read, deadline));
+            lowest.expires_after(step_expiry(opts.timeout.read, deadline));
             auto [rec, rn] = co_await bhttp::async_read_some(stream, c.buffer, parser, use_tuple);
             if (rn > 0 || parser.got_some()) got_bytes = true;
             if (!rec) continue;

@@ -66,7 +66,7 @@ using proto::polling_strategy;
 struct tls_options {
     bool enabled = false;     ///< default off (the server's default listener is plain TCP)
     std::string ca_file;      ///< PEM file of trusted CAs; empty = the system's default paths
-    std::string server_name;  ///< SNI and the name the certificate must match; empty = `host`
+    std::string server_name;  ///< the name the certificate must match, sent as SNI unless an IP literal; empty = `host`
     bool verify = true;       ///< verify the server's certificate chain and name (default on)
 };
 

@@ -36,9 +36,10 @@ public:
 
     [[nodiscard]] const net::any_io_executor& executor() const noexcept { return ex_; }
 
-    /// Resolves, connects (TCP_NODELAY) and, with TLS, handshakes (SNI = `tls.server_name` or
-    /// the host; the name is verified when `tls.verify`), each step within `connect_timeout`.
-    /// A previous socket is dropped first.
+    /// Resolves, connects (TCP_NODELAY) and, with TLS, handshakes, each step within
+    /// `connect_timeout`: the shared connect step (`common/net/connect.hpp`) with its TLS
+    /// policy; the name is `tls.server_name` or the host (SNI unless an IP literal; verified
+    /// when `tls.verify`). A previous socket is dropped first.
     net::awaitable<result<void>> open();
     /// Closes the socket; `open` may follow.
     void close() noexcept;
