@@ -100,7 +100,7 @@ void visit_schema(V& v, C& c) {
         v.section("tls", "TLS to the Iggy server.", [&] {
             v.field("enabled", i.tls.enabled, "Connect with TLS.");
             v.field("ca_file", i.tls.ca_file, "PEM CA bundle to verify the server; empty: the system's trust store.");
-            v.field("server_name", i.tls.server_name, "Name checked in the server certificate (and sent as SNI); empty: the host of `address`.");
+            v.field("server_name", i.tls.server_name, "Name checked in the server certificate (and sent as SNI unless it is an IP address); empty: the host of `address`.");
         });
         v.hide_next(!i.consumer.empty());
         v.field("consumer_group", i.consumer_group,
