@@ -1,10 +1,12 @@
 // lib/s3 + lib/http against a real Ceph RGW (the `rgw` CTest fixture: RGW_DIR/env), directly
 // and through the fault front, and the pipeline's store layer over them (pipeline::s3_store).
 // Each test case uses its own bucket.
+#include "daemon/s3_wiring.hpp"
 #include "pipeline/adapters/s3_store.hpp"
 #include "s3/client.hpp"
 #include "s3/fault_front.hpp"
 #include "s3/probe.hpp"
+#include "sigv4/hash.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -638,6 +640,48 @@ TEST_CASE("front: the probe picks CRC-32C for s3.checksum auto where the store r
         return f.c.upload(f.bucket, "after-probe-mp", mp_body, s3::put_options{});
     });
     CHECK(up.has_value());
+}
+
+TEST_CASE("payload_signing auto (the default): UNSIGNED-PAYLOAD inside https, the body's SHA-256 over plain http, as sent",
+          "[s3][rgw][faults][tls][payload]") {
+    net::io_context ioc{1};
+    // Two fronts before RGW's plain endpoint, one serving https with the fixture's certificate:
+    // each records the x-amz-content-sha256 header the client sent it (inside TLS for one).
+    const auto upstream = http::parse_url(rgw().at("RGW_ENDPOINT")).value();
+    test::fault_front tls_front{ioc.get_executor(), upstream,
+                                test::tls_files{rgw().at("RGW_TLS_CERT_FILE"), rgw().at("RGW_TLS_KEY_FILE")}};
+    test::fault_front plain_front{ioc.get_executor(), upstream};
+    CHECK(tls_front.url().rfind("https://127.0.0.1:", 0) == 0);
+    const std::string body = "a body whose hash is signed only over plain http";
+    const auto bucket = unique_bucket("sign");
+    for (auto* front : {&tls_front, &plain_front}) {
+        const bool https = front == &tls_front;
+        INFO((https ? "https" : "http"));
+        config::sink_config cfg;  // s3.payload_signing and s3.checksum keep their defaults (auto)
+        REQUIRE(cfg.s3.payload_signing == config::payload_signing::automatic);
+        cfg.s3.endpoint = front->url();
+        cfg.s3.region = region_name{rgw().at("RGW_REGION")};
+        cfg.s3.access_key_id = access_key_id{rgw().at("RGW_ACCESS_KEY")};
+        cfg.s3.secret_access_key = secret_access_key{rgw().at("RGW_SECRET_KEY")};
+        if (https) cfg.s3.tls.ca_file = rgw().at("RGW_CA_FILE");
+        s3::client c{ioc.get_executor(), app::s3_options(cfg)};
+        if (https) make_bucket(ioc, c, bucket);
+        const std::string key = https ? "over-https" : "over-http";
+        auto put = run<result<s3::put_result>>(ioc, [&]() {
+            std::vector<std::string_view> v{body};
+            return c.put_object(bucket, key, std::move(v), s3::put_options{});
+        });
+        INFO((put.has_value() ? std::string{} : put.error().message()));
+        REQUIRE(put.has_value());  // RGW checked the signature over what was sent
+        const test::recorded_request* sent = nullptr;
+        for (const auto& rq : front->requests())
+            if (rq.method == "PUT" && rq.target.find(key) != std::string::npos) sent = &rq;
+        REQUIRE(sent != nullptr);
+        CHECK(sent->headers.get("x-amz-content-sha256") == (https ? "UNSIGNED-PAYLOAD" : sigv4::sha256_hex(body)));
+        auto got = run<result<s3::get_result>>(ioc, [&]() { return c.get_object(bucket, key); });
+        REQUIRE(got.has_value());
+        CHECK(got->body == body);
+    }
 }
 
 TEST_CASE("front: the probe's first write, whose answer was lost, is retried into a 412: still usable",
