@@ -107,30 +107,32 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
         return out;
     }
 
-    /// One connection: plain, or TLS first (a failed handshake ends it); then `serve`.
+    /// One connection: plain, or TLS first (a failed handshake ends it); then `serve`. The
+    /// TCP socket is listed in `open` throughout, so `stop()` closes it even mid-handshake.
     net::awaitable<void> session(tcp::socket sock) {
         auto self = shared_from_this();
-        if (!tls) {
+        std::optional<net::ssl::stream<tcp::socket>> secured;
+        if (tls) secured.emplace(std::move(sock), *tls);
+        tcp::socket& low = secured ? secured->next_layer() : sock;
+        open.push_back(&low);
+        struct unlist {
+            impl* i;
+            std::list<tcp::socket*>::iterator it;
+            ~unlist() { i->open.erase(it); }
+        } guard{this, std::prev(open.end())};
+        if (!secured) {
             co_await serve(sock, sock);
             co_return;
         }
-        net::ssl::stream<tcp::socket> stream{std::move(sock), *tls};
-        auto [hec] = co_await stream.async_handshake(net::ssl::stream_base::server, use_tuple);
-        if (hec) co_return;
-        co_await serve(stream, stream.next_layer());
+        auto [hec] = co_await secured->async_handshake(net::ssl::stream_base::server, use_tuple);
+        if (hec || stopped) co_return;
+        co_await serve(*secured, low);
     }
 
     /// Requests on `stream` (the socket itself or TLS over it) until the client or a fault
     /// ends the connection; resets and closes act on `sock`, the TCP socket underneath.
     template <class Stream>
     net::awaitable<void> serve(Stream& stream, tcp::socket& sock) {
-        open.push_back(&sock);
-        auto it = std::prev(open.end());
-        struct unlist {
-            impl* i;
-            std::list<tcp::socket*>::iterator it;
-            ~unlist() { i->open.erase(it); }
-        } guard{this, it};
         beast::flat_buffer buf;
         for (;;) {
             bhttp::request_parser<bhttp::string_body> p;
