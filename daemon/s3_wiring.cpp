@@ -25,7 +25,11 @@ s3::client_options s3_options(const config::sink_config& c) {
     switch (s.payload_signing) {
         case config::payload_signing::signed_payload: o.payload = s3::payload_signing::signed_payload; break;
         case config::payload_signing::unsigned_payload: o.payload = s3::payload_signing::unsigned_payload; break;
-        case config::payload_signing::automatic: o.payload = s3::automatic_payload_signing(s.endpoint); break;
+        // auto leans on the body checksum: with s3.checksum: none only the signature is left.
+        case config::payload_signing::automatic:
+            o.payload = s.checksum == config::checksum_kind::none ? s3::payload_signing::signed_payload
+                                                                  : s3::automatic_payload_signing(s.endpoint);
+            break;
     }
     o.part_size = s.part_size;
     o.retry.attempts = s.retry.attempts;
@@ -80,6 +84,8 @@ std::string describe_payload_signing(const config::sink_config& c) {
     if (unsigned_payload)
         return fmt::format("auto: {} ({}: TLS and the body checksum protect the body)", what,
                            c.s3.endpoint.empty() ? "AWS, over https" : "https endpoint");
+    if (c.s3.checksum == config::checksum_kind::none)
+        return fmt::format("auto: {} (s3.checksum: none: only the signature protects the body)", what);
     return fmt::format("auto: {} (plain http endpoint: only the signature protects the body in transit)", what);
 }
 

@@ -63,6 +63,12 @@ TEST_CASE("wiring: s3.payload_signing auto is UNSIGNED-PAYLOAD over https only",
     CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
     c.s3.endpoint = "http://https.example";
     CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
+    // auto relies on the body checksum over https: without one the payload is signed.
+    c.s3.endpoint = "https://s3.example";
+    c.s3.checksum = config::checksum_kind::none;
+    CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
+    c.s3.checksum = config::checksum_kind::md5;
+    CHECK(app::s3_options(c).payload == s3::payload_signing::unsigned_payload);
     // Explicit values stay as given.
     c.s3.payload_signing = config::payload_signing::signed_payload;
     c.s3.endpoint = "https://s3.example";
@@ -106,8 +112,11 @@ TEST_CASE("wiring: the start-up log says which checksum and payload signing were
     c.s3.endpoint = "http://127.0.0.1:7480";
     CHECK(app::describe_payload_signing(c) ==
           "auto: signed (the body's SHA-256) (plain http endpoint: only the signature protects the body in transit)");
-    c.s3.payload_signing = config::payload_signing::signed_payload;
     c.s3.endpoint = "https://s3.example";
+    c.s3.checksum = config::checksum_kind::none;
+    CHECK(app::describe_payload_signing(c) ==
+          "auto: signed (the body's SHA-256) (s3.checksum: none: only the signature protects the body)");
+    c.s3.payload_signing = config::payload_signing::signed_payload;
     CHECK(app::describe_payload_signing(c) == "signed (the body's SHA-256) (set in the configuration)");
 }
 
