@@ -663,6 +663,9 @@ TEST_CASE("start-up with s3.checksum auto (the default): CRC-32C where a wrong o
         make_bucket(ioc, direct, cfg.s3.bucket.get());
 
         std::vector<std::string> lines;  // what an operator reads at start
+        struct restore_sink {
+            ~restore_sink() { log::set_sink({}); }
+        } restore;
         log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
         auto setup = run<result<app::s3_setup>>(
           ioc, [&]() { return app::make_s3(ioc.get_executor(), cfg, pipeline::consumer_mode::single); });
