@@ -102,14 +102,11 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
         // before the first upload): MD5, which every store checks.
         if (c.s3.conditional_writes == config::conditional_writes::off)
             out.crc32c_detail = "s3.conditional_writes: off: the store is not probed";
-        const auto sum = s3::automatic_checksum(out.crc32c_verified);
-        owner->client.use_checksum(sum);
-        log.info({iss::log::kv("bucket", c.s3.bucket), iss::log::kv("crc32c_verified", s3::to_string(out.crc32c_verified))},
-                 "s3.checksum auto: {}{}", sum == s3::checksum_kind::crc32c ? "crc32c" : "md5",
-                 out.crc32c_detail.empty() ? "" : fmt::format(" ({})", out.crc32c_detail));
+        owner->client.use_checksum(s3::automatic_checksum(out.crc32c_verified));
     }
-    log.info("s3.payload_signing: {}",
-             owner->client.options().payload == s3::payload_signing::unsigned_payload ? "unsigned" : "signed");
+    log.info({iss::log::kv("bucket", c.s3.bucket), iss::log::kv("crc32c_verified", s3::to_string(out.crc32c_verified))},
+             "s3.checksum {}", describe_checksum(c, out.crc32c_verified, out.crc32c_detail));
+    log.info("s3.payload_signing {}", describe_payload_signing(c));
     out.owner = std::move(owner);
     co_return out;
 }

@@ -1,5 +1,7 @@
 #include "daemon/s3_wiring.hpp"
 
+#include <fmt/format.h>
+
 namespace iss::app {
 
 s3::client_options s3_options(const config::sink_config& c) {
@@ -23,7 +25,11 @@ s3::client_options s3_options(const config::sink_config& c) {
     switch (s.payload_signing) {
         case config::payload_signing::signed_payload: o.payload = s3::payload_signing::signed_payload; break;
         case config::payload_signing::unsigned_payload: o.payload = s3::payload_signing::unsigned_payload; break;
-        case config::payload_signing::automatic: o.payload = s3::automatic_payload_signing(s.endpoint); break;
+        // auto leans on the body checksum: with s3.checksum: none only the signature is left.
+        case config::payload_signing::automatic:
+            o.payload = s.checksum == config::checksum_kind::none ? s3::payload_signing::signed_payload
+                                                                  : s3::automatic_payload_signing(s.endpoint);
+            break;
     }
     o.part_size = s.part_size;
     o.retry.attempts = s.retry.attempts;
@@ -53,6 +59,34 @@ s3::client_options s3_options(const config::sink_config& c) {
     o.objects.tags = s.tags;
     o.objects.metadata = s.metadata;
     return o;
+}
+
+std::string describe_checksum(const config::sink_config& c, s3::capability crc32c_verified, std::string_view detail) {
+    switch (c.s3.checksum) {
+        case config::checksum_kind::md5: return "md5 (set in the configuration)";
+        case config::checksum_kind::crc32c: return "crc32c (set in the configuration)";
+        case config::checksum_kind::none: return "none (set in the configuration: no body checksum)";
+        case config::checksum_kind::automatic: break;
+    }
+    if (s3::automatic_checksum(crc32c_verified) == s3::checksum_kind::crc32c)
+        return "auto: crc32c (the store refused a wrong x-amz-checksum-crc32c)";
+    return fmt::format("auto: md5 ({})", detail.empty() ? "the store's CRC-32C check is unknown" : detail);
+}
+
+std::string describe_payload_signing(const config::sink_config& c) {
+    const bool unsigned_payload = s3_options(c).payload == s3::payload_signing::unsigned_payload;
+    const std::string_view what = unsigned_payload ? "UNSIGNED-PAYLOAD" : "signed (the body's SHA-256)";
+    switch (c.s3.payload_signing) {
+        case config::payload_signing::signed_payload:
+        case config::payload_signing::unsigned_payload: return fmt::format("{} (set in the configuration)", what);
+        case config::payload_signing::automatic: break;
+    }
+    if (unsigned_payload)
+        return fmt::format("auto: {} ({}: TLS and the body checksum protect the body)", what,
+                           c.s3.endpoint.empty() ? "AWS, over https" : "https endpoint");
+    if (c.s3.checksum == config::checksum_kind::none)
+        return fmt::format("auto: {} (s3.checksum: none: only the signature protects the body)", what);
+    return fmt::format("auto: {} (plain http endpoint: only the signature protects the body in transit)", what);
 }
 
 http::proxy_options proxy_options(const config::sink_config& c, const aws::env_lookup& env) {

@@ -146,7 +146,7 @@ void visit_schema(V& v, C& c) {
         v.choice("checksum", s.checksum, table(checksum_choices),
                  "The one checksum sent with each upload: `auto` runs a probe at start (a PutObject with a deliberately wrong x-amz-checksum-crc32c) and uses x-amz-checksum-crc32c (hardware CRC-32C) when the store refuses it, else Content-MD5; `md5`: Content-MD5 (checked by every store); `crc32c`: x-amz-checksum-crc32c; `none`.");
         v.choice("payload_signing", s.payload_signing, table(payload_signing_choices),
-                 "`auto`: UNSIGNED-PAYLOAD over https (TLS and the checksum protect the body, as the AWS SDKs do), signed over plain http; `signed`: SigV4 signs the body's SHA-256; `unsigned`: UNSIGNED-PAYLOAD (https only; saves hashing).");
+                 "`auto`: UNSIGNED-PAYLOAD over https (TLS and the checksum protect the body, as the AWS SDKs do), signed over plain http or with `s3.checksum: none`; `signed`: SigV4 signs the body's SHA-256; `unsigned`: UNSIGNED-PAYLOAD (https only; saves hashing).");
         v.choice("conditional_writes", s.conditional_writes, table(conditional_writes_choices),
                  "If-None-Match writes (docs/architecture.md §3): `auto` probes the store at start, `required` refuses to start without them, `off` never sends them (a group rebalance may then duplicate data, never lose it).");
         v.section("timeouts", "Per-request deadlines.", [&] {

@@ -6,7 +6,8 @@
 ///   (https://docs.aws.amazon.com/AmazonS3/latest/userguide/checking-object-integrity.html).
 ///   AWS verifies it; whether another store does is probed (`probe_crc32c`, s3/probe.hpp).
 /// Both work over a body given as several views, without joining them. CRC-32C uses the
-/// CPU's CRC32 instruction where there is one (x86-64 SSE4.2), else tables (slicing by 8).
+/// CPU's CRC32 instruction where there is one (x86-64 SSE4.2; AArch64's CRC extension,
+/// built with GCC), checked once at start, else tables (slicing by 8).
 
 #include <cstdint>
 #include <span>

@@ -167,7 +167,9 @@ struct client::impl {
                 co_return last;
             }
             if (v.what == outcome::fail || v.what == outcome::not_found) {
-                if (v.what == outcome::fail && v.code != errc::precondition_failed)
+                const bool expected = v.code == errc::precondition_failed ||
+                                      (v.code == errc::bad_digest && spec.bad_digest_expected);
+                if (v.what == outcome::fail && !expected)
                     logger().error(ctx, "{}", detail);
                 else
                     logger().debug(ctx, "{}", detail);

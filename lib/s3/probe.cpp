@@ -46,6 +46,7 @@ task<crc32c_probe> probe_crc32c(client& c, std::string bucket, std::string key) 
     o.content_type = "text/plain";
     o.metadata["iggy-s3-sink-probe"] = "1";
     o.crc32c_value = crc32c_header_value(~right);  // well-formed, and wrong in every bit
+    o.bad_digest_expected = true;  // a store that checks refuses it: no error line at every start
     std::vector<std::string_view> v1{body};
     auto wrong = co_await c.put_object(bucket, key, std::move(v1), o);
     if (wrong) {
@@ -59,6 +60,7 @@ task<crc32c_probe> probe_crc32c(client& c, std::string bucket, std::string key) 
         co_return out;
     }
     o.crc32c_value = crc32c_header_value(right);
+    o.bad_digest_expected = false;
     std::vector<std::string_view> v2{body};
     auto ok = co_await c.put_object(bucket, key, std::move(v2), o);
     if (!ok) {

@@ -280,6 +280,7 @@ result<request_spec> build_put_object(std::string_view bucket, std::string_view 
     if (auto m = add_metadata(s, o); !m) return m.error();
     if (!o.crc32c_value.empty()) s.headers.emplace_back("x-amz-checksum-crc32c", o.crc32c_value);
     else add_checksum(s, sum);
+    s.bad_digest_expected = o.bad_digest_expected;
     return s;
 }
 

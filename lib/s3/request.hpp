@@ -140,6 +140,7 @@ struct request_spec {
     std::vector<std::string_view> body;
     std::shared_ptr<const std::string> owned_body;  ///< when the builder made the body (XML)
     std::string payload_sha256;  ///< filled by prepare() once (signed payload)
+    bool bad_digest_expected = false;  ///< put_options::bad_digest_expected: BadDigest logged at debug
 };
 
 /// Which request the object options go on.
@@ -160,6 +161,9 @@ struct put_options {
     /// CRC-32C the caller computed while it produced the body, or the capability probe's
     /// deliberately wrong one. Empty: the client's own checksum.
     std::string crc32c_value;
+    /// A BadDigest answer is the outcome the caller expects (the probe's deliberately wrong
+    /// checksum): the client logs it at debug instead of as an error. The result is the same.
+    bool bad_digest_expected = false;
 };
 
 /// Options of ListObjectsV2.

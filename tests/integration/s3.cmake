@@ -1,7 +1,10 @@
 # S3 client integration tests (owner: s3): lib/s3 + lib/http against the real Ceph RGW of the
 # `rgw` fixture, directly and through the fault-injecting front.
-add_executable(integration_s3 ${CMAKE_CURRENT_LIST_DIR}/s3_test.cpp)
-target_link_libraries(integration_s3 PRIVATE catch_main iss_warnings s3 pipeline_adapters iss_s3_fault_front)
+# daemon/s3_wiring.cpp (s3.* -> client options) and daemon/s3_setup.cpp (client + probe at
+# start) are compiled in: the integrity-default tests run the daemon's own start-up path.
+add_executable(integration_s3 ${CMAKE_CURRENT_LIST_DIR}/s3_test.cpp ${CMAKE_SOURCE_DIR}/daemon/s3_wiring.cpp
+  ${CMAKE_SOURCE_DIR}/daemon/s3_setup.cpp)
+target_link_libraries(integration_s3 PRIVATE catch_main iss_warnings s3 pipeline_adapters iss_s3_fault_front config)
 target_compile_options(integration_s3 PRIVATE -Wno-mismatched-new-delete)
 add_test(NAME integration.s3 COMMAND integration_s3)
 set_tests_properties(integration.s3 PROPERTIES

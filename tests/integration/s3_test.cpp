@@ -1,15 +1,19 @@
 // lib/s3 + lib/http against a real Ceph RGW (the `rgw` CTest fixture: RGW_DIR/env), directly
 // and through the fault front, and the pipeline's store layer over them (pipeline::s3_store).
 // Each test case uses its own bucket.
+#include "daemon/s3_setup.hpp"
+#include "daemon/s3_wiring.hpp"
 #include "pipeline/adapters/s3_store.hpp"
 #include "s3/client.hpp"
 #include "s3/fault_front.hpp"
 #include "s3/probe.hpp"
+#include "sigv4/hash.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -638,6 +642,111 @@ TEST_CASE("front: the probe picks CRC-32C for s3.checksum auto where the store r
         return f.c.upload(f.bucket, "after-probe-mp", mp_body, s3::put_options{});
     });
     CHECK(up.has_value());
+}
+
+TEST_CASE("start-up with s3.checksum auto (the default): CRC-32C where a wrong one is refused, Content-MD5 on RGW 16",
+          "[s3][rgw][faults][checksum]") {
+    for (const bool store_checks_crc32c : {true, false}) {
+        INFO((store_checks_crc32c ? "store refuses a wrong CRC-32C" : "RGW 16 alone"));
+        net::io_context ioc{1};
+        test::fault_front front{ioc.get_executor(), http::parse_url(rgw().at("RGW_ENDPOINT")).value()};
+        // A store that checks x-amz-checksum-crc32c as AWS does, in front of RGW 16, which does not.
+        if (store_checks_crc32c) front.add_rule({"PUT", "", test::fault::verify_crc32c, 0, 1000});
+        config::sink_config cfg;
+        REQUIRE(cfg.s3.checksum == config::checksum_kind::automatic);
+        cfg.s3.bucket = bucket_name{unique_bucket("auto-sum")};
+        cfg.s3.endpoint = front.url();
+        cfg.s3.region = region_name{rgw().at("RGW_REGION")};
+        cfg.s3.access_key_id = access_key_id{rgw().at("RGW_ACCESS_KEY")};
+        cfg.s3.secret_access_key = secret_access_key{rgw().at("RGW_SECRET_KEY")};
+        s3::client direct{ioc.get_executor(), base_options()};
+        make_bucket(ioc, direct, cfg.s3.bucket.get());
+
+        std::vector<std::string> lines;  // what an operator reads at start
+        struct restore_sink {
+            ~restore_sink() { log::set_sink({}); }
+        } restore;
+        log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
+        auto setup = run<result<app::s3_setup>>(
+          ioc, [&]() { return app::make_s3(ioc.get_executor(), cfg, pipeline::consumer_mode::single); });
+        log::set_sink({});
+        INFO((setup.has_value() ? std::string{} : setup.error().message()));
+        REQUIRE(setup.has_value());
+        // The probe's refused wrong CRC-32C is expected: no error line; the choice and its reason are logged.
+        const auto logged = [&](std::string_view what) {
+            return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(what) != std::string::npos; });
+        };
+        CHECK_FALSE(logged(" error "));
+        CHECK(logged(store_checks_crc32c ? "s3.checksum auto: crc32c (the store refused a wrong x-amz-checksum-crc32c)"
+                                         : "s3.checksum auto: md5 (PutObject with a wrong x-amz-checksum-crc32c answered 200"));
+        CHECK(setup->crc32c_verified == (store_checks_crc32c ? s3::capability::yes : s3::capability::no));
+        REQUIRE(setup->client != nullptr);
+        CHECK(setup->client->options().checksum ==
+              (store_checks_crc32c ? s3::checksum_kind::crc32c : s3::checksum_kind::md5));
+
+        // The pipeline's first object after start: the request carries the checksum picked.
+        const iss::object_key key{"p0/00000000000000000000.jsonl"};
+        const std::string body = "{\"n\":1}\n{\"n\":2}\n";
+        const pipeline::object_range range{0, 1, 2};
+        auto put = run<pipeline::store_result<pipeline::none>>(
+          ioc, [&]() { return setup->store->put_object(key, body, range, "application/x-ndjson", true); });
+        CHECK(put.status == pipeline::store_status::ok);
+        const test::recorded_request* sent = nullptr;
+        for (const auto& rq : front.requests())
+            if (rq.method == "PUT" && rq.target.find(key.get()) != std::string::npos) sent = &rq;
+        REQUIRE(sent != nullptr);
+        if (store_checks_crc32c) {
+            CHECK(sent->headers.get("x-amz-checksum-crc32c") == s3::crc32c_header_value(s3::crc32c(body)));
+            CHECK_FALSE(sent->headers.contains("content-md5"));
+        } else {
+            const std::vector<std::string_view> parts{body};
+            CHECK(sent->headers.get("content-md5") == s3::content_md5(parts));
+            CHECK_FALSE(sent->headers.contains("x-amz-checksum-crc32c"));
+        }
+        setup = result<app::s3_setup>{};  // the client and its credential renewal go before the loop
+    }
+}
+
+TEST_CASE("payload_signing auto (the default): UNSIGNED-PAYLOAD inside https, the body's SHA-256 over plain http, as sent",
+          "[s3][rgw][faults][tls][payload]") {
+    net::io_context ioc{1};
+    // Two fronts before RGW's plain endpoint, one serving https with the fixture's certificate:
+    // each records the x-amz-content-sha256 header the client sent it (inside TLS for one).
+    const auto upstream = http::parse_url(rgw().at("RGW_ENDPOINT")).value();
+    test::fault_front tls_front{ioc.get_executor(), upstream,
+                                test::tls_files{rgw().at("RGW_TLS_CERT_FILE"), rgw().at("RGW_TLS_KEY_FILE")}};
+    test::fault_front plain_front{ioc.get_executor(), upstream};
+    CHECK(tls_front.url().rfind("https://127.0.0.1:", 0) == 0);
+    const std::string body = "a body whose hash is signed only over plain http";
+    const auto bucket = unique_bucket("sign");
+    for (auto* front : {&tls_front, &plain_front}) {
+        const bool https = front == &tls_front;
+        INFO((https ? "https" : "http"));
+        config::sink_config cfg;  // s3.payload_signing and s3.checksum keep their defaults (auto)
+        REQUIRE(cfg.s3.payload_signing == config::payload_signing::automatic);
+        cfg.s3.endpoint = front->url();
+        cfg.s3.region = region_name{rgw().at("RGW_REGION")};
+        cfg.s3.access_key_id = access_key_id{rgw().at("RGW_ACCESS_KEY")};
+        cfg.s3.secret_access_key = secret_access_key{rgw().at("RGW_SECRET_KEY")};
+        if (https) cfg.s3.tls.ca_file = rgw().at("RGW_CA_FILE");
+        s3::client c{ioc.get_executor(), app::s3_options(cfg)};
+        if (https) make_bucket(ioc, c, bucket);
+        const std::string key = https ? "over-https" : "over-http";
+        auto put = run<result<s3::put_result>>(ioc, [&]() {
+            std::vector<std::string_view> v{body};
+            return c.put_object(bucket, key, std::move(v), s3::put_options{});
+        });
+        INFO((put.has_value() ? std::string{} : put.error().message()));
+        REQUIRE(put.has_value());  // RGW checked the signature over what was sent
+        const test::recorded_request* sent = nullptr;
+        for (const auto& rq : front->requests())
+            if (rq.method == "PUT" && rq.target.find(key) != std::string::npos) sent = &rq;
+        REQUIRE(sent != nullptr);
+        CHECK(sent->headers.get("x-amz-content-sha256") == (https ? "UNSIGNED-PAYLOAD" : sigv4::sha256_hex(body)));
+        auto got = run<result<s3::get_result>>(ioc, [&]() { return c.get_object(bucket, key); });
+        REQUIRE(got.has_value());
+        CHECK(got->body == body);
+    }
 }
 
 TEST_CASE("front: the probe's first write, whose answer was lost, is retried into a 412: still usable",

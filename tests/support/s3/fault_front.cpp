@@ -7,6 +7,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -50,10 +51,16 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
     std::vector<recorded_request> log;
     std::list<tcp::socket*> open;
     http::response fixed{200, "OK", {}, {}};
+    std::optional<net::ssl::context> tls;  // set: the front serves https
     bool stopped = false;
 
-    impl(net::any_io_executor e, std::optional<http::endpoint> up)
+    impl(net::any_io_executor e, std::optional<http::endpoint> up, const std::optional<tls_files>& files)
         : ex{e}, upstream{std::move(up)}, acceptor{e, tcp::endpoint{net::ip::make_address("127.0.0.1"), 0}} {
+        if (files) {
+            tls.emplace(net::ssl::context::tls_server);
+            tls->use_certificate_chain_file(files->certificate_file);  // throws when unreadable: a broken test setup
+            tls->use_private_key_file(files->private_key_file, net::ssl::context::pem);
+        }
         http::client_options o;
         o.tls.insecure = upstream && upstream->tls;  // the front only forwards to a local test server
         o.timeout.read = std::chrono::milliseconds{120'000};
@@ -100,20 +107,37 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
         return out;
     }
 
+    /// One connection: plain, or TLS first (a failed handshake ends it); then `serve`. The
+    /// TCP socket is listed in `open` throughout, so `stop()` closes it even mid-handshake.
     net::awaitable<void> session(tcp::socket sock) {
         auto self = shared_from_this();
-        open.push_back(&sock);
-        auto it = std::prev(open.end());
+        std::optional<net::ssl::stream<tcp::socket>> secured;
+        if (tls) secured.emplace(std::move(sock), *tls);
+        tcp::socket& low = secured ? secured->next_layer() : sock;
+        open.push_back(&low);
         struct unlist {
             impl* i;
             std::list<tcp::socket*>::iterator it;
             ~unlist() { i->open.erase(it); }
-        } guard{this, it};
+        } guard{this, std::prev(open.end())};
+        if (!secured) {
+            co_await serve(sock, sock);
+            co_return;
+        }
+        auto [hec] = co_await secured->async_handshake(net::ssl::stream_base::server, use_tuple);
+        if (hec || stopped) co_return;
+        co_await serve(*secured, low);
+    }
+
+    /// Requests on `stream` (the socket itself or TLS over it) until the client or a fault
+    /// ends the connection; resets and closes act on `sock`, the TCP socket underneath.
+    template <class Stream>
+    net::awaitable<void> serve(Stream& stream, tcp::socket& sock) {
         beast::flat_buffer buf;
         for (;;) {
             bhttp::request_parser<bhttp::string_body> p;
             p.body_limit(boost::none);
-            auto [hec, hn] = co_await bhttp::async_read_header(sock, buf, p, use_tuple);
+            auto [hec, hn] = co_await bhttp::async_read_header(stream, buf, p, use_tuple);
             if (hec) co_return;
             std::chrono::milliseconds delay{0};
             const std::string method{p.get().method_string()};
@@ -124,12 +148,12 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
             if (f == fault::reset_mid_request) {
                 // Take a little of the body, then reset: an upload cut in the middle.
                 std::array<char, 4096> scratch{};
-                co_await sock.async_read_some(net::buffer(scratch), use_tuple);
+                co_await stream.async_read_some(net::buffer(scratch), use_tuple);
                 log.push_back(std::move(rec));
                 hard_close(sock);
                 co_return;
             }
-            auto [bec, bn] = co_await bhttp::async_read(sock, buf, p, use_tuple);
+            auto [bec, bn] = co_await bhttp::async_read(stream, buf, p, use_tuple);
             if (bec) co_return;
             auto& msg = p.get();
             rec.body_size = msg.body().size();
@@ -184,7 +208,7 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
             const std::size_t body_bytes = f == fault::truncate_response ? resp.body.size() / 2 : resp.body.size();
             std::string wire = serialize(resp, f == fault::lowercase_headers, head, body_bytes);
             if (f == fault::truncate_response && head) wire.resize(wire.size() / 2);
-            auto [wec, wn] = co_await net::async_write(sock, net::buffer(wire), use_tuple);
+            auto [wec, wn] = co_await net::async_write(stream, net::buffer(wire), use_tuple);
             if (wec || f == fault::truncate_response) {
                 boost::system::error_code ec;
                 sock.shutdown(tcp::socket::shutdown_both, ec);
@@ -196,15 +220,17 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
     }
 };
 
-fault_front::fault_front(net::any_io_executor ex, std::optional<http::endpoint> upstream)
-    : impl_{std::make_shared<impl>(ex, std::move(upstream))} {
+fault_front::fault_front(net::any_io_executor ex, std::optional<http::endpoint> upstream, std::optional<tls_files> tls)
+    : impl_{std::make_shared<impl>(ex, std::move(upstream), tls)} {
     net::co_spawn(ex, impl_->accept_loop(), net::detached);
 }
 
 fault_front::~fault_front() { stop(); }
 
 std::uint16_t fault_front::port() const { return impl_->acceptor.local_endpoint().port(); }
-std::string fault_front::url() const { return fmt::format("http://127.0.0.1:{}", port()); }
+std::string fault_front::url() const {
+    return fmt::format("{}://127.0.0.1:{}", impl_->tls ? "https" : "http", port());
+}
 
 void fault_front::add_rule(fault_rule r) {
     impl_->rules.push_back(std::move(r));

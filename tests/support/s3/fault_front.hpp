@@ -6,8 +6,10 @@
 /// scripted rule says otherwise: 503 SlowDown, 500 with an empty body, a reset before the
 /// response or in the middle of the request body, a truncated response, a slow answer, a
 /// lower-case `etag`, a lost response (forwarded, then the connection is dropped), a
-/// corrupted request body, or a CRC-32C check the upstream does not make. Without an upstream it answers every request with a fixed
-/// response, which makes it a scriptable server for transport tests.
+/// corrupted request body, or a CRC-32C check the upstream does not make. It serves plain
+/// http, or https with a given certificate (to see what a client sends inside TLS). Without
+/// an upstream it answers every request with a fixed response, which makes it a scriptable
+/// server for transport tests.
 ///
 /// It records every request it saw (method, target, headers, body size, the fault applied).
 /// Runs on the executor given (the test's own `io_context`); not thread-safe beyond that.
@@ -66,18 +68,28 @@ struct recorded_request {
     std::chrono::steady_clock::time_point at;
 };
 
+/// PEM files of a server certificate (with its chain) and its private key.
+struct tls_files {
+    std::string certificate_file;
+    std::string private_key_file;
+};
+
 /// The front. Listens from construction until destruction or `stop()`.
 class fault_front {
 public:
     /// \param upstream where to forward; nullopt: answer with the fixed response
-    fault_front(boost::asio::any_io_executor ex, std::optional<http::endpoint> upstream);
+    /// \param tls set: clients talk https to the front (it records what came inside TLS) and
+    ///        it forwards over the upstream's own scheme; nullopt: plain http. Unreadable
+    ///        files throw (boost::system::system_error).
+    fault_front(boost::asio::any_io_executor ex, std::optional<http::endpoint> upstream,
+                std::optional<tls_files> tls = std::nullopt);
     ~fault_front();
     fault_front(const fault_front&) = delete;
     fault_front& operator=(const fault_front&) = delete;
 
     /// The port it listens on (127.0.0.1).
     [[nodiscard]] std::uint16_t port() const;
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://` with `tls`.
     [[nodiscard]] std::string url() const;
     void add_rule(fault_rule r);
     void clear_rules();

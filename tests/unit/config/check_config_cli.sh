@@ -40,6 +40,34 @@ for want in "iggy.password: environment variable NOT_SET_ANYWHERE is not set" \
 done
 grep -q '^  ' <<<"$out" || fail "problems not listed one per line"
 
+# 2b. s3.checksum and s3.payload_signing: bad values and unsigned over http, all listed, 78.
+cat >"$tmp/integrity.yaml" <<'YAML'
+iggy: {password: pw, address: "127.0.0.1:8090"}
+sources: [{stream: app, topics: [requests]}]
+s3: {bucket: lake, access_key_id: a, secret_access_key: b, endpoint: "http://127.0.0.1:7480", checksum: sha1, payload_signing: maybe}
+YAML
+out=$(env -i "$bin" check-config --config "$tmp/integrity.yaml" 2>&1)
+rc=$?
+[ $rc -eq 78 ] || fail "bad checksum/payload_signing: exit $rc, want 78: $out"
+for want in "s3.checksum: must be one of auto, md5, crc32c, none, not 'sha1'" \
+            "s3.payload_signing: must be one of auto, signed, unsigned, not 'maybe'"; do
+  grep -qF "$want" <<<"$out" || fail "missing problem '$want' in: $out"
+done
+sed -i 's/checksum: sha1, payload_signing: maybe/checksum: crc32c, payload_signing: unsigned, part_size: 1MiB/' "$tmp/integrity.yaml"
+out=$(env -i "$bin" check-config --config "$tmp/integrity.yaml" 2>&1)
+rc=$?
+[ $rc -eq 78 ] || fail "unsigned over http: exit $rc, want 78: $out"
+for want in "s3.payload_signing: unsigned needs https" "s3.part_size: must be >= 5MiB"; do
+  grep -qF "$want" <<<"$out" || fail "missing problem '$want' in: $out"
+done
+# Both keys left out: auto is the default and valid over http.
+sed -i 's/, checksum: crc32c, payload_signing: unsigned, part_size: 1MiB//' "$tmp/integrity.yaml"
+out=$(env -i "$bin" check-config --config "$tmp/integrity.yaml" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "defaults over http: exit $rc, want 0: $out"
+grep -qx '  checksum: auto' <<<"$out" || fail "s3.checksum default is not auto: $out"
+grep -qx '  payload_signing: auto' <<<"$out" || fail "s3.payload_signing default is not auto: $out"
+
 # 3. A file that does not exist: 78; usage errors: 2.
 env -i "$bin" check-config --config "$tmp/missing.yaml" >/dev/null 2>&1; rc=$?
 [ $rc -eq 78 ] || fail "missing file: exit $rc, want 78"

@@ -63,6 +63,12 @@ TEST_CASE("wiring: s3.payload_signing auto is UNSIGNED-PAYLOAD over https only",
     CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
     c.s3.endpoint = "http://https.example";
     CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
+    // auto relies on the body checksum over https: without one the payload is signed.
+    c.s3.endpoint = "https://s3.example";
+    c.s3.checksum = config::checksum_kind::none;
+    CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
+    c.s3.checksum = config::checksum_kind::md5;
+    CHECK(app::s3_options(c).payload == s3::payload_signing::unsigned_payload);
     // Explicit values stay as given.
     c.s3.payload_signing = config::payload_signing::signed_payload;
     c.s3.endpoint = "https://s3.example";
@@ -82,6 +88,36 @@ TEST_CASE("wiring: s3.checksum auto starts as Content-MD5 until the probe decide
     CHECK(s3::automatic_checksum(s3::capability::yes) == s3::checksum_kind::crc32c);
     CHECK(s3::automatic_checksum(s3::capability::no) == s3::checksum_kind::md5);
     CHECK(s3::automatic_checksum(s3::capability::unknown) == s3::checksum_kind::md5);
+}
+
+TEST_CASE("wiring: the start-up log says which checksum and payload signing were picked, and why",
+          "[daemon][wiring][s3]") {
+    config::sink_config c;
+    CHECK(app::describe_checksum(c, s3::capability::yes, "") ==
+          "auto: crc32c (the store refused a wrong x-amz-checksum-crc32c)");
+    CHECK(app::describe_checksum(c, s3::capability::no, "PutObject with a wrong x-amz-checksum-crc32c answered 200") ==
+          "auto: md5 (PutObject with a wrong x-amz-checksum-crc32c answered 200)");
+    CHECK(app::describe_checksum(c, s3::capability::unknown, "") == "auto: md5 (the store's CRC-32C check is unknown)");
+    c.s3.checksum = config::checksum_kind::md5;
+    CHECK(app::describe_checksum(c, s3::capability::yes, "") == "md5 (set in the configuration)");
+    c.s3.checksum = config::checksum_kind::crc32c;
+    CHECK(app::describe_checksum(c, s3::capability::no, "x") == "crc32c (set in the configuration)");
+
+    c.s3.endpoint = "https://s3.example";
+    CHECK(app::describe_payload_signing(c) ==
+          "auto: UNSIGNED-PAYLOAD (https endpoint: TLS and the body checksum protect the body)");
+    c.s3.endpoint = "";
+    CHECK(app::describe_payload_signing(c) ==
+          "auto: UNSIGNED-PAYLOAD (AWS, over https: TLS and the body checksum protect the body)");
+    c.s3.endpoint = "http://127.0.0.1:7480";
+    CHECK(app::describe_payload_signing(c) ==
+          "auto: signed (the body's SHA-256) (plain http endpoint: only the signature protects the body in transit)");
+    c.s3.endpoint = "https://s3.example";
+    c.s3.checksum = config::checksum_kind::none;
+    CHECK(app::describe_payload_signing(c) ==
+          "auto: signed (the body's SHA-256) (s3.checksum: none: only the signature protects the body)");
+    c.s3.payload_signing = config::payload_signing::signed_payload;
+    CHECK(app::describe_payload_signing(c) == "signed (the body's SHA-256) (set in the configuration)");
 }
 
 TEST_CASE("wiring: the delivery options take s3.part_size, s3.retry, delivery.* and the mode from the config",

@@ -3,6 +3,11 @@
 
 #include <catch2/catch.hpp>
 
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 #include <vector>
 
 using namespace iss;
@@ -42,6 +47,8 @@ TEST_CASE("crc32c: the hardware path and the tables agree at every length and al
     CHECK(s3::crc32c_header_value(0xE3069283U) == "4waSgw==");
 #if defined(__x86_64__)
     CHECK(s3::crc32c_hardware() == (__builtin_cpu_supports("sse4.2") != 0));
+#elif defined(__aarch64__) && !defined(__clang__)
+    CHECK(s3::crc32c_hardware() == ((getauxval(AT_HWCAP) & HWCAP_CRC32) != 0));
 #endif
 }
 
