@@ -74,7 +74,8 @@ int run_check_config(std::span<const std::string_view> args) {
         for (const auto& p : problems) fmt::print(stderr, "  {}\n", config::to_string(p));
         return exit_config;
     }
-    for (const auto& w : config::warnings(loaded.config)) fmt::print(stderr, "iggy-s3-sink: warning: {}\n", config::to_string(w));
+    for (const auto& w : config::warnings(loaded.config))
+        fmt::print(stderr, "iggy-s3-sink: warning: {}\n", config::to_string(w));
     fmt::print("# effective configuration of {} (secrets shown as ****)\n{}", file, config::to_yaml(loaded.config));
     if (const std::string schema = describe_schema(loaded.config); !schema.empty()) {
         fmt::print("# effective schema (name type from):\n");

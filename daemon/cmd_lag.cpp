@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -63,7 +64,8 @@ net::awaitable<result<lag_view>> collect(iggy::client& c, const config::sink_con
     const auto consumer = cfg.iggy.group_mode() ? proto::consumer::group(proto::identifier::named(name))
                                                 : proto::consumer::single(proto::identifier::named(name));
     for (const auto& src : consumer_options(cfg).sources) {
-        auto t = co_await c.get_topic(proto::identifier::named(src.topic.stream), proto::identifier::named(src.topic.topic));
+        auto t =
+            co_await c.get_topic(proto::identifier::named(src.topic.stream), proto::identifier::named(src.topic.topic));
         if (!t) co_return t.error();
         if (!*t) {
             view.missing.push_back(fmt::format("topic {}/{}", src.topic.stream, src.topic.topic));
@@ -73,11 +75,13 @@ net::awaitable<result<lag_view>> collect(iggy::client& c, const config::sink_con
             for (const auto id : *src.partitions) {
                 const auto& ps = (*t)->partitions;
                 if (std::none_of(ps.begin(), ps.end(), [&](const auto& p) { return p.id == id; }))
-                    view.missing.push_back(fmt::format("partition {} of topic {}/{}", id, src.topic.stream, src.topic.topic));
+                    view.missing.push_back(
+                        fmt::format("partition {} of topic {}/{}", id, src.topic.stream, src.topic.topic));
             }
         }
         for (const auto& p : (*t)->partitions) {
-            if (src.partitions && std::find(src.partitions->begin(), src.partitions->end(), p.id) == src.partitions->end())
+            if (src.partitions &&
+                std::find(src.partitions->begin(), src.partitions->end(), p.id) == src.partitions->end())
                 continue;
             auto off = co_await c.get_offset(consumer, proto::identifier::named(src.topic.stream),
                                              proto::identifier::named(src.topic.topic), p.id);
@@ -102,7 +106,8 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
         std::fflush(stdout);
     };
     if (auto r = co_await c.connect(); !r) {
-        fmt::print(stderr, "iggy-s3-sink lag: cannot reach Iggy at {}: {}\n", cfg.iggy.address, iggy::describe(r.error()));
+        fmt::print(stderr, "iggy-s3-sink lag: cannot reach Iggy at {}: {}\n", cfg.iggy.address,
+                   iggy::describe(r.error()));
         co_await c.close();
         co_return 2;
     }

@@ -12,6 +12,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -32,7 +33,8 @@ void print_usage(std::FILE* to) {
                "Checks the S3 store: reachability, authentication, bucket access, and whether it honours\n"
                "If-None-Match: * on PutObject and on CompleteMultipartUpload (needed for exactly-once\n"
                "after a forced rebalance). Writes and deletes {{prefix}}/.iggy-s3-sink/probe-<random>.\n\n"
-               "Options (without --config; credentials from the AWS chain: AWS_* variables, web identity, profile, container, IMDSv2):\n"
+               "Options (without --config; credentials from the AWS chain: AWS_* variables, web identity, profile, "
+               "container, IMDSv2):\n"
                "  --endpoint URL          http(s)://host[:port]; omitted: AWS for --region\n"
                "  --region NAME           default us-east-1\n"
                "  --bucket NAME           the bucket\n"
@@ -71,11 +73,11 @@ net::awaitable<int> probe(s3::client& c, probe_args a) {
     }
     fmt::print("s3 reachable: {} ({}){}\n", yes_no(rep.reachable), target,
                rep.reachable ? "" : " - " + rep.reachability_detail);
-    if (rep.reachable)
-        fmt::print("s3 authentication: {}\n", rep.authenticated ? "ok" : "FAILED - " + rep.auth_detail);
+    if (rep.reachable) fmt::print("s3 authentication: {}\n", rep.authenticated ? "ok" : "FAILED - " + rep.auth_detail);
     if (rep.authenticated)
-        fmt::print("s3 bucket access: {}\n", rep.bucket_access ? fmt::format("ok (bucket {}, write/read/delete)", a.bucket)
-                                                                : "FAILED - " + rep.bucket_detail);
+        fmt::print("s3 bucket access: {}\n", rep.bucket_access
+                                                 ? fmt::format("ok (bucket {}, write/read/delete)", a.bucket)
+                                                 : "FAILED - " + rep.bucket_detail);
     if (rep.bucket_access) {
         auto cap = [](s3::capability v, const std::string& detail, std::string_view consequence) {
             switch (v) {
@@ -86,15 +88,14 @@ net::awaitable<int> probe(s3::client& c, probe_args a) {
             return "unknown - " + detail;
         };
         fmt::print("s3 conditional PutObject: {}\n",
-                   cap(rep.conditional_put, rep.put_detail,
-                       "a forced rebalance may duplicate, never lose, data"));
+                   cap(rep.conditional_put, rep.put_detail, "a forced rebalance may duplicate, never lose, data"));
         fmt::print("s3 conditional CompleteMultipartUpload: {}\n",
                    cap(rep.conditional_complete, rep.complete_detail,
                        "objects are written with PutObject only, rotating at s3.part_size"));
         fmt::print("s3 CRC-32C verified: {} (s3.checksum auto uses {})\n",
-                   rep.crc32c_verified == s3::capability::yes ? std::string{"yes"}
-                                                             : fmt::format("{} - {}", s3::to_string(rep.crc32c_verified),
-                                                                           rep.crc32c_detail),
+                   rep.crc32c_verified == s3::capability::yes
+                       ? std::string{"yes"}
+                       : fmt::format("{} - {}", s3::to_string(rep.crc32c_verified), rep.crc32c_detail),
                    s3::automatic_checksum(rep.crc32c_verified) == s3::checksum_kind::crc32c ? "x-amz-checksum-crc32c"
                                                                                             : "Content-MD5");
         fmt::print("s3 payload signing: {}\n",
@@ -112,7 +113,7 @@ int run_probe(std::span<const std::string_view> args) {
     probe_args a;
     std::string config_file;
     std::optional<config::sink_config> cfg_kept;  // --config: the Iggy half runs too
-    aws::chain_options chain;  // without --config: the chain over the environment
+    aws::chain_options chain;                     // without --config: the chain over the environment
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto arg = args[i];
         auto value = [&](std::string& out) {

@@ -33,19 +33,20 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+
 #include <date/tz.h>
 #include <fmt/format.h>
-
-#include <algorithm>
-#include <optional>
-#include <string>
-#include <csignal>
 #include <pthread.h>
 #include <signal.h>
-#include <random>
-#include <functional>
+
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <exception>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
 
 namespace iss::app {
 
@@ -103,7 +104,7 @@ struct run_state {
                 stopping};
     }
     [[nodiscard]] admin::metric_sources metrics() const {
-        return {router, loop, s3 ? &s3->stats() : nullptr, client ? &client->stats() : nullptr, iss::version,
+        return {router,           loop, s3 ? &s3->stats() : nullptr, client ? &client->stats() : nullptr, iss::version,
                 iss::git_revision};
     }
     /// One line for systemd's STATUS=.
@@ -156,8 +157,8 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
         co_return exit_config;
     }
     for (const auto& w : config::warnings(cfg)) log.warn("{}", config::to_string(w));
-    pipeline::template_key_namer namer{*tmpl,         cfg.s3.prefix, encoders.extension(), *time_source,
-                                       naming_zone, cfg.naming.missing_value};
+    pipeline::template_key_namer namer{*tmpl,        cfg.s3.prefix, encoders.extension(),
+                                       *time_source, naming_zone,   cfg.naming.missing_value};
     if (auto k = pipeline::check_key_namer(namer, {"stream", "topic", 0}); !k) {
         log.error("naming.key: {}", k.error());
         co_return exit_config;
@@ -170,9 +171,11 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     std::mt19937_64 rng{std::random_device{}()};
     if (st.stopping) co_return exit_ok;
     // No attempt limit and no deadline: the store is waited for until a stop.
-    retry_budget start_budget{{{cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})}, 0,
+    retry_budget start_budget{{{cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})},
+                               0,
                                std::chrono::milliseconds{0}},
-                              real_clock::instance(), rng};
+                              real_clock::instance(),
+                              rng};
     result<s3_setup> s3 = iss::error{iss::errc::timeout, "not probed yet"};
     while (!st.stopping && start_budget.try_attempt()) {
         s3 = co_await make_s3(ex, cfg, mode);
@@ -202,8 +205,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
                                 iss::log::kv("conditional_complete", s3->caps.conditional_complete)};
     if (plan->strategy == pipeline::upload_strategy::head_then_write)
         log.warn(caps, "delivery guarantee (degraded): {}", plan->guarantee);  // docs/architecture.md §3.4: say so
-    else
-        log.info(caps, "delivery guarantee: {}", plan->guarantee);
+    else log.info(caps, "delivery guarantee: {}", plan->guarantee);
 
     iggy::client client{ex, iopts};
     st.client = &client;
@@ -222,7 +224,12 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     pipeline::iggy_ports iggy{client, iggy_ports_options(cfg)};
 
     const pipeline::writer_options wo = delivery_options(cfg, *plan);
-    pipeline::writer_ports ports{*s3->store, iggy, encoders, namer, sleeper, real_clock::instance(),
+    pipeline::writer_ports ports{*s3->store,
+                                 iggy,
+                                 encoders,
+                                 namer,
+                                 sleeper,
+                                 real_clock::instance(),
                                  wo.on_bad_message == pipeline::bad_message_policy::dead_letter ? &iggy : nullptr};
     pipeline::memory_budget memory{memory_limits(cfg)};
     ports.memory = &memory;
@@ -247,7 +254,8 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     const bool delivered = co_await loop.shutdown();
     st.loop = nullptr;
     co_await client.close();
-    if (!delivered) log.warn("stopped with undelivered data; it is re-read from the committed offsets at the next start");
+    if (!delivered)
+        log.warn("stopped with undelivered data; it is re-read from the committed offsets at the next start");
     co_return code;
 }
 
@@ -311,9 +319,10 @@ int run_run(std::span<const std::string_view> args) {
         h.unmet = [&st] { return admin::unmet_conditions(st.readiness()); };
         admin_server.emplace(io.get_executor(), *at, std::move(h));
         if (auto r = admin_server->listen(); !r) {
-            log.error("{} (another process on that port? change admin.listen, or set it to \"\" to turn the admin "
-                      "server off)",
-                      r.error());
+            log.error(
+                "{} (another process on that port? change admin.listen, or set it to \"\" to turn the admin "
+                "server off)",
+                r.error());
             return exit_failure;
         }
         log.info({iss::log::kv("address", endpoint_text(admin_server->local_endpoint()))},
@@ -328,7 +337,8 @@ int run_run(std::span<const std::string_view> args) {
     net::signal_set signals{io, SIGINT, SIGTERM, SIGHUP};
     net::steady_timer grace{io};
 
-    std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec, int sig) {
+    std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
+                                                                               int sig) {
         if (ec || done) return;
         if (st.stopping) {
             log.warn("second signal ({}): exiting now; what was not committed is re-read at the next start", sig);
@@ -346,10 +356,10 @@ int run_run(std::span<const std::string_view> args) {
         }
         // systemd: the stop has begun, and may take up to shutdown.grace (plus a margin for
         // the final commit and the group leave) before the stop timeout may kill us.
-        notify.notify(fmt::format("STOPPING=1\nSTATUS={}\nEXTEND_TIMEOUT_USEC={}", st.status(),
-                                  std::chrono::duration_cast<std::chrono::microseconds>(
-                                    cfg->shutdown.grace + std::chrono::seconds{5})
-                                    .count()));
+        notify.notify(fmt::format(
+            "STOPPING=1\nSTATUS={}\nEXTEND_TIMEOUT_USEC={}", st.status(),
+            std::chrono::duration_cast<std::chrono::microseconds>(cfg->shutdown.grace + std::chrono::seconds{5})
+                .count()));
         log.info("signal {}: stopping; uploading and committing what is buffered (shutdown.grace {} ms)", sig,
                  cfg->shutdown.grace.count());
         if (st.loop) st.loop->request_stop();
@@ -357,8 +367,9 @@ int run_run(std::span<const std::string_view> args) {
         grace.expires_after(cfg->shutdown.grace);
         grace.async_wait([&](const boost::system::error_code& gec) {
             if (gec || done) return;
-            log.error("shutdown.grace passed before everything was committed: exiting; the rest is re-read at the "
-                      "next start");
+            log.error(
+                "shutdown.grace passed before everything was committed: exiting; the rest is re-read at the "
+                "next start");
             code = exit_failure;
             io.stop();
         });
@@ -400,8 +411,10 @@ int run_run(std::span<const std::string_view> args) {
                 msg = "READY=1\n";
             }
             const auto status = st.status();
-            const bool changed_state = status.substr(0, status.find(':')) != last_status.substr(0, last_status.find(':'));
-            if (!msg.empty() || (status != last_status && (changed_state || now - last_status_at >= std::chrono::seconds{5}))) {
+            const bool changed_state =
+                status.substr(0, status.find(':')) != last_status.substr(0, last_status.find(':'));
+            if (!msg.empty() ||
+                (status != last_status && (changed_state || now - last_status_at >= std::chrono::seconds{5}))) {
                 msg += "STATUS=" + status;
                 last_status = status;
                 last_status_at = now;

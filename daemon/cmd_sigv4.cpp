@@ -19,23 +19,23 @@ namespace {
 
 void print_sigv4_help() {
     fmt::print(
-      "Usage: iggy-s3-sink sigv4 --request FILE --context FILE [--query] [--verbose] [--doc-form]\n\n"
-      "Signs the request in FILE (the SigV4 test suite's request.txt form: request line, Name:value\n"
-      "headers, blank line, body; the path is raw, not percent-encoded) with the credentials, region,\n"
-      "service, timestamp and flags of the context FILE (the suite's context.json keys: credentials,\n"
-      "region, service, timestamp, normalize, double_uri_encode (default true), sign_body,\n"
-      "omit_session_token, expiration_in_seconds; and payload, payload_sha256 for S3), and prints the\n"
-      "signed request to stdout, in the form of the suite's header-signed-request.txt.\n\n"
-      "Options:\n"
-      "  --request FILE   the request to sign\n"
-      "  --context FILE   context.json with credentials, time and signing flags\n"
-      "  --query          presign instead: X-Amz-* query parameters (query-signed-request.txt form)\n"
-      "  --verbose        also print the canonical request, string to sign and signature (stderr)\n"
-      "  --doc-form       print as the AWS S3 documentation does (encoded path, ',' separators,\n"
-      "                   presign parameters in sorted order)\n"
-      "  --help           show this help\n\n"
-      "S3 signs with normalize=false and double_uri_encode=false. The secret key is never printed;\n"
-      "the canonical request shows a session token as sent.\n");
+        "Usage: iggy-s3-sink sigv4 --request FILE --context FILE [--query] [--verbose] [--doc-form]\n\n"
+        "Signs the request in FILE (the SigV4 test suite's request.txt form: request line, Name:value\n"
+        "headers, blank line, body; the path is raw, not percent-encoded) with the credentials, region,\n"
+        "service, timestamp and flags of the context FILE (the suite's context.json keys: credentials,\n"
+        "region, service, timestamp, normalize, double_uri_encode (default true), sign_body,\n"
+        "omit_session_token, expiration_in_seconds; and payload, payload_sha256 for S3), and prints the\n"
+        "signed request to stdout, in the form of the suite's header-signed-request.txt.\n\n"
+        "Options:\n"
+        "  --request FILE   the request to sign\n"
+        "  --context FILE   context.json with credentials, time and signing flags\n"
+        "  --query          presign instead: X-Amz-* query parameters (query-signed-request.txt form)\n"
+        "  --verbose        also print the canonical request, string to sign and signature (stderr)\n"
+        "  --doc-form       print as the AWS S3 documentation does (encoded path, ',' separators,\n"
+        "                   presign parameters in sorted order)\n"
+        "  --help           show this help\n\n"
+        "S3 signs with normalize=false and double_uri_encode=false. The secret key is never printed;\n"
+        "the canonical request shows a session token as sent.\n");
 }
 
 std::optional<std::string> read_file(const std::string& path) {
@@ -97,17 +97,17 @@ int run_sigv4(std::span<const std::string_view> args) {
         fmt::print(stderr, "iggy-s3-sink sigv4: {}: {}\n", context_path, ctx.error());
         return exit_failure;
     }
-    const auto r = sigv4::sign_request_file(
-      *req, *ctx, query_form, doc_form ? sigv4::output_form::aws_docs : sigv4::output_form::suite);
+    const auto r = sigv4::sign_request_file(*req, *ctx, query_form,
+                                            doc_form ? sigv4::output_form::aws_docs : sigv4::output_form::suite);
     if (!r) {
         fmt::print(stderr, "iggy-s3-sink sigv4: cannot sign: {}\n", r.error());
         return exit_failure;
     }
     if (verbose) {
-        fmt::print(
-          stderr,
-          "--- canonical request ({} form)\n{}\n--- string to sign\n{}\n--- signature\n{}\n--- signed request (stdout)\n",
-          query_form ? "query" : "header", r->canonical_request, r->string_to_sign, r->signature);
+        fmt::print(stderr,
+                   "--- canonical request ({} form)\n{}\n--- string to sign\n{}\n--- signature\n{}\n--- signed request "
+                   "(stdout)\n",
+                   query_form ? "query" : "header", r->canonical_request, r->string_to_sign, r->signature);
         std::fflush(stderr);
     }
     // Exactly the bytes of the signed request: no final newline beyond what the body has.

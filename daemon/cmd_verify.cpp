@@ -22,6 +22,7 @@
 #include "s3/client.hpp"
 
 #include <boost/asio/io_context.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -111,14 +112,16 @@ net::awaitable<result<std::vector<target>>> partitions_from_iggy(iggy::client& c
                                                 : proto::consumer::single(proto::identifier::named(name));
     for (const auto& src : consumer_options(cfg).sources) {
         if ((a.stream && *a.stream != src.topic.stream) || (a.topic && *a.topic != src.topic.topic)) continue;
-        auto t = co_await c.get_topic(proto::identifier::named(src.topic.stream), proto::identifier::named(src.topic.topic));
+        auto t =
+            co_await c.get_topic(proto::identifier::named(src.topic.stream), proto::identifier::named(src.topic.topic));
         if (!t) co_return t.error();
         if (!*t) {
             missing.push_back(fmt::format("topic {}/{} not found on the server", src.topic.stream, src.topic.topic));
             continue;
         }
         for (const auto& p : (*t)->partitions) {
-            if (src.partitions && std::find(src.partitions->begin(), src.partitions->end(), p.id) == src.partitions->end())
+            if (src.partitions &&
+                std::find(src.partitions->begin(), src.partitions->end(), p.id) == src.partitions->end())
                 continue;
             if (a.partition && *a.partition != p.id) continue;
             auto off = co_await c.get_offset(consumer, proto::identifier::named(src.topic.stream),
@@ -177,7 +180,8 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
 
     iggy::client c{ex, iopts};
     if (auto r = co_await c.connect(); !r) {
-        fmt::print(stderr, "iggy-s3-sink verify: cannot reach Iggy at {}: {}\n", cfg.iggy.address, iggy::describe(r.error()));
+        fmt::print(stderr, "iggy-s3-sink verify: cannot reach Iggy at {}: {}\n", cfg.iggy.address,
+                   iggy::describe(r.error()));
         co_await c.close();
         co_return exit_unreachable;
     }
@@ -244,7 +248,8 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
     std::vector<pipeline::partition_report> reports;
     std::vector<std::string> problems = missing;
     for (auto& t : *targets) {
-        reports.push_back(pipeline::verify_partition(t.stem.partition, std::move(t.objects), t.committed, std::move(t.unreadable)));
+        reports.push_back(
+            pipeline::verify_partition(t.stem.partition, std::move(t.objects), t.committed, std::move(t.unreadable)));
         for (auto& p : pipeline::describe_problems(reports.back())) problems.push_back(std::move(p));
     }
     if (a.json) {

@@ -5,7 +5,6 @@
 #include "iggy/error.hpp"
 
 #include <fmt/format.h>
-
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -38,10 +37,11 @@ net::awaitable<bool> probe_iggy(const config::sink_config& c) {
         co_return false;
     }
     fmt::print("iggy reachable: yes ({}{})\n", c.iggy.address, c.iggy.tls.enabled ? ", TLS" : "");
-    fmt::print("iggy login: ok ({})\n", c.iggy.token.empty() ? "user " + c.iggy.username : std::string{"personal access token"});
+    fmt::print("iggy login: ok ({})\n",
+               c.iggy.token.empty() ? "user " + c.iggy.username : std::string{"personal access token"});
     bool usable = true;
-    auto topic_line = [&](const std::string& stream, const std::string& topic, std::string_view role)
-      -> net::awaitable<std::optional<proto::topic_details>> {
+    auto topic_line = [&](const std::string& stream, const std::string& topic,
+                          std::string_view role) -> net::awaitable<std::optional<proto::topic_details>> {
         auto t = co_await client.get_topic(identifier::named(stream), identifier::named(topic));
         if (!t) {
             fmt::print("iggy {} {}/{}: FAILED - {}\n", role, stream, topic, iggy::describe(t.error()));
@@ -95,7 +95,9 @@ net::awaitable<bool> probe_iggy(const config::sink_config& c) {
     }
     if (c.delivery.on_bad_message == config::bad_message_policy::dead_letter) {
         auto t = co_await topic_line(c.delivery.dead_letter.stream, c.delivery.dead_letter.topic, "dead-letter topic");
-        if (t) fmt::print("iggy dead-letter topic {}/{}: ok\n", c.delivery.dead_letter.stream, c.delivery.dead_letter.topic);
+        if (t)
+            fmt::print("iggy dead-letter topic {}/{}: ok\n", c.delivery.dead_letter.stream,
+                       c.delivery.dead_letter.topic);
         else usable = false;
     }
     co_await client.close();

@@ -4,11 +4,11 @@
 #include "daemon/commands.hpp"
 
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <csignal>
 #include <cstdio>
 #include <exception>
-#include <signal.h>
 #include <string_view>
 #include <vector>
 

@@ -3,14 +3,14 @@
 #include "common/log.hpp"
 
 #include <fmt/format.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #ifdef ISS_HAVE_LIBSYSTEMD
 #include <systemd/sd-daemon.h>
@@ -30,7 +30,8 @@ result<void> send_notify_datagram(std::string_view socket_path, std::string_view
     const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + socket_path.size());
     const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return error{iss::errc::io_error, fmt::format("NOTIFY_SOCKET: socket: {}", std::strerror(errno))};
-    const auto n = ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&addr), len);
+    const auto n =
+        ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&addr), len);
     const int saved = errno;
     ::close(fd);
     if (n < 0 || static_cast<std::size_t>(n) != state.size())
@@ -40,7 +41,7 @@ result<void> send_notify_datagram(std::string_view socket_path, std::string_view
 }
 
 std::optional<std::chrono::microseconds> watchdog_from_env(
-  const std::function<std::optional<std::string>(std::string_view)>& env, long pid) {
+    const std::function<std::optional<std::string>(std::string_view)>& env, long pid) {
     const std::optional<std::string> usec = env("WATCHDOG_USEC");
     if (!usec || usec->empty()) return std::nullopt;
     if (const std::optional<std::string> wpid = env("WATCHDOG_PID"); wpid && !wpid->empty()) {

@@ -25,7 +25,7 @@ namespace iss::app {
 /// The watchdog interval systemd asks for ($WATCHDOG_USEC, when $WATCHDOG_PID is unset or
 /// names this process `pid`); nullopt when there is none. `env` looks a variable up.
 [[nodiscard]] std::optional<std::chrono::microseconds> watchdog_from_env(
-  const std::function<std::optional<std::string>(std::string_view)>& env, long pid);
+    const std::function<std::optional<std::string>(std::string_view)>& env, long pid);
 
 /// The daemon's connection to its service manager.
 class notifier {

@@ -1,8 +1,8 @@
 #include "daemon/s3_setup.hpp"
 
 #include "common/log.hpp"
-#include "http/client.hpp"
 #include "daemon/s3_wiring.hpp"
+#include "http/client.hpp"
 #include "pipeline/adapters/s3_store.hpp"
 #include "s3/probe.hpp"
 
@@ -38,7 +38,7 @@ void log_proxy(const http::proxy_options& p) {
 }
 
 boost::asio::awaitable<result<std::shared_ptr<aws::refreshing_source>>> start_credentials(
-  boost::asio::any_io_executor ex, aws::chain_options o, http::client_options http) {
+    boost::asio::any_io_executor ex, aws::chain_options o, http::client_options http) {
     const iss::log::logger log{"s3"};
     auto client = std::make_shared<http::client>(ex, std::move(http));
     auto provider = aws::make_provider(ex, client, std::move(o));
@@ -74,9 +74,11 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
         const auto key = s3::probe_key(c.s3.prefix, std::random_device{}());
         const s3::probe_report r = co_await s3::probe_store(owner->client, c.s3.bucket.get(), key);
         if (!r.not_sent_detail.empty())  // a request that cannot be built: no use waiting
-            co_return error{iss::errc::invalid_argument, fmt::format("{} (check s3.bucket and s3.endpoint)", r.not_sent_detail)};
+            co_return error{iss::errc::invalid_argument,
+                            fmt::format("{} (check s3.bucket and s3.endpoint)", r.not_sent_detail)};
         if (!r.reachable)  // errc::timeout: the caller waits and probes again
-            co_return error{iss::errc::timeout, fmt::format("unreachable: {} (check s3.endpoint)", r.reachability_detail)};
+            co_return error{iss::errc::timeout,
+                            fmt::format("unreachable: {} (check s3.endpoint)", r.reachability_detail)};
         if (!r.authenticated) co_return error{iss::errc::io_error, fmt::format("authentication: {}", r.auth_detail)};
         // A step that got no answer (resets, timeouts, the deadline) says nothing about the
         // store: the caller waits and probes again (acting on it would exit, or run without
@@ -85,15 +87,19 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
             const auto& why = !r.bucket_detail.empty() ? r.bucket_detail
                               : !r.put_detail.empty()  ? r.put_detail
                                                        : r.complete_detail;
-            co_return error{iss::errc::timeout, fmt::format("bucket {}: capability probe interrupted: {}", c.s3.bucket, why)};
+            co_return error{iss::errc::timeout,
+                            fmt::format("bucket {}: capability probe interrupted: {}", c.s3.bucket, why)};
         }
-        if (!r.bucket_access) co_return error{iss::errc::io_error, fmt::format("bucket {}: {}", c.s3.bucket, r.bucket_detail)};
+        if (!r.bucket_access)
+            co_return error{iss::errc::io_error, fmt::format("bucket {}: {}", c.s3.bucket, r.bucket_detail)};
         out.caps.conditional_put = r.conditional_put == s3::capability::yes;
         out.caps.conditional_complete = r.conditional_complete == s3::capability::yes;
-        log.info({iss::log::kv("bucket", c.s3.bucket), iss::log::kv("conditional_put", s3::to_string(r.conditional_put)),
-                  iss::log::kv("conditional_complete", s3::to_string(r.conditional_complete))},
-                 "store capabilities probed");
-        if (!r.cleaned_up) log.warn({iss::log::kv("key", r.probe_key)}, "probe object not deleted: {}", r.cleanup_detail);
+        log.info(
+            {iss::log::kv("bucket", c.s3.bucket), iss::log::kv("conditional_put", s3::to_string(r.conditional_put)),
+             iss::log::kv("conditional_complete", s3::to_string(r.conditional_complete))},
+            "store capabilities probed");
+        if (!r.cleaned_up)
+            log.warn({iss::log::kv("key", r.probe_key)}, "probe object not deleted: {}", r.cleanup_detail);
         out.crc32c_verified = r.crc32c_verified;
         out.crc32c_detail = r.crc32c_detail;
     }

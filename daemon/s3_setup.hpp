@@ -36,7 +36,7 @@ struct s3_setup {
 /// (`s3 credentials: web identity, role ..., expires ...`, never a secret). An error (exit 1)
 /// lists what the chain tried.
 boost::asio::awaitable<result<std::shared_ptr<aws::refreshing_source>>> start_credentials(
-  boost::asio::any_io_executor ex, aws::chain_options o, http::client_options http);
+    boost::asio::any_io_executor ex, aws::chain_options o, http::client_options http);
 
 /// Logs the proxy in force (passwords as `****`), or nothing when there is none.
 void log_proxy(const http::proxy_options& p);

@@ -58,8 +58,8 @@ format::writer_options writer_options(const config::sink_config& c) {
 
 std::string describe_schema(const config::sink_config& c) {
     const auto o = writer_options(c);
-    if (o.format != format::record_format::csv && o.format != format::record_format::parquet
-        && o.format != format::record_format::avro)
+    if (o.format != format::record_format::csv && o.format != format::record_format::parquet &&
+        o.format != format::record_format::avro)
         return {};
     std::string out;
     for (const auto& col : format::effective_schema(o))
@@ -67,7 +67,6 @@ std::string describe_schema(const config::sink_config& c) {
                            col.nullable ? " nullable" : "");
     return out;
 }
-
 
 result<iggy::client_options> iggy_options(const config::sink_config& c) {
     iggy::client_options o;
@@ -149,7 +148,9 @@ pipeline::writer_options delivery_options(const config::sink_config& c, pipeline
     switch (c.delivery.on_bad_message) {
         case config::bad_message_policy::fail: o.on_bad_message = pipeline::bad_message_policy::fail; break;
         case config::bad_message_policy::skip: o.on_bad_message = pipeline::bad_message_policy::skip; break;
-        case config::bad_message_policy::dead_letter: o.on_bad_message = pipeline::bad_message_policy::dead_letter; break;
+        case config::bad_message_policy::dead_letter:
+            o.on_bad_message = pipeline::bad_message_policy::dead_letter;
+            break;
     }
     o.retry_backoff = {c.s3.retry.base, c.s3.retry.cap};
     o.max_open_objects = c.rotation.max_open_objects;

@@ -17,7 +17,6 @@ result<void> name_field(writer& w, const std::string& s, std::string_view field)
     return {};
 }
 
-
 result<void> three_ids(writer& w, const identifier& s, const identifier& t, const identifier& g) {
     if (auto r = append_identifier(w, s, "stream_id"); !r) return r;
     if (auto r = append_identifier(w, t, "topic_id"); !r) return r;
@@ -37,11 +36,11 @@ result<void> offset_head(writer& w, const consumer& c, const identifier& s, cons
     return {};
 }
 
-#define ISS_TRY(dst, expr)              \
-    do {                                \
-        auto _r = (expr);               \
-        if (!_r) return _r.error();     \
-        dst = std::move(*_r);           \
+#define ISS_TRY(dst, expr)          \
+    do {                            \
+        auto _r = (expr);           \
+        if (!_r) return _r.error(); \
+        dst = std::move(*_r);       \
     } while (0)
 
 template <class T>
@@ -291,8 +290,12 @@ result<void> encode_body(writer& w, const delete_consumer_offset_request& v) {
 }
 
 result<void> encode_body(writer& w, const get_stream_request& v) { return append_identifier(w, v.stream, "stream_id"); }
-result<void> encode_body(writer& w, const create_stream_request& v) { return name_field(w, v.name, "create_stream.name"); }
-result<void> encode_body(writer& w, const delete_stream_request& v) { return append_identifier(w, v.stream, "stream_id"); }
+result<void> encode_body(writer& w, const create_stream_request& v) {
+    return name_field(w, v.name, "create_stream.name");
+}
+result<void> encode_body(writer& w, const delete_stream_request& v) {
+    return append_identifier(w, v.stream, "stream_id");
+}
 result<void> encode_body(writer& w, const get_topic_request& v) { return two_ids(w, v.stream, v.topic); }
 result<void> encode_body(writer& w, const get_topics_request& v) { return append_identifier(w, v.stream, "stream_id"); }
 
@@ -320,7 +323,9 @@ result<void> encode_body(writer& w, const delete_partitions_request& v) {
     return {};
 }
 
-result<void> encode_body(writer& w, const get_consumer_group_request& v) { return three_ids(w, v.stream, v.topic, v.group); }
+result<void> encode_body(writer& w, const get_consumer_group_request& v) {
+    return three_ids(w, v.stream, v.topic, v.group);
+}
 result<void> encode_body(writer& w, const get_consumer_groups_request& v) { return two_ids(w, v.stream, v.topic); }
 
 result<void> encode_body(writer& w, const create_consumer_group_request& v) {
@@ -328,13 +333,18 @@ result<void> encode_body(writer& w, const create_consumer_group_request& v) {
     return name_field(w, v.name, "create_consumer_group.name");
 }
 
-result<void> encode_body(writer& w, const delete_consumer_group_request& v) { return three_ids(w, v.stream, v.topic, v.group); }
-result<void> encode_body(writer& w, const join_consumer_group_request& v) { return three_ids(w, v.stream, v.topic, v.group); }
-result<void> encode_body(writer& w, const leave_consumer_group_request& v) { return three_ids(w, v.stream, v.topic, v.group); }
+result<void> encode_body(writer& w, const delete_consumer_group_request& v) {
+    return three_ids(w, v.stream, v.topic, v.group);
+}
+result<void> encode_body(writer& w, const join_consumer_group_request& v) {
+    return three_ids(w, v.stream, v.topic, v.group);
+}
+result<void> encode_body(writer& w, const leave_consumer_group_request& v) {
+    return three_ids(w, v.stream, v.topic, v.group);
+}
 
 result<request> decode_request(std::uint32_t code, bytes_view payload) {
-    if (!is_known_command(code))
-        return iss::error{errc::unexpected_code, "request.code " + std::to_string(code)};
+    if (!is_known_command(code)) return iss::error{errc::unexpected_code, "request.code " + std::to_string(code)};
     reader r{payload};
     return decode_body(static_cast<command>(code), r, payload);
 }

@@ -128,11 +128,11 @@ struct get_topics_request {
 struct create_topic_request {
     static constexpr command code = command::create_topic;
     identifier stream;
-    std::uint32_t partitions_count = 0;  ///< 0..1000
-    std::uint8_t compression = 1;        ///< 1 none, 2 gzip
-    std::uint64_t message_expiry = 0;    ///< µs; 0 = server default, u64 max = never
-    std::uint64_t max_topic_size = 0;    ///< bytes; 0 = server default, u64 max = unlimited
-    std::uint8_t replication_factor = 0; ///< 0 = unset (stored as 1)
+    std::uint32_t partitions_count = 0;   ///< 0..1000
+    std::uint8_t compression = 1;         ///< 1 none, 2 gzip
+    std::uint64_t message_expiry = 0;     ///< µs; 0 = server default, u64 max = never
+    std::uint64_t max_topic_size = 0;     ///< bytes; 0 = server default, u64 max = unlimited
+    std::uint8_t replication_factor = 0;  ///< 0 = unset (stored as 1)
     std::string name;
     friend bool operator==(const create_topic_request&, const create_topic_request&) = default;
 };
@@ -246,16 +246,14 @@ result<void> append_request(byte_buffer& out, const Request& req) {
 }
 
 /// Every request the server side decodes. `send_messages_view` holds views into the payload.
-using request = std::variant<ping_request, get_me_request, login_user_request, logout_user_request,
-                             login_with_token_request, poll_messages_request, send_messages_view,
-                             get_consumer_offset_request, store_consumer_offset_request,
-                             delete_consumer_offset_request, get_stream_request, get_streams_request,
-                             create_stream_request, delete_stream_request, get_topic_request,
-                             get_topics_request, create_topic_request, delete_topic_request,
-                             create_partitions_request, delete_partitions_request,
-                             get_consumer_group_request, get_consumer_groups_request,
-                             create_consumer_group_request, delete_consumer_group_request,
-                             join_consumer_group_request, leave_consumer_group_request>;
+using request =
+    std::variant<ping_request, get_me_request, login_user_request, logout_user_request, login_with_token_request,
+                 poll_messages_request, send_messages_view, get_consumer_offset_request, store_consumer_offset_request,
+                 delete_consumer_offset_request, get_stream_request, get_streams_request, create_stream_request,
+                 delete_stream_request, get_topic_request, get_topics_request, create_topic_request,
+                 delete_topic_request, create_partitions_request, delete_partitions_request, get_consumer_group_request,
+                 get_consumer_groups_request, create_consumer_group_request, delete_consumer_group_request,
+                 join_consumer_group_request, leave_consumer_group_request>;
 
 /// Decodes a request payload as the 0.8.0 server does. An unknown code is `unexpected_code`
 /// (server 3). Trailing bytes after the body are ignored (the server only logs them). Map an

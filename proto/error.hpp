@@ -18,10 +18,10 @@ namespace iss::proto {
 
 /// Why a codec refused its input.
 enum class errc {
-    truncated = 1,      ///< the input ends before the field does
-    unknown_kind,       ///< a kind / discriminant byte has no meaning (identifier, header, strategy...)
-    invalid_length,     ///< a length field is outside its allowed range (numeric id len != 4, empty name, fixed-size header value of the wrong size)
-    limit_exceeded,     ///< a length is over a protocol or caller limit (10 MiB frame, 64 MB payload, 100 000 B headers, 255 B name)
+    truncated = 1,   ///< the input ends before the field does
+    unknown_kind,    ///< a kind / discriminant byte has no meaning (identifier, header, strategy...)
+    invalid_length,  ///< a length field is outside its allowed range (numeric id len != 4, empty name, fixed-size header value of the wrong size)
+    limit_exceeded,  ///< a length is over a protocol or caller limit (10 MiB frame, 64 MB payload, 100 000 B headers, 255 B name)
     invalid_utf8,       ///< a text field is not valid UTF-8
     invalid_value,      ///< a value is outside what the field accepts (bool not 0/1, non-zero reserved index bytes)
     inconsistent,       ///< counts and lengths do not add up (index end positions, messages vs bytes)
@@ -97,13 +97,9 @@ enum class server_errc : std::uint32_t {
     invalid_session = 14001,
     incompatible_protocol_version = 14003,
 };
-inline error_code make_error_code(server_errc e) noexcept {
-    return {static_cast<int>(e), server_category()};
-}
+inline error_code make_error_code(server_errc e) noexcept { return {static_cast<int>(e), server_category()}; }
 /// The error_code of a G1 reply status (status != 0).
-inline error_code server_error(std::uint32_t status) noexcept {
-    return {static_cast<int>(status), server_category()};
-}
+inline error_code server_error(std::uint32_t status) noexcept { return {static_cast<int>(status), server_category()}; }
 
 /// The server's name for an error code ("InvalidCommand", "TopicIdNotFound"), as in
 /// core/common/src/error/iggy_error.rs; "Unknown" for a code not in the table.

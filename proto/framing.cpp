@@ -63,8 +63,7 @@ std::size_t begin_reply(byte_buffer& out) {
 }
 
 void finish_reply(byte_buffer& out, std::size_t start) noexcept {
-    store_le<std::uint32_t>(out.data() + start + 4,
-                            static_cast<std::uint32_t>(out.size() - start - reply_header_size));
+    store_le<std::uint32_t>(out.data() + start + 4, static_cast<std::uint32_t>(out.size() - start - reply_header_size));
 }
 
 void append_ok_reply(byte_buffer& out, bytes_view payload) {
@@ -111,9 +110,9 @@ result<std::optional<std::size_t>> frame_assembler::header_payload_size() {
         const bool send = code == static_cast<std::uint32_t>(command::send_messages);
         const std::size_t cap = send ? limits_.max_send_payload : limits_.max_control_payload;
         if (payload > cap)
-            return buf_.fail(iss::error{errc::limit_exceeded,
-                                        send ? "request.length (SendMessages payload over its limit)"
-                                             : "request.length (control frame payload over 10 MiB)"});
+            return buf_.fail(
+                iss::error{errc::limit_exceeded, send ? "request.length (SendMessages payload over its limit)"
+                                                      : "request.length (control frame payload over 10 MiB)"});
     } else {
         payload = load_le<std::uint32_t>(b.data() + 4);
         if (payload > limits_.max_reply_payload)

@@ -15,8 +15,8 @@ namespace {
 constexpr std::size_t bh_partition = 0, bh_base_offset = 8, bh_base_ts = 16, bh_origin = 24, bh_length = 32,
                       bh_checksum = 40, bh_count = 48, bh_reserved = 52;
 // Frame field offsets.
-constexpr std::size_t fr_checksum = 0, fr_id = 8, fr_offset_delta = 24, fr_ts_delta = 28, fr_uh_len = 32,
-                      fr_p_len = 36, fr_reserved = 40;
+constexpr std::size_t fr_checksum = 0, fr_id = 8, fr_offset_delta = 24, fr_ts_delta = 28, fr_uh_len = 32, fr_p_len = 36,
+                      fr_reserved = 40;
 
 void write_batch_header(std::byte* p, const batch_header& h) noexcept {
     std::memset(p, 0, batch_header_size);
@@ -159,8 +159,8 @@ result<void> encode_body(writer& w, const send_messages_request& req) {
     std::byte* p = out.data() + hdr_at + batch_header_size;
     for (std::size_t i = 0; i < msgs.size(); ++i) {
         const auto& m = msgs[i];
-        sums.push_back(write_frame(p, m, static_cast<std::uint32_t>(i),
-                                   static_cast<std::uint32_t>(m.origin_timestamp - origin)));
+        sums.push_back(
+            write_frame(p, m, static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(m.origin_timestamp - origin)));
         p += frame_header_size + m.payload.size() + m.user_headers.size();
     }
     h.batch_checksum = compute_batch_checksum(h, sums);
@@ -347,7 +347,8 @@ result<void> batch_poll_writer::append_frame(const message_fields& m) {
 
 result<void> batch_poll_writer::add(const message_fields& m) {
     if (m.payload.size() > max_payload_size) return iss::error{errc::limit_exceeded, "poll_reply.payload"};
-    if (m.user_headers.size() > max_user_headers_size) return iss::error{errc::limit_exceeded, "poll_reply.user_headers"};
+    if (m.user_headers.size() > max_user_headers_size)
+        return iss::error{errc::limit_exceeded, "poll_reply.user_headers"};
     const bool fits = open_ && m.timestamp == h_.base_timestamp && m.offset == next_offset_ &&
                       m.origin_timestamp >= h_.origin_timestamp &&
                       m.origin_timestamp - h_.origin_timestamp <= std::numeric_limits<std::uint32_t>::max() &&
@@ -359,7 +360,8 @@ result<void> batch_poll_writer::add(const message_fields& m) {
 result<void> batch_poll_writer::add(const message_fields& m, std::uint64_t record_base_offset,
                                     std::uint64_t record_origin) {
     if (m.payload.size() > max_payload_size) return iss::error{errc::limit_exceeded, "poll_reply.payload"};
-    if (m.user_headers.size() > max_user_headers_size) return iss::error{errc::limit_exceeded, "poll_reply.user_headers"};
+    if (m.user_headers.size() > max_user_headers_size)
+        return iss::error{errc::limit_exceeded, "poll_reply.user_headers"};
     constexpr auto u32_max = std::numeric_limits<std::uint32_t>::max();
     if (m.offset < record_base_offset || m.offset - record_base_offset > u32_max ||
         m.origin_timestamp < record_origin || m.origin_timestamp - record_origin > u32_max)

@@ -87,8 +87,7 @@ struct send_messages_batch_view {
 /// batch_length, reserved bytes 52..255 zero, every frame checksum (server error 4027
 /// InvalidMessageChecksum) and the batch checksum (4039 InvalidBatchChecksum). Structural
 /// errors are in the proto category naming the field.
-result<void> decode_send_messages(bytes_view body, send_messages_batch_view& out,
-                                  const message_limits& limits = {});
+result<void> decode_send_messages(bytes_view body, send_messages_batch_view& out, const message_limits& limits = {});
 
 /// One SendMessages confirmation.
 struct send_confirmation {

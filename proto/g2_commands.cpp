@@ -190,7 +190,8 @@ result<register_pat_request> decode_register_pat(bytes_view body) {
 result<request> decode_request(const request_header& h, bytes_view body) {
     if (h.op == operation::register_client) {
         if (auto v = decode_client_version(body); !v)
-            return iss::error{errc::invalid_value, "register.version (no ClientVersionInfo prefix): " + v.error().message()};
+            return iss::error{errc::invalid_value,
+                              "register.version (no ClientVersionInfo prefix): " + v.error().message()};
         if (auto u = decode_register_user(body)) return request{std::move(*u)};
         auto p = decode_register_pat(body);
         if (!p) return p.error();
@@ -310,8 +311,7 @@ result<request> decode_request(const request_header& h, bytes_view body) {
             if (auto d = decode_send_messages(body, v); !d) return d.error();
             return request{std::move(v)};
         }
-        default:
-            return iss::error{errc::unexpected_code, fmt::format("request.code ({} not served)", *code)};
+        default: return iss::error{errc::unexpected_code, fmt::format("request.code ({} not served)", *code)};
     }
 }
 

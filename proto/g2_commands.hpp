@@ -53,7 +53,7 @@ constexpr bool has_bind_secret(std::uint32_t protocol_version) noexcept {
 struct register_request {
     static constexpr command code = static_cast<command>(code::login_register);
     client_version_info version;
-    bind_secret secret{};   ///< written only when `has_bind_secret(version.protocol_version)`
+    bind_secret secret{};  ///< written only when `has_bind_secret(version.protocol_version)`
     std::string username;
     std::string password;  ///< a secret: never log this struct
     std::string context;
@@ -159,10 +159,9 @@ using request =
                  poll_messages_request, send_messages_batch_view, get_consumer_offset_request, store_offset_request,
                  delete_offset_request, get_stream_request, get_streams_request, create_stream_request,
                  delete_stream_request, get_topic_request, get_topics_request, create_topic_request,
-                 delete_topic_request, create_partitions_request, delete_partitions_request,
-                 get_consumer_group_request, get_consumer_groups_request, create_consumer_group_request,
-                 delete_consumer_group_request, join_consumer_group_request, leave_consumer_group_request,
-                 sync_consumer_group_request>;
+                 delete_topic_request, create_partitions_request, delete_partitions_request, get_consumer_group_request,
+                 get_consumer_groups_request, create_consumer_group_request, delete_consumer_group_request,
+                 join_consumer_group_request, leave_consumer_group_request, sync_consumer_group_request>;
 
 /// The command code a request header stands for: byte 196 for NonReplicated, else the
 /// operation's code (Register gives 40); nullopt for Reserved or an unknown operation.

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 namespace iss::proto::g2 {
 
 namespace {
@@ -83,9 +82,7 @@ std::string_view operation_name(operation op) noexcept {
     return "Unknown";
 }
 
-bool is_known_operation(std::uint8_t op) noexcept {
-    return operation_name(static_cast<operation>(op)) != "Unknown";
-}
+bool is_known_operation(std::uint8_t op) noexcept { return operation_name(static_cast<operation>(op)) != "Unknown"; }
 
 bool reply_is_result_framed(operation op) noexcept {
     return op == operation::register_client || is_metadata(op) || op == operation::store_consumer_offset ||
@@ -96,9 +93,7 @@ std::ostream& operator<<(std::ostream& os, operation op) {
     return os << operation_name(op) << '(' << static_cast<unsigned>(op) << ')';
 }
 
-std::string version_text(std::uint32_t v) {
-    return fmt::format("{}.{}.{}", v >> 20, (v >> 10) & 0x3ff, v & 0x3ff);
-}
+std::string version_text(std::uint32_t v) { return fmt::format("{}.{}.{}", v >> 20, (v >> 10) & 0x3ff, v & 0x3ff); }
 
 bool version_accepted(std::uint32_t client, std::uint32_t server) noexcept {
     const std::uint32_t min = server & ~std::uint32_t{0x3ff};

@@ -112,7 +112,7 @@ inline constexpr std::uint32_t login_register = 40;
 inline constexpr std::uint32_t login_register_with_pat = 45;
 inline constexpr std::uint32_t legacy_login_user = 38;  ///< G1 login: evicted with reason 15
 inline constexpr std::uint32_t legacy_login_pat = 44;   ///< G1 PAT login: evicted with reason 15
-inline constexpr std::uint32_t create_user = 33;  ///< operation 141
+inline constexpr std::uint32_t create_user = 33;        ///< operation 141
 inline constexpr std::uint32_t poll_messages = 100;
 inline constexpr std::uint32_t send_messages = 101;
 inline constexpr std::uint32_t get_consumer_offset = 120;
@@ -187,9 +187,9 @@ struct request_header {
     std::uint64_t timestamp = 0;
     std::uint64_t request = 0;  ///< request number (§8.3)
     operation op = operation::reserved;
-    std::uint64_t session = 0;  ///< 0 until login
-    std::uint32_t user_id = 0;  ///< 0 (the server fills it in)
-    std::uint32_t code = 0;     ///< the command code when op = NonReplicated, otherwise 0
+    std::uint64_t session = 0;         ///< 0 until login
+    std::uint32_t user_id = 0;         ///< 0 (the server fills it in)
+    std::uint32_t code = 0;            ///< the command code when op = NonReplicated, otherwise 0
     std::uint32_t size = header_size;  ///< decoded: the whole frame's size; ignored on encode
     friend bool operator==(const request_header&, const request_header&) = default;
 };

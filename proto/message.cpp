@@ -138,8 +138,7 @@ std::string_view header_kind_name(header_kind k) noexcept {
 
 result<header_value> decode_header_value(header_kind kind, bytes_view b) {
     const std::size_t want = header_kind_size(kind);
-    if (want != 0 && b.size() != want)
-        return iss::error{errc::invalid_length, std::string{header_kind_name(kind)}};
+    if (want != 0 && b.size() != want) return iss::error{errc::invalid_length, std::string{header_kind_name(kind)}};
     switch (kind) {
         case header_kind::raw: return header_value{b};
         case header_kind::string:
@@ -245,8 +244,8 @@ result<std::size_t> validate_user_headers(bytes_view block) {
     }
 }
 
-result<void> append_user_header(byte_buffer& block, header_kind key_kind, bytes_view key,
-                                header_kind value_kind, bytes_view value) {
+result<void> append_user_header(byte_buffer& block, header_kind key_kind, bytes_view key, header_kind value_kind,
+                                bytes_view value) {
     auto check = [](header_kind k, bytes_view b, std::string_view what) -> result<void> {
         if (!is_valid_header_kind(static_cast<std::uint8_t>(k)))
             return iss::error{errc::unknown_kind, std::string{what} + "_kind"};
@@ -254,8 +253,8 @@ result<void> append_user_header(byte_buffer& block, header_kind key_kind, bytes_
             return iss::error{errc::invalid_length, std::string{what} + " (1..255 bytes)"};
         const std::size_t want = header_kind_size(k);
         if (want != 0 && b.size() != want)
-            return iss::error{errc::invalid_length, std::string{what} + " (" +
-                                                        std::string{header_kind_name(k)} + " size)"};
+            return iss::error{errc::invalid_length,
+                              std::string{what} + " (" + std::string{header_kind_name(k)} + " size)"};
         if (k == header_kind::string && !is_valid_utf8(as_text(b)))
             return iss::error{errc::invalid_utf8, std::string{what}};
         return {};
@@ -279,8 +278,7 @@ std::uint64_t message_checksum(bytes_view message) noexcept {
 
 std::uint64_t message_view::compute_checksum() const noexcept { return message_checksum(raw); }
 
-result<message_view> decode_message(bytes_view in, std::string_view field,
-                                    const message_limits& limits) {
+result<message_view> decode_message(bytes_view in, std::string_view field, const message_limits& limits) {
     if (in.size() < message_header_size) return named(errc::truncated, field, "header");
     const std::byte* p = in.data();
     message_view m;
@@ -305,8 +303,7 @@ result<message_view> decode_message(bytes_view in, std::string_view field,
 
 result<void> append_message(byte_buffer& out, const message_fields& m, bool with_checksum,
                             const message_limits& limits) {
-    if (m.payload.size() > limits.max_payload)
-        return iss::error{errc::limit_exceeded, "message.payload"};
+    if (m.payload.size() > limits.max_payload) return iss::error{errc::limit_exceeded, "message.payload"};
     if (m.user_headers.size() > limits.max_user_headers)
         return iss::error{errc::limit_exceeded, "message.user_headers"};
     const std::size_t at = out.size();
@@ -322,8 +319,7 @@ result<void> append_message(byte_buffer& out, const message_fields& m, bool with
     store_le<std::uint32_t>(p + 52, static_cast<std::uint32_t>(m.payload.size()));
     store_le<std::uint64_t>(p + 56, 0);
     if (!m.payload.empty()) std::memcpy(p + 64, m.payload.data(), m.payload.size());
-    if (!m.user_headers.empty())
-        std::memcpy(p + 64 + m.payload.size(), m.user_headers.data(), m.user_headers.size());
+    if (!m.user_headers.empty()) std::memcpy(p + 64 + m.payload.size(), m.user_headers.data(), m.user_headers.size());
     if (with_checksum) store_le<std::uint64_t>(p, message_checksum(bytes_view{p, total}));
     return {};
 }

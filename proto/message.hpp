@@ -65,9 +65,8 @@ std::string_view header_kind_name(header_kind k) noexcept;
 /// here: `decode_header_value` checks it).
 using header_value = std::variant<bytes_view,        // raw
                                   std::string_view,  // string
-                                  bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, i128,
-                                  std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, u128,
-                                  float, double>;
+                                  bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, i128, std::uint8_t,
+                                  std::uint16_t, std::uint32_t, std::uint64_t, u128, float, double>;
 
 /// Decodes one key or value by its kind: `invalid_length` if a fixed-size kind has the wrong
 /// size, `invalid_value` for a bool that is not 0 or 1, `invalid_utf8` for a bad string.
@@ -109,8 +108,8 @@ result<std::size_t> validate_user_headers(bytes_view block);
 
 /// Appends one header entry to a block being built. Enforces the SDK rules: key and value
 /// 1..255 bytes (`invalid_length`), fixed sizes per kind, kinds 1..15.
-result<void> append_user_header(byte_buffer& block, header_kind key_kind, bytes_view key,
-                                header_kind value_kind, bytes_view value);
+result<void> append_user_header(byte_buffer& block, header_kind key_kind, bytes_view key, header_kind value_kind,
+                                bytes_view value);
 /// Appends the bytes of a typed value (for building headers): the value's natural kind.
 header_kind header_value_kind(const header_value& v) noexcept;
 /// The little-endian bytes of a typed value, appended to `out`.

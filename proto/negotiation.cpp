@@ -18,14 +18,16 @@ std::ostream& operator<<(std::ostream& os, const login_plan& p) {
 }
 
 std::ostream& operator<<(std::ostream& os, const negotiation_action& a) {
-    const char* step = a.step == negotiation_step::proceed ? "proceed" : a.step == negotiation_step::reconnect ? "reconnect" : "fail";
+    const char* step = a.step == negotiation_step::proceed     ? "proceed"
+                       : a.step == negotiation_step::reconnect ? "reconnect"
+                                                               : "fail";
     return os << step << "{" << wire_protocol_name(a.protocol) << (a.detected ? ", detected}" : "}");
 }
 
 login_plan negotiation::plan() const noexcept {
     const wire_protocol w =
         configured_ != wire_protocol::automatic ? configured_ : detected_.value_or(wire_protocol::g2_0_9);
-    const std::uint32_t version = w == wire_protocol::g2_0_10 ? g2::protocol_0_12_0
+    const std::uint32_t version = w == wire_protocol::g2_0_10  ? g2::protocol_0_12_0
                                   : w == wire_protocol::g2_0_9 ? g2::protocol_0_11_0
                                                                : 0;
     return {w, version, configured_ == wire_protocol::automatic && !detected_};

@@ -33,9 +33,7 @@ enum class wire_protocol {
 /// "0.8 (G1)", "0.9 (G2, protocol 0.11.0)", "0.10 (G2, protocol 0.12.0, provisional)", "auto".
 std::string_view wire_protocol_name(wire_protocol p) noexcept;
 /// True for the G2 protocols.
-constexpr bool is_g2(wire_protocol p) noexcept {
-    return p == wire_protocol::g2_0_9 || p == wire_protocol::g2_0_10;
-}
+constexpr bool is_g2(wire_protocol p) noexcept { return p == wire_protocol::g2_0_9 || p == wire_protocol::g2_0_10; }
 
 /// The login a new connection sends.
 struct login_plan {

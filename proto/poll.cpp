@@ -28,8 +28,7 @@ void poll_reply_view::iterator::load() noexcept {
 }
 
 result<poll_reply_view> decode_poll_reply(bytes_view payload, const poll_reply_options& options) {
-    if (payload.size() > options.max_reply)
-        return iss::error{errc::limit_exceeded, "poll_reply (over max_reply)"};
+    if (payload.size() > options.max_reply) return iss::error{errc::limit_exceeded, "poll_reply (over max_reply)"};
     reader r{payload};
     poll_reply_view v;
     auto pid = r.u32("poll_reply.partition_id");
@@ -53,11 +52,10 @@ result<poll_reply_view> decode_poll_reply(bytes_view payload, const poll_reply_o
             const auto h = load_le<std::uint32_t>(p + 48);
             const auto pl = load_le<std::uint32_t>(p + 52);
             const std::size_t body = walk.size() - message_header_size;
-            if (pl <= options.message.max_payload && h <= options.message.max_user_headers &&
-                pl <= body && h <= body - pl) {
+            if (pl <= options.message.max_payload && h <= options.message.max_user_headers && pl <= body &&
+                h <= body - pl) {
                 const std::size_t total = message_header_size + std::size_t{pl} + h;
-                if (options.verify_checksums &&
-                    message_checksum(walk.first(total)) != load_le<std::uint64_t>(p))
+                if (options.verify_checksums && message_checksum(walk.first(total)) != load_le<std::uint64_t>(p))
                     return iss::error{errc::checksum_mismatch, message_field(i) + ".checksum"};
                 walk = walk.subspan(total);
                 continue;
@@ -68,8 +66,7 @@ result<poll_reply_view> decode_poll_reply(bytes_view payload, const poll_reply_o
         if (!m) return m.error();
         return iss::error{errc::inconsistent, message_field(i)};
     }
-    if (!walk.empty())
-        return iss::error{errc::inconsistent, "poll_reply (bytes after the last message)"};
+    if (!walk.empty()) return iss::error{errc::inconsistent, "poll_reply (bytes after the last message)"};
     v.messages_bytes_ = rest;
     return v;
 }

@@ -42,11 +42,11 @@ result<std::uint32_t> read_count(reader& r, std::string_view field, std::size_t 
     return *n;
 }
 
-#define ISS_TRY_ASSIGN(dst, expr)          \
-    do {                                   \
-        auto _r = (expr);                  \
-        if (!_r) return _r.error();        \
-        dst = std::move(*_r);              \
+#define ISS_TRY_ASSIGN(dst, expr)   \
+    do {                            \
+        auto _r = (expr);           \
+        if (!_r) return _r.error(); \
+        dst = std::move(*_r);       \
     } while (0)
 
 }  // namespace

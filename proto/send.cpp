@@ -104,8 +104,7 @@ result<void> decode_send_messages(bytes_view payload, send_messages_view& out) {
     const std::size_t index_size = std::size_t{*count} * send_index_entry_size;
     if (index_size > payload.size())
         return server(server_errc::invalid_command, "send_messages.messages_count (index larger than the payload)");
-    if (r.remaining() < index_size)
-        return server(server_errc::invalid_command, "send_messages.index (truncated)");
+    if (r.remaining() < index_size) return server(server_errc::invalid_command, "send_messages.index (truncated)");
     const bytes_view index = r.bytes(index_size, "send_messages.index").value();
     const bytes_view data = r.rest();
 
@@ -128,12 +127,14 @@ result<void> decode_send_messages(bytes_view payload, send_messages_view& out) {
         const std::size_t pl = load_le<std::uint32_t>(p + 52);
         if (message_header_size + pl + h > slot.size())
             return server(server_errc::missing_index, at("messages", i) + " (longer than its index slot)");
-        if (pl > max_payload_size) return server(server_errc::too_big_message_payload, at("messages", i) + ".payload_length");
+        if (pl > max_payload_size)
+            return server(server_errc::too_big_message_payload, at("messages", i) + ".payload_length");
         if (h > max_user_headers_size)
             return server(server_errc::too_big_user_headers, at("messages", i) + ".user_headers_length");
         auto mv = decode_message(slot, at("messages", i));
         if (!mv) return server(server_errc::missing_index, mv.error().detail());
-        if (mv->offset < prev_offset) return server(server_errc::invalid_offset, at("messages", i) + ".offset (decreasing)");
+        if (mv->offset < prev_offset)
+            return server(server_errc::invalid_offset, at("messages", i) + ".offset (decreasing)");
         prev_offset = mv->offset;
         prev_end = end;
         sum += mv->raw.size();

@@ -30,7 +30,8 @@ result<void> append_identifier(writer& w, const identifier& id, std::string_view
         return {};
     }
     const std::string& n = id.name();
-    if (n.empty() || n.size() > 255) return iss::error{errc::invalid_length, std::string{field} + " (name 1..255 bytes)"};
+    if (n.empty() || n.size() > 255)
+        return iss::error{errc::invalid_length, std::string{field} + " (name 1..255 bytes)"};
     w.u8(2);
     w.u8(static_cast<std::uint8_t>(n.size()));
     w.text(n);

@@ -37,9 +37,7 @@ inline bytes_view as_bytes(std::string_view s) noexcept {
     return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
 /// The bytes of a view, as text (no UTF-8 check).
-inline std::string_view as_text(bytes_view b) noexcept {
-    return {reinterpret_cast<const char*>(b.data()), b.size()};
-}
+inline std::string_view as_text(bytes_view b) noexcept { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 
 /// Loads a little-endian T from `p` (the caller has checked the bounds).
 template <class T>
@@ -92,9 +90,7 @@ public:
     result<std::string_view> u32_text(std::string_view field, std::size_t max_len) noexcept;
 
     /// The error for a field the input ends inside.
-    static iss::error truncated(std::string_view field) {
-        return iss::error{errc::truncated, std::string{field}};
-    }
+    static iss::error truncated(std::string_view field) { return iss::error{errc::truncated, std::string{field}}; }
 
 private:
     template <class T>

@@ -67,15 +67,18 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
         std::uint64_t pipeline::writer_counters::*field;
     };
     const counter_def counters[] = {
-      {"messages_total", "Messages written into objects that became durable.", &pipeline::writer_counters::records_written},
-      {"bytes_in_total", "Message payload bytes written into objects that became durable.",
-       &pipeline::writer_counters::payload_bytes_written},
-      {"objects_total", "Objects written and acknowledged by the store.", &pipeline::writer_counters::objects_written},
-      {"bytes_uploaded_total", "Bytes of the objects written (as stored: encoded and compressed).",
-       &pipeline::writer_counters::bytes_uploaded},
-      {"adopted_objects_total", "Objects that existed already (412) and whose range was adopted.",
-       &pipeline::writer_counters::objects_adopted},
-      {"dead_letters_total", "Bad messages sent to the dead-letter topic.", &pipeline::writer_counters::bad_dead_lettered},
+        {"messages_total", "Messages written into objects that became durable.",
+         &pipeline::writer_counters::records_written},
+        {"bytes_in_total", "Message payload bytes written into objects that became durable.",
+         &pipeline::writer_counters::payload_bytes_written},
+        {"objects_total", "Objects written and acknowledged by the store.",
+         &pipeline::writer_counters::objects_written},
+        {"bytes_uploaded_total", "Bytes of the objects written (as stored: encoded and compressed).",
+         &pipeline::writer_counters::bytes_uploaded},
+        {"adopted_objects_total", "Objects that existed already (412) and whose range was adopted.",
+         &pipeline::writer_counters::objects_adopted},
+        {"dead_letters_total", "Bad messages sent to the dead-letter topic.",
+         &pipeline::writer_counters::bad_dead_lettered},
     };
     for (const auto& c : counters) {
         auto f = family(c.name, c.help, prom::MetricType::Counter);
@@ -106,7 +109,8 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
         for (const auto& p : s.consumer->assignment()) parts.insert(p);
     auto committed = family("committed_offset", "Offset stored in Iggy for this consumer (the last message delivered).",
                             prom::MetricType::Gauge);
-    auto head = family("head_offset", "The partition's newest offset, as the last poll reported it.", prom::MetricType::Gauge);
+    auto head =
+        family("head_offset", "The partition's newest offset, as the last poll reported it.", prom::MetricType::Gauge);
     auto lag = family("lag_messages", "Messages between the committed offset and the head (as `iggy-s3-sink lag`).",
                       prom::MetricType::Gauge);
     for (const auto& p : parts) {
@@ -117,7 +121,8 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
             const auto& heads = s.consumer->heads();
             if (auto it = heads.find(p); it != heads.end()) h = it->second;
         }
-        if (c) committed.metric.push_back(sample(partition_labels(p), static_cast<double>(*c), prom::MetricType::Gauge));
+        if (c)
+            committed.metric.push_back(sample(partition_labels(p), static_cast<double>(*c), prom::MetricType::Gauge));
         if (h) head.metric.push_back(sample(partition_labels(p), static_cast<double>(*h), prom::MetricType::Gauge));
         if (h || c) {
             // A poll reports the head, not the message count: a known head means messages up
@@ -132,11 +137,13 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
     out.push_back(std::move(lag));
 
     const auto& t = s.router->timings();
-    auto up = family("upload_duration_seconds", "Object closed until durable (acknowledged or adopted), retries included.",
-                     prom::MetricType::Histogram);
+    auto up =
+        family("upload_duration_seconds", "Object closed until durable (acknowledged or adopted), retries included.",
+               prom::MetricType::Histogram);
     up.metric.push_back(histogram_sample({}, t.upload));
     out.push_back(std::move(up));
-    auto cm = family("commit_duration_seconds", "One successful StoreConsumerOffset call.", prom::MetricType::Histogram);
+    auto cm =
+        family("commit_duration_seconds", "One successful StoreConsumerOffset call.", prom::MetricType::Histogram);
     cm.metric.push_back(histogram_sample({}, t.commit));
     out.push_back(std::move(cm));
 
@@ -166,9 +173,11 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
         out.push_back(std::move(f));
     };
     const auto unlimited = std::numeric_limits<std::uint64_t>::max();
-    gauge("memory_buffered_bytes", "Bytes held in memory for open objects and poll batches (counted against memory.max_buffered).",
+    gauge("memory_buffered_bytes",
+          "Bytes held in memory for open objects and poll batches (counted against memory.max_buffered).",
           mem.buffered());
-    gauge("memory_buffered_peak_bytes", "The most memory_buffered_bytes has been since the start.", mem.peak_buffered());
+    gauge("memory_buffered_peak_bytes", "The most memory_buffered_bytes has been since the start.",
+          mem.peak_buffered());
     if (mem.limits().max_buffered != unlimited)
         gauge("memory_max_buffered_bytes", "memory.max_buffered: the memory budget.", mem.limits().max_buffered);
     gauge("spool_bytes", "Bytes in spool files of open objects (counted against memory.max_spool).", mem.spooled());
@@ -179,23 +188,25 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
                          prom::MetricType::Gauge);
         for (const auto& tp : topics) {
             const auto it = assigned.find(tp);
-            ap.metric.push_back(
-              sample(topic_labels(tp), static_cast<double>(it == assigned.end() ? 0 : it->second), prom::MetricType::Gauge));
+            ap.metric.push_back(sample(topic_labels(tp), static_cast<double>(it == assigned.end() ? 0 : it->second),
+                                       prom::MetricType::Gauge));
         }
         out.push_back(std::move(ap));
     }
 }
 
 void s3_metrics(std::vector<prom::MetricFamily>& out, const s3::client_stats& st) {
-    auto req = family("s3_requests_total", "HTTP requests sent to the store, by operation and answer (HTTP status, or "
-                                           "`error` when no response came).",
+    auto req = family("s3_requests_total",
+                      "HTTP requests sent to the store, by operation and answer (HTTP status, or "
+                      "`error` when no response came).",
                       prom::MetricType::Counter);
     auto ret = family("s3_retries_total", "Retries (after a backoff wait), by operation.", prom::MetricType::Counter);
     auto dur = family("s3_request_duration_seconds", "Duration of one HTTP request to the store, by operation.",
                       prom::MetricType::Histogram);
     for (const auto& [op, o] : st.by_operation) {
         for (const auto& [code, n] : o.requests)
-            req.metric.push_back(sample({{"operation", op}, {"code", code}}, static_cast<double>(n), prom::MetricType::Counter));
+            req.metric.push_back(
+                sample({{"operation", op}, {"code", code}}, static_cast<double>(n), prom::MetricType::Counter));
         ret.metric.push_back(sample({{"operation", op}}, static_cast<double>(o.retries), prom::MetricType::Counter));
         dur.metric.push_back(histogram_sample({{"operation", op}}, o.duration));
     }
@@ -205,15 +216,17 @@ void s3_metrics(std::vector<prom::MetricFamily>& out, const s3::client_stats& st
 }
 
 void iggy_metrics(std::vector<prom::MetricFamily>& out, const iggy::client_stats& st) {
-    auto rc = family("iggy_reconnects_total", "Connections to Iggy made again after the first one.", prom::MetricType::Counter);
+    auto rc = family("iggy_reconnects_total", "Connections to Iggy made again after the first one.",
+                     prom::MetricType::Counter);
     rc.metric.push_back(sample({}, static_cast<double>(st.reconnects), prom::MetricType::Counter));
     out.push_back(std::move(rc));
-    auto req = family("iggy_requests_total", "Requests sent to Iggy, by command and answer (status code, 0 = ok, or "
-                                             "`error` when no reply came).",
+    auto req = family("iggy_requests_total",
+                      "Requests sent to Iggy, by command and answer (status code, 0 = ok, or "
+                      "`error` when no reply came).",
                       prom::MetricType::Counter);
     for (const auto& [key, n] : st.requests)
         req.metric.push_back(
-          sample({{"command", key.first}, {"code", key.second}}, static_cast<double>(n), prom::MetricType::Counter));
+            sample({{"command", key.first}, {"code", key.second}}, static_cast<double>(n), prom::MetricType::Counter));
     out.push_back(std::move(req));
 }
 

@@ -11,10 +11,11 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -190,8 +191,8 @@ result<void> server::listen() {
         const auto at = impl_->at;
         boost::system::error_code ignored;
         a.close(ignored);
-        return error{iss::errc::io_error,
-                     fmt::format("admin.listen {}:{}: {}: {}", at.address().to_string(), at.port(), step, ec.message())};
+        return error{iss::errc::io_error, fmt::format("admin.listen {}:{}: {}: {}", at.address().to_string(), at.port(),
+                                                      step, ec.message())};
     };
     if (a.open(impl_->at.protocol(), ec); ec) return fail("socket");
     if (a.set_option(tcp::acceptor::reuse_address(true), ec); ec) return fail("SO_REUSEADDR");

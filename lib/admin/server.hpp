@@ -45,8 +45,8 @@ struct server_options {
 
 /// What the server answers with; called on the event-loop thread at each request.
 struct handlers {
-    std::function<std::string()> metrics;                ///< the /metrics body
-    std::function<std::vector<std::string>()> unmet;     ///< /readyz: unmet conditions (empty = ready)
+    std::function<std::string()> metrics;             ///< the /metrics body
+    std::function<std::vector<std::string>()> unmet;  ///< /readyz: unmet conditions (empty = ready)
 };
 
 class server {

@@ -37,8 +37,8 @@ using env_lookup = std::function<std::optional<std::string>(std::string_view)>;
 struct identity {
     sigv4::credentials keys;            ///< the secret and the token format as `****`
     std::optional<system_time> expiry;  ///< nullopt: long-lived (static keys)
-    std::string source;                 ///< "static", "env", "web identity", "profile", "container", "imds", "assume role"
-    std::string detail;                 ///< e.g. "role arn:aws:iam::123:role/sink"; never a secret
+    std::string source;  ///< "static", "env", "web identity", "profile", "container", "imds", "assume role"
+    std::string detail;  ///< e.g. "role arn:aws:iam::123:role/sink"; never a secret
 
     /// "web identity, role arn:aws:iam::123:role/sink, expires 2026-12-01T15:04:05Z" (no secret).
     [[nodiscard]] std::string describe() const;

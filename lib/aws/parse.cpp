@@ -5,6 +5,7 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
+
 #include <pugixml.hpp>
 
 #include <cctype>
@@ -62,8 +63,9 @@ result<system_time> parse_iso8601(std::string_view s) {
     };
     std::tm tm{};
     int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
-    if (!num(0, 4, y) || s[4] != '-' || !num(5, 2, mo) || s[7] != '-' || !num(8, 2, d) || (s[10] != 'T' && s[10] != ' ') ||
-        !num(11, 2, h) || s[13] != ':' || !num(14, 2, mi) || s[16] != ':' || !num(17, 2, sec))
+    if (!num(0, 4, y) || s[4] != '-' || !num(5, 2, mo) || s[7] != '-' || !num(8, 2, d) ||
+        (s[10] != 'T' && s[10] != ' ') || !num(11, 2, h) || s[13] != ':' || !num(14, 2, mi) || s[16] != ':' ||
+        !num(17, 2, sec))
         return bad();
     std::size_t i = 19;
     if (i < s.size() && s[i] == '.') {
@@ -83,8 +85,8 @@ result<system_time> parse_iso8601(std::string_view s) {
     // would overflow it.
     using clock = std::chrono::system_clock;
     const std::chrono::seconds t{timegm(&tm)};
-    if (t < std::chrono::ceil<std::chrono::seconds>(clock::time_point::min().time_since_epoch())
-        || t > std::chrono::floor<std::chrono::seconds>(clock::time_point::max().time_since_epoch()))
+    if (t < std::chrono::ceil<std::chrono::seconds>(clock::time_point::min().time_since_epoch()) ||
+        t > std::chrono::floor<std::chrono::seconds>(clock::time_point::max().time_since_epoch()))
         return error{errc::bad_response, fmt::format("'{}' is outside the clock's range (years 1678 to 2261)", s)};
     return clock::time_point{t};
 }
@@ -106,7 +108,8 @@ result<ini_file> parse_ini(std::string_view text, std::string_view what) {
         if (line.front() == '[') {
             nested = false;
             if (line.back() != ']')
-                return error{errc::bad_source, fmt::format("{} line {}: a section header must end with ']'", what, line_no)};
+                return error{errc::bad_source,
+                             fmt::format("{} line {}: a section header must end with ']'", what, line_no)};
             section = std::string{trim(line.substr(1, line.size() - 2))};
             in_section = true;
             out[section];

@@ -24,7 +24,8 @@ std::string_view trim(std::string_view s) {
 bool iequal(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
     return true;
 }
 
@@ -172,7 +173,8 @@ public:
 
         ini_file creds, conf;
         bool any_file = false;
-        for (auto [path, out, role] : {std::tuple{cred_path, &creds, "credentials file"}, std::tuple{conf_path, &conf, "config file"}}) {
+        for (auto [path, out, role] :
+             {std::tuple{cred_path, &creds, "credentials file"}, std::tuple{conf_path, &conf, "config file"}}) {
             if (path.empty()) continue;
             auto text = read_file(path, role);
             if (!text) co_return text.error();
@@ -184,7 +186,8 @@ public:
         }
         if (!any_file) {
             if (!explicit_profile.empty())
-                co_return error{errc::bad_source, fmt::format("AWS_PROFILE={}: neither {} nor {} exists", profile, cred_path, conf_path)};
+                co_return error{errc::bad_source,
+                                fmt::format("AWS_PROFILE={}: neither {} nor {} exists", profile, cred_path, conf_path)};
             co_return error{errc::not_configured, fmt::format("no {} or {}", cred_path, conf_path)};
         }
         creds_ = std::move(creds);
@@ -228,11 +231,16 @@ private:
         const auto secret = get("aws_secret_access_key");
         if (role_arn.empty()) {
             if (key_id.empty() && secret.empty()) {
-                if (must_exist) co_return error{errc::bad_source, fmt::format("profile '{}' has no aws_access_key_id and no role_arn", name)};
+                if (must_exist)
+                    co_return error{errc::bad_source,
+                                    fmt::format("profile '{}' has no aws_access_key_id and no role_arn", name)};
                 co_return error{errc::not_configured, fmt::format("profile '{}' has no credentials", name)};
             }
             if (key_id.empty() || secret.empty())
-                co_return error{errc::bad_source, fmt::format("profile '{}': aws_access_key_id and aws_secret_access_key must be set together", name)};
+                co_return error{
+                    errc::bad_source,
+                    fmt::format("profile '{}': aws_access_key_id and aws_secret_access_key must be set together",
+                                name)};
             identity id;
             id.keys = {access_key_id{key_id}, secret_access_key{secret}, session_token{get("aws_session_token")}};
             id.source = "profile";
@@ -250,7 +258,8 @@ private:
             char* end = nullptr;
             const long v = std::strtol(d.c_str(), &end, 10);
             if (end == d.c_str() || *end != '\0' || v < 900 || v > 43200)
-                co_return error{errc::bad_source, fmt::format("profile '{}': duration_seconds must be 900 .. 43200", name)};
+                co_return error{errc::bad_source,
+                                fmt::format("profile '{}': duration_seconds must be 900 .. 43200", name)};
             role.duration = std::chrono::seconds{v};
         }
         sigv4::credentials base;
@@ -260,11 +269,14 @@ private:
         if (!source_profile.empty()) {
             if (source_profile == name) {
                 if (key_id.empty() || secret.empty())
-                    co_return error{errc::bad_source, fmt::format("profile '{}' is its own source_profile but has no keys", name)};
+                    co_return error{errc::bad_source,
+                                    fmt::format("profile '{}' is its own source_profile but has no keys", name)};
                 base = {access_key_id{key_id}, secret_access_key{secret}, session_token{get("aws_session_token")}};
             } else {
                 auto b = co_await resolve(source_profile, true, seen);
-                if (!b) co_return error{b.error().code(), fmt::format("profile '{}' source_profile: {}", name, b.error().detail())};
+                if (!b)
+                    co_return error{b.error().code(),
+                                    fmt::format("profile '{}' source_profile: {}", name, b.error().detail())};
                 base = b->keys;
             }
             via = "source_profile " + source_profile;
@@ -278,9 +290,12 @@ private:
             r->detail = fmt::format("profile {}, role {} (web identity)", name, role_arn);
             co_return r;
         } else if (!get("credential_source").empty()) {
-            co_return error{errc::bad_source, fmt::format("profile '{}': credential_source is not supported; use source_profile", name)};
+            co_return error{errc::bad_source,
+                            fmt::format("profile '{}': credential_source is not supported; use source_profile", name)};
         } else {
-            co_return error{errc::bad_source, fmt::format("profile '{}': role_arn needs source_profile or web_identity_token_file", name)};
+            co_return error{
+                errc::bad_source,
+                fmt::format("profile '{}': role_arn needs source_profile or web_identity_token_file", name)};
         }
         auto r = co_await sts_assume_role(*ctx_, std::move(base), role);
         if (!r) co_return r.error();
@@ -313,16 +328,20 @@ public:
             url = "http://169.254.170.2" + (rel.starts_with('/') ? rel : "/" + rel);
         } else if (!full.empty()) {
             auto ep = http::parse_url(full);
-            if (!ep) co_return error{errc::bad_source, fmt::format("AWS_CONTAINER_CREDENTIALS_FULL_URI: {}", ep.error().message())};
-            if (!container_host_allowed(*ep))
+            if (!ep)
                 co_return error{errc::bad_source,
-                                fmt::format("AWS_CONTAINER_CREDENTIALS_FULL_URI {}: plain http only to a loopback address, "
-                                            "169.254.170.2, 169.254.170.23 or fd00:ec2::23; use https",
-                                            ep->to_string())};
+                                fmt::format("AWS_CONTAINER_CREDENTIALS_FULL_URI: {}", ep.error().message())};
+            if (!container_host_allowed(*ep))
+                co_return error{
+                    errc::bad_source,
+                    fmt::format("AWS_CONTAINER_CREDENTIALS_FULL_URI {}: plain http only to a loopback address, "
+                                "169.254.170.2, 169.254.170.23 or fd00:ec2::23; use https",
+                                ep->to_string())};
             url = full;
         } else {
-            co_return error{errc::not_configured,
-                            "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and AWS_CONTAINER_CREDENTIALS_FULL_URI are not set"};
+            co_return error{
+                errc::not_configured,
+                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI and AWS_CONTAINER_CREDENTIALS_FULL_URI are not set"};
         }
         std::string auth;
         if (const auto f = ctx_->env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").value_or(""); !f.empty()) {
@@ -371,7 +390,8 @@ public:
         auto tr = co_await send(*ctx_, base, std::move(tok), t, "IMDSv2 token from");
         if (!tr) co_return tr.error();
         if (tr->status != 200)
-            co_return error{errc::fetch_failed, fmt::format("IMDSv2 token from {}: HTTP {} (IMDSv1 is never used)", base, tr->status)};
+            co_return error{errc::fetch_failed,
+                            fmt::format("IMDSv2 token from {}: HTTP {} (IMDSv1 is never used)", base, tr->status)};
         const std::string token{trim(tr->body)};
         if (token.empty()) co_return error{errc::bad_response, fmt::format("IMDSv2 token from {}: empty", base)};
 
@@ -379,17 +399,21 @@ public:
         role_req.headers.add("X-aws-ec2-metadata-token", token);
         auto rr = co_await send(*ctx_, base, std::move(role_req), t, "IMDS role from");
         if (!rr) co_return rr.error();
-        if (rr->status == 404) co_return error{errc::not_configured, fmt::format("IMDS {}: no instance profile attached", base)};
-        if (rr->status != 200) co_return error{errc::fetch_failed, fmt::format("IMDS role from {}: HTTP {}", base, rr->status)};
+        if (rr->status == 404)
+            co_return error{errc::not_configured, fmt::format("IMDS {}: no instance profile attached", base)};
+        if (rr->status != 200)
+            co_return error{errc::fetch_failed, fmt::format("IMDS role from {}: HTTP {}", base, rr->status)};
         std::string role{trim(std::string_view{rr->body}.substr(0, rr->body.find('\n')))};
-        if (role.empty()) co_return error{errc::not_configured, fmt::format("IMDS {}: no instance profile attached", base)};
+        if (role.empty())
+            co_return error{errc::not_configured, fmt::format("IMDS {}: no instance profile attached", base)};
 
         http::request creq{"GET", "/latest/meta-data/iam/security-credentials/" + role};
         creq.headers.add("X-aws-ec2-metadata-token", token);
         auto cr = co_await send(*ctx_, base, std::move(creq), t, "IMDS credentials from");
         if (!cr) co_return cr.error();
         if (cr->status != 200)
-            co_return error{errc::fetch_failed, fmt::format("IMDS credentials of role {} from {}: HTTP {}", role, base, cr->status)};
+            co_return error{errc::fetch_failed,
+                            fmt::format("IMDS credentials of role {} from {}: HTTP {}", role, base, cr->status)};
         auto id = parse_credentials_json(cr->body, "IMDS");
         if (!id) co_return id.error();
         id->source = "imds";
@@ -406,7 +430,8 @@ private:
 
 class assume_role_provider final : public provider {
 public:
-    assume_role_provider(std::shared_ptr<const provider_context> c, std::shared_ptr<provider> base, assume_role_options r)
+    assume_role_provider(std::shared_ptr<const provider_context> c, std::shared_ptr<provider> base,
+                         assume_role_options r)
         : ctx_{std::move(c)}, base_{std::move(base)}, role_{std::move(r)} {}
     task<result<identity>> fetch() override {
         auto b = co_await base_->fetch();
@@ -519,8 +544,9 @@ std::shared_ptr<provider> make_provider(boost::asio::any_io_executor ex, std::sh
         case source_kind::container: p = make_container_provider(ctx); break;
         case source_kind::imds: p = make_imds_provider(ctx); break;
         case source_kind::automatic:
-            p = make_chain({make_static_provider(o.static_keys), make_env_provider(o.env), make_web_identity_provider(ctx),
-                            make_profile_provider(ctx), make_container_provider(ctx), make_imds_provider(ctx)});
+            p = make_chain({make_static_provider(o.static_keys), make_env_provider(o.env),
+                            make_web_identity_provider(ctx), make_profile_provider(ctx), make_container_provider(ctx),
+                            make_imds_provider(ctx)});
             break;
     }
     if (!o.assume_role.role_arn.empty()) p = make_assume_role_provider(ctx, std::move(p), o.assume_role);

@@ -44,19 +44,19 @@ enum class source_kind : std::uint8_t { automatic, static_keys, env, web_identit
 /// `s3.assume_role`: STS AssumeRole on top of the base credentials. Empty role_arn: none.
 struct assume_role_options {
     std::string role_arn;
-    std::string session_name;              ///< empty: "iggy-s3-sink-<unix time>"
-    std::string external_id;               ///< empty: not sent
-    std::chrono::seconds duration{3600};   ///< DurationSeconds, 900 .. 43200
+    std::string session_name;             ///< empty: "iggy-s3-sink-<unix time>"
+    std::string external_id;              ///< empty: not sent
+    std::chrono::seconds duration{3600};  ///< DurationSeconds, 900 .. 43200
 };
 
 /// Everything the providers need, resolved by the daemon.
 struct chain_options {
     source_kind source = source_kind::automatic;
-    sigv4::credentials static_keys;  ///< step 1 (empty access key id: not configured)
+    sigv4::credentials static_keys;    ///< step 1 (empty access key id: not configured)
     std::string region = "us-east-1";  ///< STS region (regional endpoint, signing scope)
-    std::string sts_endpoint;        ///< overrides AWS_ENDPOINT_URL_STS and the regional default
+    std::string sts_endpoint;          ///< overrides AWS_ENDPOINT_URL_STS and the regional default
     assume_role_options assume_role;
-    env_lookup env;                  ///< the process environment (getenv) or a test's map
+    env_lookup env;                                 ///< the process environment (getenv) or a test's map
     std::chrono::milliseconds timeout{5'000};       ///< one STS / container request
     std::chrono::milliseconds imds_timeout{1'000};  ///< one IMDS request (not on EC2: fail fast)
 };
@@ -89,8 +89,9 @@ struct provider_context {
 
 /// The provider `opts` asks for: the chain (or one pinned step), wrapped in AssumeRole when
 /// `opts.assume_role.role_arn` is set. `http` carries STS, container and IMDS requests.
-[[nodiscard]] std::shared_ptr<provider> make_provider(boost::asio::any_io_executor ex, std::shared_ptr<http::client> http,
-                                                      chain_options opts, const iss::clock& clk = real_clock::instance());
+[[nodiscard]] std::shared_ptr<provider> make_provider(boost::asio::any_io_executor ex,
+                                                      std::shared_ptr<http::client> http, chain_options opts,
+                                                      const iss::clock& clk = real_clock::instance());
 
 /// STS calls (shared by the providers; public for tests).
 /// AssumeRoleWithWebIdentity: unsigned POST with the token.

@@ -22,9 +22,7 @@ const log::logger& logger() {
 
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
-bool transient(const error& e) {
-    return e == errc::fetch_failed || e.code().category() != aws_category();
-}
+bool transient(const error& e) { return e == errc::fetch_failed || e.code().category() != aws_category(); }
 
 }  // namespace
 
@@ -41,7 +39,9 @@ system_time usable_until(system_time obtained, system_time expiry) {
 struct refreshing_source::impl : std::enable_shared_from_this<impl> {
     /// One refresh in flight: waiters sleep on `done` until the fetcher cancels it.
     struct flight {
-        explicit flight(const net::any_io_executor& ex) : done{ex} { done.expires_at(net::steady_timer::time_point::max()); }
+        explicit flight(const net::any_io_executor& ex) : done{ex} {
+            done.expires_at(net::steady_timer::time_point::max());
+        }
         net::steady_timer done;
         std::optional<result<identity>> outcome;
     };
@@ -63,7 +63,8 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
     bool stopped = false;
     refresh_stats stats;
 
-    impl(net::any_io_executor e, std::shared_ptr<provider> p, const iss::clock& c, refresh_options o, std::uint64_t seed)
+    impl(net::any_io_executor e, std::shared_ptr<provider> p, const iss::clock& c, refresh_options o,
+         std::uint64_t seed)
         : ex{e}, prov{std::move(p)}, clk{c}, opts{o}, rng{seed}, loop_timer{e} {}
 
     void install(identity id) {
@@ -152,7 +153,8 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
             const auto r = co_await refresh_once();
             if (stopped) co_return;
             if (r) {
-                if (failures > 0) logger().info("s3 credentials renewed after {} failed attempts: {}", failures, r->describe());
+                if (failures > 0)
+                    logger().info("s3 credentials renewed after {} failed attempts: {}", failures, r->describe());
                 else logger().info("s3 credentials renewed: {}", r->describe());
                 failures = 0;
                 continue;
@@ -160,11 +162,13 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
             if (r.error() == net::error::operation_aborted) co_return;
             ++failures;
             if (valid_now())
-                logger().warn("s3 credentials renewal failed (attempt {}), retrying; the current ones stay valid until {}: {}",
-                              failures, format_iso8601(valid_until), r.error().message());
+                logger().warn(
+                    "s3 credentials renewal failed (attempt {}), retrying; the current ones stay valid until {}: {}",
+                    failures, format_iso8601(valid_until), r.error().message());
             else
-                logger().error("s3 credentials renewal failed (attempt {}) and the current ones have expired; retrying: {}",
-                               failures, r.error().message());
+                logger().error(
+                    "s3 credentials renewal failed (attempt {}) and the current ones have expired; retrying: {}",
+                    failures, r.error().message());
             if (!current.expiry) co_return;
         }
     }

@@ -35,9 +35,10 @@ namespace iss::aws {
 
 /// Renewal settings.
 struct refresh_options {
-    std::chrono::seconds ahead{300};        ///< renew this long before expiry (long lifetimes)
-    backoff_policy retry{std::chrono::milliseconds{200}, std::chrono::milliseconds{30'000}};  ///< after a failed renewal
-    unsigned start_attempts = 3;            ///< fetches tried at start for transient failures
+    std::chrono::seconds ahead{300};  ///< renew this long before expiry (long lifetimes)
+    backoff_policy retry{std::chrono::milliseconds{200},
+                         std::chrono::milliseconds{30'000}};  ///< after a failed renewal
+    unsigned start_attempts = 3;                              ///< fetches tried at start for transient failures
 };
 
 /// When to renew credentials obtained at `obtained` that expire at `expiry`:

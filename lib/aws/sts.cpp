@@ -24,7 +24,10 @@ task<result<identity>> sts_call(const provider_context& ctx, std::string action,
                                 std::optional<sigv4::credentials> signer) {
     const std::string url = ctx.sts_url();
     auto ep = http::parse_url(url);
-    if (!ep) co_return error{errc::bad_source, fmt::format("STS endpoint '{}': {} (check s3.sts_endpoint / AWS_ENDPOINT_URL_STS)", url, ep.error().message())};
+    if (!ep)
+        co_return error{errc::bad_source,
+                        fmt::format("STS endpoint '{}': {} (check s3.sts_endpoint / AWS_ENDPOINT_URL_STS)", url,
+                                    ep.error().message())};
     std::vector<std::pair<std::string, std::string>> head;
     head.emplace_back("Action", action);
     head.emplace_back("Version", "2011-06-15");
@@ -64,7 +67,8 @@ task<result<identity>> sts_call(const provider_context& ctx, std::string action,
     const std::string what = fmt::format("STS {} at {}: HTTP {}{}{}{}", action, ep->to_string(), r->status,
                                          e.code.empty() ? "" : " ", e.code, e.message.empty() ? "" : ": " + e.message);
     const bool transient = r->status >= 500 || r->status == 429 || e.code == "Throttling" ||
-                           e.code == "IDPCommunicationError" || e.code == "ServiceUnavailable" || e.code == "InternalFailure";
+                           e.code == "IDPCommunicationError" || e.code == "ServiceUnavailable" ||
+                           e.code == "InternalFailure";
     co_return error{transient ? errc::fetch_failed : errc::sts_rejected, what};
 }
 

@@ -38,7 +38,8 @@ std::optional<std::chrono::milliseconds> retry_budget::next_wait() {
     if (limits_.attempts != 0 && attempts_ >= limits_.attempts) return std::nullopt;
     const unsigned done = limits_.first_step + attempts_;
     const unsigned step = done == 0 ? 0 : done - 1;
-    auto wait = limits_.jitter ? full_jitter_delay(limits_.backoff, step, *rng_) : backoff_ceiling(limits_.backoff, step);
+    auto wait =
+        limits_.jitter ? full_jitter_delay(limits_.backoff, step, *rng_) : backoff_ceiling(limits_.backoff, step);
     if (const auto l = left()) {
         if (*l <= std::chrono::milliseconds{0}) return std::nullopt;
         wait = std::min(wait, *l);

@@ -52,7 +52,7 @@ public:
         backoff_policy backoff;
         unsigned attempts = 0;                  ///< at most this many attempts; 0: no limit
         std::chrono::milliseconds deadline{0};  ///< every attempt and wait within this from the start; 0: none
-        bool jitter = true;                     ///< false: each wait is the ceiling itself (a fixed pause when base == cap)
+        bool jitter = true;  ///< false: each wait is the ceiling itself (a fixed pause when base == cap)
         /// The backoff step of the first wait: a loop that goes on from where an earlier one
         /// stopped (its attempts) passes them here; 0 starts at `base`.
         unsigned first_step = 0;

@@ -10,6 +10,7 @@
 
 #include <boost/system/error_code.hpp>
 #include <boost/system/result.hpp>
+
 #include <fmt/format.h>
 
 #include <string>
@@ -27,8 +28,8 @@ public:
     error() = default;
     error(error_code code, std::string detail = {}) : code_{code}, detail_{std::move(detail)} {}
     template <class E>
-        requires boost::system::is_error_code_enum<E>::value
-    error(E e, std::string detail = {}) : code_{make_error_code(e)}, detail_{std::move(detail)} {}
+    requires boost::system::is_error_code_enum<E>::value error(E e, std::string detail = {})
+        : code_{make_error_code(e)}, detail_{std::move(detail)} {}
 
     [[nodiscard]] const error_code& code() const noexcept { return code_; }
     [[nodiscard]] const std::string& detail() const noexcept { return detail_; }
@@ -37,8 +38,7 @@ public:
 
     friend bool operator==(const error& a, const error_code& b) noexcept { return a.code_ == b; }
     template <class E>
-        requires boost::system::is_error_code_enum<E>::value
-    friend bool operator==(const error& a, E b) noexcept {
+    requires boost::system::is_error_code_enum<E>::value friend bool operator==(const error& a, E b) noexcept {
         return a.code_ == make_error_code(b);
     }
 

@@ -186,7 +186,8 @@ logger logger::with(fields extra) const {
 void logger::write(level l, std::string_view message, std::span<const field> extra) const {
     if (!enabled(l)) return;
     const iss::clock* c = g_clock.load();
-    const record r{c != nullptr ? c->system_now() : std::chrono::system_clock::now(), l, name_, message, context_, extra};
+    const record r{
+        c != nullptr ? c->system_now() : std::chrono::system_clock::now(), l, name_, message, context_, extra};
     std::string line = format_record(r, g_format.load());
     std::lock_guard lk{g_sink_mu};
     if (g_sink) {

@@ -93,14 +93,14 @@ public:
         if (enabled(l)) write(l, fmt::vformat(f, fmt::make_format_args(a...)), extra);
     }
 
-#define ISS_LOG_LEVEL_FN(NAME)                                                             \
-    template <class... A>                                                                  \
-    void NAME(fmt::format_string<A...> f, A&&... a) const {                                \
-        log(level::NAME, f, std::forward<A>(a)...);                                        \
-    }                                                                                      \
-    template <class... A>                                                                  \
-    void NAME(const fields& extra, fmt::format_string<A...> f, A&&... a) const {           \
-        log(level::NAME, extra, f, std::forward<A>(a)...);                                 \
+#define ISS_LOG_LEVEL_FN(NAME)                                                   \
+    template <class... A>                                                        \
+    void NAME(fmt::format_string<A...> f, A&&... a) const {                      \
+        log(level::NAME, f, std::forward<A>(a)...);                              \
+    }                                                                            \
+    template <class... A>                                                        \
+    void NAME(const fields& extra, fmt::format_string<A...> f, A&&... a) const { \
+        log(level::NAME, extra, f, std::forward<A>(a)...);                       \
     }
     ISS_LOG_LEVEL_FN(trace)
     ISS_LOG_LEVEL_FN(debug)

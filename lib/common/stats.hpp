@@ -14,7 +14,7 @@
 namespace iss::stats {
 
 /// Upper bounds (seconds) of the duration histograms: 1 ms .. 60 s.
-inline constexpr std::array<double, 14> duration_bounds{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+inline constexpr std::array<double, 14> duration_bounds{0.001, 0.005, 0.01, 0.025, 0.05, 0.1,  0.25,
                                                         0.5,   1.0,   2.5,  5.0,   10.0, 30.0, 60.0};
 
 /// A histogram with fixed upper bounds (Prometheus semantics: a sample v falls in the first

@@ -62,7 +62,7 @@ using session_token = secret<struct session_token_tag>;
 using iggy_password = secret<struct iggy_password_tag>;
 using iggy_token = secret<struct iggy_token_tag>;
 using sse_customer_key = secret<struct sse_customer_key_tag>;  ///< SSE-C key (base64)
-using proxy_url = secret<struct proxy_url_tag>;  ///< a proxy URL that may hold user:password
+using proxy_url = secret<struct proxy_url_tag>;                ///< a proxy URL that may hold user:password
 
 }  // namespace iss
 

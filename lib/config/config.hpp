@@ -83,22 +83,22 @@ struct iggy_tls_section {
 
 /// `iggy.poll`
 struct poll_section {
-    std::uint32_t messages = 1000;   ///< messages per poll request (default 1000)
-    milliseconds interval{100};      ///< wait after an empty poll (default 100 ms)
+    std::uint32_t messages = 1000;         ///< messages per poll request (default 1000)
+    milliseconds interval{100};            ///< wait after an empty poll (default 100 ms)
     milliseconds max_idle_interval{2000};  ///< longest wait between polls of a partition that stays empty
 };
 
 /// `iggy`: the connection and the consumer.
 struct iggy_section {
-    std::string address = "127.0.0.1:8090";   ///< host:port of the TCP listener
-    std::string username = "iggy";            ///< user for password login
-    iggy_password password;                   ///< default: env IGGY_PASSWORD when set
-    iggy_token token;                         ///< personal access token (instead of a password)
+    std::string address = "127.0.0.1:8090";  ///< host:port of the TCP listener
+    std::string username = "iggy";           ///< user for password login
+    iggy_password password;                  ///< default: env IGGY_PASSWORD when set
+    iggy_token token;                        ///< personal access token (instead of a password)
     iggy_tls_section tls;
-    std::string consumer_group = "s3-sink";   ///< consumer group name (group mode)
-    std::string consumer;                     ///< non-empty: single consumer with this name
+    std::string consumer_group = "s3-sink";  ///< consumer group name (group mode)
+    std::string consumer;                    ///< non-empty: single consumer with this name
     poll_section poll;
-    bool verify_checksum = true;              ///< check each message's XXH3 checksum
+    bool verify_checksum = true;                  ///< check each message's XXH3 checksum
     std::uint64_t max_response_bytes = 64 * mib;  ///< largest poll reply accepted (bytes)
     protocol_version protocol = protocol_version::automatic;
 
@@ -108,27 +108,27 @@ struct iggy_section {
 
 /// One entry of `sources`: a stream, its topics, and which partitions.
 struct source_section {
-    std::string stream;                      ///< stream name
-    std::vector<std::string> topics;         ///< topic names (a scalar is one topic)
-    bool all_partitions = true;              ///< `partitions: all` (default)
-    std::vector<std::uint32_t> partitions;   ///< explicit ids when !all_partitions (from 0)
+    std::string stream;                     ///< stream name
+    std::vector<std::string> topics;        ///< topic names (a scalar is one topic)
+    bool all_partitions = true;             ///< `partitions: all` (default)
+    std::vector<std::uint32_t> partitions;  ///< explicit ids when !all_partitions (from 0)
 };
 
 struct s3_tls_section {
-    std::string ca_file;     ///< PEM CA bundle for a private endpoint; empty: system store
-    bool insecure = false;   ///< skip certificate verification (testing only)
+    std::string ca_file;    ///< PEM CA bundle for a private endpoint; empty: system store
+    bool insecure = false;  ///< skip certificate verification (testing only)
 };
 
 struct s3_timeouts_section {
-    milliseconds connect{5'000};    ///< TCP connect + TLS handshake
-    milliseconds request{10'000};   ///< one request: send and full response
+    milliseconds connect{5'000};   ///< TCP connect + TLS handshake
+    milliseconds request{10'000};  ///< one request: send and full response
 };
 
 struct s3_retry_section {
-    std::uint32_t attempts = 10;     ///< attempts per operation (>= 1)
-    milliseconds base{200};          ///< first backoff ceiling
-    milliseconds cap{5'000};         ///< largest backoff ceiling
-    milliseconds deadline{15'000};   ///< bound on one operation with its retries; 0: none (single consumer only)
+    std::uint32_t attempts = 10;    ///< attempts per operation (>= 1)
+    milliseconds base{200};         ///< first backoff ceiling
+    milliseconds cap{5'000};        ///< largest backoff ceiling
+    milliseconds deadline{15'000};  ///< bound on one operation with its retries; 0: none (single consumer only)
 };
 
 struct s3_credentials_section {
@@ -138,8 +138,8 @@ struct s3_credentials_section {
 /// `s3.assume_role`: STS AssumeRole over the base credentials (empty role_arn: none).
 struct s3_assume_role_section {
     std::string role_arn;
-    std::string session_name;      ///< empty: iggy-s3-sink-<unix time>
-    std::string external_id;       ///< empty: not sent
+    std::string session_name;          ///< empty: iggy-s3-sink-<unix time>
+    std::string external_id;           ///< empty: not sent
     milliseconds duration{3'600'000};  ///< 15m .. 12h, whole seconds
 };
 
@@ -147,7 +147,7 @@ struct s3_assume_role_section {
 struct s3_sse_section {
     config::sse_type type = config::sse_type::none;
     std::string kms_key_id;
-    std::string kms_context;       ///< JSON object
+    std::string kms_context;  ///< JSON object
     bool bucket_key_enabled = false;
     iss::sse_customer_key customer_key;  ///< type customer: 32 bytes, base64 (secret)
 };
@@ -156,14 +156,14 @@ struct s3_sse_section {
 struct s3_section {
     bucket_name bucket;
     region_name region{"us-east-1"};
-    std::string endpoint;                 ///< empty: AWS; else http(s)://host[:port]
+    std::string endpoint;  ///< empty: AWS; else http(s)://host[:port]
     config::path_style path_style = config::path_style::automatic;
-    std::string prefix = "iggy";          ///< `{prefix}` in naming.key
-    iss::access_key_id access_key_id;     ///< default: env AWS_ACCESS_KEY_ID
+    std::string prefix = "iggy";               ///< `{prefix}` in naming.key
+    iss::access_key_id access_key_id;          ///< default: env AWS_ACCESS_KEY_ID
     iss::secret_access_key secret_access_key;  ///< default: env AWS_SECRET_ACCESS_KEY
-    iss::session_token session_token;     ///< default: env AWS_SESSION_TOKEN
+    iss::session_token session_token;          ///< default: env AWS_SESSION_TOKEN
     s3_tls_section tls;
-    std::uint64_t part_size = 8 * mib;    ///< multipart part size, 5 MiB .. 5 GiB
+    std::uint64_t part_size = 8 * mib;  ///< multipart part size, 5 MiB .. 5 GiB
     checksum_kind checksum = checksum_kind::automatic;
     config::payload_signing payload_signing = config::payload_signing::automatic;
     config::conditional_writes conditional_writes = config::conditional_writes::automatic;
@@ -171,11 +171,11 @@ struct s3_section {
     s3_retry_section retry;
     s3_credentials_section credentials;
     s3_assume_role_section assume_role;
-    std::string sts_endpoint;             ///< empty: AWS_ENDPOINT_URL_STS, else https://sts.<region>.amazonaws.com
-    iss::proxy_url proxy;                 ///< empty: HTTPS_PROXY / HTTP_PROXY / NO_PROXY
+    std::string sts_endpoint;  ///< empty: AWS_ENDPOINT_URL_STS, else https://sts.<region>.amazonaws.com
+    iss::proxy_url proxy;      ///< empty: HTTPS_PROXY / HTTP_PROXY / NO_PROXY
     s3_sse_section sse;
-    std::string storage_class;            ///< empty: the bucket's default
-    std::string acl;                      ///< canned ACL; empty: not sent
+    std::string storage_class;                                 ///< empty: the bucket's default
+    std::string acl;                                           ///< canned ACL; empty: not sent
     std::map<std::string, std::string, std::less<>> tags;      ///< x-amz-tagging on every object
     std::map<std::string, std::string, std::less<>> metadata;  ///< extra x-amz-meta-* on every object
     /// Not a key: true when the loader took s3.access_key_id and friends from AWS_* variables
@@ -186,8 +186,8 @@ struct s3_section {
 /// One entry of `format.schema`: a typed column (format/schema.hpp gives the rules).
 struct schema_column_section {
     std::string name;
-    std::string type;      ///< string, int32, int64, float, double, boolean, timestamp_ms, timestamp_us, date, binary, json
-    std::string from;      ///< payload:PATH, payload:., header:NAME, or an envelope field
+    std::string type;  ///< string, int32, int64, float, double, boolean, timestamp_ms, timestamp_us, date, binary, json
+    std::string from;  ///< payload:PATH, payload:., header:NAME, or an envelope field
     bool nullable = true;  ///< false: a missing value is a bad message
 };
 
@@ -212,11 +212,11 @@ struct avro_section {
 struct format_section {
     format_type type = format_type::json_lines;
     config::compression compression = config::compression::none;
-    bool metadata = true;               ///< envelope fields besides payload (JSON types)
-    bool headers = true;                ///< the `headers` object (JSON types)
+    bool metadata = true;  ///< envelope fields besides payload (JSON types)
+    bool headers = true;   ///< the `headers` object (JSON types)
     payload_mode payload = payload_mode::automatic;
-    std::string separator = "\n";       ///< between payloads (raw only); may be empty
-    std::uint32_t compression_level = 0;  ///< 0: codec default (gzip 6, zstd 3); gzip 1..9, zstd 1..19
+    std::string separator = "\n";               ///< between payloads (raw only); may be empty
+    std::uint32_t compression_level = 0;        ///< 0: codec default (gzip 6, zstd 3); gzip 1..9, zstd 1..19
     std::vector<schema_column_section> schema;  ///< typed formats; empty: the envelope schema
     parquet_section parquet;
     csv_section csv;
@@ -243,7 +243,8 @@ struct memory_section {
 
 struct naming_section {
     /// Key template (format/key_template.hpp).
-    std::string key = "{prefix}/{stream}/{topic}/partition={partition}/{stream}+{topic}+{partition}+{start_offset:020}.{ext}";
+    std::string key =
+        "{prefix}/{stream}/{topic}/partition={partition}/{stream}+{topic}+{partition}+{start_offset:020}.{ext}";
     /// What a record placeholder renders when the message lacks the header or field.
     std::string missing_value = "__HIVE_DEFAULT_PARTITION__";
     /// Record time of the time placeholders: timestamp | origin_timestamp | field:PATH | header:NAME.
@@ -264,7 +265,7 @@ struct delivery_section {
 };
 
 struct shutdown_section {
-    milliseconds grace{30'000};   ///< time to finish, upload and commit after SIGTERM
+    milliseconds grace{30'000};  ///< time to finish, upload and commit after SIGTERM
 };
 
 struct admin_section {
@@ -313,8 +314,8 @@ using env_lookup = std::function<std::optional<std::string>(std::string_view nam
 struct loaded {
     sink_config config;
     std::vector<problem> problems;
-    std::map<std::string, int> lines;   ///< YAML path -> line, for placing validate()'s problems
-    std::set<std::string> set_paths;    ///< paths written in the file (not defaulted)
+    std::map<std::string, int> lines;  ///< YAML path -> line, for placing validate()'s problems
+    std::set<std::string> set_paths;   ///< paths written in the file (not defaulted)
 };
 
 /// Reads YAML text (no I/O). Never throws on bad input.
@@ -338,8 +339,8 @@ struct loaded {
 
 /// One documented key: the README's table and `--help-config`.
 struct key_doc {
-    std::string path;      ///< `s3.retry.deadline`; list items as `sources[].stream`
-    std::string type;      ///< string, bool, integer, size, duration, `a | b | c`, ...
+    std::string path;  ///< `s3.retry.deadline`; list items as `sources[].stream`
+    std::string type;  ///< string, bool, integer, size, duration, `a | b | c`, ...
     std::string default_text;
     std::string help;
 };

@@ -43,14 +43,15 @@ std::optional<std::pair<std::string, int>> env_ref_in_flow(std::string_view yaml
         if (c == '"' || c == '\'') {
             // A quote opens a quoted scalar only at the start of one (not inside `it's`).
             const char prev = i == 0 ? ' ' : yaml[i - 1];
-            if (prev == ' ' || prev == '\t' || prev == '\n' || prev == ':' || prev == ',' || prev == '[' || prev == '{'
-                || prev == '-')
+            if (prev == ' ' || prev == '\t' || prev == '\n' || prev == ':' || prev == ',' || prev == '[' ||
+                prev == '{' || prev == '-')
                 quote = c;
             continue;
         }
         if (c == '$' && i + 1 < yaml.size() && yaml[i + 1] == '{' && depth > 0) {
             const auto close = yaml.find('}', i);
-            return std::make_pair(std::string{yaml.substr(i, close == std::string_view::npos ? 2 : close - i + 1)}, line);
+            return std::make_pair(std::string{yaml.substr(i, close == std::string_view::npos ? 2 : close - i + 1)},
+                                  line);
         }
         if (c == '{' || c == '[') ++depth;
         if ((c == '}' || c == ']') && depth > 0) --depth;
@@ -273,7 +274,8 @@ public:
         }
     }
 
-    void pairs(std::string_view key, std::map<std::string, std::string, std::less<>>& value, std::string_view /*help*/) {
+    void pairs(std::string_view key, std::map<std::string, std::string, std::less<>>& value,
+               std::string_view /*help*/) {
         const YAML::Node* n = take(key);
         if (n == nullptr || n->IsNull()) return;
         const std::string path = child_path(key);
@@ -336,8 +338,10 @@ private:
         f.path = std::move(path);
         if (!n.IsNull()) {
             if (!n.IsMap()) {
-                add(f.path, fmt::format("{}must be a mapping (key: value), not a {}",
-                                        f.path.empty() ? "the file " : "", node_kind(n)), n);
+                add(f.path,
+                    fmt::format("{}must be a mapping (key: value), not a {}", f.path.empty() ? "the file " : "",
+                                node_kind(n)),
+                    n);
                 return false;
             }
             for (const auto& kv : n) {
@@ -348,7 +352,8 @@ private:
                     continue;
                 }
                 std::string k = kv.first.IsNull() ? std::string{"null"} : kv.first.Scalar();
-                const bool dup = std::any_of(f.entries.begin(), f.entries.end(), [&](const auto& e) { return e.first == k; });
+                const bool dup =
+                    std::any_of(f.entries.begin(), f.entries.end(), [&](const auto& e) { return e.first == k; });
                 if (dup) {
                     add(f.path.empty() ? k : f.path + "." + k,
                         "duplicate key: YAML would silently keep only one of them", kv.first);
@@ -436,9 +441,9 @@ loaded parse(std::string_view yaml, const env_lookup& env) {
         int at = e.mark.line >= 0 ? e.mark.line + 1 : 0;
         if (auto ref = env_ref_in_flow(yaml)) {
             msg += fmt::format(
-              "; {} on line {} is inside a flow collection ({{...}} or [...]), where braces are YAML syntax: the "
-              "value must be quoted (\"{}\")",
-              ref->first, ref->second, ref->first);
+                "; {} on line {} is inside a flow collection ({{...}} or [...]), where braces are YAML syntax: the "
+                "value must be quoted (\"{}\")",
+                ref->first, ref->second, ref->first);
             at = ref->second;
         }
         out.problems.push_back(problem{"", std::move(msg), at});
@@ -492,8 +497,7 @@ std::vector<problem> check(loaded& l) {
     std::vector<problem> all = l.problems;
     // A file that could not be read or parsed has nothing to validate: its defaults would
     // only bury the one problem that matters.
-    if (std::any_of(l.problems.begin(), l.problems.end(), [](const problem& q) { return q.path.empty(); }))
-        return all;
+    if (std::any_of(l.problems.begin(), l.problems.end(), [](const problem& q) { return q.path.empty(); })) return all;
     for (auto p : validate(l.config)) {
         // A key that could not be read already has its problem; its default would only add noise.
         if (std::any_of(l.problems.begin(), l.problems.end(), [&](const problem& q) { return q.path == p.path; }))

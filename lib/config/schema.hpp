@@ -31,56 +31,73 @@ struct choice {
     E value;
 };
 
-inline constexpr std::array<choice<protocol_version>, 4> protocol_choices{
-  {{"auto", protocol_version::automatic}, {"0.8", protocol_version::v0_8}, {"0.9", protocol_version::v0_9},
-   {"0.10", protocol_version::v0_10}}};
+inline constexpr std::array<choice<protocol_version>, 4> protocol_choices{{{"auto", protocol_version::automatic},
+                                                                           {"0.8", protocol_version::v0_8},
+                                                                           {"0.9", protocol_version::v0_9},
+                                                                           {"0.10", protocol_version::v0_10}}};
 inline constexpr std::array<choice<path_style>, 7> path_style_choices{{{"auto", path_style::automatic},
-                                                                      {"true", path_style::path},
-                                                                      {"false", path_style::virtual_hosted},
-                                                                      {"yes", path_style::path},
-                                                                      {"no", path_style::virtual_hosted},
-                                                                      {"on", path_style::path},
-                                                                      {"off", path_style::virtual_hosted}}};
-inline constexpr std::array<choice<checksum_kind>, 4> checksum_choices{
-  {{"auto", checksum_kind::automatic}, {"md5", checksum_kind::md5}, {"crc32c", checksum_kind::crc32c},
-   {"none", checksum_kind::none}}};
+                                                                       {"true", path_style::path},
+                                                                       {"false", path_style::virtual_hosted},
+                                                                       {"yes", path_style::path},
+                                                                       {"no", path_style::virtual_hosted},
+                                                                       {"on", path_style::path},
+                                                                       {"off", path_style::virtual_hosted}}};
+inline constexpr std::array<choice<checksum_kind>, 4> checksum_choices{{{"auto", checksum_kind::automatic},
+                                                                        {"md5", checksum_kind::md5},
+                                                                        {"crc32c", checksum_kind::crc32c},
+                                                                        {"none", checksum_kind::none}}};
 inline constexpr std::array<choice<payload_signing>, 3> payload_signing_choices{
-  {{"auto", payload_signing::automatic}, {"signed", payload_signing::signed_payload},
-   {"unsigned", payload_signing::unsigned_payload}}};
+    {{"auto", payload_signing::automatic},
+     {"signed", payload_signing::signed_payload},
+     {"unsigned", payload_signing::unsigned_payload}}};
 inline constexpr std::array<choice<conditional_writes>, 3> conditional_writes_choices{
-  {{"auto", conditional_writes::automatic}, {"required", conditional_writes::required}, {"off", conditional_writes::off}}};
-inline constexpr std::array<choice<format_type>, 6> format_type_choices{
-  {{"json_lines", format_type::json_lines}, {"json_array", format_type::json_array}, {"raw", format_type::raw},
-   {"csv", format_type::csv}, {"parquet", format_type::parquet}, {"avro", format_type::avro}}};
+    {{"auto", conditional_writes::automatic},
+     {"required", conditional_writes::required},
+     {"off", conditional_writes::off}}};
+inline constexpr std::array<choice<format_type>, 6> format_type_choices{{{"json_lines", format_type::json_lines},
+                                                                         {"json_array", format_type::json_array},
+                                                                         {"raw", format_type::raw},
+                                                                         {"csv", format_type::csv},
+                                                                         {"parquet", format_type::parquet},
+                                                                         {"avro", format_type::avro}}};
 inline constexpr std::array<choice<parquet_compression>, 4> parquet_compression_choices{
-  {{"snappy", parquet_compression::snappy}, {"zstd", parquet_compression::zstd}, {"gzip", parquet_compression::gzip},
-   {"none", parquet_compression::none}}};
+    {{"snappy", parquet_compression::snappy},
+     {"zstd", parquet_compression::zstd},
+     {"gzip", parquet_compression::gzip},
+     {"none", parquet_compression::none}}};
 inline constexpr std::array<choice<avro_codec>, 3> avro_codec_choices{
-  {{"null", avro_codec::null}, {"deflate", avro_codec::deflate}, {"snappy", avro_codec::snappy}}};
+    {{"null", avro_codec::null}, {"deflate", avro_codec::deflate}, {"snappy", avro_codec::snappy}}};
 inline constexpr std::array<choice<credentials_source>, 7> credentials_source_choices{
-  {{"auto", credentials_source::automatic}, {"static", credentials_source::static_keys}, {"env", credentials_source::env},
-   {"web_identity", credentials_source::web_identity}, {"profile", credentials_source::profile},
-   {"container", credentials_source::container}, {"imds", credentials_source::imds}}};
-inline constexpr std::array<choice<sse_type>, 5> sse_type_choices{
-  {{"none", sse_type::none}, {"AES256", sse_type::aes256}, {"aws:kms", sse_type::kms}, {"aws:kms:dsse", sse_type::kms_dsse},
-   {"customer", sse_type::customer}}};
+    {{"auto", credentials_source::automatic},
+     {"static", credentials_source::static_keys},
+     {"env", credentials_source::env},
+     {"web_identity", credentials_source::web_identity},
+     {"profile", credentials_source::profile},
+     {"container", credentials_source::container},
+     {"imds", credentials_source::imds}}};
+inline constexpr std::array<choice<sse_type>, 5> sse_type_choices{{{"none", sse_type::none},
+                                                                   {"AES256", sse_type::aes256},
+                                                                   {"aws:kms", sse_type::kms},
+                                                                   {"aws:kms:dsse", sse_type::kms_dsse},
+                                                                   {"customer", sse_type::customer}}};
 inline constexpr std::array<choice<compression>, 3> compression_choices{
-  {{"none", compression::none}, {"gzip", compression::gzip}, {"zstd", compression::zstd}}};
+    {{"none", compression::none}, {"gzip", compression::gzip}, {"zstd", compression::zstd}}};
 inline constexpr std::array<choice<payload_mode>, 4> payload_mode_choices{{{"auto", payload_mode::automatic},
-                                                                          {"json", payload_mode::json},
-                                                                          {"string", payload_mode::string},
-                                                                          {"base64", payload_mode::base64}}};
-inline constexpr std::array<choice<bad_message_policy>, 3> bad_message_choices{{{"fail", bad_message_policy::fail},
-                                                                               {"skip", bad_message_policy::skip},
-                                                                               {"dead_letter", bad_message_policy::dead_letter}}};
+                                                                           {"json", payload_mode::json},
+                                                                           {"string", payload_mode::string},
+                                                                           {"base64", payload_mode::base64}}};
+inline constexpr std::array<choice<bad_message_policy>, 3> bad_message_choices{
+    {{"fail", bad_message_policy::fail},
+     {"skip", bad_message_policy::skip},
+     {"dead_letter", bad_message_policy::dead_letter}}};
 inline constexpr std::array<choice<log::level>, 6> log_level_choices{{{"trace", log::level::trace},
-                                                                     {"debug", log::level::debug},
-                                                                     {"info", log::level::info},
-                                                                     {"warn", log::level::warn},
-                                                                     {"error", log::level::error},
-                                                                     {"off", log::level::off}}};
+                                                                      {"debug", log::level::debug},
+                                                                      {"info", log::level::info},
+                                                                      {"warn", log::level::warn},
+                                                                      {"error", log::level::error},
+                                                                      {"off", log::level::off}}};
 inline constexpr std::array<choice<log::output_format>, 2> log_format_choices{
-  {{"text", log::output_format::text}, {"json", log::output_format::json}}};
+    {{"text", log::output_format::text}, {"json", log::output_format::json}}};
 
 template <class E, std::size_t N>
 std::span<const choice<E>> table(const std::array<choice<E>, N>& a) {
@@ -95,60 +112,87 @@ void visit_schema(V& v, C& c) {
         v.field("address", i.address, "host:port of the Iggy server's TCP listener (IPv6 as [::1]:8090).");
         v.field("username", i.username, "User for password login.");
         v.env_default("IGGY_PASSWORD");
-        v.field("password", i.password, "Password for `username` (secret). Absent: env IGGY_PASSWORD. Set this or `token`.");
+        v.field("password", i.password,
+                "Password for `username` (secret). Absent: env IGGY_PASSWORD. Set this or `token`.");
         v.field("token", i.token, "Personal access token, instead of username/password (secret).");
         v.section("tls", "TLS to the Iggy server.", [&] {
             v.field("enabled", i.tls.enabled, "Connect with TLS.");
             v.field("ca_file", i.tls.ca_file, "PEM CA bundle to verify the server; empty: the system's trust store.");
-            v.field("server_name", i.tls.server_name, "Name checked in the server certificate (and sent as SNI unless it is an IP address); empty: the host of `address`.");
+            v.field("server_name", i.tls.server_name,
+                    "Name checked in the server certificate (and sent as SNI unless it is an IP address); empty: the "
+                    "host of `address`.");
         });
         v.hide_next(!i.consumer.empty());
         v.field("consumer_group", i.consumer_group,
                 "Consumer group to join: the server assigns partitions among the group's members (group mode).");
         v.hide_next(i.consumer.empty());
-        v.field("consumer", i.consumer,
-                "Instead of `consumer_group`: a single consumer with this name reading every configured partition itself.");
+        v.field(
+            "consumer", i.consumer,
+            "Instead of `consumer_group`: a single consumer with this name reading every configured partition itself.");
         v.section("poll", "Polling.", [&] {
             v.field("messages", i.poll.messages, "Messages asked for per poll request.");
             v.field("interval", i.poll.interval, "Wait after a poll that returned nothing.");
-            v.field("max_idle_interval", i.poll.max_idle_interval, "A partition whose polls keep coming back empty is polled less often: the wait doubles from `interval` up to this (so thousands of idle partitions cost few requests); a message there waits at most this long. 0: poll every partition every round.");
+            v.field("max_idle_interval", i.poll.max_idle_interval,
+                    "A partition whose polls keep coming back empty is polled less often: the wait doubles from "
+                    "`interval` up to this (so thousands of idle partitions cost few requests); a message there waits "
+                    "at most this long. 0: poll every partition every round.");
         });
-        v.field("verify_checksum", i.verify_checksum, "Check every message's XXH3-64 checksum; a mismatch is a bad message.");
-        v.size("max_response_bytes", i.max_response_bytes, "Largest poll reply accepted; a bigger frame closes the connection.");
+        v.field("verify_checksum", i.verify_checksum,
+                "Check every message's XXH3-64 checksum; a mismatch is a bad message.");
+        v.size("max_response_bytes", i.max_response_bytes,
+               "Largest poll reply accepted; a bigger frame closes the connection.");
         v.choice("protocol", i.protocol, table(protocol_choices),
-                 "Wire protocol: `auto` detects at connect; `0.8` the G1 framing (Iggy 0.8.x); `0.9` the consensus framing, protocol 0.11.0 (Iggy 0.9.x); `0.10` protocol 0.12.0 (Iggy 0.10.x, provisional).");
+                 "Wire protocol: `auto` detects at connect; `0.8` the G1 framing (Iggy 0.8.x); `0.9` the consensus "
+                 "framing, protocol 0.11.0 (Iggy 0.9.x); `0.10` protocol 0.12.0 (Iggy 0.10.x, provisional).");
     });
-    v.list("sources", c.sources, "What to read: streams, their topics and partitions. At least one entry.", [&](auto& s) {
-        v.field("stream", s.stream, "Stream name.");
-        v.strings("topics", s.topics, "Topic names (one name or a list).");
-        v.partitions("partitions", s.all_partitions, s.partitions,
-                     "`all`, or a list of partition ids (from 0; single-consumer mode only: a group gets its partitions from the server).");
-    });
+    v.list("sources", c.sources, "What to read: streams, their topics and partitions. At least one entry.",
+           [&](auto& s) {
+               v.field("stream", s.stream, "Stream name.");
+               v.strings("topics", s.topics, "Topic names (one name or a list).");
+               v.partitions("partitions", s.all_partitions, s.partitions,
+                            "`all`, or a list of partition ids (from 0; single-consumer mode only: a group gets its "
+                            "partitions from the server).");
+           });
     v.section("s3", "The bucket and the S3 client.", [&] {
         auto& s = c.s3;
         v.field("bucket", s.bucket, "Bucket name (required).");
         v.field("region", s.region, "Region used in the SigV4 signature (MinIO/RGW: usually us-east-1).");
-        v.field("endpoint", s.endpoint, "Empty: AWS S3 for `region`. Otherwise http(s)://host[:port] of an S3-compatible store, no path.");
+        v.field("endpoint", s.endpoint,
+                "Empty: AWS S3 for `region`. Otherwise http(s)://host[:port] of an S3-compatible store, no path.");
         v.choice("path_style", s.path_style, table(path_style_choices),
-                 "`true`: https://host/bucket/key; `false`: https://bucket.host/key; `auto`: virtual-hosted on AWS unless the bucket has dots, path style on a custom endpoint.");
+                 "`true`: https://host/bucket/key; `false`: https://bucket.host/key; `auto`: virtual-hosted on AWS "
+                 "unless the bucket has dots, path style on a custom endpoint.");
         v.field("prefix", s.prefix, "`{prefix}` in naming.key (may contain `/`; may be empty).");
         v.env_default("AWS_ACCESS_KEY_ID");
         v.field("access_key_id", s.access_key_id, "Access key id. Absent: env AWS_ACCESS_KEY_ID.");
         v.env_default("AWS_SECRET_ACCESS_KEY");
-        v.field("secret_access_key", s.secret_access_key, "Secret access key (secret). Absent: env AWS_SECRET_ACCESS_KEY, only when access_key_id is absent too.");
+        v.field(
+            "secret_access_key", s.secret_access_key,
+            "Secret access key (secret). Absent: env AWS_SECRET_ACCESS_KEY, only when access_key_id is absent too.");
         v.env_default("AWS_SESSION_TOKEN");
-        v.field("session_token", s.session_token, "Session token of temporary credentials (secret). Absent: env AWS_SESSION_TOKEN, only when access_key_id is absent too.");
+        v.field("session_token", s.session_token,
+                "Session token of temporary credentials (secret). Absent: env AWS_SESSION_TOKEN, only when "
+                "access_key_id is absent too.");
         v.section("tls", "TLS to the store.", [&] {
             v.field("ca_file", s.tls.ca_file, "PEM CA bundle for a private endpoint; empty: the system's trust store.");
             v.field("insecure", s.tls.insecure, "Skip certificate verification (tests only; never in production).");
         });
-        v.size("part_size", s.part_size, "Multipart part size (5MiB to 5GiB). Objects larger than this go up as multipart uploads while they grow; memory per open object is about one part.");
-        v.choice("checksum", s.checksum, table(checksum_choices),
-                 "The one checksum sent with each upload: `auto` runs a probe at start (a PutObject with a deliberately wrong x-amz-checksum-crc32c) and uses x-amz-checksum-crc32c (hardware CRC-32C) when the store refuses it, else Content-MD5; `md5`: Content-MD5 (checked by every store); `crc32c`: x-amz-checksum-crc32c; `none`.");
+        v.size("part_size", s.part_size,
+               "Multipart part size (5MiB to 5GiB). Objects larger than this go up as multipart uploads while they "
+               "grow; memory per open object is about one part.");
+        v.choice(
+            "checksum", s.checksum, table(checksum_choices),
+            "The one checksum sent with each upload: `auto` runs a probe at start (a PutObject with a deliberately "
+            "wrong x-amz-checksum-crc32c) and uses x-amz-checksum-crc32c (hardware CRC-32C) when the store refuses it, "
+            "else Content-MD5; `md5`: Content-MD5 (checked by every store); `crc32c`: x-amz-checksum-crc32c; `none`.");
         v.choice("payload_signing", s.payload_signing, table(payload_signing_choices),
-                 "`auto`: UNSIGNED-PAYLOAD over https (TLS and the checksum protect the body, as the AWS SDKs do), signed over plain http or with `s3.checksum: none`; `signed`: SigV4 signs the body's SHA-256; `unsigned`: UNSIGNED-PAYLOAD (https only; saves hashing).");
-        v.choice("conditional_writes", s.conditional_writes, table(conditional_writes_choices),
-                 "If-None-Match writes (docs/architecture.md §3): `auto` probes the store at start, `required` refuses to start without them, `off` never sends them (a group rebalance may then duplicate data, never lose it).");
+                 "`auto`: UNSIGNED-PAYLOAD over https (TLS and the checksum protect the body, as the AWS SDKs do), "
+                 "signed over plain http or with `s3.checksum: none`; `signed`: SigV4 signs the body's SHA-256; "
+                 "`unsigned`: UNSIGNED-PAYLOAD (https only; saves hashing).");
+        v.choice(
+            "conditional_writes", s.conditional_writes, table(conditional_writes_choices),
+            "If-None-Match writes (docs/architecture.md §3): `auto` probes the store at start, `required` refuses to "
+            "start without them, `off` never sends them (a group rebalance may then duplicate data, never lose it).");
         v.section("timeouts", "Per-request deadlines.", [&] {
             v.field("connect", s.timeouts.connect, "TCP connect plus TLS handshake.");
             v.field("request", s.timeouts.request, "One request, from sending to the end of the response.");
@@ -157,100 +201,155 @@ void visit_schema(V& v, C& c) {
             v.field("attempts", s.retry.attempts, "Attempts per operation (>= 1).");
             v.field("base", s.retry.base, "Backoff ceiling of the first retry; doubles each retry.");
             v.field("cap", s.retry.cap, "Largest backoff ceiling.");
-            v.field("deadline", s.retry.deadline,
-                    "Bound on one operation with all its retries. Group mode: at most 25s (the server forces a partition hand-over after 30s). Single consumer: 0 means none; a failed upload is retried without end.");
+            v.field(
+                "deadline", s.retry.deadline,
+                "Bound on one operation with all its retries. Group mode: at most 25s (the server forces a partition "
+                "hand-over after 30s). Single consumer: 0 means none; a failed upload is retried without end.");
         });
         v.section("credentials", "Where the S3 credentials come from.", [&] {
             v.choice("source", s.credentials.source, table(credentials_source_choices),
-                     "`auto`: the AWS SDKs' chain (static keys, env, web identity, profile, container, imds; the first that answers); or one of them pinned. See \"AWS credentials\".");
+                     "`auto`: the AWS SDKs' chain (static keys, env, web identity, profile, container, imds; the first "
+                     "that answers); or one of them pinned. See \"AWS credentials\".");
         });
         v.section("assume_role", "STS AssumeRole on top of the credentials found (cross-account writes).", [&] {
             v.field("role_arn", s.assume_role.role_arn, "Role to assume; empty: none.");
             v.field("session_name", s.assume_role.session_name, "RoleSessionName; empty: iggy-s3-sink-<unix time>.");
-            v.field("external_id", s.assume_role.external_id, "ExternalId the role's trust policy asks for; empty: not sent.");
+            v.field("external_id", s.assume_role.external_id,
+                    "ExternalId the role's trust policy asks for; empty: not sent.");
             v.field("duration", s.assume_role.duration, "Lifetime asked for (15m to 12h).");
         });
-        v.field("sts_endpoint", s.sts_endpoint, "STS endpoint URL; empty: env AWS_ENDPOINT_URL_STS, else https://sts.<region>.amazonaws.com.");
-        v.field("proxy", s.proxy, "HTTP proxy for S3 and STS, http://[user:password@]host:port (secret: printed as ****); empty: env HTTPS_PROXY / HTTP_PROXY, with NO_PROXY.");
+        v.field("sts_endpoint", s.sts_endpoint,
+                "STS endpoint URL; empty: env AWS_ENDPOINT_URL_STS, else https://sts.<region>.amazonaws.com.");
+        v.field("proxy", s.proxy,
+                "HTTP proxy for S3 and STS, http://[user:password@]host:port (secret: printed as ****); empty: env "
+                "HTTPS_PROXY / HTTP_PROXY, with NO_PROXY.");
         v.section("sse", "Server-side encryption of every object.", [&] {
             v.choice("type", s.sse.type, table(sse_type_choices),
-                     "`AES256` (SSE-S3), `aws:kms` (SSE-KMS), `aws:kms:dsse`, `customer` (SSE-C: the key goes with every write and read).");
-            v.field("kms_key_id", s.sse.kms_key_id, "aws:kms / aws:kms:dsse: key id or ARN; empty: the account's default key.");
+                     "`AES256` (SSE-S3), `aws:kms` (SSE-KMS), `aws:kms:dsse`, `customer` (SSE-C: the key goes with "
+                     "every write and read).");
+            v.field("kms_key_id", s.sse.kms_key_id,
+                    "aws:kms / aws:kms:dsse: key id or ARN; empty: the account's default key.");
             v.field("kms_context", s.sse.kms_context, "aws:kms / aws:kms:dsse: encryption context, a JSON object.");
             v.field("bucket_key_enabled", s.sse.bucket_key_enabled, "aws:kms: use an S3 Bucket Key.");
             v.field("customer_key", s.sse.customer_key, "customer: the 256-bit key, base64 (secret).");
         });
-        v.field("storage_class", s.storage_class, "x-amz-storage-class of every object (STANDARD_IA, GLACIER_IR, ...); empty: the bucket's default.");
-        v.field("acl", s.acl, "Canned ACL of every object (bucket-owner-full-control, private, ...); empty: none sent.");
+        v.field("storage_class", s.storage_class,
+                "x-amz-storage-class of every object (STANDARD_IA, GLACIER_IR, ...); empty: the bucket's default.");
+        v.field("acl", s.acl,
+                "Canned ACL of every object (bucket-owner-full-control, private, ...); empty: none sent.");
         v.pairs("tags", s.tags, "Tags of every object (name: value), sent as x-amz-tagging.");
-        v.pairs("metadata", s.metadata, "Extra user metadata of every object (lower-case names; printable ASCII values).");
+        v.pairs("metadata", s.metadata,
+                "Extra user metadata of every object (lower-case names; printable ASCII values).");
     });
     v.section("format", "The records inside each object.", [&] {
         auto& f = c.format;
         v.choice("type", f.type, table(format_type_choices),
-                 "`json_lines`: one JSON envelope per line (.jsonl); `json_array`: one JSON array (.json); `raw`: payloads joined by `separator` (.bin); `csv` (.csv), `parquet` (.parquet), `avro` (.avro): typed rows with the columns of `schema` (or the envelope's).");
+                 "`json_lines`: one JSON envelope per line (.jsonl); `json_array`: one JSON array (.json); `raw`: "
+                 "payloads joined by `separator` (.bin); `csv` (.csv), `parquet` (.parquet), `avro` (.avro): typed "
+                 "rows with the columns of `schema` (or the envelope's).");
         v.choice("compression", f.compression, table(compression_choices),
-                 "`gzip` adds .gz and Content-Type application/gzip, `zstd` adds .zst and application/zstd (no Content-Encoding, so downloads stay compressed files).");
-        v.field("metadata", f.metadata, "JSON types: the envelope's stream, topic, partition_id, offset, id, timestamps. `false` keeps only payload (and headers).");
+                 "`gzip` adds .gz and Content-Type application/gzip, `zstd` adds .zst and application/zstd (no "
+                 "Content-Encoding, so downloads stay compressed files).");
+        v.field("metadata", f.metadata,
+                "JSON types: the envelope's stream, topic, partition_id, offset, id, timestamps. `false` keeps only "
+                "payload (and headers).");
         v.field("headers", f.headers, "JSON types: the `headers` object of user headers.");
         v.choice("payload", f.payload, table(payload_mode_choices),
-                 "JSON types: `auto` embeds valid JSON (minified), else valid UTF-8 as a string, else base64; `json` requires JSON (anything else is a bad message); `string` (invalid UTF-8 replaced by U+FFFD) and `base64` force one form.");
+                 "JSON types: `auto` embeds valid JSON (minified), else valid UTF-8 as a string, else base64; `json` "
+                 "requires JSON (anything else is a bad message); `string` (invalid UTF-8 replaced by U+FFFD) and "
+                 "`base64` force one form.");
         v.field("compression_level", f.compression_level,
-                "0: the codec's default (gzip 6, zstd 3). gzip 1 (fastest) to 9 (smallest): libdeflate's levels, which keep zlib's meaning of each number (about zlib's size at the same level, in less CPU; parquet gzip pages and avro deflate use zlib itself); zstd 1 to 19. See \"Formatting throughput\".");
-        v.field("separator", f.separator, "`raw` only: written between payloads (YAML escapes: \"\\n\"); may be empty.");
+                "0: the codec's default (gzip 6, zstd 3). gzip 1 (fastest) to 9 (smallest): libdeflate's levels, which "
+                "keep zlib's meaning of each number (about zlib's size at the same level, in less CPU; parquet gzip "
+                "pages and avro deflate use zlib itself); zstd 1 to 19. See \"Formatting throughput\".");
+        v.field("separator", f.separator,
+                "`raw` only: written between payloads (YAML escapes: \"\\n\"); may be empty.");
         v.list("schema", f.schema,
-               "Typed formats (csv, parquet, avro): the columns, in order. Absent: the envelope (stream, topic, partition_id, offset, id, timestamp, origin_timestamp, headers, payload). See \"Typed formats\".",
+               "Typed formats (csv, parquet, avro): the columns, in order. Absent: the envelope (stream, topic, "
+               "partition_id, offset, id, timestamp, origin_timestamp, headers, payload). See \"Typed formats\".",
                [&](auto& col) {
                    v.field("name", col.name, "Column name.");
-                   v.field("type", col.type, "string, int32, int64, float, double, boolean, timestamp_ms, timestamp_us, date, binary, json.");
-                   v.field("from", col.from, "payload:PATH (dotted), payload:. (whole payload), header:NAME, or stream, topic, partition, offset, id, timestamp, origin_timestamp, payload.");
-                   v.field("nullable", col.nullable, "A missing value is null; `false`: the message is a bad message (delivery.on_bad_message).");
+                   v.field(
+                       "type", col.type,
+                       "string, int32, int64, float, double, boolean, timestamp_ms, timestamp_us, date, binary, json.");
+                   v.field("from", col.from,
+                           "payload:PATH (dotted), payload:. (whole payload), header:NAME, or stream, topic, "
+                           "partition, offset, id, timestamp, origin_timestamp, payload.");
+                   v.field("nullable", col.nullable,
+                           "A missing value is null; `false`: the message is a bad message (delivery.on_bad_message).");
                });
         v.section("parquet", "format.type parquet.", [&] {
             v.choice("compression", f.parquet.compression, table(parquet_compression_choices),
                      "Page compression inside the file (format.compression must stay none).");
             v.size("row_group_size", f.parquet.row_group_size,
-                   "Uncompressed bytes buffered per row group; a full row group is appended to the object (and goes up as parts). Memory per open object is about one row group.");
+                   "Uncompressed bytes buffered per row group; a full row group is appended to the object (and goes up "
+                   "as parts). Memory per open object is about one row group.");
         });
         v.section("csv", "format.type csv.", [&] {
             v.field("delimiter", f.csv.delimiter, "Field delimiter, one character (\"\\t\" for tabs).");
             v.field("null", f.csv.null, "How a null is written; an empty string is then written as \"\".");
         });
         v.section("avro", "format.type avro.", [&] {
-            v.choice("codec", f.avro.codec, table(avro_codec_choices), "Block compression inside the file (format.compression must stay none).");
+            v.choice("codec", f.avro.codec, table(avro_codec_choices),
+                     "Block compression inside the file (format.compression must stay none).");
         });
     });
-    v.section("rotation", "When an object is closed and uploaded: whichever trigger fires first; 0 disables a time trigger.", [&] {
-        auto& r = c.rotation;
-        v.field("max_records", r.max_records, "Messages per object.");
-        v.size("max_bytes", r.max_bytes, "Bytes per object as uploaded (after compression).");
-        v.field("max_span", r.max_span, "Span of message timestamps from the object's first message (record time, not wall clock).");
-        v.field("schedule", r.schedule, "Close at wall-clock boundaries of this period, aligned in `timezone` (must divide 1d: 15m, 1h, 6h, 1d).");
-        v.field("timezone", r.timezone, "IANA time zone for `schedule`.");
-        v.field("idle", r.idle, "Close when a partition has had no new message for this long, so quiet partitions get uploaded and committed.");
-        v.field("max_open_objects", r.max_open_objects, "Open objects per partition (one per encoded partition: keys that differ in more than {start_offset}); above it the object with the oldest first message is closed first. Memory: about one part per open object.");
-    });
+    v.section("rotation",
+              "When an object is closed and uploaded: whichever trigger fires first; 0 disables a time trigger.", [&] {
+                  auto& r = c.rotation;
+                  v.field("max_records", r.max_records, "Messages per object.");
+                  v.size("max_bytes", r.max_bytes, "Bytes per object as uploaded (after compression).");
+                  v.field("max_span", r.max_span,
+                          "Span of message timestamps from the object's first message (record time, not wall clock).");
+                  v.field("schedule", r.schedule,
+                          "Close at wall-clock boundaries of this period, aligned in `timezone` (must divide 1d: 15m, "
+                          "1h, 6h, 1d).");
+                  v.field("timezone", r.timezone, "IANA time zone for `schedule`.");
+                  v.field("idle", r.idle,
+                          "Close when a partition has had no new message for this long, so quiet partitions get "
+                          "uploaded and committed.");
+                  v.field("max_open_objects", r.max_open_objects,
+                          "Open objects per partition (one per encoded partition: keys that differ in more than "
+                          "{start_offset}); above it the object with the oldest first message is closed first. Memory: "
+                          "about one part per open object.");
+              });
     v.section("memory", "The memory and spool budget of the whole daemon (see \"Memory\").", [&] {
-        v.size("max_buffered", c.memory.max_buffered, "Bytes held in memory for open objects and poll batches, all partitions together. Near it the partitions holding the most are not polled; at it the largest open objects are closed and uploaded early.");
-        v.size("max_spool", c.memory.max_spool, "Bytes in spool files (object bytes beyond one part, on disk in the temp dir); an object whose next part would pass it is closed instead. 0: never spool (objects close at s3.part_size).");
+        v.size(
+            "max_buffered", c.memory.max_buffered,
+            "Bytes held in memory for open objects and poll batches, all partitions together. Near it the partitions "
+            "holding the most are not polled; at it the largest open objects are closed and uploaded early.");
+        v.size("max_spool", c.memory.max_spool,
+               "Bytes in spool files (object bytes beyond one part, on disk in the temp dir); an object whose next "
+               "part would pass it is closed instead. 0: never spool (objects close at s3.part_size).");
     });
     v.section("naming", "Object keys.", [&] {
         v.field("key", c.naming.key,
-                "Key template: {prefix} {stream} {topic} {partition} {start_offset} {ext}, numbers zero-padded as {start_offset:020}; record placeholders {yyyy} {MM} {dd} {HH} {mm} {date} {hour} {header:NAME} {field:PATH}. Must contain {partition} and {start_offset}; see \"Object keys\".");
-        v.field("missing_value", c.naming.missing_value, "What {header:NAME} / {field:PATH} (and the time fields) render when the message has no such value (the Hive convention).");
-        v.field("time_source", c.naming.time_source, "Record time of the time placeholders: `timestamp` (Iggy's append time), `origin_timestamp` (the producer's), `field:PATH` or `header:NAME` (epoch milliseconds as a number, or an RFC 3339 string). A message whose time cannot be read follows delivery.on_bad_message.");
-        v.field("timezone", c.naming.timezone, "IANA time zone of the time placeholders (its real offsets: a fall-back day has one local hour twice).");
+                "Key template: {prefix} {stream} {topic} {partition} {start_offset} {ext}, numbers zero-padded as "
+                "{start_offset:020}; record placeholders {yyyy} {MM} {dd} {HH} {mm} {date} {hour} {header:NAME} "
+                "{field:PATH}. Must contain {partition} and {start_offset}; see \"Object keys\".");
+        v.field("missing_value", c.naming.missing_value,
+                "What {header:NAME} / {field:PATH} (and the time fields) render when the message has no such value "
+                "(the Hive convention).");
+        v.field("time_source", c.naming.time_source,
+                "Record time of the time placeholders: `timestamp` (Iggy's append time), `origin_timestamp` (the "
+                "producer's), `field:PATH` or `header:NAME` (epoch milliseconds as a number, or an RFC 3339 string). A "
+                "message whose time cannot be read follows delivery.on_bad_message.");
+        v.field(
+            "timezone", c.naming.timezone,
+            "IANA time zone of the time placeholders (its real offsets: a fall-back day has one local hour twice).");
     });
     v.section("delivery", "Messages that cannot be written.", [&] {
         v.choice("on_bad_message", c.delivery.on_bad_message, table(bad_message_choices),
-                 "`fail`: stop that partition and log why; `skip`: count, log and go on; `dead_letter`: send the message to `dead_letter` and go on.");
+                 "`fail`: stop that partition and log why; `skip`: count, log and go on; `dead_letter`: send the "
+                 "message to `dead_letter` and go on.");
         v.section("dead_letter", "Iggy topic for bad messages (on_bad_message: dead_letter).", [&] {
             v.field("stream", c.delivery.dead_letter.stream, "Stream of the dead-letter topic.");
             v.field("topic", c.delivery.dead_letter.topic, "Dead-letter topic; must not be one of the sources.");
         });
     });
     v.section("shutdown", "Stopping.", [&] {
-        v.field("grace", c.shutdown.grace, "After SIGTERM: time to finish, upload and commit what is buffered before exiting.");
+        v.field("grace", c.shutdown.grace,
+                "After SIGTERM: time to finish, upload and commit what is buffered before exiting.");
     });
     v.section("log", "Logging (stderr).", [&] {
         v.choice("level", c.log.level, table(log_level_choices), "Minimum level.");
@@ -258,7 +357,8 @@ void visit_schema(V& v, C& c) {
     });
     v.section("admin", "The admin HTTP server on the event loop: /metrics, /healthz, /readyz.", [&] {
         v.field("listen", c.admin.listen,
-                "IP:PORT to serve on (`0.0.0.0:9464` for all interfaces, `[::]:9464` for IPv6); empty turns the server off. See \"Running it as a service\".");
+                "IP:PORT to serve on (`0.0.0.0:9464` for all interfaces, `[::]:9464` for IPv6); empty turns the server "
+                "off. See \"Running it as a service\".");
     });
 }
 

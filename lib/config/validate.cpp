@@ -5,10 +5,9 @@
 #include "format/key_template.hpp"
 #include "format/schema.hpp"
 
+#include <arpa/inet.h>
 #include <date/tz.h>
 #include <fmt/format.h>
-
-#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <algorithm>
@@ -29,7 +28,8 @@ void check_name(collector& add, const std::string& path, const std::string& name
         add(path, "{} name is required", what);
         return;
     }
-    if (name.size() > max_name_bytes) add(path, "{} name is {} bytes; Iggy allows at most {}", what, name.size(), max_name_bytes);
+    if (name.size() > max_name_bytes)
+        add(path, "{} name is {} bytes; Iggy allows at most {}", what, name.size(), max_name_bytes);
     if (!valid_utf8(name)) add(path, "{} name is not valid UTF-8", what);
 }
 
@@ -77,13 +77,12 @@ void check_address(collector& add, const std::string& a) {
     if (!ok || p == 0 || p > 65535) add(path, "'{}': the port must be 1..65535", a);
 }
 
-
 void check_iggy(collector& add, const iggy_section& i) {
     check_address(add, i.address);
-    if (!i.password.empty() && !i.token.empty())
-        add("iggy.token", "set either iggy.password or iggy.token, not both");
+    if (!i.password.empty() && !i.token.empty()) add("iggy.token", "set either iggy.password or iggy.token, not both");
     if (i.password.empty() && i.token.empty())
-        add("iggy.password", "Iggy needs a login: set iggy.password (or env IGGY_PASSWORD) with iggy.username, or iggy.token");
+        add("iggy.password",
+            "Iggy needs a login: set iggy.password (or env IGGY_PASSWORD) with iggy.username, or iggy.token");
     if (!i.password.empty() && i.username.empty()) add("iggy.username", "is required with iggy.password");
     if (!i.tls.enabled && !i.tls.ca_file.empty())
         add("iggy.tls.ca_file", "is set but iggy.tls.enabled is false (set enabled: true to use TLS)");
@@ -93,10 +92,12 @@ void check_iggy(collector& add, const iggy_section& i) {
     else check_name(add, "iggy.consumer", i.consumer, "consumer");
     if (i.poll.messages == 0) add("iggy.poll.messages", "must be > 0");
     if (i.poll.messages > 1'000'000) add("iggy.poll.messages", "must be <= 1000000 (one reply is held in memory)");
-    if (i.poll.interval <= 0ms) add("iggy.poll.interval", "must be > 0 (0 would poll an empty partition in a busy loop)");
+    if (i.poll.interval <= 0ms)
+        add("iggy.poll.interval", "must be > 0 (0 would poll an empty partition in a busy loop)");
     if (i.poll.interval > 60s) add("iggy.poll.interval", "must be <= 1m");
     if (i.max_response_bytes < 64 * kib) add("iggy.max_response_bytes", "must be >= 64KiB");
-    if (i.max_response_bytes > 4 * gib - 1) add("iggy.max_response_bytes", "must be < 4GiB (a frame length is 32 bits)");
+    if (i.max_response_bytes > 4 * gib - 1)
+        add("iggy.max_response_bytes", "must be < 4GiB (a frame length is 32 bits)");
 }
 
 void check_sources(collector& add, const sink_config& c) {
@@ -130,7 +131,6 @@ void check_sources(collector& add, const sink_config& c) {
     }
 }
 
-
 void check_format(collector& add, const format_section& f) {
     if (f.type != format_type::raw && f.separator != "\n")
         add("format.separator", "applies only to format.type raw (JSON records are separated by the format itself)");
@@ -144,13 +144,14 @@ void check_format(collector& add, const format_section& f) {
         add("format.payload", "applies only to the JSON types; raw writes payload bytes as they are");
     const bool typed = f.type == format_type::csv || f.type == format_type::parquet || f.type == format_type::avro;
     if (f.type == format_type::parquet && f.compression != compression::none)
-        add("format.compression", "is refused for format.type parquet, which compresses inside the file: set "
-                                  "format.parquet.compression (snappy, zstd, gzip, none) and leave format.compression none");
+        add("format.compression",
+            "is refused for format.type parquet, which compresses inside the file: set "
+            "format.parquet.compression (snappy, zstd, gzip, none) and leave format.compression none");
     if (f.type == format_type::avro && f.compression != compression::none)
-        add("format.compression", "is refused for format.type avro, which compresses inside the file: set "
-                                  "format.avro.codec (null, deflate, snappy) and leave format.compression none");
-    if (!typed && !f.schema.empty())
-        add("format.schema", "applies only to format.type csv, parquet and avro");
+        add("format.compression",
+            "is refused for format.type avro, which compresses inside the file: set "
+            "format.avro.codec (null, deflate, snappy) and leave format.compression none");
+    if (!typed && !f.schema.empty()) add("format.schema", "applies only to format.type csv, parquet and avro");
     std::vector<format::column> cols;
     for (std::size_t i = 0; i < f.schema.size(); ++i) {
         const auto& c = f.schema[i];
@@ -167,8 +168,8 @@ void check_format(collector& add, const format_section& f) {
     if (f.type == format_type::avro)
         for (std::size_t i = 0; i < f.schema.size(); ++i) {
             const std::string& n = f.schema[i].name;
-            const bool ok = !n.empty() && (std::isalpha(static_cast<unsigned char>(n[0])) != 0 || n[0] == '_')
-                         && std::all_of(n.begin(), n.end(), [](char ch) {
+            const bool ok = !n.empty() && (std::isalpha(static_cast<unsigned char>(n[0])) != 0 || n[0] == '_') &&
+                            std::all_of(n.begin(), n.end(), [](char ch) {
                                 return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_';
                             });
             if (!ok)
@@ -177,7 +178,8 @@ void check_format(collector& add, const format_section& f) {
         }
     if (f.csv.delimiter.size() != 1 || f.csv.delimiter == "\"" || f.csv.delimiter == "\r" || f.csv.delimiter == "\n")
         add("format.csv.delimiter", "must be one character other than a quote, CR or LF, not {:?}", f.csv.delimiter);
-    if (f.csv.null.find_first_of("\"\r\n") != std::string::npos || f.csv.null.find(f.csv.delimiter) != std::string::npos)
+    if (f.csv.null.find_first_of("\"\r\n") != std::string::npos ||
+        f.csv.null.find(f.csv.delimiter) != std::string::npos)
         add("format.csv.null", "must not contain a quote, CR, LF or the delimiter");
     if (f.parquet.row_group_size < 64 * kib || f.parquet.row_group_size > gib)
         add("format.parquet.row_group_size", "must be 64KiB to 1GiB, not {}", format_size(f.parquet.row_group_size));
@@ -190,15 +192,15 @@ void check_rotation(collector& add, const sink_config& c) {
     if (r.max_bytes > max_object) add("rotation.max_bytes", "must be <= 5TiB (S3's largest object)");
     else if (c.s3.part_size >= 5 * mib && r.max_bytes > c.s3.part_size * max_parts)
         add("rotation.max_bytes",
-            "({}) is more than {} parts of s3.part_size ({}): S3 allows at most {} parts per object", format_size(r.max_bytes),
-            max_parts, format_size(c.s3.part_size), max_parts);
+            "({}) is more than {} parts of s3.part_size ({}): S3 allows at most {} parts per object",
+            format_size(r.max_bytes), max_parts, format_size(c.s3.part_size), max_parts);
     if (r.max_span < 0ms) add("rotation.max_span", "must be >= 0");
     if (r.idle < 0ms) add("rotation.idle", "must be >= 0");
     if (r.schedule < 0ms) add("rotation.schedule", "must be >= 0");
     if (r.schedule > 0ms) {
         constexpr milliseconds day{86'400'000};
-        if (r.schedule < 1s || r.schedule % 1000 != 0ms || (r.schedule < day && day % r.schedule != 0ms)
-            || (r.schedule > day && r.schedule % day != 0ms))
+        if (r.schedule < 1s || r.schedule % 1000 != 0ms || (r.schedule < day && day % r.schedule != 0ms) ||
+            (r.schedule > day && r.schedule % day != 0ms))
             add("rotation.schedule",
                 "({}) must divide a day evenly (1m, 5m, 15m, 1h, 6h, 1d) or be whole days, so boundaries align",
                 format_duration(r.schedule));
@@ -220,7 +222,8 @@ void check_rotation(collector& add, const sink_config& c) {
 
 void check_memory(collector& add, const sink_config& c) {
     if (c.memory.max_buffered < mib)
-        add("memory.max_buffered", "must be >= 1MiB (a poll batch and one object's buffer), not {}", format_size(c.memory.max_buffered));
+        add("memory.max_buffered", "must be >= 1MiB (a poll batch and one object's buffer), not {}",
+            format_size(c.memory.max_buffered));
 }
 
 void check_record_naming(collector& add, const sink_config& c) {
@@ -251,7 +254,8 @@ void check_naming(collector& add, const sink_config& c) {
     if (!problems.empty()) return;
     const auto t = format::key_template::parse(c.naming.key).value();
     if (!c.s3.prefix.empty() && !t.uses(format::placeholder::prefix))
-        add("naming.key", "has no {{prefix}} but s3.prefix is '{}' (add {{prefix}} or set s3.prefix: \"\")", c.s3.prefix);
+        add("naming.key", "has no {{prefix}} but s3.prefix is '{}' (add {{prefix}} or set s3.prefix: \"\")",
+            c.s3.prefix);
     // Two sources whose keys render alike would overwrite nothing (If-None-Match) but be taken
     // as already written: their messages would be skipped, i.e. lost.
     const bool by_stream = t.uses(format::placeholder::stream);
@@ -266,7 +270,9 @@ void check_naming(collector& add, const sink_config& c) {
             add("naming.key",
                 "lacks {} but sources include several {}: their objects would get the same keys, and the later ones "
                 "would be taken as already written (lost)",
-                by_stream ? "{topic}" : by_topic ? "{stream}" : "{stream} and {topic}",
+                by_stream  ? "{topic}"
+                : by_topic ? "{stream}"
+                           : "{stream} and {topic}",
                 by_stream ? "topics of one stream" : "streams/topics");
             break;
         }
@@ -294,8 +300,8 @@ void check_naming(collector& add, const sink_config& c) {
     kv.record = &rv;
     const auto key = t.render(kv);
     if (key.size() > max_key_bytes)
-        add("naming.key", "renders keys of up to {} bytes; S3 allows {} (shorten s3.prefix or the template)", key.size(),
-            max_key_bytes);
+        add("naming.key", "renders keys of up to {} bytes; S3 allows {} (shorten s3.prefix or the template)",
+            key.size(), max_key_bytes);
 }
 
 /// admin.listen: empty (off) or IP:PORT with an IP literal ([v6]:port), port 0..65535 (0: the
@@ -304,7 +310,8 @@ void check_admin(collector& add, const admin_section& a) {
     const std::string& v = a.listen;
     if (v.empty()) return;
     const std::string path = "admin.listen";
-    const char* shape = "write IP:PORT such as 127.0.0.1:9464, 0.0.0.0:9464 or [::]:9464, or \"\" to turn the admin server off";
+    const char* shape =
+        "write IP:PORT such as 127.0.0.1:9464, 0.0.0.0:9464 or [::]:9464, or \"\" to turn the admin server off";
     std::string host;
     std::string_view port;
     int family = AF_INET;
@@ -387,31 +394,33 @@ std::vector<problem> naming_warnings(const sink_config& c) {
         if (d > 0ms && (fill == 0ms || d < fill)) fill = d;
     if ((fill == 0ms && unit == format::time_unit::minute) || (fill > 0ms && bucket < fill)) {
         out.push_back(problem{
-          "naming.key",
-          fmt::format("its finest time field is the {} (one object per {} of record time and encoded partition at "
-                      "least), finer than the rotation would fill ({}max_records {}): expect many small objects; "
-                      "use a coarser field ({{HH}} or {{date}}) or rotate sooner",
-                      unit_name(unit), unit_name(unit),
-                      fill == 0ms ? std::string{} : fmt::format("max_span/schedule {} s, ", fill.count() / 1000),
-                      c.rotation.max_records),
-          0});
+            "naming.key",
+            fmt::format("its finest time field is the {} (one object per {} of record time and encoded partition at "
+                        "least), finer than the rotation would fill ({}max_records {}): expect many small objects; "
+                        "use a coarser field ({{HH}} or {{date}}) or rotate sooner",
+                        unit_name(unit), unit_name(unit),
+                        fill == 0ms ? std::string{} : fmt::format("max_span/schedule {} s, ", fill.count() / 1000),
+                        c.rotation.max_records),
+            0});
     }
     if (c.memory.max_buffered < c.s3.part_size)
-        out.push_back(problem{"memory.max_buffered",
-                              fmt::format("is less than s3.part_size ({} < {}): objects are closed before they fill one part, "
-                                          "so none is uploaded in parts; raise it or lower s3.part_size",
-                                          format_size(c.memory.max_buffered), format_size(c.s3.part_size)),
-                              0});
+        out.push_back(
+            problem{"memory.max_buffered",
+                    fmt::format("is less than s3.part_size ({} < {}): objects are closed before they fill one part, "
+                                "so none is uploaded in parts; raise it or lower s3.part_size",
+                                format_size(c.memory.max_buffered), format_size(c.s3.part_size)),
+                    0});
     return out;
 }
 
 void memory_warnings(std::vector<problem>& out, const sink_config& c) {
     if (c.memory.max_buffered >= mib && c.memory.max_buffered < c.s3.part_size)
-        out.push_back(problem{"memory.max_buffered",
-                              fmt::format("is less than s3.part_size ({} < {}): objects are closed before they fill one "
-                                          "part, so none is uploaded in parts; raise it or lower s3.part_size",
-                                          format_size(c.memory.max_buffered), format_size(c.s3.part_size)),
-                              0});
+        out.push_back(
+            problem{"memory.max_buffered",
+                    fmt::format("is less than s3.part_size ({} < {}): objects are closed before they fill one "
+                                "part, so none is uploaded in parts; raise it or lower s3.part_size",
+                                format_size(c.memory.max_buffered), format_size(c.s3.part_size)),
+                    0});
 }
 
 }  // namespace

@@ -16,12 +16,12 @@
 
 namespace iss::config::detail {
 
-constexpr std::size_t max_name_bytes = 255;             // Iggy names: 1..255 bytes
-constexpr milliseconds group_handover{30'000};          // Iggy 0.8 forces a hand-over after 30 s
-constexpr milliseconds group_deadline_max{25'000};      // leaves 5 s to finish and commit
-constexpr std::uint64_t max_parts = 10'000;             // S3 multipart limit
-constexpr std::uint64_t max_object = 5ULL * 1024 * gib; // S3 object limit (5 TiB)
-constexpr std::size_t max_key_bytes = 1024;             // S3 key limit
+constexpr std::size_t max_name_bytes = 255;              // Iggy names: 1..255 bytes
+constexpr milliseconds group_handover{30'000};           // Iggy 0.8 forces a hand-over after 30 s
+constexpr milliseconds group_deadline_max{25'000};       // leaves 5 s to finish and commit
+constexpr std::uint64_t max_parts = 10'000;              // S3 multipart limit
+constexpr std::uint64_t max_object = 5ULL * 1024 * gib;  // S3 object limit (5 TiB)
+constexpr std::size_t max_key_bytes = 1024;              // S3 key limit
 
 /// Collects problems: `add("s3.part_size", "must be >= {}", x)`.
 struct collector {

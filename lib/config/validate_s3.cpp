@@ -16,8 +16,10 @@ using namespace std::chrono_literals;
 void check_endpoint_authority(collector& add, const std::string& endpoint, std::string_view a) {
     const std::string path = "s3.endpoint";
     if (a.find('@') != std::string_view::npos) {
-        add(path, "'{}': user info (user@host) is not allowed; credentials go in s3.access_key_id and "
-                  "s3.secret_access_key", endpoint);
+        add(path,
+            "'{}': user info (user@host) is not allowed; credentials go in s3.access_key_id and "
+            "s3.secret_access_key",
+            endpoint);
         return;
     }
     std::string_view host;
@@ -64,7 +66,8 @@ void check_endpoint_authority(collector& add, const std::string& endpoint, std::
 
 bool is_ip_literal(std::string_view host) {
     if (!host.empty() && host.front() == '[') return true;
-    return !host.empty() && std::all_of(host.begin(), host.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+    return !host.empty() &&
+           std::all_of(host.begin(), host.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
 }
 bool is_base64_key256(std::string_view k) {
     if (k.size() != 44 || k[43] != '=' || k[42] == '=') return false;
@@ -95,7 +98,9 @@ void check_aws_access(collector& add, const s3_section& s) {
     if (!r.session_name.empty()) {
         bool ok = r.session_name.size() >= 2 && r.session_name.size() <= 64;
         for (char c : r.session_name)
-            if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view{"_+=,.@-"}.find(c) != std::string_view::npos)) ok = false;
+            if (!(std::isalnum(static_cast<unsigned char>(c)) ||
+                  std::string_view{"_+=,.@-"}.find(c) != std::string_view::npos))
+                ok = false;
         if (!ok) add("s3.assume_role.session_name", "must be 2 to 64 of letters, digits and _+=,.@-");
     }
     if (!s.sts_endpoint.empty() && !s.sts_endpoint.starts_with("https://") && !s.sts_endpoint.starts_with("http://"))
@@ -110,21 +115,25 @@ void check_aws_access(collector& add, const s3_section& s) {
     if (!e.kms_context.empty() && (e.kms_context.front() != '{' || e.kms_context.back() != '}'))
         add("s3.sse.kms_context", "must be a JSON object ({{\"key\": \"value\"}})");
     if (e.type == sse_type::customer) {
-        if (e.customer_key.empty()) add("s3.sse.customer_key", "is required with type customer (a 256-bit key, base64)");
+        if (e.customer_key.empty())
+            add("s3.sse.customer_key", "is required with type customer (a 256-bit key, base64)");
         else if (!is_base64_key256(e.customer_key.reveal()))
             add("s3.sse.customer_key", "must be 32 bytes, base64-encoded (44 characters ending in '=')");
     } else if (!e.customer_key.empty()) {
         add("s3.sse.customer_key", "applies only to type customer");
     }
-    static constexpr std::array<std::string_view, 8> acls{"private", "public-read", "public-read-write", "authenticated-read",
-                                                          "aws-exec-read", "bucket-owner-read", "bucket-owner-full-control",
-                                                          "log-delivery-write"};
+    static constexpr std::array<std::string_view, 8> acls{
+        "private",       "public-read",       "public-read-write",         "authenticated-read",
+        "aws-exec-read", "bucket-owner-read", "bucket-owner-full-control", "log-delivery-write"};
     if (!s.acl.empty() && std::find(acls.begin(), acls.end(), s.acl) == acls.end())
-        add("s3.acl", "'{}' is not a canned ACL (private, public-read, public-read-write, authenticated-read, aws-exec-read, "
-                      "bucket-owner-read, bucket-owner-full-control, log-delivery-write)", s.acl);
+        add("s3.acl",
+            "'{}' is not a canned ACL (private, public-read, public-read-write, authenticated-read, aws-exec-read, "
+            "bucket-owner-read, bucket-owner-full-control, log-delivery-write)",
+            s.acl);
     for (char c : s.storage_class) {
         if (!(std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
-            add("s3.storage_class", "'{}' must be an S3 storage class in upper case (STANDARD, STANDARD_IA, GLACIER_IR, ...)",
+            add("s3.storage_class",
+                "'{}' must be an S3 storage class in upper case (STANDARD, STANDARD_IA, GLACIER_IR, ...)",
                 s.storage_class);
             break;
         }
@@ -141,7 +150,8 @@ void check_aws_access(collector& add, const s3_section& s) {
             if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.')) ok = false;
         if (!ok) add("s3.metadata", "name '{}': use lower-case letters, digits, '-', '_', '.'", k);
         else if (k.starts_with("iggy-")) add("s3.metadata." + k, "names starting with iggy- are the sink's own");
-        if (!printable_ascii(v)) add("s3.metadata." + k, "the value must be printable ASCII (no control or non-ASCII characters)");
+        if (!printable_ascii(v))
+            add("s3.metadata." + k, "the value must be printable ASCII (no control or non-ASCII characters)");
     }
 }
 }  // namespace
@@ -183,8 +193,8 @@ void check_s3(collector& add, const sink_config& c) {
             return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '-';
         });
         const auto alnum = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); };
-        if (bucket.size() < 3 || bucket.size() > 63 || !chars_ok || !alnum(bucket.front()) || !alnum(bucket.back())
-            || bucket.find("..") != std::string::npos)
+        if (bucket.size() < 3 || bucket.size() > 63 || !chars_ok || !alnum(bucket.front()) || !alnum(bucket.back()) ||
+            bucket.find("..") != std::string::npos)
             add("s3.bucket",
                 "'{}' is not a valid AWS bucket name (3-63 characters: lower-case letters, digits, '.', '-'; starting "
                 "and ending with a letter or digit)",
@@ -195,7 +205,8 @@ void check_s3(collector& add, const sink_config& c) {
     if (s.region.get().empty()) add("s3.region", "is required (us-east-1 for most S3-compatible stores)");
     else if (s.endpoint.empty() && s.region.get() == "auto")
         add("s3.region", "'auto' needs s3.endpoint (it is the region of stores such as Cloudflare R2, not of AWS)");
-    else if (s.region.get().find_first_of(" /\t") != std::string::npos) add("s3.region", "'{}' is not a region name", s.region.get());
+    else if (s.region.get().find_first_of(" /\t") != std::string::npos)
+        add("s3.region", "'{}' is not a region name", s.region.get());
     if (s.path_style == path_style::virtual_hosted && is_ip_literal(endpoint_host))
         add("s3.path_style", "false (virtual-hosted) cannot work with an IP-address endpoint; use true or auto");
     else if (s.path_style == path_style::virtual_hosted && endpoint_https && bucket.find('.') != std::string::npos)
@@ -212,8 +223,10 @@ void check_s3(collector& add, const sink_config& c) {
         if (pinned_static) {
             add("s3.access_key_id", "is required with s3.credentials.source static (set it, or env AWS_ACCESS_KEY_ID)");
             if (s.secret_access_key.empty())
-                add("s3.secret_access_key", "is required with s3.credentials.source static (set it, or env AWS_SECRET_ACCESS_KEY)");
-        } else if (!s.secret_access_key.empty()) add("s3.access_key_id", "is required with s3.secret_access_key (set it, or env AWS_ACCESS_KEY_ID)");
+                add("s3.secret_access_key",
+                    "is required with s3.credentials.source static (set it, or env AWS_SECRET_ACCESS_KEY)");
+        } else if (!s.secret_access_key.empty())
+            add("s3.access_key_id", "is required with s3.secret_access_key (set it, or env AWS_ACCESS_KEY_ID)");
     } else if (s.secret_access_key.empty()) {
         add("s3.secret_access_key", "is required with s3.access_key_id (set it, or env AWS_SECRET_ACCESS_KEY)");
     }
@@ -227,8 +240,10 @@ void check_s3(collector& add, const sink_config& c) {
         if (s.payload_signing == payload_signing::unsigned_payload)
             add("s3.payload_signing", "unsigned needs https: over http:// the body must be signed");
     }
-    if (s.part_size < 5 * mib) add("s3.part_size", "must be >= 5MiB (S3's smallest multipart part), not {}", format_size(s.part_size));
-    if (s.part_size > 5 * gib) add("s3.part_size", "must be <= 5GiB (S3's largest part), not {}", format_size(s.part_size));
+    if (s.part_size < 5 * mib)
+        add("s3.part_size", "must be >= 5MiB (S3's smallest multipart part), not {}", format_size(s.part_size));
+    if (s.part_size > 5 * gib)
+        add("s3.part_size", "must be <= 5GiB (S3's largest part), not {}", format_size(s.part_size));
     if (s.timeouts.connect <= 0ms) add("s3.timeouts.connect", "must be > 0");
     if (s.timeouts.request <= 0ms) add("s3.timeouts.request", "must be > 0");
     const auto& r = s.retry;

@@ -56,8 +56,7 @@ result<std::uint64_t> parse_size(std::string_view text) {
         if (s[i] == '_') continue;
         any_digit = true;
         whole = whole * 10 + static_cast<unsigned>(s[i] - '0');
-        if (whole > std::numeric_limits<std::uint64_t>::max())
-            return bad(fmt::format("'{}' is too large", text));
+        if (whole > std::numeric_limits<std::uint64_t>::max()) return bad(fmt::format("'{}' is too large", text));
     }
     u128 frac = 0;
     u128 frac_den = 1;
@@ -71,26 +70,31 @@ result<std::uint64_t> parse_size(std::string_view text) {
             }
         }
     }
-    if (!any_digit)
-        return bad(fmt::format("'{}' is not a size (write e.g. 8MiB, 8MB or a number of bytes)", text));
+    if (!any_digit) return bad(fmt::format("'{}' is not a size (write e.g. 8MiB, 8MB or a number of bytes)", text));
     const std::string unit = lower(trim(s.substr(i)));
     static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 11> units{{
-        {"", 1}, {"b", 1},
-        {"kb", 1000ULL}, {"mb", 1000ULL * 1000}, {"gb", 1000ULL * 1000 * 1000}, {"tb", 1000ULL * 1000 * 1000 * 1000},
-        {"kib", kib}, {"mib", mib}, {"gib", gib}, {"tib", 1024 * gib},
+        {"", 1},
+        {"b", 1},
+        {"kb", 1000ULL},
+        {"mb", 1000ULL * 1000},
+        {"gb", 1000ULL * 1000 * 1000},
+        {"tb", 1000ULL * 1000 * 1000 * 1000},
+        {"kib", kib},
+        {"mib", mib},
+        {"gib", gib},
+        {"tib", 1024 * gib},
         {"bytes", 1},
     }};
     for (const auto& [name, mult] : units) {
         if (name != unit) continue;
         const u128 total = whole * mult + frac * mult / frac_den;
-        if (frac * mult % frac_den != 0)
-            return bad(fmt::format("'{}' is not a whole number of bytes", text));
+        if (frac * mult % frac_den != 0) return bad(fmt::format("'{}' is not a whole number of bytes", text));
         if (total > std::numeric_limits<std::uint64_t>::max()) return bad(fmt::format("'{}' is too large", text));
         return static_cast<std::uint64_t>(total);
     }
     if (unit == "k" || unit == "m" || unit == "g" || unit == "t" || unit == "ki" || unit == "mi" || unit == "gi")
-        return bad(fmt::format("'{}': the unit is ambiguous; write {}iB (powers of 1024) or {}B (powers of 1000)",
-                               text, std::string(1, static_cast<char>(std::toupper(unit[0]))),
+        return bad(fmt::format("'{}': the unit is ambiguous; write {}iB (powers of 1024) or {}B (powers of 1000)", text,
+                               std::string(1, static_cast<char>(std::toupper(unit[0]))),
                                std::string(1, static_cast<char>(std::toupper(unit[0])))));
     return bad(fmt::format("'{}' has an unknown unit '{}' (units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)", text,
                            trim(s.substr(i))));
@@ -106,8 +110,15 @@ result<milliseconds> parse_duration(std::string_view text) {
         return bad(fmt::format("'{}' needs a unit: {}s, {}ms, {}m ... (units: ms, s, m, h, d)", text, s, s, s));
     }
     static constexpr std::array<std::pair<std::string_view, std::int64_t>, 9> units{{
-        {"ms", 1}, {"s", 1000}, {"sec", 1000}, {"m", 60'000}, {"min", 60'000},
-        {"h", 3'600'000}, {"hr", 3'600'000}, {"d", 86'400'000}, {"us", 0},
+        {"ms", 1},
+        {"s", 1000},
+        {"sec", 1000},
+        {"m", 60'000},
+        {"min", 60'000},
+        {"h", 3'600'000},
+        {"hr", 3'600'000},
+        {"d", 86'400'000},
+        {"us", 0},
     }};
     u128 total_us = 0;
     std::size_t i = 0;
@@ -141,8 +152,7 @@ result<milliseconds> parse_duration(std::string_view text) {
         const std::size_t u0 = i;
         while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
         const std::string_view unit = s.substr(u0, i - u0);
-        if (unit.empty())
-            return bad(fmt::format("'{}': every number needs a unit (ms, s, m, h, d)", text));
+        if (unit.empty()) return bad(fmt::format("'{}': every number needs a unit (ms, s, m, h, d)", text));
         std::int64_t mult_ms = -1;
         for (const auto& [name, m] : units)
             if (name == unit) mult_ms = m;
@@ -156,15 +166,14 @@ result<milliseconds> parse_duration(std::string_view text) {
         if (total_us > static_cast<u128>(std::numeric_limits<std::int64_t>::max()))
             return bad(fmt::format("'{}' is too large", text));
     }
-    if (total_us % 1000 != 0)
-        return bad(fmt::format("'{}': the smallest step is 1ms", text));
+    if (total_us % 1000 != 0) return bad(fmt::format("'{}': the smallest step is 1ms", text));
     return milliseconds{static_cast<std::int64_t>(total_us / 1000)};
 }
 
 std::string format_size(std::uint64_t bytes) {
     if (bytes == 0) return "0";
     static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 4> units{
-      {{"TiB", 1024 * gib}, {"GiB", gib}, {"MiB", mib}, {"KiB", kib}}};
+        {{"TiB", 1024 * gib}, {"GiB", gib}, {"MiB", mib}, {"KiB", kib}}};
     for (const auto& [name, mult] : units)
         if (bytes % mult == 0) return fmt::format("{}{}", bytes / mult, name);
     return fmt::format("{}", bytes);
@@ -180,7 +189,7 @@ std::string format_duration(milliseconds d) {
     }
     if (ms % 1000 != 0 && ms > 1000) return out + fmt::format("{}ms", ms);
     static constexpr std::array<std::pair<std::string_view, std::int64_t>, 5> units{
-      {{"d", 86'400'000}, {"h", 3'600'000}, {"m", 60'000}, {"s", 1000}, {"ms", 1}}};
+        {{"d", 86'400'000}, {"h", 3'600'000}, {"m", 60'000}, {"s", 1000}, {"ms", 1}}};
     for (const auto& [name, mult] : units) {
         if (ms >= mult) {
             out += fmt::format("{}{}", ms / mult, name);
@@ -220,9 +229,9 @@ result<std::string> interpolate(std::string_view s, const env_lookup& env) {
         if (sep != std::string_view::npos) {
             if (!v || v->empty()) v = std::string{inner.substr(sep + 2)};
         } else if (!v) {
-            return error{errc::unset_variable,
-                         fmt::format("environment variable {} is not set (write ${{{}:-}} to allow it unset)", name,
-                                     name)};
+            return error{
+                errc::unset_variable,
+                fmt::format("environment variable {} is not set (write ${{{}:-}} to allow it unset)", name, name)};
         }
         out += *v;
         i = close + 1;

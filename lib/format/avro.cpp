@@ -103,7 +103,9 @@ public:
         put_bytes(out, "avro.schema");
         put_bytes(out, schema_json_);
         put_bytes(out, "avro.codec");
-        put_bytes(out, o_.codec == avro_codec::deflate ? "deflate" : o_.codec == avro_codec::snappy ? "snappy" : "null");
+        put_bytes(out, o_.codec == avro_codec::deflate  ? "deflate"
+                       : o_.codec == avro_codec::snappy ? "snappy"
+                                                        : "null");
         put_long(out, 0);
         out.append(sync_, 16);
     }
@@ -157,7 +159,9 @@ private:
                 tmp_.assign(c.s);  // avro-c wants a NUL-terminated string; the size counts the NUL
                 check(avro_value_set_string_len(&v, tmp_.c_str(), tmp_.size() + 1));
                 return;
-            case column_type::binary: check(avro_value_set_bytes(&v, const_cast<char*>(c.s.data()), c.s.size())); return;
+            case column_type::binary:
+                check(avro_value_set_bytes(&v, const_cast<char*>(c.s.data()), c.s.size()));
+                return;
             case column_type::int32:
             case column_type::date: check(avro_value_set_int(&v, static_cast<int32_t>(c.i))); return;
             case column_type::int64:
@@ -201,8 +205,9 @@ private:
                 zbuf_.resize(n + 4);
                 if (snappy_compress(block_.data(), block_.size(), zbuf_.data(), &n) != SNAPPY_OK) std::abort();
                 const auto crc = static_cast<std::uint32_t>(
-                  crc32(0, reinterpret_cast<const Bytef*>(block_.data()), static_cast<uInt>(block_.size())));
-                for (int b = 0; b < 4; ++b) zbuf_[n + static_cast<std::size_t>(b)] = static_cast<char>(crc >> (24 - 8 * b));
+                    crc32(0, reinterpret_cast<const Bytef*>(block_.data()), static_cast<uInt>(block_.size())));
+                for (int b = 0; b < 4; ++b)
+                    zbuf_[n + static_cast<std::size_t>(b)] = static_cast<char>(crc >> (24 - 8 * b));
                 zbuf_.resize(n + 4);
                 data = zbuf_;
                 break;

@@ -86,7 +86,8 @@ std::optional<std::int64_t> ms_to_us(double ms) noexcept {
 result<time_source> parse_time_source(std::string_view text) {
     if (text == "timestamp") return time_source{time_source::kind::timestamp, {}};
     if (text == "origin_timestamp") return time_source{time_source::kind::origin_timestamp, {}};
-    if (text.starts_with("field:") && text.size() > 6) return time_source{time_source::kind::field, std::string{text.substr(6)}};
+    if (text.starts_with("field:") && text.size() > 6)
+        return time_source{time_source::kind::field, std::string{text.substr(6)}};
     if (text.starts_with("header:") && text.size() > 7)
         return time_source{time_source::kind::header, std::string{text.substr(7)}};
     return error{errc::bad_key_template,
@@ -98,9 +99,9 @@ result<time_source> parse_time_source(std::string_view text) {
 std::optional<std::int64_t> parse_rfc3339_us(std::string_view s) noexcept {
     using namespace std::chrono;
     int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
-    if (s.size() < 20 || !digits(s, 0, 4, y) || s[4] != '-' || !digits(s, 5, 2, mo) || s[7] != '-'
-        || !digits(s, 8, 2, d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s, 11, 2, h) || s[13] != ':'
-        || !digits(s, 14, 2, mi) || s[16] != ':' || !digits(s, 17, 2, sec))
+    if (s.size() < 20 || !digits(s, 0, 4, y) || s[4] != '-' || !digits(s, 5, 2, mo) || s[7] != '-' ||
+        !digits(s, 8, 2, d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s, 11, 2, h) || s[13] != ':' ||
+        !digits(s, 14, 2, mi) || s[16] != ':' || !digits(s, 17, 2, sec))
         return std::nullopt;
     std::size_t i = 19;
     std::int64_t frac_us = 0;
@@ -121,7 +122,8 @@ std::optional<std::int64_t> parse_rfc3339_us(std::string_view s) noexcept {
         ++i;
     } else if (s[i] == '+' || s[i] == '-') {
         int oh = 0, om = 0;
-        if (!digits(s, i + 1, 2, oh) || i + 3 >= s.size() || s[i + 3] != ':' || !digits(s, i + 4, 2, om) || oh > 23 || om > 59)
+        if (!digits(s, i + 1, 2, oh) || i + 3 >= s.size() || s[i + 3] != ':' || !digits(s, i + 4, 2, om) || oh > 23 ||
+            om > 59)
             return std::nullopt;
         offset_min = (oh * 60 + om) * (s[i] == '-' ? -1 : 1);
         i += 6;
@@ -129,7 +131,8 @@ std::optional<std::int64_t> parse_rfc3339_us(std::string_view s) noexcept {
         return std::nullopt;
     }
     if (i != s.size()) return std::nullopt;
-    const date::year_month_day ymd{date::year{y}, date::month(static_cast<unsigned>(mo)), date::day(static_cast<unsigned>(d))};
+    const date::year_month_day ymd{date::year{y}, date::month(static_cast<unsigned>(mo)),
+                                   date::day(static_cast<unsigned>(d))};
     if (!ymd.ok() || h > 23 || mi > 59 || sec > 60) return std::nullopt;  // 60: a leap second, read as :59 + 1 s
     const auto days = date::sys_days{ymd}.time_since_epoch();
     const std::int64_t secs = duration_cast<seconds>(days).count() + h * 3600 + mi * 60 + sec - offset_min * 60;
@@ -159,8 +162,9 @@ local_time fields_of(date::local_seconds local) {
     const auto day = date::floor<date::days>(local);
     const date::year_month_day ymd{day};
     const date::hh_mm_ss<seconds> tod{local - day};
-    return local_time{static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                      static_cast<unsigned>(tod.hours().count()), static_cast<unsigned>(tod.minutes().count())};
+    return local_time{static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                      static_cast<unsigned>(ymd.day()), static_cast<unsigned>(tod.hours().count()),
+                      static_cast<unsigned>(tod.minutes().count())};
 }
 
 std::int64_t bucket_of(std::chrono::sys_seconds s, date::local_seconds local, time_unit unit) {
@@ -232,7 +236,8 @@ std::optional<std::string> record_reader::field_text(proto::bytes_view payload, 
         case simdjson::ondemand::json_type::number:
         case simdjson::ondemand::json_type::boolean: {
             std::string_view raw = v.raw_json_token();
-            while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t'))
+            while (!raw.empty() &&
+                   (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t'))
                 raw.remove_suffix(1);
             if (type == simdjson::ondemand::json_type::boolean && raw != "true" && raw != "false") return std::nullopt;
             return std::string{raw};
@@ -244,10 +249,11 @@ std::optional<std::string> record_reader::field_text(proto::bytes_view payload, 
 result<std::int64_t> record_reader::record_time_us(const record_input& in) {
     auto bad = [this](std::string_view why) {
         const std::string_view src = source_.what == time_source::kind::field ? "field" : "header";
-        return error{errc::bad_record_time,
-                     fmt::format("naming.time_source {}:{}: {} (expected epoch milliseconds as a number, or an RFC 3339 "
-                                 "string)",
-                                 src, source_.arg, why)};
+        return error{
+            errc::bad_record_time,
+            fmt::format("naming.time_source {}:{}: {} (expected epoch milliseconds as a number, or an RFC 3339 "
+                        "string)",
+                        src, source_.arg, why)};
     };
     switch (source_.what) {
         case time_source::kind::timestamp: return static_cast<std::int64_t>(in.timestamp_us);
@@ -290,7 +296,8 @@ result<std::int64_t> record_reader::record_time_us(const record_input& in) {
                     case header_kind::float64:
                         if (auto us = ms_to_us(load<double>(h.value))) return *us;
                         return bad("out of range");
-                    default: return bad(fmt::format("a {} header is not a time", proto::header_kind_name(h.value_kind)));
+                    default:
+                        return bad(fmt::format("a {} header is not a time", proto::header_kind_name(h.value_kind)));
                 }
             }
         }

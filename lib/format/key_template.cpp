@@ -39,17 +39,17 @@ constexpr bool takes_argument(placeholder p) noexcept { return p == placeholder:
 constexpr unsigned max_width = 40;
 
 bool is_unreserved(unsigned char c) noexcept {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
-        || c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
 }
 
 /// Why a tempting but unsupported placeholder is refused (empty: just unknown).
 std::string_view refusal_reason(std::string_view name) noexcept {
-    static constexpr std::array<std::string_view, 8> cut_dependent{
-      "end_offset", "last_offset", "count", "records", "record_count", "size", "bytes", "end"};
+    static constexpr std::array<std::string_view, 8> cut_dependent{"end_offset",   "last_offset", "count", "records",
+                                                                   "record_count", "size",        "bytes", "end"};
     static constexpr std::array<std::string_view, 13> time_dependent{
-      "time", "datetime", "timestamp", "now", "upload_time", "year", "month",
-      "day", "minute", "second", "dt", "ts", "epoch"};
+        "time", "datetime", "timestamp", "now", "upload_time", "year", "month",
+        "day",  "minute",   "second",    "dt",  "ts",          "epoch"};
     static constexpr std::array<std::string_view, 6> random_parts{"uuid", "random", "rand", "nonce", "guid", "id"};
     static constexpr std::array<std::string_view, 5> host_parts{"host", "hostname", "pid", "instance", "node"};
     for (auto n : cut_dependent)
@@ -59,10 +59,13 @@ std::string_view refusal_reason(std::string_view name) noexcept {
     for (auto n : time_dependent)
         if (n == name)
             return "the upload time differs on a replay, so a replay would write a second copy instead of finding "
-                   "the first (docs/architecture.md §3); for the record time of the object's first message use {yyyy} {MM} "
+                   "the first (docs/architecture.md §3); for the record time of the object's first message use {yyyy} "
+                   "{MM} "
                    "{dd} {HH} {mm} {date} {hour}";
     for (auto n : random_parts)
-        if (n == name) return "a random part differs on a replay, so a replay would write a second copy (docs/architecture.md §3.2)";
+        if (n == name)
+            return "a random part differs on a replay, so a replay would write a second copy (docs/architecture.md "
+                   "§3.2)";
     for (auto n : host_parts)
         if (n == name)
             return "it differs between daemons, so a group member taking a partition over would write a second copy "
@@ -133,8 +136,7 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
             const auto close = text.find('}', i + 1);
             const auto reopen = text.find('{', i + 1);
             if (close == std::string_view::npos || reopen < close) {
-                problems.push_back(
-                  fmt::format("unclosed `{{` at column {} (write `{{{{` for a literal brace)", i + 1));
+                problems.push_back(fmt::format("unclosed `{{` at column {} (write `{{{{` for a literal brace)", i + 1));
                 literal += c;
                 ++i;
                 continue;
@@ -143,7 +145,8 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
             i = close + 1;
             const auto colon = inner.find(':');
             const std::string_view name = inner.substr(0, colon);
-            const std::string_view spec = colon == std::string_view::npos ? std::string_view{} : inner.substr(colon + 1);
+            const std::string_view spec =
+                colon == std::string_view::npos ? std::string_view{} : inner.substr(colon + 1);
             const known_placeholder* k = nullptr;
             for (const auto& kp : known)
                 if (kp.name == name) k = &kp;
@@ -154,30 +157,32 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
                     problems.push_back(fmt::format("placeholder {{{}}} is not allowed: {}", name, why));
                 } else {
                     problems.push_back(fmt::format(
-                      "unknown placeholder {{{}}}; the known ones are {{prefix}} {{stream}} {{topic}} {{partition}} "
-                      "{{start_offset}} {{ext}} {{yyyy}} {{MM}} {{dd}} {{HH}} {{mm}} {{date}} {{hour}} {{header:NAME}} "
-                      "{{field:PATH}}",
-                      name));
+                        "unknown placeholder {{{}}}; the known ones are {{prefix}} {{stream}} {{topic}} {{partition}} "
+                        "{{start_offset}} {{ext}} {{yyyy}} {{MM}} {{dd}} {{HH}} {{mm}} {{date}} {{hour}} "
+                        "{{header:NAME}} "
+                        "{{field:PATH}}",
+                        name));
                 }
                 continue;
             }
             unsigned width = 0;
             if (takes_argument(k->what)) {
                 if (spec.empty()) {
-                    problems.push_back(fmt::format(
-                      "{{{}}} needs {}: write {{{}:{}}}", inner, k->what == placeholder::header ? "a header name" : "a payload path",
-                      name, k->what == placeholder::header ? "NAME" : "PATH"));
+                    problems.push_back(fmt::format("{{{}}} needs {}: write {{{}:{}}}", inner,
+                                                   k->what == placeholder::header ? "a header name" : "a payload path",
+                                                   name, k->what == placeholder::header ? "NAME" : "PATH"));
                     continue;
                 }
-                if (k->what == placeholder::field
-                    && (spec.front() == '.' || spec.back() == '.' || spec.find("..") != std::string_view::npos)) {
-                    problems.push_back(fmt::format(
-                      "{{{}}}: the path must be names or array indexes joined by '.' (e.g. user.country, items.0.sku)",
-                      inner));
+                if (k->what == placeholder::field &&
+                    (spec.front() == '.' || spec.back() == '.' || spec.find("..") != std::string_view::npos)) {
+                    problems.push_back(
+                        fmt::format("{{{}}}: the path must be names or array indexes joined by '.' (e.g. user.country, "
+                                    "items.0.sku)",
+                                    inner));
                     continue;
                 }
-                const record_arg arg{
-                  k->what == placeholder::header ? record_arg_kind::header : record_arg_kind::field, std::string{spec}};
+                const record_arg arg{k->what == placeholder::header ? record_arg_kind::header : record_arg_kind::field,
+                                     std::string{spec}};
                 std::size_t index = 0;
                 while (index < t.args_.size() && !(t.args_[index] == arg)) ++index;
                 if (index == t.args_.size()) t.args_.push_back(arg);
@@ -195,16 +200,17 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
                     if (width > max_width) ok = false;
                 }
                 if (!ok || width == 0) {
-                    problems.push_back(fmt::format(
-                      "{{{}}}: the part after ':' must be 0 and a width from 1 to {} (zero padding, e.g. "
-                      "{{start_offset:020}}), not '{}'",
-                      inner, max_width, spec));
+                    problems.push_back(
+                        fmt::format("{{{}}}: the part after ':' must be 0 and a width from 1 to {} (zero padding, e.g. "
+                                    "{{start_offset:020}}), not '{}'",
+                                    inner, max_width, spec));
                     width = 0;
                 } else if (!k->numeric) {
-                    problems.push_back(fmt::format(
-                      "{{{}}}: zero padding applies to {{partition}} and {{start_offset}} only (time fields have their "
-                      "fixed widths)",
-                      inner));
+                    problems.push_back(
+                        fmt::format("{{{}}}: zero padding applies to {{partition}} and {{start_offset}} only (time "
+                                    "fields have their "
+                                    "fixed widths)",
+                                    inner));
                     width = 0;
                 }
             }
@@ -283,9 +289,7 @@ std::string key_template::render(const key_values& v) const {
             case placeholder::prefix: append_path(v.prefix); break;
             case placeholder::stream: append_name_encoded(out, v.stream); break;
             case placeholder::topic: append_name_encoded(out, v.topic); break;
-            case placeholder::partition:
-                fmt::format_to(std::back_inserter(out), "{:0{}}", v.partition, s.width);
-                break;
+            case placeholder::partition: fmt::format_to(std::back_inserter(out), "{:0{}}", v.partition, s.width); break;
             case placeholder::start_offset:
                 fmt::format_to(std::back_inserter(out), "{:0{}}", v.start_offset, s.width);
                 break;
@@ -318,7 +322,7 @@ std::string key_template::render(const key_values& v) const {
             case placeholder::header:
             case placeholder::field: {
                 const std::optional<std::string>* a =
-                  v.record && s.arg < v.record->args.size() ? &v.record->args[s.arg] : nullptr;
+                    v.record && s.arg < v.record->args.size() ? &v.record->args[s.arg] : nullptr;
                 if (a && a->has_value() && !(*a)->empty()) append_name_encoded(out, **a);
                 else append_name_encoded(out, v.record ? v.record->missing : default_missing_value);
                 break;

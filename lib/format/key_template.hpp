@@ -53,9 +53,21 @@ namespace iss::format {
 
 /// The placeholders a key template knows.
 enum class placeholder : std::uint8_t {
-    prefix, stream, topic, partition, start_offset, ext,
-    yyyy, MM, dd, HH, mm, date, hour,  ///< record time (local, `naming.timezone`)
-    header, field,                     ///< `{header:NAME}`, `{field:PATH}` (the argument in segment::arg)
+    prefix,
+    stream,
+    topic,
+    partition,
+    start_offset,
+    ext,
+    yyyy,
+    MM,
+    dd,
+    HH,
+    mm,
+    date,
+    hour,  ///< record time (local, `naming.timezone`)
+    header,
+    field,  ///< `{header:NAME}`, `{field:PATH}` (the argument in segment::arg)
 };
 
 /// `naming.missing_value`'s default: the Hive/Spark/Athena name of a partition without a value.

@@ -360,7 +360,8 @@ private:
         w.end_struct();
         emit(out, hdr_);
         emit(out, zbuf_);
-        return {static_cast<std::int64_t>(hdr_.size() + body.size()), static_cast<std::int64_t>(hdr_.size() + zbuf_.size())};
+        return {static_cast<std::int64_t>(hdr_.size() + body.size()),
+                static_cast<std::int64_t>(hdr_.size() + zbuf_.size())};
     }
 
     void flush_row_group(std::string& out) {
@@ -377,7 +378,8 @@ private:
             const std::size_t nvals = l.values();
             // Dictionary only when it is smaller than the plain values.
             bool use_dict = l.type == ptype::byte_array && l.dict_on && !l.dict_order.empty();
-            const unsigned iw = use_dict ? std::max(1u, bit_width(static_cast<std::uint32_t>(l.dict_order.size() - 1))) : 0;
+            const unsigned iw =
+                use_dict ? std::max(1u, bit_width(static_cast<std::uint32_t>(l.dict_order.size() - 1))) : 0;
             if (use_dict && l.dict_bytes + (nvals * iw + 7) / 8 >= l.bytes.size() + 4 * nvals) use_dict = false;
             const std::int64_t start = static_cast<std::int64_t>(pos_);
             if (use_dict) {
@@ -387,7 +389,8 @@ private:
                     body_ += *s;
                 }
                 c.dictionary_page_offset = start;
-                const auto [u, z] = put_page(out, page_dictionary, body_, static_cast<std::int32_t>(l.dict_order.size()), enc_plain);
+                const auto [u, z] =
+                    put_page(out, page_dictionary, body_, static_cast<std::int32_t>(l.dict_order.size()), enc_plain);
                 c.uncompressed += u;
                 c.compressed += z;
                 c.encodings = {enc_plain, enc_rle, enc_rle_dictionary};

@@ -64,7 +64,9 @@ struct leaf {
     std::vector<std::uint32_t> indices;
     stats st;
 
-    [[nodiscard]] std::size_t values() const { return type == ptype::byte_array ? ends.size() : fixed.size() / width(); }
+    [[nodiscard]] std::size_t values() const {
+        return type == ptype::byte_array ? ends.size() : fixed.size() / width();
+    }
     [[nodiscard]] std::size_t width() const {
         switch (type) {
             case ptype::boolean: return 1;

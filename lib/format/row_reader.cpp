@@ -1,10 +1,9 @@
 // row_reader: a message -> one row of cells by the column schema (lib/format/schema.hpp):
 // header fields, user headers, and JSON payload paths parsed once per message (simdjson DOM),
 // converted by the rules in schema.hpp.
-#include "format/schema.hpp"
-
 #include "format/error.hpp"
 #include "format/json.hpp"
+#include "format/schema.hpp"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -22,8 +21,8 @@ namespace iss::format {
 namespace {
 
 bool is_integer_type(column_type t) {
-    return t == column_type::int32 || t == column_type::int64 || t == column_type::timestamp_ms
-        || t == column_type::timestamp_us || t == column_type::date;
+    return t == column_type::int32 || t == column_type::int64 || t == column_type::timestamp_ms ||
+           t == column_type::timestamp_us || t == column_type::date;
 }
 
 template <class T>
@@ -143,7 +142,8 @@ row_reader::row_reader(std::vector<column> cols) : cols_{std::move(cols)}, impl_
     impl_->paths.resize(cols_.size());
     for (std::size_t i = 0; i < cols_.size(); ++i) {
         const column& c = cols_[i];
-        if (c.source == column_source::payload_path || c.source == column_source::payload_root) impl_->needs_json = true;
+        if (c.source == column_source::payload_path || c.source == column_source::payload_root)
+            impl_->needs_json = true;
         if (c.source == column_source::header || c.source == column_source::headers) impl_->needs_headers = true;
         if (c.source == column_source::payload_path) {
             std::string_view p = c.path;
@@ -190,7 +190,8 @@ struct filler {
             case column_type::float32:
             case column_type::float64:
                 out.k = cell::kind::real;
-                out.d = c.type == column_type::float32 ? static_cast<double>(static_cast<float>(v)) : static_cast<double>(v);
+                out.d = c.type == column_type::float32 ? static_cast<double>(static_cast<float>(v))
+                                                       : static_cast<double>(v);
                 return {};
             default: return wrong("is an integer");
         }
@@ -253,8 +254,8 @@ struct filler {
 
 }  // namespace
 
-result<std::span<const cell>> row_reader::read(
-  const proto::message_view& m, std::string_view stream, std::string_view topic, std::uint32_t partition) {
+result<std::span<const cell>> row_reader::read(const proto::message_view& m, std::string_view stream,
+                                               std::string_view topic, std::uint32_t partition) {
     impl& st = *impl_;
     st.scratch_used = 0;
     st.entries.clear();
@@ -319,7 +320,8 @@ result<std::span<const cell>> row_reader::read(
                     break;
                 }
                 out.k = cell::kind::integer;
-                out.i = c.type == column_type::timestamp_ms ? static_cast<std::int64_t>(us / 1000) : static_cast<std::int64_t>(us);
+                out.i = c.type == column_type::timestamp_ms ? static_cast<std::int64_t>(us / 1000)
+                                                            : static_cast<std::int64_t>(us);
                 break;
             }
             case column_source::payload:
@@ -395,7 +397,9 @@ result<std::span<const cell>> row_reader::read(
                         break;
                     }
                     case header_kind::int128:
-                    case header_kind::uint128: r = f.wrong("is a 128-bit integer header (no column type holds it)"); break;
+                    case header_kind::uint128:
+                        r = f.wrong("is a 128-bit integer header (no column type holds it)");
+                        break;
                 }
                 break;
             }
@@ -411,8 +415,8 @@ result<std::span<const cell>> row_reader::read(
                         } else if (e.is_array()) {
                             std::size_t idx = 0;
                             auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), idx);
-                            if (ec != std::errc{} || p != name.data() + name.size()
-                                || e.get_array().value_unsafe().at(idx).get(next))
+                            if (ec != std::errc{} || p != name.data() + name.size() ||
+                                e.get_array().value_unsafe().at(idx).get(next))
                                 missing = true;
                         } else {
                             missing = true;
@@ -448,8 +452,7 @@ result<std::span<const cell>> row_reader::read(
             }
         }
         if (!r) return r.error();
-        if (out.k == cell::kind::null && !c.nullable)
-            return f.wrong(fmt::format("has no value (nullable: false)"));
+        if (out.k == cell::kind::null && !c.nullable) return f.wrong(fmt::format("has no value (nullable: false)"));
     }
     if (!st.entries.empty()) {
         for (std::size_t i = 0; i < cols_.size(); ++i)

@@ -20,17 +20,17 @@ struct type_name {
     column_type type;
 };
 constexpr std::array<type_name, 11> type_names{{
-  {"string", column_type::string},
-  {"int32", column_type::int32},
-  {"int64", column_type::int64},
-  {"float", column_type::float32},
-  {"double", column_type::float64},
-  {"boolean", column_type::boolean},
-  {"timestamp_ms", column_type::timestamp_ms},
-  {"timestamp_us", column_type::timestamp_us},
-  {"date", column_type::date},
-  {"binary", column_type::binary},
-  {"json", column_type::json},
+    {"string", column_type::string},
+    {"int32", column_type::int32},
+    {"int64", column_type::int64},
+    {"float", column_type::float32},
+    {"double", column_type::float64},
+    {"boolean", column_type::boolean},
+    {"timestamp_ms", column_type::timestamp_ms},
+    {"timestamp_us", column_type::timestamp_us},
+    {"date", column_type::date},
+    {"binary", column_type::binary},
+    {"json", column_type::json},
 }};
 
 struct source_name {
@@ -38,16 +38,15 @@ struct source_name {
     column_source source;
 };
 constexpr std::array<source_name, 8> envelope_sources{{
-  {"stream", column_source::stream},
-  {"topic", column_source::topic},
-  {"partition", column_source::partition},
-  {"offset", column_source::offset},
-  {"id", column_source::id},
-  {"timestamp", column_source::timestamp},
-  {"origin_timestamp", column_source::origin_timestamp},
-  {"payload", column_source::payload},
+    {"stream", column_source::stream},
+    {"topic", column_source::topic},
+    {"partition", column_source::partition},
+    {"offset", column_source::offset},
+    {"id", column_source::id},
+    {"timestamp", column_source::timestamp},
+    {"origin_timestamp", column_source::origin_timestamp},
+    {"payload", column_source::payload},
 }};
-
 
 }  // namespace
 
@@ -77,8 +76,8 @@ std::string from_text(const column& c) {
     return "?";
 }
 
-std::vector<std::string> make_column(
-  std::string_view name, std::string_view type, std::string_view from, bool nullable, column& out) {
+std::vector<std::string> make_column(std::string_view name, std::string_view type, std::string_view from, bool nullable,
+                                     column& out) {
     std::vector<std::string> problems;
     column c;
     c.name = std::string{name};
@@ -88,17 +87,19 @@ std::vector<std::string> make_column(
     if (auto t = parse_column_type(type)) c.type = *t;
     else
         problems.push_back(fmt::format(
-          "type: {:?} is not one of string, int32, int64, float, double, boolean, timestamp_ms, timestamp_us, date, "
-          "binary, json",
-          type));
+            "type: {:?} is not one of string, int32, int64, float, double, boolean, timestamp_ms, timestamp_us, date, "
+            "binary, json",
+            type));
     bool source_ok = false;
     if (from.starts_with("payload:")) {
         const std::string_view path = from.substr(8);
         if (path == ".") {
             c.source = column_source::payload_root;
             source_ok = true;
-        } else if (path.empty() || path.front() == '.' || path.back() == '.' || path.find("..") != std::string_view::npos) {
-            problems.push_back(fmt::format("from: {:?}: a payload path is dotted names (payload:a.b.c) or payload:.", from));
+        } else if (path.empty() || path.front() == '.' || path.back() == '.' ||
+                   path.find("..") != std::string_view::npos) {
+            problems.push_back(
+                fmt::format("from: {:?}: a payload path is dotted names (payload:a.b.c) or payload:.", from));
         } else {
             c.source = column_source::payload_path;
             c.path = std::string{path};
@@ -116,10 +117,11 @@ std::vector<std::string> make_column(
         for (const auto& s : envelope_sources)
             if (s.name == from) c.source = s.source, source_ok = true;
         if (!source_ok)
-            problems.push_back(fmt::format(
-              "from: {:?} is not payload:PATH, payload:., header:NAME, stream, topic, partition, offset, id, timestamp, "
-              "origin_timestamp or payload",
-              from));
+            problems.push_back(
+                fmt::format("from: {:?} is not payload:PATH, payload:., header:NAME, stream, topic, partition, offset, "
+                            "id, timestamp, "
+                            "origin_timestamp or payload",
+                            from));
     }
     if (source_ok && parse_column_type(type)) {
         const auto bad = [&](std::string_view allowed) {
@@ -140,7 +142,8 @@ std::vector<std::string> make_column(
                 break;
             case column_source::timestamp:
             case column_source::origin_timestamp:
-                if (c.type != column_type::timestamp_us && c.type != column_type::timestamp_ms && c.type != column_type::int64)
+                if (c.type != column_type::timestamp_us && c.type != column_type::timestamp_ms &&
+                    c.type != column_type::int64)
                     bad("timestamp_us, timestamp_ms or int64");
                 break;
             case column_source::payload:
@@ -164,18 +167,18 @@ std::vector<std::string> check_schema(std::span<const column> cols) {
 
 std::vector<column> envelope_schema(bool headers, envelope_payload payload) {
     std::vector<column> cols{
-      {"stream", column_type::string, column_source::stream, {}, false},
-      {"topic", column_type::string, column_source::topic, {}, false},
-      {"partition_id", column_type::int64, column_source::partition, {}, false},
-      {"offset", column_type::int64, column_source::offset, {}, false},
-      {"id", column_type::string, column_source::id, {}, false},
-      {"timestamp", column_type::timestamp_us, column_source::timestamp, {}, false},
-      {"origin_timestamp", column_type::timestamp_us, column_source::origin_timestamp, {}, false},
+        {"stream", column_type::string, column_source::stream, {}, false},
+        {"topic", column_type::string, column_source::topic, {}, false},
+        {"partition_id", column_type::int64, column_source::partition, {}, false},
+        {"offset", column_type::int64, column_source::offset, {}, false},
+        {"id", column_type::string, column_source::id, {}, false},
+        {"timestamp", column_type::timestamp_us, column_source::timestamp, {}, false},
+        {"origin_timestamp", column_type::timestamp_us, column_source::origin_timestamp, {}, false},
     };
     if (headers) cols.push_back({"headers", column_type::map, column_source::headers, {}, false});
     const column_type pt = payload == envelope_payload::binary ? column_type::binary
-                         : payload == envelope_payload::json ? column_type::json
-                                                             : column_type::string;
+                           : payload == envelope_payload::json ? column_type::json
+                                                               : column_type::string;
     cols.push_back({"payload", pt, column_source::payload, {}, false});
     return cols;
 }

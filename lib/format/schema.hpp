@@ -41,7 +41,17 @@
 namespace iss::format {
 
 enum class column_type : std::uint8_t {
-    string, int32, int64, float32, float64, boolean, timestamp_ms, timestamp_us, date, binary, json,
+    string,
+    int32,
+    int64,
+    float32,
+    float64,
+    boolean,
+    timestamp_ms,
+    timestamp_us,
+    date,
+    binary,
+    json,
     map,  ///< string -> string (the envelope's `headers` only)
 };
 
@@ -50,9 +60,15 @@ enum class column_source : std::uint8_t {
     payload_path,  ///< `payload:a.b.c` (JSON payload)
     payload_root,  ///< `payload:.` (the whole JSON payload as a value)
     header,        ///< `header:NAME`
-    stream, topic, partition, offset, id, timestamp, origin_timestamp,
-    payload,       ///< the payload bytes (not parsed)
-    headers,       ///< every user header (envelope schema, `map`)
+    stream,
+    topic,
+    partition,
+    offset,
+    id,
+    timestamp,
+    origin_timestamp,
+    payload,  ///< the payload bytes (not parsed)
+    headers,  ///< every user header (envelope schema, `map`)
 };
 
 /// One column of the schema.
@@ -74,8 +90,8 @@ struct column {
 
 /// Builds a column from the config's texts. Returns every problem found (one sentence each,
 /// naming the value and what is allowed); empty on success, and then `out` is filled.
-[[nodiscard]] std::vector<std::string> make_column(
-  std::string_view name, std::string_view type, std::string_view from, bool nullable, column& out);
+[[nodiscard]] std::vector<std::string> make_column(std::string_view name, std::string_view type, std::string_view from,
+                                                   bool nullable, column& out);
 /// Problems of a whole schema (duplicate names, an empty schema ...), one sentence each.
 [[nodiscard]] std::vector<std::string> check_schema(std::span<const column> cols);
 
@@ -90,9 +106,9 @@ enum class envelope_payload : std::uint8_t { string, json, binary };
 /// valid until the next `row_reader::read`.
 struct cell {
     enum class kind : std::uint8_t { null, integer, real, boolean, bytes, map } k = kind::null;
-    std::int64_t i = 0;      ///< integer, boolean (0/1), timestamps, date
-    double d = 0;            ///< real (float columns hold the float's value)
-    std::string_view s;      ///< bytes
+    std::int64_t i = 0;  ///< integer, boolean (0/1), timestamps, date
+    double d = 0;        ///< real (float columns hold the float's value)
+    std::string_view s;  ///< bytes
     std::span<const std::pair<std::string_view, std::string_view>> entries;  ///< map
 };
 
@@ -108,8 +124,8 @@ public:
     /// The row of `m` (cells in column order), or `errc::bad_value` naming the column, the
     /// offset and what is wrong (`bad_payload` when a payload column needs JSON and the
     /// payload is not JSON; `bad_headers` for a malformed headers block).
-    result<std::span<const cell>> read(
-      const proto::message_view& m, std::string_view stream, std::string_view topic, std::uint32_t partition);
+    result<std::span<const cell>> read(const proto::message_view& m, std::string_view stream, std::string_view topic,
+                                       std::uint32_t partition);
     [[nodiscard]] const std::vector<column>& columns() const noexcept { return cols_; }
 
 private:

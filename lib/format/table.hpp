@@ -38,12 +38,12 @@ enum class parquet_codec : std::uint8_t { none, snappy, gzip, zstd };
 
 struct parquet_options {
     parquet_codec codec = parquet_codec::snappy;
-    std::uint64_t row_group_size = 64ull << 20;    ///< uncompressed bytes buffered before a row group is written
-    std::uint64_t page_size = 1ull << 20;          ///< uncompressed values per data page (about)
+    std::uint64_t row_group_size = 64ull << 20;       ///< uncompressed bytes buffered before a row group is written
+    std::uint64_t page_size = 1ull << 20;             ///< uncompressed values per data page (about)
     std::uint64_t dictionary_max_bytes = 1ull << 20;  ///< a string column's dictionary beyond this falls back to plain
-    std::uint32_t dictionary_max_values = 65'536;   ///< ... or beyond this many distinct values
-    int level = 0;                                  ///< zstd/gzip level; 0: the codec's default (zstd 3, gzip 6)
-    std::string created_by = "iggy-s3-sink";        ///< the footer's `created_by`
+    std::uint32_t dictionary_max_values = 65'536;     ///< ... or beyond this many distinct values
+    int level = 0;                                    ///< zstd/gzip level; 0: the codec's default (zstd 3, gzip 6)
+    std::string created_by = "iggy-s3-sink";          ///< the footer's `created_by`
 };
 
 /// A Parquet writer (parquet.cpp).

@@ -23,7 +23,17 @@
 
 namespace iss::format::thrift {
 
-enum class ttype : std::uint8_t { bool_true = 1, bool_false = 2, i8 = 3, i16 = 4, i32 = 5, i64 = 6, binary = 8, list = 9, structure = 12 };
+enum class ttype : std::uint8_t {
+    bool_true = 1,
+    bool_false = 2,
+    i8 = 3,
+    i16 = 4,
+    i32 = 5,
+    i64 = 6,
+    binary = 8,
+    list = 9,
+    structure = 12
+};
 
 /// Appends compact-protocol bytes to a string. Call `end_struct()` for every struct begun,
 /// and once more at the end for the top-level struct.

@@ -11,7 +11,6 @@ namespace {
 
 std::string_view text(proto::bytes_view b) { return proto::as_text(b); }
 
-
 /// True when `k` starts with a header kind's name and ':' ("int32:7", "string:x").
 bool looks_typed(std::string_view k) noexcept {
     const auto colon = k.find(':');
@@ -27,7 +26,7 @@ bool looks_typed(std::string_view k) noexcept {
 std::vector<column> effective_schema(const writer_options& o) {
     if (!o.schema.empty()) return o.schema;
     const envelope_payload p = o.payload == payload_mode::base64 ? envelope_payload::binary
-                             : o.payload == payload_mode::json   ? envelope_payload::json
+                               : o.payload == payload_mode::json ? envelope_payload::json
                                                                  : envelope_payload::string;
     return envelope_schema(o.headers, p);
 }
@@ -181,7 +180,8 @@ result<void> writer::format_record(const proto::message_view& m, const record_so
         json::append_string(buf, src.stream);
         buf += ",\"topic\":";
         json::append_string(buf, src.topic);
-        fmt::format_to(std::back_inserter(buf), ",\"partition_id\":{},\"offset\":{},\"id\":\"", src.partition, m.offset);
+        fmt::format_to(std::back_inserter(buf), ",\"partition_id\":{},\"offset\":{},\"id\":\"", src.partition,
+                       m.offset);
         json::append_hex128(buf, m.id);
         fmt::format_to(std::back_inserter(buf), "\",\"timestamp\":{},\"timestamp_iso\":\"", m.timestamp);
         json::append_rfc3339_micros(buf, m.timestamp);

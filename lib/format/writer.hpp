@@ -80,12 +80,12 @@ enum class payload_mode : std::uint8_t { automatic, json, string, base64 };
 struct writer_options {
     record_format format = record_format::json_lines;
     format::compression compression = format::compression::none;
-    bool metadata = true;                         ///< JSON: envelope fields besides payload
-    bool headers = true;                          ///< JSON: the headers object
+    bool metadata = true;  ///< JSON: envelope fields besides payload
+    bool headers = true;   ///< JSON: the headers object
     payload_mode payload = payload_mode::automatic;
-    std::string separator = "\n";                 ///< raw: between two payloads
-    int level = 0;                                ///< compression level; 0: the codec's default (gzip 6, zstd 3)
-    std::vector<column> schema;                   ///< typed formats: the columns; empty: the envelope schema
+    std::string separator = "\n";  ///< raw: between two payloads
+    int level = 0;                 ///< compression level; 0: the codec's default (gzip 6, zstd 3)
+    std::vector<column> schema;    ///< typed formats: the columns; empty: the envelope schema
     parquet_options parquet;
     csv_options csv;
     avro_options avro;
@@ -155,7 +155,7 @@ private:
     std::unique_ptr<compressor> compressor_;
     std::unique_ptr<table_writer> table_;  ///< typed formats
     std::unique_ptr<row_reader> rows_;     ///< typed formats
-    std::string scratch_;  ///< one formatted record, when compressing
+    std::string scratch_;                  ///< one formatted record, when compressing
     std::uint64_t records_ = 0;
     std::uint64_t bytes_in_ = 0;
     std::uint64_t bytes_out_ = 0;

@@ -104,10 +104,13 @@ struct client::impl {
         list.push_back(std::move(c));
     }
 
-    net::awaitable<result<std::unique_ptr<connection>>> connect(const endpoint& ep, const std::optional<proxy_route>& route,
+    net::awaitable<result<std::unique_ptr<connection>>> connect(const endpoint& ep,
+                                                                const std::optional<proxy_route>& route,
                                                                 std::optional<steady::time_point> deadline) {
         // Through a proxy, TCP goes to the proxy; the proxy resolves the endpoint's host.
-        const std::string& target_host = route ? route->proxy.host : ep.connect_host.empty() ? ep.host : ep.connect_host;
+        const std::string& target_host = route                     ? route->proxy.host
+                                         : ep.connect_host.empty() ? ep.host
+                                                                   : ep.connect_host;
         const std::uint16_t target_port = route ? route->proxy.port : ep.port;
         const connect_timeouts steps{opts.timeout.resolve, opts.timeout.connect, opts.timeout.handshake};
         auto t = co_await open_tcp(ex, target_host, target_port, steps, deadline);
@@ -138,7 +141,8 @@ struct client::impl {
             const auto& f = h.error();
             if (f.cancelled()) co_return error{f.ec};
             if (f.timed_out) co_return timeout_error("TLS handshake", ep);
-            if (f.certificate) co_return error{errc::certificate_rejected, fmt::format("{}: {}", ep.to_string(), f.reason)};
+            if (f.certificate)
+                co_return error{errc::certificate_rejected, fmt::format("{}: {}", ep.to_string(), f.reason)};
             co_return error{errc::tls_handshake_failed, fmt::format("{}: {}", ep.to_string(), f.reason)};
         }
         c->tls = std::move(*h);
@@ -148,9 +152,8 @@ struct client::impl {
     /// Asks the proxy for a tunnel to `ep` (RFC 9110 §9.3.6) and reads its answer (any 2xx).
     net::awaitable<result<void>> tunnel(beast::tcp_stream& s, const endpoint& ep, const proxy_route& route,
                                         std::optional<steady::time_point> deadline) {
-        const std::string authority = ep.host.find(':') != std::string::npos
-                                        ? fmt::format("[{}]:{}", ep.host, ep.port)
-                                        : fmt::format("{}:{}", ep.host, ep.port);
+        const std::string authority = ep.host.find(':') != std::string::npos ? fmt::format("[{}]:{}", ep.host, ep.port)
+                                                                             : fmt::format("{}:{}", ep.host, ep.port);
         std::string req = fmt::format("CONNECT {0} HTTP/1.1\r\nHost: {0}\r\n", authority);
         if (!route.authorization.empty()) req += "Proxy-Authorization: " + route.authorization + "\r\n";
         req += "\r\n";
@@ -159,7 +162,8 @@ struct client::impl {
         (void)wn;
         if (wec) {
             if (is_cancel(wec)) co_return error{wec};
-            co_return error{errc::connect_failed, fmt::format("proxy {}: CONNECT: {}", route.to_string(), wec.message())};
+            co_return error{errc::connect_failed,
+                            fmt::format("proxy {}: CONNECT: {}", route.to_string(), wec.message())};
         }
         beast::flat_buffer buf;
         bhttp::response_parser<bhttp::empty_body> parser;
@@ -170,13 +174,16 @@ struct client::impl {
         if (rec) {
             if (is_cancel(rec)) co_return error{rec};
             if (rec == beast::error::timeout) co_return timeout_error("proxy CONNECT", ep);
-            co_return error{errc::connect_failed, fmt::format("proxy {}: CONNECT {}: {}", route.to_string(), authority, rec.message())};
+            co_return error{errc::connect_failed,
+                            fmt::format("proxy {}: CONNECT {}: {}", route.to_string(), authority, rec.message())};
         }
         const unsigned status = parser.get().result_int();
         if (status < 200 || status > 299)
-            co_return error{errc::connect_failed, fmt::format("proxy {} refused CONNECT {}: HTTP {}{}", route.to_string(),
-                                                              authority, status,
-                                                              status == 407 ? " (proxy authentication: check the user and password in the proxy URL)" : "")};
+            co_return error{
+                errc::connect_failed,
+                fmt::format(
+                    "proxy {} refused CONNECT {}: HTTP {}{}", route.to_string(), authority, status,
+                    status == 407 ? " (proxy authentication: check the user and password in the proxy URL)" : "")};
         co_return result<void>{};
     }
 
@@ -195,7 +202,8 @@ struct client::impl {
         const bool absolute = route && !ep.tls;
         head.target(absolute ? "http://" + ep.host_header() + req.target : req.target);
         for (const auto& [name, value] : req.headers) head.insert(name, value);
-        if (absolute && !route->authorization.empty()) head.set(bhttp::field::proxy_authorization, route->authorization);
+        if (absolute && !route->authorization.empty())
+            head.set(bhttp::field::proxy_authorization, route->authorization);
         if (!req.headers.contains("host")) head.set(bhttp::field::host, ep.host_header());
         const std::size_t body_size = req.body_size();
         if (!req.headers.contains("content-length") && (body_size > 0 || req.method == "PUT" || req.method == "POST"))
@@ -281,8 +289,7 @@ net::awaitable<result<response>> client::send(endpoint ep, request req, std::opt
         result<response> r = error{errc::bad_response};
         if (conn->tls)
             r = co_await impl_->exchange(*conn->tls, *conn, ep, req, *route, deadline, got_bytes, keep_alive);
-        else
-            r = co_await impl_->exchange(*conn->tcp, *conn, ep, req, *route, deadline, got_bytes, keep_alive);
+        else r = co_await impl_->exchange(*conn->tcp, *conn, ep, req, *route, deadline, got_bytes, keep_alive);
         if (!r && reused && !got_bytes && r.error() == errc::closed_before_response) {
             // The server closed the idle keep-alive connection: send again on a fresh one.
             std::lock_guard lock{impl_->mu};

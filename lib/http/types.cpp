@@ -183,7 +183,8 @@ bool no_proxy_matches(std::string_view list, std::string_view host, std::uint16_
     std::size_t pos = 0;
     while (pos <= list.size()) {
         auto comma = list.find(',', pos);
-        std::string_view item = list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        std::string_view item =
+            list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
         pos = comma == std::string_view::npos ? list.size() + 1 : comma + 1;
         while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
         while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
@@ -235,7 +236,8 @@ result<std::optional<proxy_route>> route_for(const proxy_options& p, const endpo
         const auto userinfo = authority.substr(0, at);
         const auto colon = userinfo.find(':');
         const std::string user = percent_decoded(userinfo.substr(0, colon));
-        const std::string pass = colon == std::string_view::npos ? std::string{} : percent_decoded(userinfo.substr(colon + 1));
+        const std::string pass =
+            colon == std::string_view::npos ? std::string{} : percent_decoded(userinfo.substr(colon + 1));
         r.authorization = "Basic " + base64(user + ":" + pass);
         authority = authority.substr(at + 1);
     }

@@ -22,17 +22,17 @@ namespace iss::http {
 /// OpenSSL reason). Cancellation is reported with Asio's own `operation_aborted`, never as one
 /// of these, so that callers never retry it.
 enum class errc {
-    invalid_url = 1,          ///< the URL is not `http[s]://host[:port][/...]`
-    resolve_failed,           ///< DNS lookup failed (check the endpoint's host name)
-    connect_failed,           ///< TCP connect failed (refused, unreachable)
-    tls_handshake_failed,     ///< the TLS handshake failed for a reason other than the certificate
-    certificate_rejected,     ///< the server certificate did not verify (CA file, host name)
-    timeout,                  ///< a step's deadline passed (the detail names the step)
-    closed_before_response,   ///< the connection was reset or closed before any response byte
-    truncated_response,       ///< the connection ended in the middle of the response
-    bad_response,             ///< the response is not valid HTTP/1.1
-    write_failed,             ///< sending the request failed after some bytes were sent
-    tls_setup_failed,         ///< the TLS context could not be set up (CA file unreadable)
+    invalid_url = 1,         ///< the URL is not `http[s]://host[:port][/...]`
+    resolve_failed,          ///< DNS lookup failed (check the endpoint's host name)
+    connect_failed,          ///< TCP connect failed (refused, unreachable)
+    tls_handshake_failed,    ///< the TLS handshake failed for a reason other than the certificate
+    certificate_rejected,    ///< the server certificate did not verify (CA file, host name)
+    timeout,                 ///< a step's deadline passed (the detail names the step)
+    closed_before_response,  ///< the connection was reset or closed before any response byte
+    truncated_response,      ///< the connection ended in the middle of the response
+    bad_response,            ///< the response is not valid HTTP/1.1
+    write_failed,            ///< sending the request failed after some bytes were sent
+    tls_setup_failed,        ///< the TLS context could not be set up (CA file unreadable)
 };
 
 const boost::system::error_category& http_category() noexcept;
@@ -82,9 +82,9 @@ struct endpoint {
     endpoint(bool tls_, std::string host_, std::uint16_t port_, std::string connect_host_ = {})
         : tls{tls_}, host{std::move(host_)}, port{port_}, connect_host{std::move(connect_host_)} {}
     bool tls = false;
-    std::string host;            ///< host name or IP literal (IPv6 without brackets)
-    std::uint16_t port = 0;      ///< 80/443 when the URL gives none
-    std::string connect_host;    ///< empty: connect to `host`
+    std::string host;          ///< host name or IP literal (IPv6 without brackets)
+    std::uint16_t port = 0;    ///< 80/443 when the URL gives none
+    std::string connect_host;  ///< empty: connect to `host`
 
     /// The Host header value: host, plus ":port" when the port is not the scheme's default.
     [[nodiscard]] std::string host_header() const;
@@ -107,8 +107,12 @@ struct endpoint {
 /// Not an aggregate (see `endpoint`).
 struct request {
     request() = default;
-    request(std::string method_, std::string target_, header_list headers_ = {}, std::vector<std::string_view> body_ = {})
-        : method{std::move(method_)}, target{std::move(target_)}, headers{std::move(headers_)}, body{std::move(body_)} {}
+    request(std::string method_, std::string target_, header_list headers_ = {},
+            std::vector<std::string_view> body_ = {})
+        : method{std::move(method_)},
+          target{std::move(target_)},
+          headers{std::move(headers_)},
+          body{std::move(body_)} {}
     std::string method = "GET";
     std::string target = "/";
     header_list headers;
@@ -158,8 +162,8 @@ struct proxy_options {
 
 /// Where a request to an endpoint goes when a proxy applies.
 struct proxy_route {
-    endpoint proxy;                 ///< the proxy itself (plain TCP)
-    std::string authorization;      ///< Proxy-Authorization value, or ""
+    endpoint proxy;             ///< the proxy itself (plain TCP)
+    std::string authorization;  ///< Proxy-Authorization value, or ""
     [[nodiscard]] std::string to_string() const { return proxy.to_string(); }
 };
 
@@ -177,7 +181,7 @@ struct client_options {
     timeouts timeout;
     tls_options tls;
     proxy_options proxy;
-    std::size_t max_idle_per_endpoint = 16;      ///< idle keep-alive connections kept per endpoint
+    std::size_t max_idle_per_endpoint = 16;          ///< idle keep-alive connections kept per endpoint
     std::chrono::milliseconds idle_timeout{20'000};  ///< an idle connection older than this is closed, not reused
 };
 

@@ -185,7 +185,8 @@ net::awaitable<result<void>> client::store_offset(consumer c, identifier stream,
 
 net::awaitable<result<std::optional<proto::consumer_offset_info>>> client::get_offset(
     consumer c, identifier stream, identifier topic, std::optional<std::uint32_t> partition) {
-    const request req = proto::get_consumer_offset_request{std::move(c), std::move(stream), std::move(topic), partition};
+    const request req =
+        proto::get_consumer_offset_request{std::move(c), std::move(stream), std::move(topic), partition};
     co_return co_await answered(
         *s_, req, [](transport&, proto::bytes_view r) { return proto::decode_get_consumer_offset_reply(r); });
 }

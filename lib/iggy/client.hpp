@@ -32,8 +32,8 @@
 #include "common/backoff.hpp"
 #include "common/clock.hpp"
 #include "common/error.hpp"
-#include "common/types.hpp"
 #include "common/net/sleeper.hpp"
+#include "common/types.hpp"
 #include "iggy/error.hpp"
 #include "proto/message.hpp"
 #include "proto/negotiation.hpp"
@@ -46,12 +46,11 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <string>
-#include <utility>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 namespace iss::iggy {
 
@@ -83,19 +82,19 @@ struct client_options {
     iggy_password password;          ///< LoginUser password (3..100 bytes)
     iggy_token token;                ///< when set: LoginWithPersonalAccessToken instead of LoginUser
     tls_options tls;
-    std::chrono::milliseconds connect_timeout{5000};  ///< resolve + TCP connect + TLS handshake + login, each
+    std::chrono::milliseconds connect_timeout{5000};   ///< resolve + TCP connect + TLS handshake + login, each
     std::chrono::milliseconds request_timeout{10000};  ///< write of a request and read of its reply
     std::chrono::milliseconds ping_interval{5000};     ///< Ping period; 0 = no pings
     /// Delay before reconnect attempt n: U(0, min(cap, base * 2^n)).
     backoff_policy reconnect_backoff{std::chrono::milliseconds{200}, std::chrono::milliseconds{5000}};
-    unsigned reconnect_attempts = 0;  ///< connect attempts per call before giving up; 0 = unlimited
+    unsigned reconnect_attempts = 0;                  ///< connect attempts per call before giving up; 0 = unlimited
     std::size_t max_reply_bytes = 64u * 1024 * 1024;  ///< larger replies are a protocol error
-    std::string client_version = "iggy-s3-sink";       ///< LoginUser's version field
+    std::string client_version = "iggy-s3-sink";      ///< LoginUser's version field
     // ---- G2
-    wire_protocol protocol = wire_protocol::g1_0_8;    ///< which framing (config `iggy.protocol`)
-    std::chrono::milliseconds detect_timeout{3000};    ///< auto: how long the G2 probe waits for an answer
-    std::string sdk_name = "iggy-s3-sink";             ///< G2 ClientVersionInfo sdk_name
-    std::string sdk_version = "0.1.0";                 ///< G2 ClientVersionInfo sdk_version
+    wire_protocol protocol = wire_protocol::g1_0_8;  ///< which framing (config `iggy.protocol`)
+    std::chrono::milliseconds detect_timeout{3000};  ///< auto: how long the G2 probe waits for an answer
+    std::string sdk_name = "iggy-s3-sink";           ///< G2 ClientVersionInfo sdk_name
+    std::string sdk_version = "0.1.0";               ///< G2 ClientVersionInfo sdk_version
     /// G2 retries of statuses 57 (replayed as the identical frame) and 58: pause between tries
     /// and overall budget (docs/protocol.md §8.5: about 50 ms, within 30 s).
     std::chrono::milliseconds transient_retry_delay{50};
@@ -180,9 +179,8 @@ public:
                                                std::span<const outgoing_message> messages);
     /// PollMessages (100). `partition` nullopt: a group poll lets the server pick (round robin).
     net::awaitable<result<poll_batch>> poll_messages(consumer c, identifier stream, identifier topic,
-                                                     std::optional<std::uint32_t> partition,
-                                                     polling_strategy strategy, std::uint32_t count,
-                                                     bool auto_commit);
+                                                     std::optional<std::uint32_t> partition, polling_strategy strategy,
+                                                     std::uint32_t count, bool auto_commit);
     /// StoreConsumerOffset (121): `offset` = the last processed message. Send the partition.
     net::awaitable<result<void>> store_offset(consumer c, identifier stream, identifier topic,
                                               std::optional<std::uint32_t> partition, std::uint64_t offset);

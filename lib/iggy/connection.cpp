@@ -47,10 +47,8 @@ connection::connection(net::any_io_executor ex, const client_options& opts)
     : ex_{std::move(ex)}, opts_{opts}, s_{std::make_unique<streams>()} {
     if (!opts_.tls.enabled) return;
     auto ctx = make_tls_context({opts_.tls.ca_file, opts_.tls.verify});
-    if (ctx)
-        s_->ssl_ctx = std::move(*ctx);
-    else
-        s_->ca_error = "tls " + ctx.error().detail;  // reported by every open()
+    if (ctx) s_->ssl_ctx = std::move(*ctx);
+    else s_->ca_error = "tls " + ctx.error().detail;  // reported by every open()
 }
 
 connection::~connection() = default;
@@ -88,10 +86,8 @@ template <class Op>
 net::awaitable<result<void>> connection::transfer(Op op, std::string_view step) {
     // as_tuple: a broken connection is an expected outcome, mapped by `failure`.
     boost::system::error_code ec;
-    if (s_->tls)
-        std::tie(ec, std::ignore) = co_await op(*s_->tls);
-    else
-        std::tie(ec, std::ignore) = co_await op(*s_->tcp);
+    if (s_->tls) std::tie(ec, std::ignore) = co_await op(*s_->tls);
+    else std::tie(ec, std::ignore) = co_await op(*s_->tcp);
     if (ec) co_return failure(ec, step);
     co_return result<void>{};
 }

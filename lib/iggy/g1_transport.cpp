@@ -42,12 +42,10 @@ net::awaitable<result<proto::bytes_view>> g1_transport::exchange(connection& c, 
                                                                  reply_slot slot) {
     const std::uint32_t code = frame.size() >= 8 ? proto::load_le<std::uint32_t>(frame.data() + 4) : 0;
     auto r = co_await exchange_uncounted(c, frame, slot);
-    if (r)
-        ctx_.count(code, "0");
+    if (r) ctx_.count(code, "0");
     else if (r.error().code().category() == proto::server_category())
         ctx_.count(code, std::to_string(r.error().code().value()));
-    else if (r.error() != net::error::operation_aborted)
-        ctx_.count(code, "error");
+    else if (r.error() != net::error::operation_aborted) ctx_.count(code, "error");
     co_return r;
 }
 
@@ -126,16 +124,16 @@ result<std::optional<proto::consumer_group_info>> g1_transport::created_group(pr
 result<void> g1_transport::sent(proto::bytes_view) { return {}; }
 
 net::awaitable<result<poll_batch>> g1_transport::poll(session& s, poll_args a) {
-    const request req = proto::poll_messages_request{std::move(a.who),  std::move(a.stream), std::move(a.topic),
-                                                     a.partition,        a.strategy,          a.count,
-                                                     a.auto_commit};
+    const request req = proto::poll_messages_request{
+        std::move(a.who), std::move(a.stream), std::move(a.topic), a.partition, a.strategy, a.count, a.auto_commit};
     auto reply = co_await s.call(req, reply_slot::poll);
     if (!reply) co_return reply.error();
     proto::poll_reply_options o;
     o.max_reply = ctx_.opts.max_reply_bytes;
     if (auto d = proto::decode_poll_reply_into(*reply, poll_, o); !d)
         co_return iss::error{errc::protocol_error, d.error().message()};
-    co_return poll_batch{poll_.partition_id, poll_.current_offset, std::span<const proto::message_view>{poll_.messages}};
+    co_return poll_batch{poll_.partition_id, poll_.current_offset,
+                         std::span<const proto::message_view>{poll_.messages}};
 }
 
 }  // namespace iss::iggy

@@ -55,7 +55,8 @@ net::awaitable<result<poll_batch>> g2_groups::poll(session& s, poll_args a, prot
             if (as.partitions.empty()) co_return poll_batch{0, 0, {}};  // member with no partitions: park
             pid = as.partitions[as.cursor++];
         }
-        const request req = proto::poll_messages_request{a.who, a.stream, a.topic, pid, a.strategy, a.count, a.auto_commit};
+        const request req =
+            proto::poll_messages_request{a.who, a.stream, a.topic, pid, a.strategy, a.count, a.auto_commit};
         auto reply = co_await s.call(req, reply_slot::poll);
         if (!reply) {
             // 5006: not a member (any more): the assignment held is void; sync at the next poll.

@@ -29,8 +29,7 @@ public:
 
     /// PollMessages over G2 (`a.partition` nullopt on a group consumer: the rule above).
     /// Decodes into `out` (the views of the batch point into the poll slot's buffer).
-    net::awaitable<result<poll_batch>> poll(session& s, poll_args a, proto::g2::poll_options o,
-                                            proto::poll_reply& out);
+    net::awaitable<result<poll_batch>> poll(session& s, poll_args a, proto::g2::poll_options o, proto::poll_reply& out);
 
 private:
     struct assignment {

@@ -4,7 +4,6 @@
 #include "iggy/session.hpp"
 #include "proto/g2_commands.hpp"
 
-
 #include <fmt/format.h>
 
 namespace iss::iggy {
@@ -51,9 +50,9 @@ iss::error eviction_error(const g2::eviction_header& e) {
     std::string detail = fmt::format("evicted by the server: {} ({})", g2::eviction_reason_name(e.reason),
                                      g2::eviction_reason_hint(e.reason));
     if (e.reason == g2::eviction_reason::incompatible_protocol)
-        detail += fmt::format("; the server accepts binary protocol {} to {}",
-                              g2::version_text(e.server_protocol_version_min),
-                              g2::version_text(e.server_protocol_version));
+        detail +=
+            fmt::format("; the server accepts binary protocol {} to {}",
+                        g2::version_text(e.server_protocol_version_min), g2::version_text(e.server_protocol_version));
     auto server = [&](proto::server_errc code) { return iss::error{make_error_code(code), detail}; };
     using se = proto::server_errc;
     switch (e.reason) {
@@ -143,7 +142,8 @@ net::awaitable<result<proto::bytes_view>> g2_transport::exchange(connection& c, 
                                                                  reply_slot slot) {
     const auto op = last_op_;
     const auto code = last_code_;
-    const auto delay = std::max<std::chrono::milliseconds>(ctx_.opts.transient_retry_delay, std::chrono::milliseconds{1});
+    const auto delay =
+        std::max<std::chrono::milliseconds>(ctx_.opts.transient_retry_delay, std::chrono::milliseconds{1});
     // A fixed pause (no jitter), as many tries as fit in the budget, and none past its end on
     // the retry clock.
     const auto budget_time = std::max(ctx_.opts.transient_retry_budget, std::chrono::milliseconds{0});
@@ -198,7 +198,6 @@ net::awaitable<result<proto::bytes_view>> g2_transport::exchange(connection& c, 
     co_return iss::error{proto::server_error(last_status)};
 }
 
-
 net::awaitable<login_outcome> g2_transport::login(connection& c, proto::login_plan plan) {
     using kind = proto::login_result::kind;
     protocol_ = plan.protocol;
@@ -228,9 +227,8 @@ net::awaitable<login_outcome> g2_transport::login(connection& c, proto::login_pl
     }
     auto f = g2::decode_server_frame(*frame);
     if (!f)
-        co_return login_outcome{iss::error{errc::protocol_error, "G2 login reply: " + f.error().message()},
-                                {kind::refused},
-                                {}};
+        co_return login_outcome{
+            iss::error{errc::protocol_error, "G2 login reply: " + f.error().message()}, {kind::refused}, {}};
     if (f->is_eviction()) {
         const auto& e = f->eviction();
         if (e.reason == g2::eviction_reason::incompatible_protocol)
@@ -245,15 +243,14 @@ net::awaitable<login_outcome> g2_transport::login(connection& c, proto::login_pl
     if (!r) {
         if (r.error().code().category() == proto::server_category())
             co_return login_outcome{r.error(), {kind::refused}, {}};
-        co_return login_outcome{iss::error{errc::protocol_error, "G2 login reply: " + r.error().message()},
-                                {kind::refused},
-                                {}};
+        co_return login_outcome{
+            iss::error{errc::protocol_error, "G2 login reply: " + r.error().message()}, {kind::refused}, {}};
     }
     numbering_.bind(r->session);
-    co_return login_outcome{result<void>{},
-                            {kind::logged_in},
-                            fmt::format("server {}, protocol {}", r->server_version,
-                                        g2::version_text(r->server_protocol_version))};
+    co_return login_outcome{
+        result<void>{},
+        {kind::logged_in},
+        fmt::format("server {}, protocol {}", r->server_version, g2::version_text(r->server_protocol_version))};
 }
 
 result<std::optional<proto::stream_details>> g2_transport::stream_reply(proto::bytes_view reply) {

@@ -66,13 +66,13 @@ void session::remember_group(identifier stream, identifier topic, identifier gro
 }
 
 void session::forget_group(const identifier& stream, const identifier& topic, const identifier& group) {
-    std::erase_if(groups_, [&](const group_ref& g) { return g.stream == stream && g.topic == topic && g.group == group; });
+    std::erase_if(groups_,
+                  [&](const group_ref& g) { return g.stream == stream && g.topic == topic && g.group == group; });
 }
 
 bool session::has_joined(const identifier& stream, const identifier& topic, const identifier& group) const noexcept {
-    return std::any_of(groups_.begin(), groups_.end(), [&](const group_ref& g) {
-        return g.stream == stream && g.topic == topic && g.group == group;
-    });
+    return std::any_of(groups_.begin(), groups_.end(),
+                       [&](const group_ref& g) { return g.stream == stream && g.topic == topic && g.group == group; });
 }
 
 net::awaitable<result<proto::bytes_view>> session::exchange(const request& req, reply_slot slot) {
@@ -161,8 +161,10 @@ net::awaitable<result<void>> session::reconnect() {
     // The backoff goes on from where an earlier call that gave up left it (`failures_`), so a
     // caller that retries in a loop does not hammer the server; no deadline: the attempts
     // (`reconnect_attempts`, 0 = no limit) and the classification end the loop.
-    retry_budget budget{{opts_.reconnect_backoff, opts_.reconnect_attempts, std::chrono::milliseconds{0}, true, failures_},
-                        retry_clock(opts_), rng_};
+    retry_budget budget{
+        {opts_.reconnect_backoff, opts_.reconnect_attempts, std::chrono::milliseconds{0}, true, failures_},
+        retry_clock(opts_),
+        rng_};
     if (failures_ > 0) {
         if (const auto wait = budget.next_wait()) co_await retry_wait(opts_, ex_, *wait);
         if (closed()) co_return iss::error{errc::closed};

@@ -49,9 +49,9 @@ using request =
                  proto::delete_stream_request, proto::get_topic_request, proto::create_topic_request,
                  proto::delete_topic_request, proto::create_partitions_request, proto::get_consumer_group_request,
                  proto::create_consumer_group_request, proto::join_consumer_group_request,
-                 proto::leave_consumer_group_request, proto::poll_messages_request,
-                 proto::get_consumer_offset_request, proto::store_consumer_offset_request,
-                 proto::delete_consumer_offset_request, send_request, proto::g2::sync_consumer_group_request>;
+                 proto::leave_consumer_group_request, proto::poll_messages_request, proto::get_consumer_offset_request,
+                 proto::store_consumer_offset_request, proto::delete_consumer_offset_request, send_request,
+                 proto::g2::sync_consumer_group_request>;
 
 /// Which receive buffer a reply goes to: poll replies have their own, because the views of a
 /// `poll_batch` point into it until the next poll.

@@ -11,7 +11,8 @@
 
 namespace iss::pipeline {
 
-consumer_loop::consumer_loop(consumer_options o, message_source& source, router& r, sleeper& sleep, const iss::clock& clock)
+consumer_loop::consumer_loop(consumer_options o, message_source& source, router& r, sleeper& sleep,
+                             const iss::clock& clock)
     : o_{std::move(o)}, source_{source}, router_{r}, sleep_{sleep}, clock_{clock} {}
 
 task<bool> consumer_loop::start() {
@@ -51,7 +52,8 @@ task<source_status> consumer_loop::join(topic_ref t) {
 
 bool consumer_loop::joined() const {
     if (o_.mode != consumer_mode::group) return true;
-    return std::all_of(o_.sources.begin(), o_.sources.end(), [&](const source_topic& s) { return joined_.count(s.topic) > 0; });
+    return std::all_of(o_.sources.begin(), o_.sources.end(),
+                       [&](const source_topic& s) { return joined_.count(s.topic) > 0; });
 }
 
 void consumer_loop::request_stop() {
@@ -77,7 +79,8 @@ bool consumer_loop::may_try(const topic_ref& t, std::optional<std::uint32_t> par
 // (10 a second) for as long as a source is missing, and keep asking the server as often.
 // Instead a fatal answer marks the source unavailable; it is asked again only after a
 // growing interval (unavailable_backoff), and each of those tries logs one line.
-void consumer_loop::source_failed(const topic_ref& t, std::optional<std::uint32_t> partition, const std::string& reason) {
+void consumer_loop::source_failed(const topic_ref& t, std::optional<std::uint32_t> partition,
+                                  const std::string& reason) {
     const auto now = clock_.steady_now();
     auto [it, fresh] = unavailable_.try_emplace({t, partition});
     auto& u = it->second;
@@ -205,8 +208,8 @@ void consumer_loop::watch_assignment() {
               "partitions, or the server hands it none; still polling",
               idle.count());
     ++unassigned_warnings_;
-    const backoff_policy repeat{o_.unassigned_warning, std::max<std::chrono::milliseconds>(o_.unassigned_warning,
-                                                                                          std::chrono::minutes{10})};
+    const backoff_policy repeat{o_.unassigned_warning,
+                                std::max<std::chrono::milliseconds>(o_.unassigned_warning, std::chrono::minutes{10})};
     next_unassigned_warning_ = now + backoff_ceiling(repeat, unassigned_warnings_);
 }
 
@@ -258,9 +261,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
         case source_status::retryable:
             log_.debug({iss::log::kv("partition", p)}, "poll failed ({}); the client reconnects", r.detail);
             co_return 0;
-        case source_status::fatal:
-            source_failed(t, p.partition, fmt::format("poll: {}", r.detail));
-            co_return 0;
+        case source_status::fatal: source_failed(t, p.partition, fmt::format("poll: {}", r.detail)); co_return 0;
     }
     source_ok(t, p.partition);
     if (o_.mode == consumer_mode::group && r.reply.partition != p.partition) {
@@ -416,10 +417,10 @@ task<void> consumer_loop::run() {
             auto wait = o_.poll_interval;
             if (auto d = time_to_next_poll(); d && *d > wait) wait = std::chrono::ceil<std::chrono::milliseconds>(*d);
             if (o_.mode == consumer_mode::group)
-                wait = std::min(wait, std::max(std::chrono::milliseconds{0}, std::chrono::ceil<std::chrono::milliseconds>(
-                                                                                 next_discovery_ - clock_.steady_now())));
-            if (auto d = router_.time_to_due())
-                wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(*d));
+                wait =
+                    std::min(wait, std::max(std::chrono::milliseconds{0}, std::chrono::ceil<std::chrono::milliseconds>(
+                                                                              next_discovery_ - clock_.steady_now())));
+            if (auto d = router_.time_to_due()) wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(*d));
             if (wait.count() > 0) co_await sleep_.sleep_for(wait);
         }
     }

@@ -39,8 +39,8 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace iss::pipeline {
@@ -54,8 +54,8 @@ struct source_topic {
 struct consumer_options {
     consumer_mode mode = consumer_mode::single;
     std::vector<source_topic> sources;
-    std::uint32_t poll_messages = 1000;                 ///< iggy.poll.messages
-    std::chrono::milliseconds poll_interval{100};       ///< iggy.poll.interval: wait when nothing came
+    std::uint32_t poll_messages = 1000;            ///< iggy.poll.messages
+    std::chrono::milliseconds poll_interval{100};  ///< iggy.poll.interval: wait when nothing came
     /// iggy.poll.max_idle_interval: after k empty polls in a row a partition is polled again
     /// only after poll_interval x 2^(k-1), at most this long; 0 = every round.
     std::chrono::milliseconds max_idle_interval{0};
@@ -79,10 +79,10 @@ struct consumer_options {
 struct unavailable_source {
     topic_ref topic;
     std::optional<std::uint32_t> partition;  ///< nullopt: the topic itself (its lookup failed)
-    std::string reason;              ///< the last answer, naming what to check
-    clock::steady_time since{};      ///< the first failed try of this run of failures
-    clock::steady_time next_try{};   ///< when it is tried again
-    unsigned failures = 0;           ///< failed tries in a row
+    std::string reason;                      ///< the last answer, naming what to check
+    clock::steady_time since{};              ///< the first failed try of this run of failures
+    clock::steady_time next_try{};           ///< when it is tried again
+    unsigned failures = 0;                   ///< failed tries in a row
 };
 
 /// Drives polls into the router until stopped. Runs on the event-loop thread; not thread-safe

@@ -53,43 +53,41 @@ std::string_view to_string(source_status s) noexcept {
 
 result<delivery_plan> plan_delivery(store_capabilities caps, conditional_writes cw, consumer_mode mode) {
     const std::string_view rebalance =
-      mode == consumer_mode::group ? "; in a consumer group a forced rebalance can duplicate (never lose) data"
-                                   : "";
+        mode == consumer_mode::group ? "; in a consumer group a forced rebalance can duplicate (never lose) data" : "";
     if (cw == conditional_writes::off) {
         return delivery_plan{
-          upload_strategy::head_then_write, false,
-          fmt::format(
-            "s3.conditional_writes=off: exactly-once after crashes for a single owner (HEAD before each "
-            "write adopts what exists){}",
-            rebalance)};
+            upload_strategy::head_then_write, false,
+            fmt::format("s3.conditional_writes=off: exactly-once after crashes for a single owner (HEAD before each "
+                        "write adopts what exists){}",
+                        rebalance)};
     }
     if (!caps.conditional_put) {
         if (cw == conditional_writes::required) return error{errc::conditional_required, "s3.conditional_writes"};
         return delivery_plan{
-          upload_strategy::head_then_write, false,
-          fmt::format(
-            "the store ignores If-None-Match on PutObject: exactly-once after crashes for a single owner "
-            "(HEAD before each write adopts what exists){}",
-            rebalance)};
+            upload_strategy::head_then_write, false,
+            fmt::format("the store ignores If-None-Match on PutObject: exactly-once after crashes for a single owner "
+                        "(HEAD before each write adopts what exists){}",
+                        rebalance)};
     }
     if (caps.conditional_complete) {
         return delivery_plan{
-          upload_strategy::multipart_conditional, true,
-          "exactly-once in the bucket: every object is written once with If-None-Match (PutObject, and "
-          "CompleteMultipartUpload above s3.part_size) and a 412 adopts the existing object's range"};
+            upload_strategy::multipart_conditional, true,
+            "exactly-once in the bucket: every object is written once with If-None-Match (PutObject, and "
+            "CompleteMultipartUpload above s3.part_size) and a 412 adopts the existing object's range"};
     }
     return delivery_plan{
-      upload_strategy::single_part_conditional, true,
-      "exactly-once in the bucket: the store ignores If-None-Match on CompleteMultipartUpload, so objects "
-      "are closed at s3.part_size and written only with a conditional PutObject; a 412 adopts the existing "
-      "object's range"};
+        upload_strategy::single_part_conditional, true,
+        "exactly-once in the bucket: the store ignores If-None-Match on CompleteMultipartUpload, so objects "
+        "are closed at s3.part_size and written only with a conditional PutObject; a 412 adopts the existing "
+        "object's range"};
 }
 
 // Invariant 2: keys depend on (partition, first offset) only.
 result<void> check_key_namer(const key_namer& namer, const partition_ref& sample) {
     const auto a = namer.key(sample, 0);
     const auto b = namer.key(sample, 0);
-    if (a != b) return error{errc::nondeterministic_key, fmt::format("{:?} then {:?} for the same input", a.get(), b.get())};
+    if (a != b)
+        return error{errc::nondeterministic_key, fmt::format("{:?} then {:?} for the same input", a.get(), b.get())};
     const auto c = namer.key(sample, 1);
     if (c == a) return error{errc::nondeterministic_key, "the key does not contain the first offset ({start_offset})"};
     partition_ref other = sample;
@@ -113,18 +111,18 @@ std::vector<std::string> just(const std::string& id) {
 }
 }  // namespace
 
-partition_writer::partition_writer(
-  partition_ref p, const writer_options& o, const rotation_policy& rotation, writer_ports ports,
-  std::optional<std::uint64_t> committed)
-    : p_{std::move(p)}
-    , o_{o}
-    , rotation_{rotation}
-    , ports_{ports}
-    , log_{"pipeline",
-           {iss::log::kv("stream", p_.stream), iss::log::kv("topic", p_.topic), iss::log::kv("partition", p_.partition)}}
-    , handled_{committed}
-    , committed_{committed}
-    , rng_{std::random_device{}()} {
+partition_writer::partition_writer(partition_ref p, const writer_options& o, const rotation_policy& rotation,
+                                   writer_ports ports, std::optional<std::uint64_t> committed)
+    : p_{std::move(p)},
+      o_{o},
+      rotation_{rotation},
+      ports_{ports},
+      log_{"pipeline",
+           {iss::log::kv("stream", p_.stream), iss::log::kv("topic", p_.topic),
+            iss::log::kv("partition", p_.partition)}},
+      handled_{committed},
+      committed_{committed},
+      rng_{std::random_device{}()} {
     if (committed_) next_ = *committed_ + 1;
 }
 
@@ -346,7 +344,8 @@ task<feed_status> partition_writer::feed_one(const message& m) {
             co_return feed_status::ok;
         }
     }
-    if (auto it = open_.find(id); it != open_.end() && rotation_.span_exceeded(rotation_state(*it->second), m.timestamp_us)) {
+    if (auto it = open_.find(id);
+        it != open_.end() && rotation_.span_exceeded(rotation_state(*it->second), m.timestamp_us)) {
         const delivered d = co_await close_and_deliver(just(id), rotate_reason::max_span);
         if (d != delivered::ok) co_return to_feed(d);
         if (covered(id, m.offset)) {
@@ -439,8 +438,8 @@ task<void> partition_writer::tick() {
     }
     if (!due.empty()) {
         // Log the reason of the first one due (idle and schedule are the timer triggers).
-        const auto why = rotation_.due(rotation_state(*open_.at(due.front())), ports_.clock.steady_now(),
-                                       ports_.clock.system_now());
+        const auto why =
+            rotation_.due(rotation_state(*open_.at(due.front())), ports_.clock.steady_now(), ports_.clock.system_now());
         co_await close_and_deliver(std::move(due), *why);
         co_return;
     }

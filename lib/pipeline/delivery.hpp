@@ -212,19 +212,18 @@ struct writer_ports {
 
 /// Counters of one writer (also summed by the router for logs and the lag view).
 struct writer_counters {
-    std::uint64_t objects_written = 0;   ///< acknowledged by S3
-    std::uint64_t objects_adopted = 0;   ///< 412: existed already, range adopted
-    std::uint64_t records_written = 0;   ///< in objects we wrote
-    std::uint64_t records_dropped = 0;   ///< held but dropped (adoption, give-up, not owner, reconnect)
+    std::uint64_t objects_written = 0;  ///< acknowledged by S3
+    std::uint64_t objects_adopted = 0;  ///< 412: existed already, range adopted
+    std::uint64_t records_written = 0;  ///< in objects we wrote
+    std::uint64_t records_dropped = 0;  ///< held but dropped (adoption, give-up, not owner, reconnect)
     std::uint64_t bad_skipped = 0;
     std::uint64_t bad_dead_lettered = 0;
-    std::uint64_t retries = 0;           ///< whole-operation retries after the client gave up
+    std::uint64_t retries = 0;  ///< whole-operation retries after the client gave up
     std::uint64_t commits = 0;
     std::uint64_t payload_bytes_written = 0;  ///< message payload bytes in objects we wrote
-    std::uint64_t bytes_uploaded = 0;    ///< object bytes (encoded, compressed) in objects we wrote
-    std::uint64_t bad_failed = 0;        ///< bad messages that stopped the partition (policy fail)
+    std::uint64_t bytes_uploaded = 0;         ///< object bytes (encoded, compressed) in objects we wrote
+    std::uint64_t bad_failed = 0;             ///< bad messages that stopped the partition (policy fail)
 };
-
 
 /// The state of a writer.
 enum class writer_state {
@@ -235,9 +234,9 @@ enum class writer_state {
 
 /// What `feed` tells the caller to do next.
 enum class feed_status {
-    ok,      ///< all consumed; poll on from next_offset()
-    rewind,  ///< the rest of the batch was NOT consumed: poll again from next_offset()
-    stopped, ///< the writer is failed or revoked (see state())
+    ok,       ///< all consumed; poll on from next_offset()
+    rewind,   ///< the rest of the batch was NOT consumed: poll again from next_offset()
+    stopped,  ///< the writer is failed or revoked (see state())
 };
 
 /// One (stream, topic, partition): the open object, its encoder and spool, the offsets.
@@ -251,9 +250,8 @@ class partition_writer {
 public:
     /// \param committed the offset stored in Iggy for this partition (nullopt: none), so
     ///        polling starts at committed + 1.
-    partition_writer(
-      partition_ref p, const writer_options& o, const rotation_policy& rotation, writer_ports ports,
-      std::optional<std::uint64_t> committed);
+    partition_writer(partition_ref p, const writer_options& o, const rotation_policy& rotation, writer_ports ports,
+                     std::optional<std::uint64_t> committed);
     partition_writer(const partition_writer&) = delete;
     partition_writer& operator=(const partition_writer&) = delete;
     ~partition_writer();
@@ -349,8 +347,10 @@ private:
     std::map<std::string, object_ptr, std::less<>> open_;  ///< by encoded partition
     std::vector<object_ptr> closing_;                      ///< closed, not yet durable (in flight)
     std::vector<durable_range> durable_;                   ///< delivered, last > stored offset
-    std::map<std::string, std::uint64_t, std::less<>> done_through_;  ///< adopted: that encoded partition's messages <= are done
-    std::map<std::string, std::uint64_t, std::less<>> reread_from_;   ///< rewound: that encoded partition's messages >= are wanted again
+    std::map<std::string, std::uint64_t, std::less<>>
+        done_through_;  ///< adopted: that encoded partition's messages <= are done
+    std::map<std::string, std::uint64_t, std::less<>>
+        reread_from_;                       ///< rewound: that encoded partition's messages >= are wanted again
     std::optional<std::uint64_t> handled_;  ///< the highest offset dispatched (to an object, skipped, adopted)
     std::optional<std::uint64_t> next_;
     std::optional<std::uint64_t> committed_;

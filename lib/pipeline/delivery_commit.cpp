@@ -2,7 +2,6 @@
 // the one place an offset is stored, and the messages that are not written (skipped or
 // dead-lettered) accounted for by the open object or the stored offset.
 #include "pipeline/delivery.hpp"
-
 #include "pipeline/delivery_internal.hpp"
 #include "pipeline/error.hpp"
 
@@ -79,8 +78,8 @@ task<partition_writer::delivered> partition_writer::absorb(const message& m, con
     co_return co_await commit_durable();
 }
 
-task<partition_writer::delivered> partition_writer::handle_bad_message(
-  const message& m, const error& e, const std::string* encoded) {
+task<partition_writer::delivered> partition_writer::handle_bad_message(const message& m, const error& e,
+                                                                       const std::string* encoded) {
     if (encoded) {
         // Opened for this message only: nothing in it.
         if (auto it = open_.find(*encoded); it != open_.end() && it->second->records == 0) open_.erase(it);
@@ -98,7 +97,8 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(
             while (!sent && budget.try_attempt()) {
                 const source_status s = co_await ports_.dead_letters->send(m, p_, e.message());
                 sent = s == source_status::ok;
-                if (!sent && !co_await retry_or_give_up(budget, "dead-letter send", to_string(s), s == source_status::fatal))
+                if (!sent &&
+                    !co_await retry_or_give_up(budget, "dead-letter send", to_string(s), s == source_status::fatal))
                     break;
             }
             if (!sent) {
@@ -109,12 +109,12 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(
             log_.warn(ctx, "bad message sent to the dead-letter topic");
             co_return co_await absorb(m, encoded);
         }
-        case bad_message_policy::fail:
-            break;
+        case bad_message_policy::fail: break;
     }
     counters_.bad_failed += 1;
-    log_.error(ctx, "bad message: this partition stops here (the others go on); fix the producer, or set "
-                    "delivery.on_bad_message to skip or dead_letter");
+    log_.error(ctx,
+               "bad message: this partition stops here (the others go on); fix the producer, or set "
+               "delivery.on_bad_message to skip or dead_letter");
     if (!open_.empty()) {
         const delivered d = co_await close_all(rotate_reason::bad_message);
         if (d != delivered::ok) co_return d;

@@ -19,15 +19,15 @@ namespace iss::pipeline {
 /// and spilled), memory charge and the range of offsets it accounts for.
 struct partition_writer::open_object {
     open_object(std::string spool_dir, memory_budget* budget) : spilled{std::move(spool_dir)}, held{budget} {}
-    std::string encoded;  ///< the encoded partition (key without {start_offset})
+    std::string encoded;                 ///< the encoded partition (key without {start_offset})
     std::optional<std::int64_t> bucket;  ///< time bucket of the first message, when the key has one
     object_key key;
     std::unique_ptr<record_encoder> encoder;
-    std::string buf;  ///< encoder output not yet spilled (at most about one part)
-    spool spilled;    ///< encoder output beyond one part (multipart objects)
-    std::unique_ptr<char[]> part;  ///< a part read back from `spilled` while a multipart upload runs
+    std::string buf;                ///< encoder output not yet spilled (at most about one part)
+    spool spilled;                  ///< encoder output beyond one part (multipart objects)
+    std::unique_ptr<char[]> part;   ///< a part read back from `spilled` while a multipart upload runs
     std::size_t part_capacity = 0;  ///< bytes allocated for `part`
-    memory_budget::charge held;  ///< what `buf`, `part`, the encoder and `spilled` hold, charged
+    memory_budget::charge held;     ///< what `buf`, `part`, the encoder and `spilled` hold, charged
     std::uint64_t first_offset = 0;
     std::uint64_t last_offset = 0;  ///< last offset accounted for (records, skipped, dead-lettered)
     std::uint64_t records = 0;

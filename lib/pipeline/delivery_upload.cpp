@@ -3,7 +3,6 @@
 // If-None-Match (PutObject or the store's multipart sequence), adoption of an existing object
 // on 412, and the retry rule of each mode.
 #include "pipeline/delivery.hpp"
-
 #include "pipeline/delivery_internal.hpp"
 #include "pipeline/error.hpp"
 
@@ -20,16 +19,16 @@ using detail::seconds_since;
 // Invariants 1 and 3 for several objects: they leave the open set together and stay in
 // flight (`closing_`, which holds the stored offset back) until each one is durable; they are
 // delivered in order of first offset, and the stored offset may move after each.
-task<partition_writer::delivered> partition_writer::close_and_deliver(std::vector<std::string> encoded, rotate_reason why) {
+task<partition_writer::delivered> partition_writer::close_and_deliver(std::vector<std::string> encoded,
+                                                                      rotate_reason why) {
     for (const auto& id : encoded) {
         auto it = open_.find(id);
         if (it == open_.end()) continue;
         closing_.push_back(std::move(it->second));
         open_.erase(it);
     }
-    std::sort(closing_.begin(), closing_.end(), [](const object_ptr& a, const object_ptr& b) {
-        return a->first_offset < b->first_offset;
-    });
+    std::sort(closing_.begin(), closing_.end(),
+              [](const object_ptr& a, const object_ptr& b) { return a->first_offset < b->first_offset; });
     delivered result = delivered::ok;
     while (!closing_.empty()) {
         const delivered d = co_await deliver_front(why);
@@ -47,10 +46,12 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
     o.encoder->finish(o.buf);
     recharge(o);
     const object_range r{o.first_offset, o.last_offset, o.records};
-    const iss::log::fields ctx{
-      iss::log::kv("key", o.key), iss::log::kv("first_offset", r.first_offset), iss::log::kv("last_offset", r.last_offset),
-      iss::log::kv("count", r.count), iss::log::kv("bytes", o.spilled.size() + o.buf.size()),
-      iss::log::kv("reason", to_string(why))};
+    const iss::log::fields ctx{iss::log::kv("key", o.key),
+                               iss::log::kv("first_offset", r.first_offset),
+                               iss::log::kv("last_offset", r.last_offset),
+                               iss::log::kv("count", r.count),
+                               iss::log::kv("bytes", o.spilled.size() + o.buf.size()),
+                               iss::log::kv("reason", to_string(why))};
     const auto closed_at = ports_.clock.steady_now();
     for (;;) {
         const store_result<none> up = co_await upload(o, r);
@@ -88,9 +89,8 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
         if (ports_.timings) ports_.timings->upload.observe(seconds_since(ports_.clock, closed_at));
         counters_.objects_adopted += 1;
         counters_.records_dropped += r.count;
-        log_.warn(
-          ctx, "object exists already (412): adopting its range {}..{} ({} records) instead of overwriting",
-          existing->first_offset, existing->last_offset, existing->count);
+        log_.warn(ctx, "object exists already (412): adopting its range {}..{} ({} records) instead of overwriting",
+                  existing->first_offset, existing->last_offset, existing->count);
         if (existing->first_offset != r.first_offset)
             log_.warn(ctx, "existing object's first offset {} differs from ours", existing->first_offset);
         const std::string id = o.encoded;
@@ -130,9 +130,9 @@ task<store_result<none>> partition_writer::upload(open_object& o, const object_r
             const auto h = co_await ports_.store.head_object(o.key);
             if (h.status == store_status::ok) co_return store_result<none>{store_status::exists, {}, "HEAD found it"};
             if (h.status != store_status::not_found) {
-                const bool ok1 = co_await retry_or_give_up(budget, "HEAD before write", h.detail, h.status == store_status::fatal);
-                if (!ok1)
-                    co_return store_result<none>{store_status::retryable, {}, h.detail};
+                const bool ok1 =
+                    co_await retry_or_give_up(budget, "HEAD before write", h.detail, h.status == store_status::fatal);
+                if (!ok1) co_return store_result<none>{store_status::retryable, {}, h.detail};
                 continue;
             }
         }
@@ -144,8 +144,7 @@ task<store_result<none>> partition_writer::upload(open_object& o, const object_r
         }
         if (res.status == store_status::ok || res.status == store_status::exists) co_return res;
         const bool ok2 = co_await retry_or_give_up(budget, "upload", res.detail, res.status == store_status::fatal);
-        if (!ok2)
-            co_return store_result<none>{store_status::retryable, {}, res.detail};
+        if (!ok2) co_return store_result<none>{store_status::retryable, {}, res.detail};
     }
     co_return store_result<none>{store_status::retryable, {}, "retry budget spent"};
 }
@@ -172,7 +171,8 @@ task<store_result<none>> partition_writer::upload_multipart(open_object& o, cons
                                                   ports_.encoders.content_type(), o_.plan.if_none_match);
 }
 
-task<std::optional<object_range>> partition_writer::read_existing(const object_key& key, bool& gave_up, bool& vanished) {
+task<std::optional<object_range>> partition_writer::read_existing(const object_key& key, bool& gave_up,
+                                                                  bool& vanished) {
     auto budget = operation_budget();
     while (budget.try_attempt()) {
         const auto h = co_await ports_.store.head_object(key);
@@ -188,7 +188,8 @@ task<std::optional<object_range>> partition_writer::read_existing(const object_k
             vanished = true;
             co_return std::nullopt;
         }
-        const bool ok3 = co_await retry_or_give_up(budget, "HEAD of existing object", h.detail, h.status == store_status::fatal);
+        const bool ok3 =
+            co_await retry_or_give_up(budget, "HEAD of existing object", h.detail, h.status == store_status::fatal);
         if (!ok3) break;
     }
     gave_up = true;
@@ -214,8 +215,8 @@ task<bool> partition_writer::retry_or_give_up(retry_budget& budget, std::string_
     counters_.retries += 1;
     const auto attempt = budget.attempts();
     if (fatal) {
-        log_.error("{} failed ({}): check the s3 settings and permissions; retrying in {} ms (attempt {})", what, detail,
-                   delay->count(), attempt);
+        log_.error("{} failed ({}): check the s3 settings and permissions; retrying in {} ms (attempt {})", what,
+                   detail, delay->count(), attempt);
     } else {
         log_.warn("{} failed ({}); retrying in {} ms (attempt {})", what, detail, delay->count(), attempt);
     }

@@ -5,8 +5,7 @@ namespace iss::pipeline {
 namespace {
 const char* message_of(int ev) noexcept {
     switch (static_cast<errc>(ev)) {
-        case errc::bad_message:
-            return "the format writer refused the message (see delivery.on_bad_message)";
+        case errc::bad_message: return "the format writer refused the message (see delivery.on_bad_message)";
         case errc::bad_object_metadata:
             return "the existing object has no valid x-amz-meta-iggy-first-offset/-last-offset/-count "
                    "(was it written by iggy-s3-sink? check naming.key and s3.prefix)";

@@ -8,11 +8,11 @@ namespace iss::pipeline {
 
 /// What went wrong in the pipeline. Messages say what to check.
 enum class errc {
-    bad_message = 1,         ///< the format writer refused a message (on_bad_message decides)
-    bad_object_metadata,     ///< an existing object's iggy-* metadata is missing or unparseable
-    conditional_required,    ///< s3.conditional_writes: required, but the store ignores If-None-Match
-    invalid_option,          ///< a pipeline option is outside what the pipeline accepts
-    nondeterministic_key,    ///< the key namer renders different keys for the same input
+    bad_message = 1,       ///< the format writer refused a message (on_bad_message decides)
+    bad_object_metadata,   ///< an existing object's iggy-* metadata is missing or unparseable
+    conditional_required,  ///< s3.conditional_writes: required, but the store ignores If-None-Match
+    invalid_option,        ///< a pipeline option is outside what the pipeline accepts
+    nondeterministic_key,  ///< the key namer renders different keys for the same input
 };
 
 const boost::system::error_category& pipeline_category() noexcept;

@@ -7,7 +7,8 @@
 
 namespace iss::pipeline {
 
-std::uint64_t compute_lag(std::uint64_t messages_count, std::uint64_t head, std::optional<std::uint64_t> committed) noexcept {
+std::uint64_t compute_lag(std::uint64_t messages_count, std::uint64_t head,
+                          std::optional<std::uint64_t> committed) noexcept {
     if (messages_count == 0) return 0;
     if (!committed) return messages_count;
     return head > *committed ? head - *committed : 0;

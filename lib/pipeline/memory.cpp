@@ -71,8 +71,7 @@ std::string memory_budget::describe(std::uint64_t part_size) const {
     const std::uint64_t objects = part_size == 0 ? 0 : limits_.max_buffered / part_size;
     std::string s = fmt::format("{}: up to {} object{} of {} in memory", mib(limits_.max_buffered), objects,
                                 objects == 1 ? "" : "s", mib(part_size));
-    if (objects == 0)
-        s += " (less than one part: objects are closed before they reach s3.part_size)";
+    if (objects == 0) s += " (less than one part: objects are closed before they reach s3.part_size)";
     if (limits_.max_spool != std::numeric_limits<std::uint64_t>::max())
         s += fmt::format("; spool files up to {}", mib(limits_.max_spool));
     return s;

@@ -65,7 +65,9 @@ public:
     };
 
     [[nodiscard]] const memory_limits& limits() const noexcept { return limits_; }
-    [[nodiscard]] bool limited() const noexcept { return limits_.max_buffered != std::numeric_limits<std::uint64_t>::max(); }
+    [[nodiscard]] bool limited() const noexcept {
+        return limits_.max_buffered != std::numeric_limits<std::uint64_t>::max();
+    }
     /// Bytes held in memory now / at most so far.
     [[nodiscard]] std::uint64_t buffered() const noexcept { return buffered_; }
     [[nodiscard]] std::uint64_t peak_buffered() const noexcept { return peak_buffered_; }
@@ -86,9 +88,7 @@ public:
     /// A holder of `bytes` holds more than its fair share of the soft limit.
     [[nodiscard]] bool above_fair_share(std::uint64_t bytes) const noexcept;
     /// May `more` bytes be added to the spool files?
-    [[nodiscard]] bool spool_allows(std::uint64_t more) const noexcept {
-        return spooled_ + more <= limits_.max_spool;
-    }
+    [[nodiscard]] bool spool_allows(std::uint64_t more) const noexcept { return spooled_ + more <= limits_.max_spool; }
     /// Records one fed message of `bytes` (payload, headers and per-message overhead) for
     /// the poll estimate.
     void saw_message(std::uint64_t bytes) noexcept;

@@ -65,18 +65,15 @@ public:
     virtual ~object_store() = default;
     /// PutObject with user metadata (`range` as `x-amz-meta-iggy-*`), and `If-None-Match: *`
     /// when `if_none_match`. A 412 answers `exists`.
-    virtual task<store_result<none>> put_object(
-      const object_key& key, std::string_view body, const object_range& range,
-      std::string_view content_type, bool if_none_match)
-      = 0;
+    virtual task<store_result<none>> put_object(const object_key& key, std::string_view body, const object_range& range,
+                                                std::string_view content_type, bool if_none_match) = 0;
     /// A multipart upload of a `size`-byte object in `part_size` parts read through `read`:
     /// created with the object's final metadata (S3 fixes user metadata at Create, so the
     /// pipeline uploads once the range is known), completed with `If-None-Match: *` when
     /// `if_none_match` (a 412 answers `exists`), aborted when not completed.
-    virtual task<store_result<none>> put_multipart(
-      const object_key& key, std::uint64_t size, std::uint64_t part_size, part_reader read,
-      const object_range& range, std::string_view content_type, bool if_none_match)
-      = 0;
+    virtual task<store_result<none>> put_multipart(const object_key& key, std::uint64_t size, std::uint64_t part_size,
+                                                   part_reader read, const object_range& range,
+                                                   std::string_view content_type, bool if_none_match) = 0;
     /// HeadObject; value = user metadata (names lower-case, without `x-amz-meta-`).
     virtual task<store_result<user_metadata>> head_object(const object_key& key) = 0;
 };
@@ -153,10 +150,8 @@ public:
     /// Poll `count` messages. `partition`: explicit, or nullopt for a group's partition-less
     /// poll (the server picks round-robin). `from`: strategy Offset(from), or nullopt for
     /// First.
-    virtual task<poll_result> poll(
-      const topic_ref& t, std::optional<std::uint32_t> partition, std::optional<std::uint64_t> from,
-      std::uint32_t count)
-      = 0;
+    virtual task<poll_result> poll(const topic_ref& t, std::optional<std::uint32_t> partition,
+                                   std::optional<std::uint64_t> from, std::uint32_t count) = 0;
     /// JoinConsumerGroup (group mode; creates the group when missing).
     virtual task<source_status> join(const topic_ref& t) = 0;
     /// LeaveConsumerGroup (group mode).

@@ -115,16 +115,17 @@ std::optional<rotate_reason> rotation_policy::full(const open_object_state& s, s
     return std::nullopt;
 }
 
-std::optional<rotate_reason> rotation_policy::due(
-  const open_object_state& s, clock::steady_time steady_now, clock::system_time system_now) const noexcept {
+std::optional<rotate_reason> rotation_policy::due(const open_object_state& s, clock::steady_time steady_now,
+                                                  clock::system_time system_now) const noexcept {
     if (s.records == 0) return std::nullopt;
     if (s.schedule_deadline && system_now >= *s.schedule_deadline) return rotate_reason::schedule;
     if (o_.idle.count() > 0 && steady_now - s.last_append >= o_.idle) return rotate_reason::idle;
     return std::nullopt;
 }
 
-std::optional<std::chrono::nanoseconds> rotation_policy::time_to_due(
-  const open_object_state& s, clock::steady_time steady_now, clock::system_time system_now) const noexcept {
+std::optional<std::chrono::nanoseconds> rotation_policy::time_to_due(const open_object_state& s,
+                                                                     clock::steady_time steady_now,
+                                                                     clock::system_time system_now) const noexcept {
     using std::chrono::nanoseconds;
     if (s.records == 0) return std::nullopt;
     std::optional<nanoseconds> best;

@@ -33,11 +33,11 @@ namespace iss::pipeline {
 
 /// The `rotation:` options (config fills them; zero disables a trigger).
 struct rotation_options {
-    std::uint64_t max_records = 10'000;                 ///< records per object; 0 = off
-    std::uint64_t max_bytes = 64ull << 20;              ///< bytes of the object as uploaded; 0 = off
+    std::uint64_t max_records = 10'000;                            ///< records per object; 0 = off
+    std::uint64_t max_bytes = 64ull << 20;                         ///< bytes of the object as uploaded; 0 = off
     std::chrono::microseconds max_span{std::chrono::minutes{10}};  ///< record-time span; 0 = off
     std::chrono::seconds schedule{std::chrono::hours{1}};          ///< wall-clock period; 0 = off
-    std::string timezone = "UTC";                       ///< IANA name the schedule aligns in
+    std::string timezone = "UTC";                                  ///< IANA name the schedule aligns in
     std::chrono::milliseconds idle{std::chrono::minutes{1}};       ///< no new message for; 0 = off
 };
 
@@ -49,14 +49,14 @@ enum class rotate_reason {
     max_span,
     schedule,
     idle,
-    hand_over,  ///< group polls stopped returning the partition
-    stop,       ///< clean shutdown
-    bad_message,  ///< on_bad_message: fail; what precedes the bad message is delivered
+    hand_over,         ///< group polls stopped returning the partition
+    stop,              ///< clean shutdown
+    bad_message,       ///< on_bad_message: fail; what precedes the bad message is delivered
     max_open_objects,  ///< rotation.max_open_objects: the object with the oldest first message makes room
     time_bucket,       ///< a message of a later time bucket arrived (record time = Iggy's append time)
-    commit_stall,      ///< delivered objects kept overlapping the open ones: every object is closed so the stored offset can move
-    memory_limit,      ///< memory.max_buffered was reached: the largest open objects are closed early
-    spool_limit,       ///< memory.max_spool would be passed by spooling the next part
+    commit_stall,  ///< delivered objects kept overlapping the open ones: every object is closed so the stored offset can move
+    memory_limit,  ///< memory.max_buffered was reached: the largest open objects are closed early
+    spool_limit,   ///< memory.max_spool would be passed by spooling the next part
 };
 [[nodiscard]] std::string_view to_string(rotate_reason r) noexcept;
 
@@ -93,9 +93,9 @@ private:
 /// What the rotation policy needs to know about an open object.
 struct open_object_state {
     std::uint64_t records = 0;
-    std::uint64_t bytes = 0;                 ///< as uploaded so far (encoder output)
-    std::uint64_t first_timestamp_us = 0;    ///< record time of the first message
-    clock::steady_time last_append{};        ///< when the last message was appended
+    std::uint64_t bytes = 0;                              ///< as uploaded so far (encoder output)
+    std::uint64_t first_timestamp_us = 0;                 ///< record time of the first message
+    clock::steady_time last_append{};                     ///< when the last message was appended
     std::optional<clock::system_time> schedule_deadline;  ///< next boundary after opening
 };
 
@@ -115,13 +115,15 @@ public:
     [[nodiscard]] bool span_exceeded(const open_object_state& s, std::uint64_t next_timestamp_us) const noexcept;
     /// max_records / max_bytes after an append (`max_bytes_cap` further caps max_bytes,
     /// 0 = no cap: part_size where objects must stay single-part).
-    [[nodiscard]] std::optional<rotate_reason> full(const open_object_state& s, std::uint64_t max_bytes_cap) const noexcept;
+    [[nodiscard]] std::optional<rotate_reason> full(const open_object_state& s,
+                                                    std::uint64_t max_bytes_cap) const noexcept;
     /// idle / schedule: is the object due at these times?
-    [[nodiscard]] std::optional<rotate_reason> due(
-      const open_object_state& s, clock::steady_time steady_now, clock::system_time system_now) const noexcept;
+    [[nodiscard]] std::optional<rotate_reason> due(const open_object_state& s, clock::steady_time steady_now,
+                                                   clock::system_time system_now) const noexcept;
     /// How long from now until `due` can first fire (nullopt: never, no timer needed).
-    [[nodiscard]] std::optional<std::chrono::nanoseconds> time_to_due(
-      const open_object_state& s, clock::steady_time steady_now, clock::system_time system_now) const noexcept;
+    [[nodiscard]] std::optional<std::chrono::nanoseconds> time_to_due(const open_object_state& s,
+                                                                      clock::steady_time steady_now,
+                                                                      clock::system_time system_now) const noexcept;
 
 private:
     rotation_options o_;

@@ -102,7 +102,8 @@ task<void> router::release(const partition_ref& p) {
     auto* w = find(p);
     if (!w) co_return;
     if (w->holds_data() || w->pending_commit()) {
-        log_.info({iss::log::kv("partition", p)}, "hand-over: group polls stopped returning this partition; flushing it now");
+        log_.info({iss::log::kv("partition", p)},
+                  "hand-over: group polls stopped returning this partition; flushing it now");
         const auto guard = hold(*w);
         co_await w->flush(rotate_reason::hand_over);
     }

@@ -8,9 +8,9 @@ namespace iss::pipeline {
 
 std::vector<std::pair<std::string, std::string>> to_user_metadata(const object_range& r) {
     return {
-      {std::string{meta_first_offset}, std::to_string(r.first_offset)},
-      {std::string{meta_last_offset}, std::to_string(r.last_offset)},
-      {std::string{meta_count}, std::to_string(r.count)},
+        {std::string{meta_first_offset}, std::to_string(r.first_offset)},
+        {std::string{meta_last_offset}, std::to_string(r.last_offset)},
+        {std::string{meta_count}, std::to_string(r.count)},
     };
 }
 

@@ -52,17 +52,17 @@ std::vector<std::string> describe_problems(const partition_report& r) {
     std::vector<std::string> out;
     const auto name = fmt::format("{}/{}/{}", r.partition.stream, r.partition.topic, r.partition.partition);
     for (const auto& g : r.gaps)
-        out.push_back(fmt::format("{}: gap: offsets {}..{} are in no object (after {}, before {})", name, g.first, g.last,
-                                  g.before.empty() ? "-" : g.before, g.after.empty() ? "-" : g.after));
+        out.push_back(fmt::format("{}: gap: offsets {}..{} are in no object (after {}, before {})", name, g.first,
+                                  g.last, g.before.empty() ? "-" : g.before, g.after.empty() ? "-" : g.after));
     for (const auto& o : r.overlaps)
         out.push_back(fmt::format("{}: duplicate offsets {}..{} are in two objects: {} and {}", name, o.first, o.last,
                                   o.before, o.after));
     if (r.committed_missing) {
         const auto& m = *r.committed_missing;
-        out.push_back(fmt::format("{}: committed offset {} is beyond the highest durable offset {}: offsets {}..{} "
-                                  "were committed but are in no object",
-                                  name, m.last, r.highest ? std::to_string(*r.highest) : std::string{"(none)"},
-                                  m.first, m.last));
+        out.push_back(
+            fmt::format("{}: committed offset {} is beyond the highest durable offset {}: offsets {}..{} "
+                        "were committed but are in no object",
+                        name, m.last, r.highest ? std::to_string(*r.highest) : std::string{"(none)"}, m.first, m.last));
     }
     for (const auto& k : r.unreadable)
         out.push_back(fmt::format("{}: {} has no usable x-amz-meta-iggy-* range metadata", name, k));
@@ -75,12 +75,13 @@ std::string opt(const std::optional<std::uint64_t>& v) { return v ? std::to_stri
 
 std::string render_verify_table(const std::vector<partition_report>& rs) {
     std::vector<std::array<std::string, 10>> cells;
-    cells.push_back({"STREAM", "TOPIC", "PARTITION", "OBJECTS", "LOWEST", "HIGHEST", "COMMITTED", "GAPS", "OVERLAPS", "STATUS"});
+    cells.push_back(
+        {"STREAM", "TOPIC", "PARTITION", "OBJECTS", "LOWEST", "HIGHEST", "COMMITTED", "GAPS", "OVERLAPS", "STATUS"});
     for (const auto& r : rs)
         cells.push_back({r.partition.stream, r.partition.topic, std::to_string(r.partition.partition),
                          std::to_string(r.objects), opt(r.lowest), opt(r.highest), opt(r.committed),
-                         std::to_string(r.gaps.size() + (r.committed_missing ? 1 : 0)), std::to_string(r.overlaps.size()),
-                         r.ok() ? "ok" : "PROBLEM"});
+                         std::to_string(r.gaps.size() + (r.committed_missing ? 1 : 0)),
+                         std::to_string(r.overlaps.size()), r.ok() ? "ok" : "PROBLEM"});
     std::array<std::size_t, 10> width{};
     for (const auto& c : cells)
         for (std::size_t i = 0; i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());
@@ -115,10 +116,11 @@ std::string render_verify_json(const std::vector<partition_report>& rs, std::siz
         iss::log::append_json_escaped(out, r.partition.stream);
         out += "\",\"topic\":\"";
         iss::log::append_json_escaped(out, r.partition.topic);
-        out += fmt::format("\",\"partition\":{},\"objects\":{},\"lowest\":{},\"highest\":{},\"committed\":{},\"gaps\":{},"
-                           "\"overlaps\":{},\"ok\":{}}}",
-                           r.partition.partition, r.objects, num(r.lowest), num(r.highest), num(r.committed), spans(gaps),
-                           spans(r.overlaps), r.ok() ? "true" : "false");
+        out += fmt::format(
+            "\",\"partition\":{},\"objects\":{},\"lowest\":{},\"highest\":{},\"committed\":{},\"gaps\":{},"
+            "\"overlaps\":{},\"ok\":{}}}",
+            r.partition.partition, r.objects, num(r.lowest), num(r.highest), num(r.committed), spans(gaps),
+            spans(r.overlaps), r.ok() ? "true" : "false");
     }
     out += "],\"problems\":[";
     for (std::size_t i = 0; i < problems.size() && i < max_problems; ++i) {

@@ -40,11 +40,11 @@ struct offset_span {
 struct partition_report {
     partition_ref partition;
     std::size_t objects = 0;
-    std::optional<std::uint64_t> lowest;          ///< lowest offset in the bucket
-    std::optional<std::uint64_t> highest;         ///< highest durable offset
-    std::optional<std::uint64_t> committed;       ///< stored in Iggy
-    std::vector<offset_span> gaps;                ///< below the committed offset (or between objects)
-    std::vector<offset_span> overlaps;            ///< offsets in two objects
+    std::optional<std::uint64_t> lowest;           ///< lowest offset in the bucket
+    std::optional<std::uint64_t> highest;          ///< highest durable offset
+    std::optional<std::uint64_t> committed;        ///< stored in Iggy
+    std::vector<offset_span> gaps;                 ///< below the committed offset (or between objects)
+    std::vector<offset_span> overlaps;             ///< offsets in two objects
     std::optional<offset_span> committed_missing;  ///< committed but in no object: highest+1 .. committed
     std::vector<std::string> unreadable;           ///< objects without usable iggy-* metadata
 
@@ -54,9 +54,9 @@ struct partition_report {
 };
 
 /// Judges one partition's objects (any order) against its committed offset.
-[[nodiscard]] partition_report verify_partition(
-  partition_ref p, std::vector<verified_object> objects, std::optional<std::uint64_t> committed,
-  std::vector<std::string> unreadable = {});
+[[nodiscard]] partition_report verify_partition(partition_ref p, std::vector<verified_object> objects,
+                                                std::optional<std::uint64_t> committed,
+                                                std::vector<std::string> unreadable = {});
 
 /// One line per problem ("app/events/0: gap: offsets 10..19 are in no object (after KEY, before KEY)").
 [[nodiscard]] std::vector<std::string> describe_problems(const partition_report& r);

@@ -17,7 +17,8 @@ namespace iss::s3 {
 
 std::string base64_encode(std::span<const std::uint8_t> bytes) {
     std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-    const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes.data(), static_cast<int>(bytes.size()));
+    const int n =
+        EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes.data(), static_cast<int>(bytes.size()));
     out.resize(static_cast<std::size_t>(n));
     return out;
 }
@@ -68,7 +69,7 @@ std::uint32_t crc32c_table(const unsigned char* p, std::size_t n, std::uint32_t 
 /// SSE4.2's CRC32 instruction computes exactly CRC-32C (the Castagnoli polynomial, reflected),
 /// 8 bytes per step, on the complemented register (Intel SDM vol. 2A, "CRC32").
 __attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(const unsigned char* p, std::size_t n,
-                                                              std::uint32_t c) noexcept {
+                                                             std::uint32_t c) noexcept {
     std::uint64_t c64 = c;
     while (n >= 8) {
         std::uint64_t w = 0;
@@ -90,7 +91,7 @@ const bool have_crc_instruction = (__builtin_cpu_init(), __builtin_cpu_supports(
 /// arm_acle.h makes the intrinsics usable in a function built for `+crc` whatever -march is;
 /// Clang 14's does not (the tables serve there).
 __attribute__((target("+crc"))) std::uint32_t crc32c_armv8(const unsigned char* p, std::size_t n,
-                                                            std::uint32_t c) noexcept {
+                                                           std::uint32_t c) noexcept {
     while (n >= 8) {
         std::uint64_t w = 0;
         std::memcpy(&w, p, 8);

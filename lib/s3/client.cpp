@@ -58,7 +58,8 @@ struct client::impl {
         ++stats.operations;
         const unsigned max_attempts = std::max(1U, opts.retry.attempts);
         // The attempts and the time of this operation, on the injected clock (common/backoff.hpp).
-        retry_budget budget{{{opts.retry.base, opts.retry.cap}, max_attempts, std::max(opts.retry.deadline, 0ms)}, clk, rng};
+        retry_budget budget{
+            {{opts.retry.base, opts.retry.cap}, max_attempts, std::max(opts.retry.deadline, 0ms)}, clk, rng};
         bool resigned = false;
         bool renewed = false;  // one credentials renewal per operation after ExpiredToken
         sigv4::credentials creds = opts.credentials;
@@ -122,8 +123,8 @@ struct client::impl {
             const verdict v = classify(f);
             std::string detail;
             if (!r) {
-                detail = fmt::format("{} {}/{}: {} (attempt {}/{})", spec.op, spec.bucket, spec.key, r.error().message(),
-                                     attempts, max_attempts);
+                detail = fmt::format("{} {}/{}: {} (attempt {}/{})", spec.op, spec.bucket, spec.key,
+                                     r.error().message(), attempts, max_attempts);
             } else {
                 detail = fmt::format("{} {}/{}: HTTP {}{}{}{} (request id {}, attempt {}/{}){}{}", spec.op, spec.bucket,
                                      spec.key, r->status, doc ? " " + doc->code : std::string{},
@@ -145,7 +146,8 @@ struct client::impl {
                 ++stats.resigns;
                 if (auto d = parse_http_date(r->headers.get("date"))) {
                     skew = std::chrono::duration_cast<std::chrono::milliseconds>(*d - clk.system_now());
-                    logger().warn(ctx, "clock skew: server time differs by {} ms; re-signing (check NTP)", skew.count());
+                    logger().warn(ctx, "clock skew: server time differs by {} ms; re-signing (check NTP)",
+                                  skew.count());
                 }
                 budget.refund();  // the re-sign does not consume the attempt budget
                 continue;
@@ -158,7 +160,8 @@ struct client::impl {
                     if (!c) {
                         if (c.error() == net::error::operation_aborted) co_return c.error();
                         logger().error(ctx, "{}; renewal failed: {}", detail, c.error().message());
-                        co_return error{errc::expired_token, fmt::format("{}; renewal failed: {}", detail, c.error().message())};
+                        co_return error{errc::expired_token,
+                                        fmt::format("{}; renewal failed: {}", detail, c.error().message())};
                     }
                     budget.refund();  // the renewal does not consume the attempt budget
                     continue;
@@ -167,12 +170,10 @@ struct client::impl {
                 co_return last;
             }
             if (v.what == outcome::fail || v.what == outcome::not_found) {
-                const bool expected = v.code == errc::precondition_failed ||
-                                      (v.code == errc::bad_digest && spec.bad_digest_expected);
-                if (v.what == outcome::fail && !expected)
-                    logger().error(ctx, "{}", detail);
-                else
-                    logger().debug(ctx, "{}", detail);
+                const bool expected =
+                    v.code == errc::precondition_failed || (v.code == errc::bad_digest && spec.bad_digest_expected);
+                if (v.what == outcome::fail && !expected) logger().error(ctx, "{}", detail);
+                else logger().debug(ctx, "{}", detail);
                 co_return last;
             }
             // retry
@@ -194,8 +195,7 @@ struct client::impl {
         const bool timed_out = budget.expired();
         error final{last.code(), fmt::format("{}; gave up after {} attempts{}", last.detail(), attempts,
                                              timed_out ? " (s3.retry.deadline reached)" : "")};
-        if (final.code().category() == s3_category() && status_of(final) == status::fatal)
-            co_return final;
+        if (final.code().category() == s3_category() && status_of(final) == status::fatal) co_return final;
         if (final.code().category() == s3_category()) final = error{errc::unavailable, final.detail()};
         logger().error(ctx, "{}", final.detail());
         co_return final;
@@ -390,7 +390,8 @@ task<result<std::vector<upload_info>>> client::list_uploads(std::string bucket, 
         auto page = parse_list_uploads(r->body);
         if (!page) co_return page.error();
         all.insert(all.end(), page->uploads.begin(), page->uploads.end());
-        if (!page->truncated || (page->next_key_marker == key_marker && page->next_upload_id_marker == id_marker)) break;
+        if (!page->truncated || (page->next_key_marker == key_marker && page->next_upload_id_marker == id_marker))
+            break;
         key_marker = page->next_key_marker;
         id_marker = page->next_upload_id_marker;
     }

@@ -63,7 +63,7 @@ struct get_result {
 
 /// CompleteMultipartUpload's answer.
 struct complete_result {
-    std::string etag;         ///< may be empty (RGW 16 sends an empty ETag); HEAD gives the real one
+    std::string etag;                ///< may be empty (RGW 16 sends an empty ETag); HEAD gives the real one
     bool confirmed_by_head = false;  ///< a retried Complete answered NoSuchUpload and HEAD found the object
 };
 
@@ -72,8 +72,8 @@ struct operation_stats {
     /// Requests by answer: the HTTP status ("200", "412", "503") or "error" when no response
     /// came (connection refused, reset, timeout).
     std::map<std::string, std::uint64_t, std::less<>> requests;
-    std::uint64_t retries = 0;          ///< attempts after the first (backoff waits)
-    iss::stats::histogram duration;     ///< seconds per HTTP request (one attempt)
+    std::uint64_t retries = 0;       ///< attempts after the first (backoff waits)
+    iss::stats::histogram duration;  ///< seconds per HTTP request (one attempt)
 };
 
 /// Counters (tests, benchmark, logs, the admin server's `s3_*` metrics).
@@ -147,8 +147,7 @@ public:
 
     /// Uploads an object: PutObject up to `part_size`, else `upload_multipart` in `part_size`
     /// parts. `If-None-Match: *` on Put or Complete.
-    task<result<complete_result>> upload(std::string bucket, std::string key, std::string_view body,
-                                         put_options o);
+    task<result<complete_result>> upload(std::string bucket, std::string key, std::string_view body, put_options o);
 
     [[nodiscard]] const client_stats& stats() const noexcept;
     [[nodiscard]] const client_options& options() const noexcept;

@@ -68,7 +68,8 @@ verdict classify(const failure& f) noexcept {
         const auto& ec = f.transport;
         if (ec == boost::asio::error::operation_aborted) return {o::fail, errc::bad_request, "cancelled"};
         if (ec == http::errc::certificate_rejected || ec == http::errc::tls_setup_failed)
-            return {o::fail, errc::bad_request, "check s3.tls.ca_file and that s3.endpoint's host matches the certificate"};
+            return {o::fail, errc::bad_request,
+                    "check s3.tls.ca_file and that s3.endpoint's host matches the certificate"};
         if (ec == http::errc::invalid_url) return {o::fail, errc::invalid_argument, "check s3.endpoint"};
         // resets, EOF before/inside the response, step deadlines, refused connects, DNS: transient.
         return {o::retry, errc::unavailable, ""};
@@ -90,13 +91,13 @@ verdict classify(const failure& f) noexcept {
         return {o::refresh, errc::expired_token, "the credentials expired: check s3.credentials.source"};
     if (is(c, "AccessDenied") || is(c, "AllAccessDisabled") || is(c, "AccountProblem") || is(c, "InvalidToken"))
         return {o::fail, errc::access_denied, "check the credentials' permissions on s3.bucket (and s3.session_token)"};
-    if (is(c, "PermanentRedirect") || is(c, "AuthorizationHeaderMalformed") || is(c, "IllegalLocationConstraintException") ||
-        f.status == 301 || f.status == 307)
+    if (is(c, "PermanentRedirect") || is(c, "AuthorizationHeaderMalformed") ||
+        is(c, "IllegalLocationConstraintException") || f.status == 301 || f.status == 307)
         return {o::fail, errc::wrong_region, "check s3.region and s3.endpoint"};
     if (is(c, "PreconditionFailed") || f.status == 412) return {o::fail, errc::precondition_failed, ""};
-    if (is(c, "BadDigest") || is(c, "InvalidDigest") || is(c, "XAmzContentSHA256Mismatch") ||
-        is(c, "InvalidChecksum"))
-        return {o::fail, errc::bad_digest, "the body was corrupted in transit (or s3.checksum disagrees with the store)"};
+    if (is(c, "BadDigest") || is(c, "InvalidDigest") || is(c, "XAmzContentSHA256Mismatch") || is(c, "InvalidChecksum"))
+        return {o::fail, errc::bad_digest,
+                "the body was corrupted in transit (or s3.checksum disagrees with the store)"};
     if (is(c, "EntityTooSmall")) return {o::fail, errc::entity_too_small, "check s3.part_size (>= 5 MiB)"};
     if (is(c, "InvalidPart") || is(c, "InvalidPartOrder")) return {o::fail, errc::invalid_part, ""};
     // A bare status (a HEAD answer has no body): 404 is a missing key, 403 a refusal.
@@ -122,7 +123,8 @@ status status_of(const error& e) noexcept {
         }
     }
     if (ec.category() == http::http_category()) {
-        if (ec == http::errc::certificate_rejected || ec == http::errc::tls_setup_failed || ec == http::errc::invalid_url)
+        if (ec == http::errc::certificate_rejected || ec == http::errc::tls_setup_failed ||
+            ec == http::errc::invalid_url)
             return status::fatal;
         return status::retryable;
     }

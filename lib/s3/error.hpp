@@ -53,9 +53,9 @@ enum class outcome : std::uint8_t { retry, resign, fail, not_found, refresh };
 /// One failed attempt, as seen by the classifier: either a transport error, or a response
 /// status with the S3 error code from its body (empty when the body had none).
 struct failure {
-    error_code transport;     ///< set for transport errors (http::errc, asio errors)
-    unsigned status = 0;      ///< HTTP status when a response arrived
-    std::string_view code;    ///< S3 `<Code>`, or "" (a HEAD answer, an empty body)
+    error_code transport;   ///< set for transport errors (http::errc, asio errors)
+    unsigned status = 0;    ///< HTTP status when a response arrived
+    std::string_view code;  ///< S3 `<Code>`, or "" (a HEAD answer, an empty body)
 };
 
 /// The verdict: what to do, the error to report if it is final, and what to check.
@@ -71,11 +71,11 @@ struct verdict {
 /// How a caller (the pipeline's store adapter) should treat a final error of an operation.
 enum class status : std::uint8_t {
     ok,
-    exists,      ///< 412 on a conditional write: the key already exists
-    not_found,   ///< NoSuchKey, NoSuchUpload, 404
-    retryable,   ///< gave up within the budget (5xx, transport, deadline): a later try may work
-    fatal,       ///< operator action needed (credentials, bucket, region, certificate, bad request)
-    cancelled,   ///< operation_aborted: propagate, never retry
+    exists,     ///< 412 on a conditional write: the key already exists
+    not_found,  ///< NoSuchKey, NoSuchUpload, 404
+    retryable,  ///< gave up within the budget (5xx, transport, deadline): a later try may work
+    fatal,      ///< operator action needed (credentials, bucket, region, certificate, bad request)
+    cancelled,  ///< operation_aborted: propagate, never retry
 };
 [[nodiscard]] std::string_view to_string(status s) noexcept;
 /// The status of a final error returned by `s3::client`.

@@ -25,7 +25,9 @@ std::string probe_key(std::string_view prefix, std::uint64_t rng_seed) {
 
 namespace {
 bool is_transport(const error& e) { return e.code().category() == http::http_category(); }
-bool is_auth(const error& e) { return e == errc::invalid_access_key || e == errc::signature_mismatch || e == errc::clock_skew; }
+bool is_auth(const error& e) {
+    return e == errc::invalid_access_key || e == errc::signature_mismatch || e == errc::clock_skew;
+}
 /// Marks the report interrupted when a step got no answer at all (a reset, a refused or timed
 /// out connection, the deadline): a later try may get one. An HTTP answer, even a 5xx after
 /// every retry, is the store's: 501 NotImplemented is how some stores refuse If-None-Match.
@@ -46,7 +48,7 @@ task<crc32c_probe> probe_crc32c(client& c, std::string bucket, std::string key) 
     o.content_type = "text/plain";
     o.metadata["iggy-s3-sink-probe"] = "1";
     o.crc32c_value = crc32c_header_value(~right);  // well-formed, and wrong in every bit
-    o.bad_digest_expected = true;  // a store that checks refuses it: no error line at every start
+    o.bad_digest_expected = true;                  // a store that checks refuses it: no error line at every start
     std::vector<std::string_view> v1{body};
     auto wrong = co_await c.put_object(bucket, key, std::move(v1), o);
     if (wrong) {
@@ -161,7 +163,7 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
             } else if (done) {
                 rep.conditional_complete = capability::no;
                 rep.complete_detail =
-                  "CompleteMultipartUpload with If-None-Match: * over an existing key answered 200 (overwrote it)";
+                    "CompleteMultipartUpload with If-None-Match: * over an existing key answered 200 (overwrote it)";
             } else {
                 rep.complete_detail = done.error().message();
                 note(rep, done.error());

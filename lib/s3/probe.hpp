@@ -22,13 +22,13 @@ struct probe_report {
     /// Set when the first request could not even be built (a bucket name or endpoint the
     /// client refuses, errc::invalid_argument): nothing was sent, so nothing below was measured.
     std::string not_sent_detail;
-    bool reachable = false;       ///< an HTTP answer came back from the endpoint
-    bool authenticated = false;   ///< the credentials were accepted
-    bool bucket_access = false;   ///< the probe object was written and read back
+    bool reachable = false;                                 ///< an HTTP answer came back from the endpoint
+    bool authenticated = false;                             ///< the credentials were accepted
+    bool bucket_access = false;                             ///< the probe object was written and read back
     capability conditional_put = capability::unknown;       ///< 412 on PutObject over an existing key
     capability conditional_complete = capability::unknown;  ///< 412 on Complete over an existing key
-    capability crc32c_verified = capability::unknown;  ///< a wrong x-amz-checksum-crc32c is refused (probe_crc32c)
-    bool cleaned_up = false;      ///< the probe object was deleted
+    capability crc32c_verified = capability::unknown;       ///< a wrong x-amz-checksum-crc32c is refused (probe_crc32c)
+    bool cleaned_up = false;                                ///< the probe object was deleted
     /// A write, read or capability step (bucket access, conditional Put, conditional Complete)
     /// got no answer within the client's retries (resets, connections refused or timed out,
     /// the deadline): what the report says about that step is not the store's answer. Probe
@@ -37,7 +37,7 @@ struct probe_report {
     std::string probe_key;
     /// One explanation per step that did not succeed (what failed and what to check).
     std::string reachability_detail, auth_detail, bucket_detail, put_detail, complete_detail, cleanup_detail,
-      crc32c_detail;
+        crc32c_detail;
 
     /// Usable: reachable, authenticated, bucket accessible.
     [[nodiscard]] bool usable() const noexcept { return reachable && authenticated && bucket_access; }

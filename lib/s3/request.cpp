@@ -50,7 +50,8 @@ result<void> add_metadata(request_spec& s, const put_options& o) {
         if (name.empty()) return invalid("empty metadata name");
         for (char c : name) {
             const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-            if (!ok) return invalid(fmt::format("metadata name '{}': use lower-case letters, digits, '-', '_', '.'", name));
+            if (!ok)
+                return invalid(fmt::format("metadata name '{}': use lower-case letters, digits, '-', '_', '.'", name));
         }
         s.headers.emplace_back("x-amz-meta-" + name, encode_metadata_value(value));
     }
@@ -171,8 +172,8 @@ result<target> resolve_target(const client_options& o, std::string_view bucket) 
     t.ep.connect_host = o.connect_address;
     if (bucket.empty()) return t;
     bool vhost = false;
-    const bool ip_host = t.ep.host.find_first_not_of("0123456789.") == std::string::npos ||
-                         t.ep.host.find(':') != std::string::npos;
+    const bool ip_host =
+        t.ep.host.find_first_not_of("0123456789.") == std::string::npos || t.ep.host.find(':') != std::string::npos;
     if (ip_host) {
         t.path_prefix = "/" + std::string{bucket};
         return t;
@@ -229,8 +230,10 @@ void add_object_headers(request_spec& spec, const object_options& o, object_requ
     if (s.type == sse_type::aes256) spec.headers.emplace_back("x-amz-server-side-encryption", "AES256");
     if (s.type == sse_type::kms || s.type == sse_type::kms_dsse) {
         spec.headers.emplace_back("x-amz-server-side-encryption", s.type == sse_type::kms ? "aws:kms" : "aws:kms:dsse");
-        if (!s.kms_key_id.empty()) spec.headers.emplace_back("x-amz-server-side-encryption-aws-kms-key-id", s.kms_key_id);
-        if (!s.kms_context.empty()) spec.headers.emplace_back("x-amz-server-side-encryption-context", base64_of(s.kms_context));
+        if (!s.kms_key_id.empty())
+            spec.headers.emplace_back("x-amz-server-side-encryption-aws-kms-key-id", s.kms_key_id);
+        if (!s.kms_context.empty())
+            spec.headers.emplace_back("x-amz-server-side-encryption-context", base64_of(s.kms_context));
         if (s.bucket_key_enabled) spec.headers.emplace_back("x-amz-server-side-encryption-bucket-key-enabled", "true");
     }
     if (!o.storage_class.empty()) spec.headers.emplace_back("x-amz-storage-class", o.storage_class);
@@ -256,8 +259,8 @@ result<request_spec> build_create_bucket(std::string_view bucket, std::string_vi
     auto s = bucket_spec("CreateBucket", "PUT", bucket);
     if (!region.empty() && region != "us-east-1" && region != "auto") {
         auto body = std::make_shared<std::string>(
-          "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>" +
-          xml_escape(region) + "</LocationConstraint></CreateBucketConfiguration>");
+            "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>" +
+            xml_escape(region) + "</LocationConstraint></CreateBucketConfiguration>");
         s.owned_body = body;
         s.body.emplace_back(*body);
     }

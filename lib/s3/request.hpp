@@ -43,9 +43,9 @@ enum class payload_signing : std::uint8_t { signed_payload, unsigned_payload };
 
 /// Retry policy of every operation (docs/architecture.md §8.4.7).
 struct retry_options {
-    unsigned attempts = 10;                     ///< attempts per operation, >= 1
-    std::chrono::milliseconds base{200};        ///< first backoff ceiling
-    std::chrono::milliseconds cap{5'000};       ///< largest backoff ceiling
+    unsigned attempts = 10;                      ///< attempts per operation, >= 1
+    std::chrono::milliseconds base{200};         ///< first backoff ceiling
+    std::chrono::milliseconds cap{5'000};        ///< largest backoff ceiling
     std::chrono::milliseconds deadline{15'000};  ///< bound on one operation with its retries; 0: none
 };
 
@@ -58,10 +58,10 @@ using iss::sse_customer_key;
 
 struct sse_options {
     sse_type type = sse_type::none;
-    std::string kms_key_id;         ///< aws:kms / aws:kms:dsse: key id or ARN; empty: the account's default key
-    std::string kms_context;        ///< aws:kms / aws:kms:dsse: encryption context, a JSON object (sent base64)
+    std::string kms_key_id;           ///< aws:kms / aws:kms:dsse: key id or ARN; empty: the account's default key
+    std::string kms_context;          ///< aws:kms / aws:kms:dsse: encryption context, a JSON object (sent base64)
     bool bucket_key_enabled = false;  ///< aws:kms: S3 Bucket Keys
-    sse_customer_key customer_key;  ///< customer: the 256-bit key, base64 (44 characters)
+    sse_customer_key customer_key;    ///< customer: the 256-bit key, base64 (44 characters)
 };
 
 /// Settings applied to every object written (PutObject and CreateMultipartUpload; SSE-C
@@ -69,15 +69,15 @@ struct sse_options {
 /// Validated with the configuration (lib/config: s3.sse, s3.acl, s3.tags, s3.metadata).
 struct object_options {
     sse_options sse;
-    std::string storage_class;  ///< x-amz-storage-class ("" = the bucket's default)
-    std::string acl;            ///< canned ACL, x-amz-acl ("" = not sent)
-    std::map<std::string, std::string, std::less<>> tags;  ///< x-amz-tagging
+    std::string storage_class;                                 ///< x-amz-storage-class ("" = the bucket's default)
+    std::string acl;                                           ///< canned ACL, x-amz-acl ("" = not sent)
+    std::map<std::string, std::string, std::less<>> tags;      ///< x-amz-tagging
     std::map<std::string, std::string, std::less<>> metadata;  ///< extra x-amz-meta-* (names lower-case)
 };
 
 /// Everything the S3 client needs, resolved once by the daemon (docs/architecture.md §8.6.4).
 struct client_options {
-    std::string endpoint;            ///< "" = AWS; else http(s)://host[:port]
+    std::string endpoint;  ///< "" = AWS; else http(s)://host[:port]
     std::string region = "us-east-1";
     addressing style = addressing::automatic;
     std::string connect_address;     ///< connect here instead of the endpoint host (tests, proxies)
@@ -130,17 +130,17 @@ struct target {
 /// One S3 request before signing. The body views point into the caller's memory or into
 /// `owned_body`.
 struct request_spec {
-    std::string op;        ///< "PutObject", for logs
+    std::string op;  ///< "PutObject", for logs
     std::string method;
-    std::string bucket;    ///< "" for ListBuckets
-    std::string key;       ///< raw key; empty for bucket operations
-    bool object = false;   ///< the path names an object (key may still be "")
+    std::string bucket;   ///< "" for ListBuckets
+    std::string key;      ///< raw key; empty for bucket operations
+    bool object = false;  ///< the path names an object (key may still be "")
     std::vector<sigv4::owned_query_param> query;
     std::vector<std::pair<std::string, std::string>> headers;  ///< besides Host and signing headers
     std::vector<std::string_view> body;
     std::shared_ptr<const std::string> owned_body;  ///< when the builder made the body (XML)
-    std::string payload_sha256;  ///< filled by prepare() once (signed payload)
-    bool bad_digest_expected = false;  ///< put_options::bad_digest_expected: BadDigest logged at debug
+    std::string payload_sha256;                     ///< filled by prepare() once (signed payload)
+    bool bad_digest_expected = false;               ///< put_options::bad_digest_expected: BadDigest logged at debug
 };
 
 /// Which request the object options go on.
@@ -181,8 +181,8 @@ struct list_options {
 [[nodiscard]] result<request_spec> build_head_bucket(std::string_view bucket);
 [[nodiscard]] result<request_spec> build_list_buckets();
 [[nodiscard]] result<request_spec> build_put_object(std::string_view bucket, std::string_view key,
-                                                   std::vector<std::string_view> body, const put_options& o,
-                                                   checksum_kind sum);
+                                                    std::vector<std::string_view> body, const put_options& o,
+                                                    checksum_kind sum);
 [[nodiscard]] result<request_spec> build_head_object(std::string_view bucket, std::string_view key);
 [[nodiscard]] result<request_spec> build_get_object(std::string_view bucket, std::string_view key);
 [[nodiscard]] result<request_spec> build_delete_object(std::string_view bucket, std::string_view key);

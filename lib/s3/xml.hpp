@@ -15,11 +15,11 @@ namespace iss::s3 {
 
 /// An S3 `<Error>` document (https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html).
 struct error_document {
-    std::string code;        ///< "NoSuchKey"
+    std::string code;  ///< "NoSuchKey"
     std::string message;
     std::string request_id;
-    std::string region;      ///< AuthorizationHeaderMalformed / PermanentRedirect: the right region
-    std::string endpoint;    ///< PermanentRedirect: the right endpoint
+    std::string region;    ///< AuthorizationHeaderMalformed / PermanentRedirect: the right region
+    std::string endpoint;  ///< PermanentRedirect: the right endpoint
 };
 /// The error document in `body`, or nullopt when the body is empty or not an `<Error>`.
 [[nodiscard]] std::optional<error_document> parse_error(std::string_view body);
@@ -78,8 +78,8 @@ struct list_objects_page {
 /// One part for CompleteMultipartUpload.
 struct completed_part {
     int number = 0;
-    std::string etag;      ///< as UploadPart returned it, quotes kept
-    std::string crc32c;    ///< base64, when parts carry x-amz-checksum-crc32c
+    std::string etag;    ///< as UploadPart returned it, quotes kept
+    std::string crc32c;  ///< base64, when parts carry x-amz-checksum-crc32c
 };
 /// The CompleteMultipartUpload request body, parts in the given order.
 [[nodiscard]] std::string complete_body(const std::vector<completed_part>& parts);

@@ -30,7 +30,7 @@ std::uint64_t aws_chunked_content_length(std::uint64_t decoded_length, std::uint
 }
 
 chunk_signer::chunk_signer(const signed_headers& seed)
-  : key_{seed.key}, amz_date_{seed.amz_date}, scope_{seed.scope}, previous_{seed.signature} {}
+    : key_{seed.key}, amz_date_{seed.amz_date}, scope_{seed.scope}, previous_{seed.signature} {}
 
 std::string chunk_signer::string_to_sign(std::string_view data_sha256_hex) const {
     // "AWS4-HMAC-SHA256-PAYLOAD" + "\n" + timestamp + "\n" + scope + "\n" + previous-signature

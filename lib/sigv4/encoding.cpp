@@ -98,7 +98,8 @@ std::string normalize_path(std::string_view path) {
     std::size_t pos = 0;
     while (pos <= path.size()) {
         const auto slash = path.find('/', pos);
-        const std::string_view seg = path.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos);
+        const std::string_view seg =
+            path.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos);
         if (seg == "..") {
             if (!segments.empty()) segments.pop_back();
         } else if (!seg.empty() && seg != ".") {

@@ -40,8 +40,8 @@ struct owned_query_param {
 
 /// True for A-Z a-z 0-9 - . _ ~ (RFC 3986 unreserved), the bytes UriEncode never encodes.
 [[nodiscard]] constexpr bool is_unreserved(unsigned char c) noexcept {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'
-           || c == '.' || c == '_' || c == '~';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+           c == '_' || c == '~';
 }
 
 /// Appends UriEncode(`s`) to `out`: every byte other than unreserved (and '/' when

@@ -20,9 +20,9 @@ std::string sha256_hex(std::string_view data) { return to_hex(sha256(data)); }
 digest hmac_sha256(std::span<const std::uint8_t> key, std::string_view data) noexcept {
     digest out{};
     unsigned int len = 0;
-    [[maybe_unused]] const unsigned char* r = HMAC(
-      EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-      data.size(), out.data(), &len);
+    [[maybe_unused]] const unsigned char* r =
+        HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+             reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(), &len);
     assert(r != nullptr && len == out.size());
     return out;
 }

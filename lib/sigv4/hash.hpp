@@ -18,7 +18,7 @@ using digest = std::array<std::uint8_t, 32>;
 
 /// Hex SHA-256 of the empty string, the payload hash of a request without a body.
 inline constexpr std::string_view empty_payload_sha256 =
-  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 /// SHA-256 of `data`.
 [[nodiscard]] digest sha256(std::string_view data) noexcept;

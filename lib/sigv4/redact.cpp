@@ -20,7 +20,8 @@ bool iequals_prefix(std::string_view s, std::string_view prefix) noexcept {
 
 // Redacts query parameter values in one line ("...X-Amz-Signature=abc&..." -> "...=****&...").
 std::string redact_query_values(std::string_view line) {
-    static constexpr std::array<std::string_view, 3> names = {"x-amz-security-token=", "x-amz-signature=", "x-amz-credential="};
+    static constexpr std::array<std::string_view, 3> names = {
+        "x-amz-security-token=", "x-amz-signature=", "x-amz-credential="};
     std::string out;
     std::size_t i = 0;
     while (i < line.size()) {
@@ -51,7 +52,8 @@ std::string redact_signing_text(std::string_view text) {
     std::size_t pos = 0;
     while (pos <= text.size()) {
         const auto nl = text.find('\n', pos);
-        const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        const std::string_view line =
+            text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
         if (iequals_prefix(line, "x-amz-security-token:") || iequals_prefix(line, "authorization:") ||
             iequals_prefix(line, "x-amz-server-side-encryption-customer-key:")) {
             out += line.substr(0, line.find(':') + 1);

@@ -57,7 +57,8 @@ result<request_file> parse_request_file(std::string_view text) {
         if (content.front() == ' ' || content.front() == '\t') {
             // Obsolete line folding (RFC 9110 5.5): the continuation joins the previous value
             // with a single space.
-            if (out.headers.empty()) return parse_error("continuation line before any header: '" + std::string{content} + "'");
+            if (out.headers.empty())
+                return parse_error("continuation line before any header: '" + std::string{content} + "'");
             auto& v = out.headers.back().value;
             v.push_back(' ');
             // A continuation of blanks only adds nothing but the joining space.
@@ -84,17 +85,19 @@ result<std::chrono::system_clock::time_point> parse_timestamp(std::string_view s
     int h = 0, mi = 0, sec = 0;
     char z = 0;
     const std::string str{s};
-    if (std::sscanf(str.c_str(), "%4d-%2u-%2uT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 || z != 'Z' || str.size() != 20) {
+    if (std::sscanf(str.c_str(), "%4d-%2u-%2uT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 || z != 'Z' ||
+        str.size() != 20) {
         return parse_error("context.json: timestamp '" + str + "' (want YYYY-MM-DDTHH:MM:SSZ)");
     }
     const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{mo}, std::chrono::day{d}};
-    if (!ymd.ok() || h > 23 || mi > 59 || sec > 60) return parse_error("context.json: timestamp '" + str + "' is not a valid time");
+    if (!ymd.ok() || h > 23 || mi > 59 || sec > 60)
+        return parse_error("context.json: timestamp '" + str + "' is not a valid time");
     const std::chrono::sys_seconds t =
         std::chrono::sys_days{ymd} + std::chrono::hours{h} + std::chrono::minutes{mi} + std::chrono::seconds{sec};
     // The system clock counts nanoseconds in 64 bits: 1677-09-21 .. 2262-04-11.
     using clock = std::chrono::system_clock;
-    if (t < std::chrono::ceil<std::chrono::seconds>(clock::time_point::min())
-        || t > std::chrono::floor<std::chrono::seconds>(clock::time_point::max()))
+    if (t < std::chrono::ceil<std::chrono::seconds>(clock::time_point::min()) ||
+        t > std::chrono::floor<std::chrono::seconds>(clock::time_point::max()))
         return parse_error("context.json: timestamp '" + str + "' is outside the clock's range (years 1678 to 2261)");
     return clock::time_point{t};
 }
@@ -134,7 +137,8 @@ result<signing_context> parse_signing_context(std::string_view json) {
     if (!sk) return sk.error();
     auto tok = get_string(c->get_object(), "token", false);
     if (!tok) return tok.error();
-    ctx.creds = {iss::access_key_id{std::move(*ak)}, iss::secret_access_key{std::move(*sk)}, iss::session_token{std::move(*tok)}};
+    ctx.creds = {iss::access_key_id{std::move(*ak)}, iss::secret_access_key{std::move(*sk)},
+                 iss::session_token{std::move(*tok)}};
 
     auto region = get_string(o, "region", true);
     if (!region) return region.error();
@@ -173,13 +177,15 @@ result<signing_context> parse_signing_context(std::string_view json) {
         } else if (*payload == streaming_payload_literal) {
             ctx.params.payload = payload_mode::streaming;
         } else {
-            return parse_error("context.json: payload '" + *payload + "' (want signed, UNSIGNED-PAYLOAD or STREAMING-AWS4-HMAC-SHA256-PAYLOAD)");
+            return parse_error("context.json: payload '" + *payload +
+                               "' (want signed, UNSIGNED-PAYLOAD or STREAMING-AWS4-HMAC-SHA256-PAYLOAD)");
         }
         ctx.params.add_content_sha256_header = true;
     }
     auto sha = get_string(o, "payload_sha256", false);
     if (!sha) return sha.error();
-    if (!sha->empty() && !is_sha256_hex(*sha)) return parse_error("context.json: payload_sha256 must be 64 lower-case hex digits");
+    if (!sha->empty() && !is_sha256_hex(*sha))
+        return parse_error("context.json: payload_sha256 must be 64 lower-case hex digits");
     ctx.payload_sha256 = std::move(*sha);
 
     if (const auto* e = o.if_contains("expiration_in_seconds"); e != nullptr && !e->is_null()) {
@@ -191,8 +197,8 @@ result<signing_context> parse_signing_context(std::string_view json) {
     return ctx;
 }
 
-result<file_signing_result> sign_request_file(
-  const request_file& req, const signing_context& ctx, bool query_form, output_form form) {
+result<file_signing_result> sign_request_file(const request_file& req, const signing_context& ctx, bool query_form,
+                                              output_form form) {
     const std::string amz_date = format_amz_date(ctx.time);
     signing_params params = ctx.params;
     std::string payload_sha = ctx.payload_sha256;
@@ -207,16 +213,19 @@ result<file_signing_result> sign_request_file(
         std::string_view value = h.value;
         while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
         while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-        if (name == "authorization") return error{errc::reserved_header, "the request is already signed (Authorization)"};
+        if (name == "authorization")
+            return error{errc::reserved_header, "the request is already signed (Authorization)"};
         if (name == "x-amz-date") {
             if (value != amz_date) {
-                return error{iss::errc::invalid_argument, "x-amz-date " + std::string{value} + " differs from the context timestamp (" + amz_date + ")"};
+                return error{iss::errc::invalid_argument, "x-amz-date " + std::string{value} +
+                                                              " differs from the context timestamp (" + amz_date + ")"};
             }
             have_date = true;
             continue;
         }
         if (name == "x-amz-security-token") {
-            if (value != ctx.creds.session_token.reveal()) return error{iss::errc::invalid_argument, "X-Amz-Security-Token differs from credentials.token"};
+            if (value != ctx.creds.session_token.reveal())
+                return error{iss::errc::invalid_argument, "X-Amz-Security-Token differs from credentials.token"};
             have_token = true;
             continue;
         }
@@ -224,8 +233,12 @@ result<file_signing_result> sign_request_file(
             switch (params.payload) {
                 case payload_mode::unsigned_payload:
                 case payload_mode::streaming: {
-                    const std::string_view lit = params.payload == payload_mode::streaming ? streaming_payload_literal : unsigned_payload_literal;
-                    if (value != lit) return error{iss::errc::invalid_argument, "x-amz-content-sha256 " + std::string{value} + " differs from the context payload " + std::string{lit}};
+                    const std::string_view lit = params.payload == payload_mode::streaming ? streaming_payload_literal
+                                                                                           : unsigned_payload_literal;
+                    if (value != lit)
+                        return error{iss::errc::invalid_argument, "x-amz-content-sha256 " + std::string{value} +
+                                                                      " differs from the context payload " +
+                                                                      std::string{lit}};
                     break;
                 }
                 case payload_mode::signed_payload:
@@ -268,7 +281,7 @@ result<file_signing_result> sign_request_file(
 
     // The suite prints the request line as written; the AWS documentation prints the wire path.
     const std::string line_path =
-      form == output_form::aws_docs && ctx.form == path_form::raw ? encode_path(req.path) : req.path;
+        form == output_form::aws_docs && ctx.form == path_form::raw ? encode_path(req.path) : req.path;
 
     file_signing_result out;
     std::string& text = out.signed_request;
@@ -334,8 +347,8 @@ result<file_signing_result> sign_request_file(
         }
         for (const auto& h : s->headers) {
             const std::string name = lower(h.name);
-            if ((name == "x-amz-date" && have_date) || (name == "x-amz-content-sha256" && have_sha)
-                || (name == "x-amz-security-token" && have_token)) {
+            if ((name == "x-amz-date" && have_date) || (name == "x-amz-content-sha256" && have_sha) ||
+                (name == "x-amz-security-token" && have_token)) {
                 continue;
             }
             text += h.name;

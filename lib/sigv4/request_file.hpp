@@ -25,13 +25,13 @@ namespace iss::sigv4 {
 ///     <body>
 struct request_file {
     std::string method;
-    std::string target;                   ///< as written (raw path, query as written)
-    std::string version;                  ///< "HTTP/1.1"
-    std::string path;                     ///< `target` before '?'
-    std::optional<std::string> query;     ///< `target` after '?', as written
+    std::string target;                     ///< as written (raw path, query as written)
+    std::string version;                    ///< "HTTP/1.1"
+    std::string path;                       ///< `target` before '?'
+    std::optional<std::string> query;       ///< `target` after '?', as written
     std::vector<std::string> header_lines;  ///< raw lines, continuation lines included (reprinted verbatim)
-    std::vector<owned_header> headers;    ///< parsed; continuation lines joined with one space
-    std::string body;                     ///< bytes after the blank line
+    std::vector<owned_header> headers;      ///< parsed; continuation lines joined with one space
+    std::string body;                       ///< bytes after the blank line
 };
 
 /// Parses `request.txt` text (LF or CRLF line ends). The target may contain spaces
@@ -82,8 +82,8 @@ struct file_signing_result {
     std::string canonical_request;
     std::string string_to_sign;
     std::string signature;
-    std::string authorization;   ///< header form only
-    signing_key key;             ///< never print
+    std::string authorization;  ///< header form only
+    signing_key key;            ///< never print
     std::string amz_date;
     std::string scope;
 };
@@ -93,7 +93,7 @@ struct file_signing_result {
 /// `x-amz-date` and `x-amz-content-sha256`) are checked against the context (same time; the
 /// payload hash literal or `payload_sha256`), kept in place and not added twice; an
 /// `Authorization` header is an error (`errc::reserved_header`).
-[[nodiscard]] result<file_signing_result> sign_request_file(
-  const request_file& req, const signing_context& ctx, bool query_form, output_form form = output_form::suite);
+[[nodiscard]] result<file_signing_result> sign_request_file(const request_file& req, const signing_context& ctx,
+                                                            bool query_form, output_form form = output_form::suite);
 
 }  // namespace iss::sigv4

@@ -10,19 +10,19 @@ namespace {
 // Headers that are never signed even when the caller passes them: hop-by-hop headers and
 // headers that proxies and client libraries rewrite. Signing them would make the signature
 // depend on the transport. (The same idea as the AWS SDKs' skip lists.)
-constexpr std::string_view unsigned_header_names[] = {
-  "connection", "expect", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
-  "user-agent", "x-amzn-trace-id"};
+constexpr std::string_view unsigned_header_names[] = {"connection",       "expect",     "keep-alive",
+                                                      "proxy-connection", "te",         "transfer-encoding",
+                                                      "upgrade",          "user-agent", "x-amzn-trace-id"};
 
 // Headers the signer adds itself: a request carrying one of them was signed already or would
 // be signed twice.
-constexpr std::string_view reserved_header_names[] = {
-  "authorization", "x-amz-date", "x-amz-content-sha256", "x-amz-security-token"};
+constexpr std::string_view reserved_header_names[] = {"authorization", "x-amz-date", "x-amz-content-sha256",
+                                                      "x-amz-security-token"};
 
 // Query parameters presign adds itself.
-constexpr std::string_view reserved_query_names[] = {
-  "x-amz-algorithm", "x-amz-credential", "x-amz-date",    "x-amz-expires",
-  "x-amz-signedheaders", "x-amz-signature", "x-amz-security-token"};
+constexpr std::string_view reserved_query_names[] = {"x-amz-algorithm",     "x-amz-credential",    "x-amz-date",
+                                                     "x-amz-expires",       "x-amz-signedheaders", "x-amz-signature",
+                                                     "x-amz-security-token"};
 
 bool is_tchar(char c) noexcept {
     // RFC 9110 token characters.
@@ -65,7 +65,7 @@ void append_trimmed_value(std::string& out, std::string_view v) {
 }
 
 struct canonical_header {
-    std::string name;  // lower case
+    std::string name;   // lower case
     std::string value;  // trimmed, collapsed
 };
 
@@ -125,7 +125,8 @@ result<std::string> payload_hash_for(const request_view& req, payload_mode mode)
         case payload_mode::signed_payload: break;
     }
     if (!req.payload_sha256.empty()) {
-        if (!is_sha256_hex(req.payload_sha256)) return error{errc::invalid_payload_hash, std::string{req.payload_sha256}};
+        if (!is_sha256_hex(req.payload_sha256))
+            return error{errc::invalid_payload_hash, std::string{req.payload_sha256}};
         return std::string{req.payload_sha256};
     }
     return sha256_hex(req.body);
@@ -134,7 +135,8 @@ result<std::string> payload_hash_for(const request_view& req, payload_mode mode)
 result<void> check_inputs(const credentials& creds, const signing_params& params) {
     if (creds.access_key_id.get().empty() || creds.secret_access_key.empty()) return error{errc::missing_credentials};
     for (const std::string_view part : {std::string_view{params.region}, std::string_view{params.service}}) {
-        if (part.empty() || part.find('/') != std::string_view::npos) return error{errc::invalid_scope, std::string{part}};
+        if (part.empty() || part.find('/') != std::string_view::npos)
+            return error{errc::invalid_scope, std::string{part}};
     }
     return {};
 }
@@ -149,11 +151,11 @@ std::string make_scope(std::string_view amz_date, const signing_params& params) 
     return scope;
 }
 
-std::string make_canonical_request(
-  std::string_view method, std::string_view uri, std::string_view query, const canonical_parts& hs,
-  std::string_view payload_hash) {
+std::string make_canonical_request(std::string_view method, std::string_view uri, std::string_view query,
+                                   const canonical_parts& hs, std::string_view payload_hash) {
     std::string cr;
-    cr.reserve(method.size() + uri.size() + query.size() + hs.headers.size() + hs.signed_names.size() + payload_hash.size() + 8);
+    cr.reserve(method.size() + uri.size() + query.size() + hs.headers.size() + hs.signed_names.size() +
+               payload_hash.size() + 8);
     cr += method;
     cr += '\n';
     cr += uri;
@@ -185,9 +187,8 @@ std::string make_string_to_sign(std::string_view amz_date, std::string_view scop
 
 std::string sign_string(const signing_key& key, std::string_view sts) { return to_hex(hmac_sha256(key.bytes, sts)); }
 
-result<signed_headers> sign_impl(
-  const request_view& req, const credentials& creds, const signing_params& params,
-  std::chrono::system_clock::time_point now, signing_key_cache* cache) {
+result<signed_headers> sign_impl(const request_view& req, const credentials& creds, const signing_params& params,
+                                 std::chrono::system_clock::time_point now, signing_key_cache* cache) {
     if (auto ok = check_inputs(creds, params); !ok) return ok.error();
     auto headers = collect_headers(req.headers);
     if (!headers) return headers.error();
@@ -219,8 +220,8 @@ result<signed_headers> sign_impl(
     // "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request,
     // SignedHeaders=content-type;host;x-amz-date, Signature=..." (", " separators as the suite;
     // S3 accepts "," too).
-    out.authorization.reserve(algorithm.size() + creds.access_key_id.get().size() + out.scope.size()
-                              + out.signed_header_names.size() + 64 + 40);
+    out.authorization.reserve(algorithm.size() + creds.access_key_id.get().size() + out.scope.size() +
+                              out.signed_header_names.size() + 64 + 40);
     out.authorization += algorithm;
     out.authorization += " Credential=";
     out.authorization += creds.access_key_id.get();
@@ -238,16 +239,18 @@ result<signed_headers> sign_impl(
     return out;
 }
 
-result<presigned_query> presign_impl(
-  const request_view& req, const credentials& creds, const signing_params& params,
-  std::chrono::system_clock::time_point now, std::chrono::seconds expires, signing_key_cache* cache) {
+result<presigned_query> presign_impl(const request_view& req, const credentials& creds, const signing_params& params,
+                                     std::chrono::system_clock::time_point now, std::chrono::seconds expires,
+                                     signing_key_cache* cache) {
     if (auto ok = check_inputs(creds, params); !ok) return ok.error();
     if (expires < std::chrono::seconds{1} || expires > std::chrono::seconds{604800}) {
         return error{errc::invalid_expiry, std::to_string(expires.count())};
     }
-    if (params.payload == payload_mode::streaming) return error{errc::invalid_payload_mode, "presign with streaming payload"};
+    if (params.payload == payload_mode::streaming)
+        return error{errc::invalid_payload_mode, "presign with streaming payload"};
     for (const auto& q : req.query) {
-        if (contains(reserved_query_names, to_lower(q.name))) return error{errc::reserved_query_param, std::string{q.name}};
+        if (contains(reserved_query_names, to_lower(q.name)))
+            return error{errc::reserved_query_param, std::string{q.name}};
     }
     auto headers = collect_headers(req.headers);
     if (!headers) return headers.error();
@@ -277,8 +280,9 @@ result<presigned_query> presign_impl(
     out.canonical_request = make_canonical_request(req.method, *uri, encode_query(all), hs, out.payload_hash);
     out.string_to_sign = make_string_to_sign(out.amz_date, out.scope, out.canonical_request);
     const std::string_view date = std::string_view{out.amz_date}.substr(0, 8);
-    const signing_key key = cache != nullptr ? cache->get(creds.secret_access_key, date, params.region, params.service)
-                                             : derive_signing_key(creds.secret_access_key, date, params.region, params.service);
+    const signing_key key = cache != nullptr
+                                ? cache->get(creds.secret_access_key, date, params.region, params.service)
+                                : derive_signing_key(creds.secret_access_key, date, params.region, params.service);
     out.signature = sign_string(key, out.string_to_sign);
 
     out.params.push_back({"X-Amz-Algorithm", std::string{algorithm}});
@@ -299,8 +303,8 @@ result<presigned_query> presign_impl(
 
 }  // namespace
 
-signing_key derive_signing_key(
-  const iss::secret_access_key& secret, std::string_view date, std::string_view region, std::string_view service) {
+signing_key derive_signing_key(const iss::secret_access_key& secret, std::string_view date, std::string_view region,
+                               std::string_view service) {
     // kSecret = your secret access key; kDate = HMAC("AWS4" + kSecret, Date);
     // kRegion = HMAC(kDate, Region); kService = HMAC(kRegion, Service);
     // kSigning = HMAC(kService, "aws4_request")
@@ -314,16 +318,17 @@ signing_key derive_signing_key(
     return signing_key{hmac_sha256(k_service, "aws4_request")};
 }
 
-const signing_key& signing_key_cache::get(
-  const iss::secret_access_key& secret, std::string_view date, std::string_view region, std::string_view service) {
+const signing_key& signing_key_cache::get(const iss::secret_access_key& secret, std::string_view date,
+                                          std::string_view region, std::string_view service) {
     const std::string fingerprint = sha256_hex(secret.reveal());
     for (const auto& e : entries_) {
-        if (e.date == date && e.region == region && e.service == service && e.secret_fingerprint == fingerprint) return e.key;
+        if (e.date == date && e.region == region && e.service == service && e.secret_fingerprint == fingerprint)
+            return e.key;
     }
     ++misses_;
     if (entries_.size() >= capacity) entries_.erase(entries_.begin());
-    entries_.push_back(
-      {fingerprint, std::string{date}, std::string{region}, std::string{service}, derive_signing_key(secret, date, region, service)});
+    entries_.push_back({fingerprint, std::string{date}, std::string{region}, std::string{service},
+                        derive_signing_key(secret, date, region, service)});
     return entries_.back().key;
 }
 
@@ -336,10 +341,10 @@ std::string format_amz_date(std::chrono::system_clock::time_point t) {
     const year_month_day ymd{day};
     const hh_mm_ss hms{secs - day};
     char buf[32];
-    std::snprintf(
-      buf, sizeof buf, "%04d%02u%02uT%02d%02d%02dZ", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-      static_cast<unsigned>(ymd.day()), static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-      static_cast<int>(hms.seconds().count()));
+    std::snprintf(buf, sizeof buf, "%04d%02u%02uT%02d%02d%02dZ", static_cast<int>(ymd.year()),
+                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                  static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+                  static_cast<int>(hms.seconds().count()));
     return buf;
 }
 
@@ -369,27 +374,24 @@ std::string presigned_target(const request_view& req, const presigned_query& p) 
     return t;
 }
 
-result<signed_headers> sign(
-  const request_view& req, const credentials& creds, const signing_params& params,
-  std::chrono::system_clock::time_point now) {
+result<signed_headers> sign(const request_view& req, const credentials& creds, const signing_params& params,
+                            std::chrono::system_clock::time_point now) {
     return sign_impl(req, creds, params, now, nullptr);
 }
 
-result<signed_headers> sign(
-  const request_view& req, const credentials& creds, const signing_params& params,
-  std::chrono::system_clock::time_point now, signing_key_cache& cache) {
+result<signed_headers> sign(const request_view& req, const credentials& creds, const signing_params& params,
+                            std::chrono::system_clock::time_point now, signing_key_cache& cache) {
     return sign_impl(req, creds, params, now, &cache);
 }
 
-result<presigned_query> presign(
-  const request_view& req, const credentials& creds, const signing_params& params,
-  std::chrono::system_clock::time_point now, std::chrono::seconds expires) {
+result<presigned_query> presign(const request_view& req, const credentials& creds, const signing_params& params,
+                                std::chrono::system_clock::time_point now, std::chrono::seconds expires) {
     return presign_impl(req, creds, params, now, expires, nullptr);
 }
 
-result<presigned_query> presign(
-  const request_view& req, const credentials& creds, const signing_params& params,
-  std::chrono::system_clock::time_point now, std::chrono::seconds expires, signing_key_cache& cache) {
+result<presigned_query> presign(const request_view& req, const credentials& creds, const signing_params& params,
+                                std::chrono::system_clock::time_point now, std::chrono::seconds expires,
+                                signing_key_cache& cache) {
     return presign_impl(req, creds, params, now, expires, &cache);
 }
 

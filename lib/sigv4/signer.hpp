@@ -83,13 +83,13 @@ enum class payload_mode {
 
 /// A request to sign. Views only: the referenced strings must outlive the call.
 struct request_view {
-    std::string_view method;                ///< "GET", "PUT", ... (as sent, upper case)
-    std::string_view path = "/";            ///< see `path_form`; must start with '/'
-    path_form form = path_form::raw;        ///< be explicit: raw key path or already encoded
-    std::span<const query_param> query;     ///< decoded name/value pairs, any order
-    std::span<const header> headers;        ///< every header that will be sent; `Host` required
-    std::string_view body;                  ///< hashed when mode is signed and no hash is given
-    std::string_view payload_sha256;        ///< lower-case hex SHA-256 of the body, if known
+    std::string_view method;             ///< "GET", "PUT", ... (as sent, upper case)
+    std::string_view path = "/";         ///< see `path_form`; must start with '/'
+    path_form form = path_form::raw;     ///< be explicit: raw key path or already encoded
+    std::span<const query_param> query;  ///< decoded name/value pairs, any order
+    std::span<const header> headers;     ///< every header that will be sent; `Host` required
+    std::string_view body;               ///< hashed when mode is signed and no hash is given
+    std::string_view payload_sha256;     ///< lower-case hex SHA-256 of the body, if known
 };
 
 /// AWS credentials. The secret and the token print as `****` (common/types.hpp).
@@ -101,8 +101,8 @@ struct credentials {
 
 /// How to sign: explicit, never inferred (docs/architecture.md §8.6.5). Defaults are S3's.
 struct signing_params {
-    std::string service = "s3";         ///< credential-scope service ("s3", "execute-api", ...)
-    std::string region = "us-east-1";   ///< credential-scope region
+    std::string service = "s3";        ///< credential-scope service ("s3", "execute-api", ...)
+    std::string region = "us-east-1";  ///< credential-scope region
     /// Remove dot segments and empty segments from the path before signing. S3: false
     /// ('//', '/./', '/../' are part of object keys and S3 signs them as they are).
     bool normalize_path = false;
@@ -127,16 +127,16 @@ struct signing_key {
 };
 
 /// Derives the signing key (task 3). `date` is `yyyymmdd`.
-[[nodiscard]] signing_key derive_signing_key(
-  const iss::secret_access_key& secret, std::string_view date, std::string_view region, std::string_view service);
+[[nodiscard]] signing_key derive_signing_key(const iss::secret_access_key& secret, std::string_view date,
+                                             std::string_view region, std::string_view service);
 
 /// Caches the signing key per (secret, date, region, service): derivation costs 4 HMACs and the
 /// key changes once a day. Holds the last few keys; not thread-safe.
 class signing_key_cache {
 public:
     /// The key for these inputs, derived on a miss.
-    [[nodiscard]] const signing_key& get(
-      const iss::secret_access_key& secret, std::string_view date, std::string_view region, std::string_view service);
+    [[nodiscard]] const signing_key& get(const iss::secret_access_key& secret, std::string_view date,
+                                         std::string_view region, std::string_view service);
     /// Number of derivations so far (tests and metrics).
     [[nodiscard]] std::uint64_t misses() const noexcept { return misses_; }
     /// Forgets every key (for example after a credentials refresh).
@@ -158,17 +158,17 @@ struct signed_headers {
     /// To append to the request, in this order: X-Amz-Security-Token (if a token),
     /// X-Amz-Date, x-amz-content-sha256 (if added), Authorization.
     std::vector<owned_header> headers;
-    std::string authorization;         ///< the Authorization value ("AWS4-HMAC-SHA256 Credential=...")
-    std::string signature;             ///< 64 lower-case hex digits (the aws-chunked seed signature)
-    std::string amz_date;              ///< "20150830T123600Z"
-    std::string scope;                 ///< "20150830/us-east-1/service/aws4_request"
-    std::string payload_hash;          ///< the last line of the canonical request
-    std::string signed_header_names;   ///< "host;x-amz-date"
+    std::string authorization;        ///< the Authorization value ("AWS4-HMAC-SHA256 Credential=...")
+    std::string signature;            ///< 64 lower-case hex digits (the aws-chunked seed signature)
+    std::string amz_date;             ///< "20150830T123600Z"
+    std::string scope;                ///< "20150830/us-east-1/service/aws4_request"
+    std::string payload_hash;         ///< the last line of the canonical request
+    std::string signed_header_names;  ///< "host;x-amz-date"
     /// Task 1 and 2 outputs. Hold the session token when one is signed: redact before logging
     /// (trace level only, docs/architecture.md §8.5.2/§5.4).
     std::string canonical_request;
     std::string string_to_sign;
-    signing_key key;                   ///< for chunk signing (chunked.hpp); never print
+    signing_key key;  ///< for chunk signing (chunked.hpp); never print
 };
 
 /// Result of presigning: the X-Amz-* query parameters to append to the request's own query.
@@ -222,24 +222,23 @@ template <class Fields>
 ///   already has Authorization, X-Amz-Date, x-amz-content-sha256 or X-Amz-Security-Token),
 ///   `invalid_header_name`, `invalid_path`, `invalid_payload_hash`, `missing_credentials`,
 ///   `invalid_scope`.
-[[nodiscard]] result<signed_headers> sign(
-  const request_view& req, const credentials& creds, const signing_params& params,
-  std::chrono::system_clock::time_point now);
+[[nodiscard]] result<signed_headers> sign(const request_view& req, const credentials& creds,
+                                          const signing_params& params, std::chrono::system_clock::time_point now);
 /// Same, with the signing key taken from `cache`.
-[[nodiscard]] result<signed_headers> sign(
-  const request_view& req, const credentials& creds, const signing_params& params,
-  std::chrono::system_clock::time_point now, signing_key_cache& cache);
+[[nodiscard]] result<signed_headers> sign(const request_view& req, const credentials& creds,
+                                          const signing_params& params, std::chrono::system_clock::time_point now,
+                                          signing_key_cache& cache);
 
 /// Presigns `req` (query form): signs only the request's own headers, adds X-Amz-* parameters.
 /// The payload hash is `UNSIGNED-PAYLOAD` for `unsigned_payload` (what S3 presigned URLs use)
 /// and the body's SHA-256 for `signed_payload`; `streaming` is `invalid_payload_mode`.
 /// \param expires X-Amz-Expires, 1 s .. 604800 s (7 days), else `invalid_expiry`.
-[[nodiscard]] result<presigned_query> presign(
-  const request_view& req, const credentials& creds, const signing_params& params,
-  std::chrono::system_clock::time_point now, std::chrono::seconds expires);
+[[nodiscard]] result<presigned_query> presign(const request_view& req, const credentials& creds,
+                                              const signing_params& params, std::chrono::system_clock::time_point now,
+                                              std::chrono::seconds expires);
 /// Same, with the signing key taken from `cache`.
-[[nodiscard]] result<presigned_query> presign(
-  const request_view& req, const credentials& creds, const signing_params& params,
-  std::chrono::system_clock::time_point now, std::chrono::seconds expires, signing_key_cache& cache);
+[[nodiscard]] result<presigned_query> presign(const request_view& req, const credentials& creds,
+                                              const signing_params& params, std::chrono::system_clock::time_point now,
+                                              std::chrono::seconds expires, signing_key_cache& cache);
 
 }  // namespace iss::sigv4

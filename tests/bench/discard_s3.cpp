@@ -16,20 +16,21 @@
 // prints `listening on HOST:PORT` as its first line; on SIGTERM/SIGINT it prints one JSON
 // line of counters (requests, puts, parts, completes, heads, lists, bytes, objects,
 // precondition_failed) and exits 0. One thread, one io_context.
+#include "s3/checksum.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
-#include <fmt/format.h>
 
-#include "s3/checksum.hpp"
+#include <fmt/format.h>
 
 #include <array>
 #include <cstdio>
@@ -132,7 +133,7 @@ parsed_target parse_target(std::string_view target) {
         const std::string_view kv = q.substr(0, amp);
         const auto eq = kv.find('=');
         t.query[percent_decode(kv.substr(0, eq))] =
-          eq == std::string_view::npos ? std::string{} : percent_decode(kv.substr(eq + 1));
+            eq == std::string_view::npos ? std::string{} : percent_decode(kv.substr(eq + 1));
         if (amp == std::string_view::npos) break;
         q.remove_prefix(amp + 1);
     }
@@ -151,9 +152,9 @@ reply error_reply(unsigned status, std::string_view code, std::string_view messa
     r.status = status;
     r.headers.emplace_back("Content-Type", "application/xml");
     r.body = fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{}</Code><Message>{}</Message>"
-      "<RequestId>discard</RequestId></Error>",
-      code, message);
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{}</Code><Message>{}</Message>"
+        "<RequestId>discard</RequestId></Error>",
+        code, message);
     return r;
 }
 
@@ -213,33 +214,33 @@ reply handle(store& s, const bhttp::request_header<>& h, std::uint64_t body_byte
                 }
                 last = it->first.substr(t.bucket.size() + 1);
                 contents += fmt::format(
-                  "<Contents><Key>{}</Key><Size>{}</Size><ETag>{}</ETag>"
-                  "<LastModified>2026-01-01T00:00:00.000Z</LastModified></Contents>",
-                  xml_escape(last), it->second.size, xml_escape(it->second.etag));
+                    "<Contents><Key>{}</Key><Size>{}</Size><ETag>{}</ETag>"
+                    "<LastModified>2026-01-01T00:00:00.000Z</LastModified></Contents>",
+                    xml_escape(last), it->second.size, xml_escape(it->second.etag));
                 ++count;
             }
             r.headers.emplace_back("Content-Type", "application/xml");
             r.body = fmt::format(
-              "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult><Name>{}</Name><Prefix>{}</Prefix>"
-              "<KeyCount>{}</KeyCount><MaxKeys>{}</MaxKeys><IsTruncated>{}</IsTruncated>{}{}</ListBucketResult>",
-              xml_escape(t.bucket), xml_escape(prefix), count, max_keys, truncated ? "true" : "false",
-              truncated ? fmt::format("<NextContinuationToken>{}</NextContinuationToken>", xml_escape(last))
-                        : std::string{},
-              contents);
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult><Name>{}</Name><Prefix>{}</Prefix>"
+                "<KeyCount>{}</KeyCount><MaxKeys>{}</MaxKeys><IsTruncated>{}</IsTruncated>{}{}</ListBucketResult>",
+                xml_escape(t.bucket), xml_escape(prefix), count, max_keys, truncated ? "true" : "false",
+                truncated ? fmt::format("<NextContinuationToken>{}</NextContinuationToken>", xml_escape(last))
+                          : std::string{},
+                contents);
             return r;
         }
         if (method == bhttp::verb::get && t.query.count("uploads") != 0) {
             r.headers.emplace_back("Content-Type", "application/xml");
             r.body = fmt::format(
-              "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListMultipartUploadsResult><Bucket>{}</Bucket>"
-              "<IsTruncated>false</IsTruncated></ListMultipartUploadsResult>",
-              xml_escape(t.bucket));
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListMultipartUploadsResult><Bucket>{}</Bucket>"
+                "<IsTruncated>false</IsTruncated></ListMultipartUploadsResult>",
+                xml_escape(t.bucket));
             return r;
         }
         if (method == bhttp::verb::get && t.bucket.empty()) {
             r.headers.emplace_back("Content-Type", "application/xml");
             r.body =
-              "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListAllMyBucketsResult><Buckets/></ListAllMyBucketsResult>";
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListAllMyBucketsResult><Buckets/></ListAllMyBucketsResult>";
             return r;
         }
         return r;  // HeadBucket, CreateBucket, GetBucketLocation...: 200, empty
@@ -257,7 +258,8 @@ reply handle(store& s, const bhttp::request_header<>& h, std::uint64_t body_byte
             ++s.n.puts;
             if (if_none_match_star(h) && s.objects.count(full) != 0) {
                 ++s.n.precondition_failed;
-                return error_reply(412, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold");
+                return error_reply(412, "PreconditionFailed",
+                                   "At least one of the pre-conditions you specified did not hold");
             }
             object_meta m = meta_from(h);
             m.size = body_bytes;
@@ -272,9 +274,9 @@ reply handle(store& s, const bhttp::request_header<>& h, std::uint64_t body_byte
                 s.uploads[id] = upload_state{full, meta_from(h), 0};
                 r.headers.emplace_back("Content-Type", "application/xml");
                 r.body = fmt::format(
-                  "<?xml version=\"1.0\" encoding=\"UTF-8\"?><InitiateMultipartUploadResult><Bucket>{}</Bucket>"
-                  "<Key>{}</Key><UploadId>{}</UploadId></InitiateMultipartUploadResult>",
-                  xml_escape(t.bucket), xml_escape(t.key), id);
+                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?><InitiateMultipartUploadResult><Bucket>{}</Bucket>"
+                    "<Key>{}</Key><UploadId>{}</UploadId></InitiateMultipartUploadResult>",
+                    xml_escape(t.bucket), xml_escape(t.key), id);
                 return r;
             }
             if (has_upload) {
@@ -283,7 +285,8 @@ reply handle(store& s, const bhttp::request_header<>& h, std::uint64_t body_byte
                 ++s.n.completes;
                 if (if_none_match_star(h) && s.objects.count(full) != 0) {
                     ++s.n.precondition_failed;
-                    return error_reply(412, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold");
+                    return error_reply(412, "PreconditionFailed",
+                                       "At least one of the pre-conditions you specified did not hold");
                 }
                 object_meta m = std::move(it->second.meta);
                 m.size = it->second.size;
@@ -291,9 +294,9 @@ reply handle(store& s, const bhttp::request_header<>& h, std::uint64_t body_byte
                 s.uploads.erase(it);
                 r.headers.emplace_back("Content-Type", "application/xml");
                 r.body = fmt::format(
-                  "<?xml version=\"1.0\" encoding=\"UTF-8\"?><CompleteMultipartUploadResult><Bucket>{}</Bucket>"
-                  "<Key>{}</Key><ETag>{}</ETag></CompleteMultipartUploadResult>",
-                  xml_escape(t.bucket), xml_escape(t.key), xml_escape(m.etag));
+                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?><CompleteMultipartUploadResult><Bucket>{}</Bucket>"
+                    "<Key>{}</Key><ETag>{}</ETag></CompleteMultipartUploadResult>",
+                    xml_escape(t.bucket), xml_escape(t.key), xml_escape(m.etag));
                 s.objects[full] = std::move(m);
                 return r;
             }
@@ -368,7 +371,8 @@ net::awaitable<void> session(store& s, Stream& sock) {
         const auto& h = p.get();
         if (check_crc && iss::s3::crc32c_header_value(crc) != want_crc) {
             ++s.n.bad_digest;
-            const reply bad = error_reply(400, "BadDigest", "The CRC32C you specified did not match the calculated checksum.");
+            const reply bad =
+                error_reply(400, "BadDigest", "The CRC32C you specified did not match the calculated checksum.");
             const std::string wire = serialize(bad, false, h.keep_alive());
             auto [wec, wn] = co_await net::async_write(sock, net::buffer(wire), use_tuple);
             if (wec || !h.keep_alive()) co_return;
@@ -449,14 +453,14 @@ int main(int argc, char** argv) {
     net::co_spawn(ioc, accept_loop(s, acceptor, tls ? &*tls : nullptr), net::detached);
     ioc.run();
     std::printf(
-      "{\"requests\":%llu,\"puts\":%llu,\"parts\":%llu,\"completes\":%llu,\"heads\":%llu,\"lists\":%llu,"
-      "\"bytes\":%llu,\"objects\":%zu,\"precondition_failed\":%llu,\"connections\":%llu,\"bad_digest\":%llu}\n",
-      static_cast<unsigned long long>(s.n.requests), static_cast<unsigned long long>(s.n.puts),
-      static_cast<unsigned long long>(s.n.parts), static_cast<unsigned long long>(s.n.completes),
-      static_cast<unsigned long long>(s.n.heads), static_cast<unsigned long long>(s.n.lists),
-      static_cast<unsigned long long>(s.n.bytes), s.objects.size(),
-      static_cast<unsigned long long>(s.n.precondition_failed), static_cast<unsigned long long>(s.n.connections),
-      static_cast<unsigned long long>(s.n.bad_digest));
+        "{\"requests\":%llu,\"puts\":%llu,\"parts\":%llu,\"completes\":%llu,\"heads\":%llu,\"lists\":%llu,"
+        "\"bytes\":%llu,\"objects\":%zu,\"precondition_failed\":%llu,\"connections\":%llu,\"bad_digest\":%llu}\n",
+        static_cast<unsigned long long>(s.n.requests), static_cast<unsigned long long>(s.n.puts),
+        static_cast<unsigned long long>(s.n.parts), static_cast<unsigned long long>(s.n.completes),
+        static_cast<unsigned long long>(s.n.heads), static_cast<unsigned long long>(s.n.lists),
+        static_cast<unsigned long long>(s.n.bytes), s.objects.size(),
+        static_cast<unsigned long long>(s.n.precondition_failed), static_cast<unsigned long long>(s.n.connections),
+        static_cast<unsigned long long>(s.n.bad_digest));
     std::fflush(stdout);
     return 0;
 }

@@ -6,7 +6,6 @@
 #include "format/writer.hpp"
 
 #include <date/tz.h>
-
 #include <fmt/format.h>
 
 #include <chrono>
@@ -33,18 +32,21 @@ double thread_cpu_seconds() {
 /// A ~1 KiB JSON web-request record with some pretty-printing whitespace, varied per message.
 std::string make_payload(std::uint64_t i) {
     std::string p = fmt::format(
-      "{{\n  \"ts\": \"2026-11-30T03:00:{:02}.{:06}Z\",\n  \"method\": \"{}\",\n  \"path\": \"/api/v1/orders/{}\",\n"
-      "  \"status\": {},\n  \"latency_ms\": {}.{},\n  \"user\": {{\"id\": {}, \"name\": \"user-{}\", \"tier\": \"gold\"}},\n"
-      "  \"ua\": \"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36\",\n"
-      "  \"tags\": [\"checkout\", \"eu-west-1\", \"canary\"],\n  \"note\": \"",
-      i % 60, i * 7919 % 1'000'000, i % 3 == 0 ? "POST" : "GET", i * 31, i % 17 == 0 ? 500 : 200, i % 250, i % 10,
-      i % 10'000, i % 10'000);
+        "{{\n  \"ts\": \"2026-11-30T03:00:{:02}.{:06}Z\",\n  \"method\": \"{}\",\n  \"path\": \"/api/v1/orders/{}\",\n"
+        "  \"status\": {},\n  \"latency_ms\": {}.{},\n  \"user\": {{\"id\": {}, \"name\": \"user-{}\", \"tier\": "
+        "\"gold\"}},\n"
+        "  \"ua\": \"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 "
+        "Safari/537.36\",\n"
+        "  \"tags\": [\"checkout\", \"eu-west-1\", \"canary\"],\n  \"note\": \"",
+        i % 60, i * 7919 % 1'000'000, i % 3 == 0 ? "POST" : "GET", i * 31, i % 17 == 0 ? 500 : 200, i % 250, i % 10,
+        i % 10'000, i % 10'000);
     // The rest: words drawn pseudo-randomly from a small vocabulary (log-like text), so gzip
     // sees realistic input, neither trivial nor random.
     static constexpr const char* words[] = {
-      "order", "created", "payment", "accepted", "retry", "timeout", "warehouse", "eu-west-1", "item", "sku-4471",
-      "customer", "session", "token", "refreshed", "cache", "miss", "hit", "queue", "latency", "p99", "shipped",
-      "invoice", "tax", "discount", "coupon", "cart", "checkout", "fraud-score", "0.17", "ok", "declined", "3ds"};
+        "order",  "created",  "payment",  "accepted",    "retry",   "timeout",   "warehouse", "eu-west-1",
+        "item",   "sku-4471", "customer", "session",     "token",   "refreshed", "cache",     "miss",
+        "hit",    "queue",    "latency",  "p99",         "shipped", "invoice",   "tax",       "discount",
+        "coupon", "cart",     "checkout", "fraud-score", "0.17",    "ok",        "declined",  "3ds"};
     std::uint64_t x = i * 0x9E3779B97F4A7C15ULL + 1;
     while (p.size() < 1024 - 16) {
         x ^= x << 13;
@@ -99,7 +101,7 @@ struct result_row {
     double messages_per_s;
     double out_mb_per_s;
     double payload_mb_per_s;
-    double ratio;  ///< output bytes / payload bytes
+    double ratio;      ///< output bytes / payload bytes
     double cpu_share;  ///< CPU seconds / wall seconds
 };
 
@@ -158,7 +160,8 @@ result_row measure_keyed(const corpus& c, const fm::writer_options& o, std::stri
         out.clear();
         w.begin(out);
         for (const auto& m : c.messages) {
-            if (auto r = reader.read({m.timestamp, m.origin_timestamp, m.payload, m.user_headers}, values, bucket); !r) {
+            if (auto r = reader.read({m.timestamp, m.origin_timestamp, m.payload, m.user_headers}, values, bucket);
+                !r) {
                 fmt::print(stderr, "record_reader: {}\n", r.error().message());
                 std::abort();
             }
@@ -266,16 +269,18 @@ int main(int argc, char** argv) {
         const char* source;
     };
     const keyed keyed_cases[] = {
-      {"keys: no record placeholders", "", "timestamp"},
-      {"keys: dt={date}/hour={hour}", "{prefix}/dt={date}/hour={hour}/{partition}-{start_offset:020}.{ext}", "timestamp"},
-      {"keys: + field:ts, header, field",
-       "{prefix}/dt={date}/hour={hour}/ct={header:content-type}/tier={field:user.tier}/{partition}-{start_offset:020}.{ext}",
-       "field:ts"},
+        {"keys: no record placeholders", "", "timestamp"},
+        {"keys: dt={date}/hour={hour}", "{prefix}/dt={date}/hour={hour}/{partition}-{start_offset:020}.{ext}",
+         "timestamp"},
+        {"keys: + field:ts, header, field",
+         "{prefix}/dt={date}/hour={hour}/ct={header:content-type}/tier={field:user.tier}/"
+         "{partition}-{start_offset:020}.{ext}",
+         "field:ts"},
     };
     for (const auto& k : keyed_cases) {
         const auto r = measure_keyed(c, plain, k.tmpl, k.source, seconds);
-        fmt::print("{:<34} {:>12.0f} {:>14.1f} {:>15.1f} {:>8.3f} {:>5.0f}%\n", k.name, r.messages_per_s, r.out_mb_per_s,
-                   r.payload_mb_per_s, r.ratio, r.cpu_share * 100);
+        fmt::print("{:<34} {:>12.0f} {:>14.1f} {:>15.1f} {:>8.3f} {:>5.0f}%\n", k.name, r.messages_per_s,
+                   r.out_mb_per_s, r.payload_mb_per_s, r.ratio, r.cpu_share * 100);
     }
     return 0;
 }

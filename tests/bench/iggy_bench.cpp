@@ -11,15 +11,16 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <string>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace net = boost::asio;
@@ -73,9 +74,10 @@ int main(int argc, char** argv) {
     broker b;
 
     // 1. iggy-produce: synthetic JSON messages of `size` bytes, batches of 1000, one partition.
-    const auto cmd = fmt::format("{} --address 127.0.0.1:{} --stream bench --topic t --create 1 --partition 0 "
-                                 "--count {} --size {} --batch 1000",
-                                 IGGY_PRODUCE, b.port, messages, size);
+    const auto cmd = fmt::format(
+        "{} --address 127.0.0.1:{} --stream bench --topic t --create 1 --partition 0 "
+        "--count {} --size {} --batch 1000",
+        IGGY_PRODUCE, b.port, messages, size);
     const auto p0 = std::chrono::steady_clock::now();
     if (std::system(cmd.c_str()) != 0) {
         std::fprintf(stderr, "iggy-produce failed\n");
@@ -107,8 +109,8 @@ int main(int argc, char** argv) {
                 const double cpu0 = cpu_seconds();
                 const auto t0 = std::chrono::steady_clock::now();
                 while (next < messages) {
-                    auto r = co_await c.poll_messages(reader, s, t, 0, iggy::polling_strategy::at_offset(next), 1000,
-                                                      false);
+                    auto r =
+                        co_await c.poll_messages(reader, s, t, 0, iggy::polling_strategy::at_offset(next), 1000, false);
                     if (!r) {
                         fmt::print(stderr, "poll: {}\n", iggy::describe(r.error()));
                         co_return 1;
@@ -120,10 +122,11 @@ int main(int argc, char** argv) {
                 }
                 const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 const double cpu = cpu_seconds() - cpu0;
-                fmt::print("poll round {}: {} messages, {:.3f} s = {:.0f} msg/s, {:.1f} MB/s payload; client CPU "
-                           "{:.3f} s ({:.2f} us/message)\n",
-                           round + 1, got, secs, static_cast<double>(got) / secs, static_cast<double>(bytes) / secs / 1e6,
-                           cpu, cpu / static_cast<double>(got) * 1e6);
+                fmt::print(
+                    "poll round {}: {} messages, {:.3f} s = {:.0f} msg/s, {:.1f} MB/s payload; client CPU "
+                    "{:.3f} s ({:.2f} us/message)\n",
+                    round + 1, got, secs, static_cast<double>(got) / secs, static_cast<double>(bytes) / secs / 1e6, cpu,
+                    cpu / static_cast<double>(got) * 1e6);
             }
             co_await c.close();
             co_return 0;

@@ -6,6 +6,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -47,12 +48,13 @@ std::string read_file(const std::filesystem::path& p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::map<std::string, std::string> a{{"--payload", "signed"}, {"--checksum", "md5"}, {"--concurrency", "8"},
-                                         {"--prefix", "bench"}};
+    std::map<std::string, std::string> a{
+        {"--payload", "signed"}, {"--checksum", "md5"}, {"--concurrency", "8"}, {"--prefix", "bench"}};
     for (int i = 1; i + 1 < argc; i += 2) a[argv[i]] = argv[i + 1];
     if (!a.contains("--env") || !a.contains("--dir") || !a.contains("--bucket")) {
-        fmt::print(stderr, "usage: bench_s3 --env FILE --dir DIR --bucket B [--prefix P] [--payload signed|unsigned] "
-                           "[--checksum md5|crc32c|none] [--concurrency N]\n");
+        fmt::print(stderr,
+                   "usage: bench_s3 --env FILE --dir DIR --bucket B [--prefix P] [--payload signed|unsigned] "
+                   "[--checksum md5|crc32c|none] [--concurrency N]\n");
         return 2;
     }
     const auto env = read_env(a["--env"]);
@@ -60,7 +62,8 @@ int main(int argc, char** argv) {
     o.endpoint = env.at("RGW_ENDPOINT");
     o.region = env.at("RGW_REGION");
     o.credentials = {access_key_id{env.at("RGW_ACCESS_KEY")}, secret_access_key{env.at("RGW_SECRET_KEY")}, {}};
-    o.payload = a["--payload"] == "unsigned" ? s3::payload_signing::unsigned_payload : s3::payload_signing::signed_payload;
+    o.payload =
+        a["--payload"] == "unsigned" ? s3::payload_signing::unsigned_payload : s3::payload_signing::signed_payload;
     o.checksum = a["--checksum"] == "crc32c" ? s3::checksum_kind::crc32c
                  : a["--checksum"] == "none" ? s3::checksum_kind::none
                                              : s3::checksum_kind::md5;
@@ -77,7 +80,8 @@ int main(int argc, char** argv) {
     s3::client c{ioc.get_executor(), o};
     {
         bool created = false;
-        net::co_spawn(ioc, c.create_bucket(a["--bucket"]), [&](std::exception_ptr, result<void> r) { created = r.has_value(); });
+        net::co_spawn(ioc, c.create_bucket(a["--bucket"]),
+                      [&](std::exception_ptr, result<void> r) { created = r.has_value(); });
         ioc.run();
         ioc.restart();
         (void)created;  // an existing bucket is fine
@@ -91,32 +95,33 @@ int main(int argc, char** argv) {
     int failures = 0;
     for (int w = 0; w < concurrency; ++w) {
         net::co_spawn(
-          ioc,
-          [&]() -> net::awaitable<void> {
-              while (next < files.size()) {
-                  const auto& path = files[next++];
-                  const std::string body = read_file(path);
-                  bytes += body.size();
-                  std::string key = a["--prefix"] + "/" + path.filename().string();
-                  auto r = co_await c.upload(a["--bucket"], std::move(key), body, s3::put_options{});
-                  if (!r) {
-                      ++failures;
-                      fmt::print(stderr, "upload {}: {}\n", path.string(), r.error().message());
-                  }
-              }
-          },
-          [&](std::exception_ptr e) {
-              if (e) ++failures;
-          });
+            ioc,
+            [&]() -> net::awaitable<void> {
+                while (next < files.size()) {
+                    const auto& path = files[next++];
+                    const std::string body = read_file(path);
+                    bytes += body.size();
+                    std::string key = a["--prefix"] + "/" + path.filename().string();
+                    auto r = co_await c.upload(a["--bucket"], std::move(key), body, s3::put_options{});
+                    if (!r) {
+                        ++failures;
+                        fmt::print(stderr, "upload {}: {}\n", path.string(), r.error().message());
+                    }
+                }
+            },
+            [&](std::exception_ptr e) {
+                if (e) ++failures;
+            });
     }
     ioc.run();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rusage r1{};
     getrusage(RUSAGE_SELF, &r1);
-    fmt::print("{{\"files\":{},\"bytes\":{},\"seconds\":{:.3f},\"cpu_user\":{:.3f},\"cpu_sys\":{:.3f},\"retries\":{},"
-               "\"connections\":{},\"failures\":{}}}\n",
-               files.size(), bytes, secs, cpu_seconds(r1.ru_utime) - cpu_seconds(r0.ru_utime),
-               cpu_seconds(r1.ru_stime) - cpu_seconds(r0.ru_stime), c.stats().retries,
-               c.http_stats().connections_opened, failures);
+    fmt::print(
+        "{{\"files\":{},\"bytes\":{},\"seconds\":{:.3f},\"cpu_user\":{:.3f},\"cpu_sys\":{:.3f},\"retries\":{},"
+        "\"connections\":{},\"failures\":{}}}\n",
+        files.size(), bytes, secs, cpu_seconds(r1.ru_utime) - cpu_seconds(r0.ru_utime),
+        cpu_seconds(r1.ru_stime) - cpu_seconds(r0.ru_stime), c.stats().retries, c.http_stats().connections_opened,
+        failures);
     return failures == 0 ? 0 : 1;
 }

@@ -30,9 +30,9 @@ namespace aws = iss::aws;
 namespace {
 
 bool same_keys(const aws::identity& a, const aws::identity& b) {
-    return a.keys.access_key_id.get() == b.keys.access_key_id.get()
-           && a.keys.secret_access_key.reveal() == b.keys.secret_access_key.reveal()
-           && a.keys.session_token.reveal() == b.keys.session_token.reveal() && a.expiry == b.expiry;
+    return a.keys.access_key_id.get() == b.keys.access_key_id.get() &&
+           a.keys.secret_access_key.reveal() == b.keys.secret_access_key.reveal() &&
+           a.keys.session_token.reveal() == b.keys.session_token.reveal() && a.expiry == b.expiry;
 }
 
 // Within the years ISO 8601 writes with four digits (23:59:60 on 9999-12-31 is year 10000).
@@ -79,7 +79,8 @@ void credentials_json(std::string_view text) {
         if (secret == nullptr || !secret->is_string() || secret->as_string().empty()) return;
         const std::string key{secret->as_string()};
         for (const auto& [name, value] : o)
-            if (name != "SecretAccessKey" && value.is_string() && std::string_view{value.as_string()}.find(key) != std::string_view::npos)
+            if (name != "SecretAccessKey" && value.is_string() &&
+                std::string_view{value.as_string()}.find(key) != std::string_view::npos)
                 return;
         auto first = aws::parse_credentials_json(boost::json::serialize(o), "container endpoint");
         if (first) return;
@@ -126,12 +127,11 @@ void sts(std::string_view text, std::string_view action) {
     ISS_FUZZ_CHECK(id->expiry.has_value());
     time_roundtrip(*id);
     const std::string a{action};
-    const std::string doc = "<" + a + "Response><" + a + "Result><Credentials><AccessKeyId>"
-                            + xml_text(id->keys.access_key_id.get()) + "</AccessKeyId><SecretAccessKey>"
-                            + xml_text(id->keys.secret_access_key.reveal()) + "</SecretAccessKey><SessionToken>"
-                            + xml_text(id->keys.session_token.reveal()) + "</SessionToken><Expiration>"
-                            + aws::format_iso8601(*id->expiry) + "</Expiration></Credentials></" + a + "Result></" + a
-                            + "Response>";
+    const std::string doc =
+        "<" + a + "Response><" + a + "Result><Credentials><AccessKeyId>" + xml_text(id->keys.access_key_id.get()) +
+        "</AccessKeyId><SecretAccessKey>" + xml_text(id->keys.secret_access_key.reveal()) +
+        "</SecretAccessKey><SessionToken>" + xml_text(id->keys.session_token.reveal()) + "</SessionToken><Expiration>" +
+        aws::format_iso8601(*id->expiry) + "</Expiration></Credentials></" + a + "Result></" + a + "Response>";
     auto again = aws::parse_sts_credentials(doc, action);
     ISS_FUZZ_CHECK(again.has_value());
     ISS_FUZZ_CHECK(same_keys(*again, *id));
@@ -140,8 +140,8 @@ void sts(std::string_view text, std::string_view action) {
 void sts_error(std::string_view text) {
     const auto e = aws::parse_sts_error(text);
     if (e.code.empty() && e.message.empty()) return;
-    const auto again = aws::parse_sts_error("<ErrorResponse><Error><Code>" + xml_text(e.code) + "</Code><Message>"
-                                            + xml_text(e.message) + "</Message></Error></ErrorResponse>");
+    const auto again = aws::parse_sts_error("<ErrorResponse><Error><Code>" + xml_text(e.code) + "</Code><Message>" +
+                                            xml_text(e.message) + "</Message></Error></ErrorResponse>");
     ISS_FUZZ_CHECK(again.code == e.code && again.message == e.message);
 }
 

@@ -32,9 +32,15 @@ namespace {
 
 const c::env_lookup& fuzz_env() {
     static const std::map<std::string, std::string, std::less<>> vars{
-      {"IGGY_PASSWORD", "iggy-secret"}, {"BUCKET", "lake"},     {"HOST", "127.0.0.1:8090"},
-      {"SIZE", "8MiB"},                 {"SPAN", "1h30m"},      {"COUNT", "1000"},
-      {"EMPTY", ""},                    {"TEMPLATE", "{date}"}, {"NESTED", "${BUCKET}"},
+        {"IGGY_PASSWORD", "iggy-secret"},
+        {"BUCKET", "lake"},
+        {"HOST", "127.0.0.1:8090"},
+        {"SIZE", "8MiB"},
+        {"SPAN", "1h30m"},
+        {"COUNT", "1000"},
+        {"EMPTY", ""},
+        {"TEMPLATE", "{date}"},
+        {"NESTED", "${BUCKET}"},
     };
     static const c::env_lookup env = [](std::string_view name) -> std::optional<std::string> {
         auto it = vars.find(name);

@@ -41,7 +41,8 @@ void roundtrip(const p::request& req) {
             using T = std::decay_t<decltype(r)>;
             if constexpr (std::is_same_v<T, p::send_messages_view>) {
                 std::vector<p::message_fields> fs;
-                for (const auto& m : r.messages) fs.push_back({m.id, 0, 0, m.origin_timestamp, m.payload, m.user_headers});
+                for (const auto& m : r.messages)
+                    fs.push_back({m.id, 0, 0, m.origin_timestamp, m.payload, m.user_headers});
                 encoded = p::append_send_messages(frame, r.stream, r.topic, r.part, fs).has_value();
             } else {
                 encoded = p::append_request(frame, r).has_value();
@@ -54,11 +55,12 @@ void roundtrip(const p::request& req) {
     if (std::holds_alternative<p::send_messages_view>(req)) {
         const auto& a = std::get<p::send_messages_view>(req);
         const auto& b = std::get<p::send_messages_view>(*again);
-        ISS_FUZZ_CHECK(a.stream == b.stream && a.topic == b.topic && a.part == b.part && a.messages.size() == b.messages.size());
+        ISS_FUZZ_CHECK(a.stream == b.stream && a.topic == b.topic && a.part == b.part &&
+                       a.messages.size() == b.messages.size());
         for (std::size_t i = 0; i < a.messages.size(); ++i)
             ISS_FUZZ_CHECK(a.messages[i].id == b.messages[i].id &&
-                  a.messages[i].payload.size() == b.messages[i].payload.size() &&
-                  a.messages[i].user_headers.size() == b.messages[i].user_headers.size());
+                           a.messages[i].payload.size() == b.messages[i].payload.size() &&
+                           a.messages[i].user_headers.size() == b.messages[i].user_headers.size());
     } else {
         ISS_FUZZ_CHECK(*again == req);
     }
@@ -125,32 +127,32 @@ void every_reply_decoder(p::bytes_view payload) {
         p::append_get_me_reply(f, c);
         return true;
     });
-    reply_roundtrip(payload, p::decode_get_stream_reply, [](p::byte_buffer& f, const std::optional<p::stream_details>& s) {
-        if (!s) {
-            p::append_empty_reply(f);
-            return true;
-        }
-        return ok(p::append_stream_reply(f, *s));
-    });
+    reply_roundtrip(payload, p::decode_get_stream_reply,
+                    [](p::byte_buffer& f, const std::optional<p::stream_details>& s) {
+                        if (!s) {
+                            p::append_empty_reply(f);
+                            return true;
+                        }
+                        return ok(p::append_stream_reply(f, *s));
+                    });
     reply_roundtrip(payload, p::decode_get_streams_reply, [](p::byte_buffer& f, const std::vector<p::stream_info>& s) {
         return ok(p::append_streams_reply(f, s));
     });
-    reply_roundtrip(payload, p::decode_create_stream_reply, [](p::byte_buffer& f, const p::stream_details& s) {
-        return ok(p::append_stream_reply(f, s));
-    });
-    reply_roundtrip(payload, p::decode_get_topic_reply, [](p::byte_buffer& f, const std::optional<p::topic_details>& t) {
-        if (!t) {
-            p::append_empty_reply(f);
-            return true;
-        }
-        return ok(p::append_topic_reply(f, *t));
-    });
+    reply_roundtrip(payload, p::decode_create_stream_reply,
+                    [](p::byte_buffer& f, const p::stream_details& s) { return ok(p::append_stream_reply(f, s)); });
+    reply_roundtrip(payload, p::decode_get_topic_reply,
+                    [](p::byte_buffer& f, const std::optional<p::topic_details>& t) {
+                        if (!t) {
+                            p::append_empty_reply(f);
+                            return true;
+                        }
+                        return ok(p::append_topic_reply(f, *t));
+                    });
     reply_roundtrip(payload, p::decode_get_topics_reply, [](p::byte_buffer& f, const std::vector<p::topic_info>& t) {
         return ok(p::append_topics_reply(f, t));
     });
-    reply_roundtrip(payload, p::decode_create_topic_reply, [](p::byte_buffer& f, const p::topic_details& t) {
-        return ok(p::append_topic_reply(f, t));
-    });
+    reply_roundtrip(payload, p::decode_create_topic_reply,
+                    [](p::byte_buffer& f, const p::topic_details& t) { return ok(p::append_topic_reply(f, t)); });
     reply_roundtrip(payload, p::decode_get_consumer_group_reply,
                     [](p::byte_buffer& f, const std::optional<p::consumer_group_details>& g) {
                         if (!g) {
@@ -163,10 +165,9 @@ void every_reply_decoder(p::bytes_view payload) {
                     [](p::byte_buffer& f, const std::vector<p::consumer_group_info>& g) {
                         return ok(p::append_consumer_groups_reply(f, g));
                     });
-    reply_roundtrip(payload, p::decode_create_consumer_group_reply,
-                    [](p::byte_buffer& f, const p::consumer_group_details& g) {
-                        return ok(p::append_consumer_group_reply(f, g));
-                    });
+    reply_roundtrip(
+        payload, p::decode_create_consumer_group_reply,
+        [](p::byte_buffer& f, const p::consumer_group_details& g) { return ok(p::append_consumer_group_reply(f, g)); });
     reply_roundtrip(payload, p::decode_get_consumer_offset_reply,
                     [](p::byte_buffer& f, const std::optional<p::consumer_offset_info>& o) {
                         p::append_consumer_offset_reply(f, o);

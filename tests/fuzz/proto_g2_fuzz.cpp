@@ -83,9 +83,9 @@ void g2_bodies(p::bytes_view data) {
             ISS_FUZZ_CHECK(g2::decode_send_messages(f->body, w).has_value());
             ISS_FUZZ_CHECK(w.messages.size() == v.messages.size());
             for (std::size_t i = 0; i < v.messages.size(); ++i)
-                ISS_FUZZ_CHECK(w.messages[i].id == v.messages[i].id
-                               && std::ranges::equal(w.messages[i].payload, v.messages[i].payload)
-                               && std::ranges::equal(w.messages[i].user_headers, v.messages[i].user_headers));
+                ISS_FUZZ_CHECK(w.messages[i].id == v.messages[i].id &&
+                               std::ranges::equal(w.messages[i].payload, v.messages[i].payload) &&
+                               std::ranges::equal(w.messages[i].user_headers, v.messages[i].user_headers));
         }
     }
     body_roundtrip(data, g2::decode_register_reply, [](p::byte_buffer& b, const g2::register_reply& r) {
@@ -115,8 +115,6 @@ void g2_bodies(p::bytes_view data) {
     (void)g2::decode_register_user(data);
     (void)g2::decode_register_pat(data);
 }
-
-
 
 // Frames through the assembler, split at `cut`; every request decoded re-encodes to bytes
 // that decode to the same request; server frames decode without crashing.
@@ -167,7 +165,8 @@ void g2_request_roundtrip(p::bytes_view frame) {
             using T = std::decay_t<decltype(r)>;
             if constexpr (std::is_same_v<T, g2::send_messages_batch_view>) {
                 std::vector<p::message_fields> fs;
-                for (const auto& m : r.messages) fs.push_back({m.id, 0, 0, m.origin_timestamp, m.payload, m.user_headers});
+                for (const auto& m : r.messages)
+                    fs.push_back({m.id, 0, 0, m.origin_timestamp, m.payload, m.user_headers});
                 encoded = g2::append_request(again, f->header, g2::send_messages_request{r.stream, r.topic, r.part, fs})
                               .has_value();
             } else {

@@ -17,8 +17,8 @@
 // - proceed reports the protocol the login was sent in; reconnect is followed by a plan in the
 //   protocol it names; `detected` is only said once something is known.
 // Built by scripts/fuzz (tests/fuzz/README.md).
-#include "proto/framing.hpp"
 #include "proto/commands.hpp"
+#include "proto/framing.hpp"
 #include "proto/g2_commands.hpp"
 #include "proto/g2_framing.hpp"
 #include "proto/negotiation.hpp"

@@ -65,8 +65,9 @@ std::string print(const s::request_file& r) {
 }
 
 bool same(const s::request_file& a, const s::request_file& b) {
-    if (a.method != b.method || a.target != b.target || a.version != b.version || a.path != b.path
-        || a.query != b.query || a.header_lines != b.header_lines || a.body != b.body || a.headers.size() != b.headers.size())
+    if (a.method != b.method || a.target != b.target || a.version != b.version || a.path != b.path ||
+        a.query != b.query || a.header_lines != b.header_lines || a.body != b.body ||
+        a.headers.size() != b.headers.size())
         return false;
     for (std::size_t i = 0; i < a.headers.size(); ++i)
         if (a.headers[i].name != b.headers[i].name || a.headers[i].value != b.headers[i].value) return false;
@@ -94,7 +95,8 @@ void sign(const s::request_file& req, const s::signing_context& ctx, bool query,
     auto again = s::parse_request_file(a->signed_request);
     ISS_FUZZ_CHECK(again.has_value());
     ISS_FUZZ_CHECK(again->header_lines.size() >= req.header_lines.size());
-    for (std::size_t i = 0; i < req.header_lines.size(); ++i) ISS_FUZZ_CHECK(again->header_lines[i] == req.header_lines[i]);
+    for (std::size_t i = 0; i < req.header_lines.size(); ++i)
+        ISS_FUZZ_CHECK(again->header_lines[i] == req.header_lines[i]);
     ISS_FUZZ_CHECK(again->body == req.body);
     if (query) {
         ISS_FUZZ_CHECK(again->target.find("X-Amz-Signature=" + a->signature) != std::string::npos);
@@ -168,16 +170,16 @@ void context(std::string_view text) {
     o["expiration_in_seconds"] = ctx->expires.count();
     auto again = s::parse_signing_context(boost::json::serialize(o));
     ISS_FUZZ_CHECK(again.has_value());
-    ISS_FUZZ_CHECK(again->creds.access_key_id.get() == ctx->creds.access_key_id.get()
-                   && again->creds.secret_access_key == ctx->creds.secret_access_key
-                   && again->creds.session_token == ctx->creds.session_token);
+    ISS_FUZZ_CHECK(again->creds.access_key_id.get() == ctx->creds.access_key_id.get() &&
+                   again->creds.secret_access_key == ctx->creds.secret_access_key &&
+                   again->creds.session_token == ctx->creds.session_token);
     ISS_FUZZ_CHECK(again->params.region == ctx->params.region && again->params.service == ctx->params.service);
     ISS_FUZZ_CHECK(again->time == ctx->time && again->expires == ctx->expires && again->form == ctx->form);
-    ISS_FUZZ_CHECK(again->params.normalize_path == ctx->params.normalize_path
-                   && again->params.double_encode_path == ctx->params.double_encode_path
-                   && again->params.omit_session_token == ctx->params.omit_session_token
-                   && again->params.payload == ctx->params.payload
-                   && again->params.add_content_sha256_header == ctx->params.add_content_sha256_header);
+    ISS_FUZZ_CHECK(again->params.normalize_path == ctx->params.normalize_path &&
+                   again->params.double_encode_path == ctx->params.double_encode_path &&
+                   again->params.omit_session_token == ctx->params.omit_session_token &&
+                   again->params.payload == ctx->params.payload &&
+                   again->params.add_content_sha256_header == ctx->params.add_content_sha256_header);
     ISS_FUZZ_CHECK(again->payload_sha256 == ctx->payload_sha256);
 }
 

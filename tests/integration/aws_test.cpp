@@ -16,6 +16,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -103,7 +104,8 @@ TEST_CASE("3-second container credentials are renewed several times while 60 obj
         return std::nullopt;
     };
     auto http = std::make_shared<http::client>(ioc.get_executor());
-    auto source = std::make_shared<aws::refreshing_source>(ioc.get_executor(), aws::make_provider(ioc.get_executor(), http, co));
+    auto source =
+        std::make_shared<aws::refreshing_source>(ioc.get_executor(), aws::make_provider(ioc.get_executor(), http, co));
     auto id = run<result<aws::identity>>(ioc, [&]() { return source->start(true); });
     REQUIRE(id.has_value());
     CHECK(id->source == "container");
@@ -145,9 +147,9 @@ TEST_CASE("3-second container credentials are renewed several times while 60 obj
     CHECK(st.s3_ok >= objects);
     CHECK(server.violations().empty());
     for (const auto& v : server.violations()) UNSCOPED_INFO(v);
-    std::fprintf(stderr, "aws refresh run: %u objects, %u container fetches, %u S3 requests ok, %u ExpiredToken, %llu forced\n",
-                 objects, st.container, st.s3_ok, st.s3_expired,
-                 static_cast<unsigned long long>(source->stats().forced));
+    std::fprintf(
+        stderr, "aws refresh run: %u objects, %u container fetches, %u S3 requests ok, %u ExpiredToken, %llu forced\n",
+        objects, st.container, st.s3_ok, st.s3_expired, static_cast<unsigned long long>(source->stats().forced));
 
     // Every object is in RGW (read directly with RGW's own keys).
     s3::client_options direct;
@@ -174,15 +176,20 @@ TEST_CASE("RGW's own STS: AssumeRole signed with the user's keys gives session c
     }
     // The role, trusted by the test user (radosgw-admin; caps roles=* lets the user call STS).
     const std::string role = fmt::format("sink-{:06x}", static_cast<unsigned>(std::random_device{}() & 0xffffff));
-    REQUIRE(sh(fmt::format("timeout 30 radosgw-admin -c {} caps add --uid=test --caps='roles=*' >/dev/null 2>&1", conf)) == 0);
-    REQUIRE(sh(fmt::format("timeout 30 radosgw-admin -c {} role create --role-name={} --path=/ "
-                           "--assume-role-policy-doc='{{\"Version\":\"2012-10-17\",\"Statement\":[{{\"Effect\":\"Allow\","
-                           "\"Principal\":{{\"AWS\":[\"arn:aws:iam:::user/test\"]}},\"Action\":[\"sts:AssumeRole\"]}}]}}' >/dev/null 2>&1",
-                           conf, role)) == 0);
-    REQUIRE(sh(fmt::format("timeout 30 radosgw-admin -c {} role-policy put --role-name={} --policy-name=rw "
-                           "--policy-doc='{{\"Version\":\"2012-10-17\",\"Statement\":[{{\"Effect\":\"Allow\",\"Action\":[\"s3:*\"],"
-                           "\"Resource\":\"arn:aws:s3:::*\"}}]}}' >/dev/null 2>&1",
-                           conf, role)) == 0);
+    REQUIRE(sh(fmt::format("timeout 30 radosgw-admin -c {} caps add --uid=test --caps='roles=*' >/dev/null 2>&1",
+                           conf)) == 0);
+    REQUIRE(
+        sh(fmt::format("timeout 30 radosgw-admin -c {} role create --role-name={} --path=/ "
+                       "--assume-role-policy-doc='{{\"Version\":\"2012-10-17\",\"Statement\":[{{\"Effect\":\"Allow\","
+                       "\"Principal\":{{\"AWS\":[\"arn:aws:iam:::user/test\"]}},\"Action\":[\"sts:AssumeRole\"]}}]}}' "
+                       ">/dev/null 2>&1",
+                       conf, role)) == 0);
+    REQUIRE(
+        sh(fmt::format(
+            "timeout 30 radosgw-admin -c {} role-policy put --role-name={} --policy-name=rw "
+            "--policy-doc='{{\"Version\":\"2012-10-17\",\"Statement\":[{{\"Effect\":\"Allow\",\"Action\":[\"s3:*\"],"
+            "\"Resource\":\"arn:aws:s3:::*\"}}]}}' >/dev/null 2>&1",
+            conf, role)) == 0);
 
     net::io_context ioc{1};
     aws::chain_options co;
@@ -194,7 +201,8 @@ TEST_CASE("RGW's own STS: AssumeRole signed with the user's keys gives session c
     co.assume_role.session_name = "sink-test";
     co.assume_role.duration = 900s;
     auto http = std::make_shared<http::client>(ioc.get_executor());
-    auto source = std::make_shared<aws::refreshing_source>(ioc.get_executor(), aws::make_provider(ioc.get_executor(), http, co));
+    auto source =
+        std::make_shared<aws::refreshing_source>(ioc.get_executor(), aws::make_provider(ioc.get_executor(), http, co));
     auto id = run<result<aws::identity>>(ioc, [&]() { return source->start(false); });
     REQUIRE(id.has_value());
     CHECK(id->source == "assume role");
@@ -239,9 +247,10 @@ std::pair<int, std::string> capture(const std::string& cmd) {
 /// Debian's awscli against RGW with RGW's own keys: exit code and stdout of `s3api ARGS`.
 std::pair<int, std::string> awscli_raw(const std::string& args) {
     return capture(fmt::format(
-      "env AWS_ACCESS_KEY_ID='{}' AWS_SECRET_ACCESS_KEY='{}' AWS_DEFAULT_REGION='{}' AWS_EC2_METADATA_DISABLED=true "
-      "AWS_PAGER= timeout 120 /usr/bin/aws --output json --endpoint-url '{}' s3api {}",
-      rgw().at("RGW_ACCESS_KEY"), rgw().at("RGW_SECRET_KEY"), rgw().at("RGW_REGION"), rgw().at("RGW_ENDPOINT"), args));
+        "env AWS_ACCESS_KEY_ID='{}' AWS_SECRET_ACCESS_KEY='{}' AWS_DEFAULT_REGION='{}' AWS_EC2_METADATA_DISABLED=true "
+        "AWS_PAGER= timeout 120 /usr/bin/aws --output json --endpoint-url '{}' s3api {}",
+        rgw().at("RGW_ACCESS_KEY"), rgw().at("RGW_SECRET_KEY"), rgw().at("RGW_REGION"), rgw().at("RGW_ENDPOINT"),
+        args));
 }
 
 /// The JSON awscli prints for `s3api ARGS` (requires exit 0).
@@ -277,8 +286,9 @@ std::string read_storage_class(const std::string& bucket, const std::string& key
 
 }  // namespace
 
-TEST_CASE("s3.tags and s3.storage_class on RGW: PutObject and multipart objects read back with GetObjectTagging and HEAD",
-          "[aws][rgw][object-options]") {
+TEST_CASE(
+    "s3.tags and s3.storage_class on RGW: PutObject and multipart objects read back with GetObjectTagging and HEAD",
+    "[aws][rgw][object-options]") {
     // The rgw fixture adds STANDARD_IA to RGW's default placement (scripts/rgw); without it
     // RGW 16 answers InvalidArgument to any class but STANDARD.
     net::io_context ioc{1};
@@ -309,7 +319,8 @@ TEST_CASE("s3.tags and s3.storage_class on RGW: PutObject and multipart objects 
 
     // Multipart: CreateMultipartUpload carries the options, two parts (5 MiB + a tail).
     const std::string big(5 * 1024 * 1024 + 4096, 'x');
-    auto mp = run<result<s3::complete_result>>(ioc, [&]() { return tagged.upload(bucket, "multi/object.jsonl", big, s3::put_options{}); });
+    auto mp = run<result<s3::complete_result>>(
+        ioc, [&]() { return tagged.upload(bucket, "multi/object.jsonl", big, s3::put_options{}); });
     REQUIRE(mp.has_value());
     auto parts = awscli(fmt::format("head-object --bucket {} --key multi/object.jsonl", bucket));
     CHECK(std::string{parts.at("ETag").as_string()}.ends_with("-2\""));  // really two parts
@@ -332,19 +343,22 @@ TEST_CASE("s3.tags and s3.storage_class on RGW: PutObject and multipart objects 
         // so the difference is RGW's, not the request's; the headers themselves are checked
         // by tests/unit/s3/client_test.cpp (a capturing server).
         const std::string ref = "ref/object";
-        const auto up = awscli(fmt::format("create-multipart-upload --bucket {} --key {} --tagging 'team=data-platform'", bucket, ref));
+        const auto up = awscli(
+            fmt::format("create-multipart-upload --bucket {} --key {} --tagging 'team=data-platform'", bucket, ref));
         const std::string id{up.at("UploadId").as_string()};
         const std::string part_file = fmt::format("{}/{}.part", ISS_BINARY_DIR, bucket);
         std::ofstream{part_file} << "reference part";
-        const auto part = awscli(fmt::format("upload-part --bucket {} --key {} --upload-id {} --part-number 1 --body '{}'",
-                                             bucket, ref, id, part_file));
+        const auto part = awscli(fmt::format(
+            "upload-part --bucket {} --key {} --upload-id {} --part-number 1 --body '{}'", bucket, ref, id, part_file));
         std::remove(part_file.c_str());
-        awscli(fmt::format("complete-multipart-upload --bucket {} --key {} --upload-id {} --multipart-upload "
-                           "'{{\"Parts\":[{{\"ETag\":{},\"PartNumber\":1}}]}}'",
-                           bucket, ref, id, boost::json::serialize(part.at("ETag"))));
+        awscli(
+            fmt::format("complete-multipart-upload --bucket {} --key {} --upload-id {} --multipart-upload "
+                        "'{{\"Parts\":[{{\"ETag\":{},\"PartNumber\":1}}]}}'",
+                        bucket, ref, id, boost::json::serialize(part.at("ETag"))));
         CHECK_FALSE(read_tags(bucket, ref).has_value());
-        WARN("RGW 16: GetObjectTagging of a multipart object created with x-amz-tagging answers an empty body "
-             "(awscli's own multipart upload too): tags of multipart objects not read back");
+        WARN(
+            "RGW 16: GetObjectTagging of a multipart object created with x-amz-tagging answers an empty body "
+            "(awscli's own multipart upload too): tags of multipart objects not read back");
     }
     CHECK(read_storage_class(bucket, "plain/object.jsonl").empty());
     CHECK(read_tags(bucket, "plain/object.jsonl") == std::map<std::string, std::string>{});

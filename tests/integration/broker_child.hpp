@@ -5,7 +5,6 @@
 /// iggy_test.cpp, iggy_g2_test.cpp and pipeline_broker_test.cpp.
 
 #include <catch2/catch.hpp>
-
 #include <sys/types.h>
 #include <unistd.h>
 

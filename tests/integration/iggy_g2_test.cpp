@@ -6,32 +6,31 @@
 #include "common/log.hpp"
 #include "iggy/client.hpp"
 #include "proto/g2_commands.hpp"
-
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/write.hpp>
+#include "tests/integration/broker_child.hpp"
+#include "tests/integration/clock_sleeper.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
-#include "tests/integration/broker_child.hpp"
-#include "tests/integration/clock_sleeper.hpp"
+#include <boost/asio/write.hpp>
 
 #include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace net = boost::asio;
@@ -112,8 +111,9 @@ net::awaitable<void> seed(iggy::client& c, std::uint32_t partitions, std::uint32
         std::vector<iggy::outgoing_message> ms;
         for (std::uint32_t i = 0; i < n; ++i)
             ms.push_back({(proto::u128{p} << 64) | (i + 1), 1767225600000000ULL + i, proto::as_bytes(payloads[i]), {}});
-        must(co_await c.send_messages(identifier::named("s"), identifier::named("t"), partitioning::to_partition(p), ms),
-             "send");
+        must(
+            co_await c.send_messages(identifier::named("s"), identifier::named("t"), partitioning::to_partition(p), ms),
+            "send");
     }
 }
 
@@ -203,8 +203,10 @@ TEST_CASE("G2 groups: join, sync, explicit-partition polls and stores, leave", "
         CHECK(g.name == "g");
         iggy::client a{ex, options_for(broker, wire_protocol::g2_0_9)};
         iggy::client b{ex, options_for(broker, wire_protocol::g2_0_9)};
-        must(co_await a.join_consumer_group(identifier::named("s"), identifier::named("t"), identifier::named("g")), "join a");
-        must(co_await b.join_consumer_group(identifier::named("s"), identifier::named("t"), identifier::named("g")), "join b");
+        must(co_await a.join_consumer_group(identifier::named("s"), identifier::named("t"), identifier::named("g")),
+             "join a");
+        must(co_await b.join_consumer_group(identifier::named("s"), identifier::named("t"), identifier::named("g")),
+             "join b");
         const auto grp = consumer::group(identifier::named("g"));
         std::set<std::uint32_t> seen_a, seen_b;
         for (int i = 0; i < 4; ++i) {
@@ -241,7 +243,8 @@ TEST_CASE("G2 groups: join, sync, explicit-partition polls and stores, leave", "
                                                      polling_strategy::next(), 10, false),
                             "poll foreign");
         CHECK(foreign.messages.empty());
-        must(co_await a.leave_consumer_group(identifier::named("s"), identifier::named("t"), identifier::named("g")), "leave");
+        must(co_await a.leave_consumer_group(identifier::named("s"), identifier::named("t"), identifier::named("g")),
+             "leave");
         auto all = must(co_await b.poll_messages(grp, identifier::named("s"), identifier::named("t"), not_b,
                                                  polling_strategy::first(), 10, false),
                         "poll after leave");
@@ -395,16 +398,22 @@ TEST_CASE("every G2 request capture of the Node SDK is served by the broker with
     // The captures' session is 1001: the broker's first login gets session 1001 too. Order:
     // ping before login, login, then every post-login capture, logout last.
     const std::vector<std::pair<std::string, std::uint32_t>> order{
-        {"ping", 0}, {"login_user", 0}, {"get_topic", 0}, {"get_consumer_offset_group", 0},
+        {"ping", 0},
+        {"login_user", 0},
+        {"get_topic", 0},
+        {"get_consumer_offset_group", 0},
         // Stream 1 does not exist on an empty broker. Join and the offset store are replicated:
         // their rejection is committed (status 0, 1009 in the result section; see below).
         {"join_consumer_group", 1009},
-        {"sync_consumer_group", 0}, {"poll_messages_group_next_autocommit_false", 1009},
-        {"poll_messages_single_offset_autocommit_false", 1009}, {"store_consumer_offset_group", 1009},
+        {"sync_consumer_group", 0},
+        {"poll_messages_group_next_autocommit_false", 1009},
+        {"poll_messages_single_offset_autocommit_false", 1009},
+        {"store_consumer_offset_group", 1009},
         {"send_messages_partition_id", 1009},
         // Leave carries request 1 like Join did (each capture was taken alone): for the
         // session that is the same replicated request again, so it is answered 59.
-        {"leave_consumer_group", 59}, {"logout", 0}};
+        {"leave_consumer_group", 59},
+        {"logout", 0}};
     for (const auto& [name, status] : order) {
         INFO(name);
         auto frame = read_hex(name);
@@ -453,8 +462,10 @@ TEST_CASE("every G2 request capture of the Node SDK is served by the broker with
     CHECK(e->eviction().reason == proto::g2::eviction_reason::malformed_login);
 }
 
-TEST_CASE("committed rejections in the result section: join, leave and store offset fail with the code, the "
-          "connection stays", "[g2][rejection]") {
+TEST_CASE(
+    "committed rejections in the result section: join, leave and store offset fail with the code, the "
+    "connection stays",
+    "[g2][rejection]") {
     // A 0.9 server applies Join, Leave and StoreConsumerOffset through its state machines: a
     // rejection there is status 0 with the code in the reply's result section (the broker
     // answers so: tests/unit/iggy/broker_g2_test.cpp). The client must surface the code,
@@ -478,9 +489,9 @@ TEST_CASE("committed rejections in the result section: join, leave and store off
         expect_code(co_await c.store_offset(consumer::group(g), s, t, 0u, 1), 5006, "store as non-member");
         // The same session goes on: join, store and leave now succeed.
         must(co_await c.join_consumer_group(s, t, g), "join");
-        auto p = must(co_await c.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10,
-                                               false),
-                      "poll");
+        auto p =
+            must(co_await c.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10, false),
+                 "poll");
         REQUIRE_FALSE(p.messages.empty());
         must(co_await c.store_offset(consumer::group(g), s, t, p.partition_id, p.messages.back().offset), "store");
         auto o = must(co_await c.get_offset(consumer::group(g), s, t, p.partition_id), "get offset");
@@ -507,7 +518,8 @@ TEST_CASE("G2 heartbeat: a member silent past it is evicted (13): 30 at once, th
         const auto s = identifier::named("s"), t = identifier::named("t"), g = identifier::named("g");
         const auto grp = consumer::group(g);
         must(co_await m.join_consumer_group(s, t, g), "join");
-        auto first = must(co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::next(), 5, false), "poll");
+        auto first =
+            must(co_await m.poll_messages(grp, s, t, std::nullopt, polling_strategy::next(), 5, false), "poll");
         REQUIRE(first.messages.size() == 5);
         must(co_await m.store_offset(grp, s, t, first.partition_id, first.messages.back().offset), "store");
         CHECK(m.generation() == 1);

@@ -6,12 +6,14 @@
 #include "iggy/client.hpp"
 #include "proto/commands.hpp"
 #include "proto/poll.hpp"
+#include "tests/integration/broker_child.hpp"
+#include "tests/integration/clock_sleeper.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
@@ -19,23 +21,21 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/asio/write.hpp>
-#include "tests/integration/broker_child.hpp"
-#include "tests/integration/clock_sleeper.hpp"
 
 #include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <csignal>
-#include <functional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace net = boost::asio;
@@ -184,8 +184,7 @@ TEST_CASE("client creates a stream and a topic and reads them back", "[client]")
     });
 }
 
-TEST_CASE("100 000 messages over 8 partitions come back in order with offsets, ids, headers and payloads",
-          "[bulk]") {
+TEST_CASE("100 000 messages over 8 partitions come back in order with offsets, ids, headers and payloads", "[bulk]") {
     broker_process broker;
     constexpr std::uint32_t partitions = 8;
     constexpr std::uint64_t total = 100'000;
@@ -209,9 +208,9 @@ TEST_CASE("100 000 messages over 8 partitions come back in order with offsets, i
                                                   proto::header_kind::string, proto::as_bytes(seq))
                             .has_value());
                 std::uint64_t v = i * 3;
-                REQUIRE(proto::append_user_header(
-                    h, proto::header_kind::string, proto::as_bytes("triple"), proto::header_kind::uint64,
-                    proto::bytes_view{reinterpret_cast<const std::byte*>(&v), sizeof v})
+                REQUIRE(proto::append_user_header(h, proto::header_kind::string, proto::as_bytes("triple"),
+                                                  proto::header_kind::uint64,
+                                                  proto::bytes_view{reinterpret_cast<const std::byte*>(&v), sizeof v})
                             .has_value());
                 headers.push_back(std::move(h));
             }
@@ -227,10 +226,10 @@ TEST_CASE("100 000 messages over 8 partitions come back in order with offsets, i
         for (std::uint32_t p = 0; p < partitions; ++p) {
             std::uint64_t next = 0;
             for (;;) {
-                auto r = must(co_await c.poll_messages(consumer::single(identifier::numeric(1)),
-                                                       identifier::named("bulk"), identifier::named("t"), p,
-                                                       polling_strategy::at_offset(next), 1000, false),
-                              "poll");
+                auto r = must(
+                    co_await c.poll_messages(consumer::single(identifier::numeric(1)), identifier::named("bulk"),
+                                             identifier::named("t"), p, polling_strategy::at_offset(next), 1000, false),
+                    "poll");
                 CHECK(r.partition_id == p);
                 if (r.messages.empty()) break;
                 for (const auto& m : r.messages) {
@@ -268,7 +267,8 @@ TEST_CASE("stored offsets are the last consumed; Next resumes after them", "[off
         std::vector<std::string> ps{"a", "b", "c", "d", "e"};
         std::vector<iggy::outgoing_message> out;
         for (auto& p : ps) out.push_back({0, 0, proto::as_bytes(p), {}});
-        must(co_await c.send_messages(identifier::numeric(0), identifier::numeric(0), partitioning::to_partition(1), out),
+        must(co_await c.send_messages(identifier::numeric(0), identifier::numeric(0), partitioning::to_partition(1),
+                                      out),
              "send");
         const auto reader = consumer::single(identifier::named("reader"));
         auto none = must(co_await c.get_offset(reader, identifier::numeric(0), identifier::numeric(0), 1), "get");
@@ -338,17 +338,17 @@ TEST_CASE("two members of a group get disjoint partitions covering the topic", "
         // Partition-less group polls only ever return the member's own partitions.
         std::set<std::uint32_t> polled_b;
         for (int i = 0; i < 3; ++i) {
-            auto r = must(co_await b.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10,
-                                                   false),
-                          "poll b");
+            auto r = must(
+                co_await b.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10, false),
+                "poll b");
             polled_b.insert(r.partition_id);
         }
         CHECK(polled_b == std::set<std::uint32_t>{7});
         std::set<std::uint32_t> polled_a;
         for (int i = 0; i < 7; ++i) {
-            auto r = must(co_await a.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10,
-                                                   false),
-                          "poll a");
+            auto r = must(
+                co_await a.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10, false),
+                "poll a");
             polled_a.insert(r.partition_id);
         }
         CHECK(polled_a == std::set<std::uint32_t>{0, 1, 2, 3, 4, 5, 6});
@@ -371,13 +371,14 @@ TEST_CASE("a third join, a leave and a killed connection move partitions as 0.8.
         std::string payload = "m";
         std::vector<iggy::outgoing_message> one{{0, 0, proto::as_bytes(payload), {}}};
         for (std::uint32_t p = 0; p < 3; ++p)
-            for (int i = 0; i < 3; ++i) must(co_await a.send_messages(s, t, partitioning::to_partition(p), one), "send");
+            for (int i = 0; i < 3; ++i)
+                must(co_await a.send_messages(s, t, partitioning::to_partition(p), one), "send");
         must(co_await a.join_consumer_group(s, t, g), "join a");
         // a polls all three partitions without committing.
         for (int i = 0; i < 3; ++i) {
-            auto polled = must(co_await a.poll_messages(consumer::group(g), s, t, std::nullopt,
-                                                        polling_strategy::next(), 10, false),
-                               "poll a");
+            auto polled = must(
+                co_await a.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10, false),
+                "poll a");
             CHECK(polled.messages.size() == 3);
         }
         // b joins: partition 2 becomes pending revocation (a polled it and did not commit).
@@ -386,9 +387,9 @@ TEST_CASE("a third join, a leave and a killed connection move partitions as 0.8.
             auto now = co_await members_of(a, s, t, g);
             CHECK(now == std::vector<parts>{{0, 1, 2}, {}});
         }
-        auto nothing = must(co_await b.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(),
-                                                     10, false),
-                            "poll b");
+        auto nothing =
+            must(co_await b.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10, false),
+                 "poll b");
         CHECK(nothing.messages.empty());
         // a commits what it polled on 2: the revocation completes.
         must(co_await a.store_offset(consumer::group(g), s, t, 2, 2), "commit a/2");
@@ -396,9 +397,9 @@ TEST_CASE("a third join, a leave and a killed connection move partitions as 0.8.
             auto now = co_await members_of(a, s, t, g);
             CHECK(now == std::vector<parts>{{0, 1}, {2}});
         }
-        auto resumed = must(co_await b.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(),
-                                                     10, false),
-                            "poll b");
+        auto resumed =
+            must(co_await b.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10, false),
+                 "poll b");
         CHECK(resumed.partition_id == 2);
         CHECK(resumed.messages.empty());  // resumes after the committed offset 2
         // c joins: a's partition 1 (polled, uncommitted) is pending; forced after the timeout.
@@ -443,7 +444,8 @@ TEST_CASE("a broker restarted with --data keeps messages and offsets", "[persist
         for (int i = 0; i < 100; ++i) ps.push_back("msg-" + std::to_string(i));
         std::vector<iggy::outgoing_message> out;
         for (auto& p : ps) out.push_back({0, 0, proto::as_bytes(p), {}});
-        must(co_await c.send_messages(identifier::numeric(0), identifier::numeric(0), partitioning::to_partition(1), out),
+        must(co_await c.send_messages(identifier::numeric(0), identifier::numeric(0), partitioning::to_partition(1),
+                                      out),
              "send");
         must(co_await c.store_offset(consumer::single(identifier::numeric(3)), identifier::numeric(0),
                                      identifier::numeric(0), 1, 41),
@@ -530,9 +532,9 @@ TEST_CASE("the client reconnects, logs in, re-joins and resumes after the broker
         std::vector<iggy::outgoing_message> out;
         for (auto& p : ps) out.push_back({0, 0, proto::as_bytes(p), {}});
         must(co_await c.send_messages(s, t, partitioning::balanced(), out), "send");
-        auto r = must(co_await c.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 2,
-                                               false),
-                      "poll");
+        auto r =
+            must(co_await c.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 2, false),
+                 "poll");
         REQUIRE(r.messages.size() == 2);
         must(co_await c.store_offset(consumer::group(g), s, t, r.partition_id, r.messages.back().offset), "store");
         CHECK(c.generation() == 1);
@@ -545,8 +547,8 @@ TEST_CASE("the client reconnects, logs in, re-joins and resumes after the broker
         // ...and the next one reconnects, logs in and re-joins before it is sent.
         result<iggy::poll_batch> resumed = iss::error{iggy::errc::closed};
         for (int i = 0; i < 5 && !resumed; ++i)
-            resumed = co_await c.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10,
-                                               false);
+            resumed =
+                co_await c.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 10, false);
         REQUIRE(resumed.has_value());
         CHECK(c.generation() == 2);
         REQUIRE(resumed->messages.size() == 2);
@@ -620,9 +622,7 @@ proto::byte_buffer read_hex(const fs::path& p) {
 struct raw_connection {
     net::io_context ioc;
     net::ip::tcp::socket sock{ioc};
-    explicit raw_connection(std::uint16_t port) {
-        sock.connect({net::ip::make_address("127.0.0.1"), port});
-    }
+    explicit raw_connection(std::uint16_t port) { sock.connect({net::ip::make_address("127.0.0.1"), port}); }
     std::pair<std::uint32_t, proto::byte_buffer> exchange(proto::bytes_view frame) {
         net::write(sock, net::buffer(frame.data(), frame.size()));
         std::array<std::byte, 8> h{};
@@ -704,7 +704,8 @@ TEST_CASE("captured SDK requests replay against the broker with 0.8.0 replies", 
                 auto [st, body] = conn.send(proto::login_user_request{"iggy", "iggy", "test", ""});
                 REQUIRE(st == 0);
             }
-            if (name.find("poll_messages_group") != std::string::npos || name.find("leave_consumer_group") != std::string::npos) {
+            if (name.find("poll_messages_group") != std::string::npos ||
+                name.find("leave_consumer_group") != std::string::npos) {
                 auto [st, body] = conn.send(proto::join_consumer_group_request{
                     identifier::numeric(1), identifier::numeric(0), identifier::named("test-group")});
                 REQUIRE(st == 0);
@@ -754,16 +755,17 @@ TEST_CASE("captured SDK requests replay against the broker with 0.8.0 replies", 
                 auto req = proto::decode_request(code, proto::bytes_view{frame}.subspan(8));
                 REQUIRE(req.has_value());
                 auto& st = std::get<proto::store_consumer_offset_request>(*req);
-                auto [gst, got] = conn.send(proto::get_consumer_offset_request{st.consumer, st.stream, st.topic,
-                                                                               st.partition_id});
+                auto [gst, got] =
+                    conn.send(proto::get_consumer_offset_request{st.consumer, st.stream, st.topic, st.partition_id});
                 REQUIRE(gst == 0);
                 auto o = proto::decode_get_consumer_offset_reply(got);
                 REQUIRE(o.has_value());
                 REQUIRE(o->has_value());
                 CHECK((*o)->stored_offset == st.offset);
             } else if (code == 604 || code == 605) {
-                auto [gst, got] = conn.send(proto::get_consumer_group_request{
-                    identifier::named("test-stream"), identifier::named("test-topic"), identifier::named("test-group")});
+                auto [gst, got] = conn.send(proto::get_consumer_group_request{identifier::named("test-stream"),
+                                                                              identifier::named("test-topic"),
+                                                                              identifier::named("test-group")});
                 REQUIRE(gst == 0);
                 auto g = proto::decode_get_consumer_group_reply(got);
                 REQUIRE(g.has_value());
@@ -846,8 +848,8 @@ net::awaitable<void> fake_server(tcp::acceptor& acceptor, script play) {
         if (ec) co_return;
         net::co_spawn(
             acceptor.get_executor(),
-            [](tcp::socket s, script p, int conn) -> net::awaitable<void> { co_await p(s, conn); }(std::move(sock), play,
-                                                                                                   n),
+            [](tcp::socket s, script p, int conn) -> net::awaitable<void> { co_await p(s, conn); }(std::move(sock),
+                                                                                                   play, n),
             net::detached);
     }
 }
@@ -858,7 +860,8 @@ net::awaitable<std::uint32_t> read_request(tcp::socket& s) {
     auto [ec, n] = co_await net::async_read(s, net::buffer(h), net::as_tuple(net::use_awaitable));
     if (ec) co_return 0;
     proto::byte_buffer body(proto::load_le<std::uint32_t>(h.data()) - 4);
-    if (!body.empty()) co_await net::async_read(s, net::buffer(body.data(), body.size()), net::as_tuple(net::use_awaitable));
+    if (!body.empty())
+        co_await net::async_read(s, net::buffer(body.data(), body.size()), net::as_tuple(net::use_awaitable));
     co_return proto::load_le<std::uint32_t>(h.data() + 4);
 }
 
@@ -891,8 +894,7 @@ iggy::client_options fake_options(std::uint16_t port) {
 
 }  // namespace
 
-TEST_CASE("faults: silence times out, a drop mid-request is connection_lost, the next call reconnects",
-          "[faults]") {
+TEST_CASE("faults: silence times out, a drop mid-request is connection_lost, the next call reconnects", "[faults]") {
     run([&](auto ex) -> net::awaitable<void> {
         tcp::acceptor acceptor{ex, {net::ip::make_address("127.0.0.1"), 0}};
         const auto port = acceptor.local_endpoint().port();
@@ -1047,8 +1049,8 @@ TEST_CASE("heartbeat: pings keep a member; a silent one gets 30, then reconnects
         must(co_await b.join_consumer_group(s, t, g), "join b");
         // b sends no Ping, so the checker drops it after 2.4 s; a pings every 50 ms.
         co_await sleep_for(4000ms);
-        auto stale = co_await b.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 1,
-                                              false);
+        auto stale =
+            co_await b.poll_messages(consumer::group(g), s, t, std::nullopt, polling_strategy::next(), 1, false);
         REQUIRE_FALSE(stale.has_value());
         CHECK(iggy::server_code(stale.error()) == 30u);
         CHECK(iggy::classify(stale.error()) == iggy::outcome::retry);
@@ -1116,7 +1118,8 @@ TEST_CASE("the captured Node SDK session (transcript) replays against the broker
         }
         const auto g = identifier::named("test-group");
         must(co_await c.join_consumer_group(identifier::numeric(1), identifier::numeric(0), g), "join");
-        must(co_await c.store_offset(consumer::group(g), identifier::numeric(1), identifier::numeric(0), 0, 4), "store");
+        must(co_await c.store_offset(consumer::group(g), identifier::numeric(1), identifier::numeric(0), 0, 4),
+             "store");
         must(co_await c.leave_consumer_group(identifier::numeric(1), identifier::numeric(0), g), "leave");
     });
 
@@ -1176,8 +1179,7 @@ TEST_CASE("the captured Node SDK session (transcript) replays against the broker
     CHECK(exchanged == 8);
 }
 
-TEST_CASE("the broker answers 0.8.0's error codes on the wire: 40, 3, 4, 43, short frame, 8 on shutdown",
-          "[errors]") {
+TEST_CASE("the broker answers 0.8.0's error codes on the wire: 40, 3, 4, 43, short frame, 8 on shutdown", "[errors]") {
     broker_process broker;
     auto raw = [](std::uint32_t code, std::vector<std::uint8_t> body) {
         proto::byte_buffer f;
@@ -1189,10 +1191,10 @@ TEST_CASE("the broker answers 0.8.0's error codes on the wire: 40, 3, 4, 43, sho
     };
     {
         raw_connection conn{broker.port()};
-        CHECK(conn.exchange(raw(201, {})).first == 40u);        // GetStreams before login
-        CHECK(conn.exchange(raw(9999, {})).first == 3u);        // unknown command, even before login
-        CHECK(conn.exchange(raw(200, {1, 3, 0, 0, 0})).first == 4u);     // numeric id with len 3
-        CHECK(conn.exchange(raw(200, {9, 1, 0})).first == 3u);           // unknown identifier kind
+        CHECK(conn.exchange(raw(201, {})).first == 40u);              // GetStreams before login
+        CHECK(conn.exchange(raw(9999, {})).first == 3u);              // unknown command, even before login
+        CHECK(conn.exchange(raw(200, {1, 3, 0, 0, 0})).first == 4u);  // numeric id with len 3
+        CHECK(conn.exchange(raw(200, {9, 1, 0})).first == 3u);        // unknown identifier kind
         CHECK(conn.send(proto::login_user_request{"ab", "iggy", "", ""}).first == 43u);
         CHECK(conn.send(proto::login_user_request{"iggy", "ig", "", ""}).first == 44u);
         CHECK(conn.send(proto::login_user_request{"iggy", "iggy", "", ""}).first == 0u);

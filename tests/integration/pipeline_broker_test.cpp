@@ -7,18 +7,18 @@
 #include "iggy/error.hpp"
 #include "pipeline/adapters/iggy_ports.hpp"
 #include "pipeline/consumer.hpp"
+#include "tests/integration/broker_child.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include "tests/integration/broker_child.hpp"
-
 #include <catch2/catch.hpp>
-#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 namespace net = boost::asio;
 namespace pl = iss::pipeline;
@@ -110,7 +110,7 @@ struct sink {
         : client{ex, opts(b, protocol)}, ports{client, pl::iggy_ports_options{group, std::move(name), false, {}}} {
         w.options.mode = group ? pl::consumer_mode::group : pl::consumer_mode::single;
         router = std::make_unique<pl::router>(
-          w.options, w.policy(), pl::writer_ports{w.store, ports, w.encoders, w.namer, w.sleeper, w.clock, nullptr});
+            w.options, w.policy(), pl::writer_ports{w.store, ports, w.encoders, w.namer, w.sleeper, w.clock, nullptr});
         pl::consumer_options co;
         co.mode = w.options.mode;
         co.sources = {pl::source_topic{{"app", "events"}, std::nullopt}};
@@ -206,8 +206,8 @@ TEST_CASE("group: a partition handed to a new member is uploaded and committed a
         {
             const auto v5 = co_await bb.loop->start();
             REQUIRE(v5);
-        }  // cooperative rebalance: one partition pending revocation
-        w.clock.advance(2s);                 // the next round re-learns the assignment
+        }                     // cooperative rebalance: one partition pending revocation
+        w.clock.advance(2s);  // the next round re-learns the assignment
         co_await a.loop->round();
         CHECK(a.loop->assignment().size() == 2);
         CHECK(w.store.objects.size() == 1);  // the handed-over partition, uploaded at once
@@ -228,11 +228,10 @@ TEST_CASE("group: a partition handed to a new member is uploaded and committed a
             const auto v7 = co_await bb.loop->shutdown();
             REQUIRE(v7);
         }
-        for (std::uint32_t p = 0; p < 3; ++p)
-            {
-                const auto v8 = co_await stored(admin, iss::proto::consumer::group(identifier::named("g")), p);
-                CHECK(v8 == 399u);
-            }
+        for (std::uint32_t p = 0; p < 3; ++p) {
+            const auto v8 = co_await stored(admin, iss::proto::consumer::group(identifier::named("g")), p);
+            CHECK(v8 == 399u);
+        }
         co_await a.client.close();
         co_await bb.client.close();
         co_await admin.close();
@@ -277,13 +276,13 @@ TEST_CASE("group: a member that disappears loses only what it held; the others r
     check_exactly_once(w, 2, 400);
 }
 
-TEST_CASE("group: a member the server evicts while it polls re-joins and resumes; nothing lost or doubled",
-          "[evict]") {
+TEST_CASE("group: a member the server evicts while it polls re-joins and resumes; nothing lost or doubled", "[evict]") {
     // Over both transports; SIGUSR1 ends the session (G1: 30, G2: Eviction 13), SIGUSR2 drops
     // only the membership (G1: 5006, G2: SyncConsumerGroup "not a member").
     const auto protocol = GENERATE(iss::iggy::wire_protocol::g1_0_8, iss::iggy::wire_protocol::g2_0_9);
     const int control = GENERATE(SIGUSR1, SIGUSR2);
-    INFO("protocol " << iss::iggy::wire_protocol_name(protocol) << ", control " << (control == SIGUSR1 ? "SIGUSR1" : "SIGUSR2"));
+    INFO("protocol " << iss::iggy::wire_protocol_name(protocol) << ", control "
+                     << (control == SIGUSR1 ? "SIGUSR1" : "SIGUSR2"));
     broker_process b;  // serves G1 and G2 on one port
     fakes::world w;
     w.rotation.max_records = 250;

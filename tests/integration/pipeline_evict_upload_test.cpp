@@ -11,23 +11,22 @@
 #include "pipeline/consumer.hpp"
 #include "s3/client.hpp"
 #include "s3/fault_front.hpp"
+#include "tests/integration/broker_child.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include "tests/integration/broker_child.hpp"
-
 #include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <random>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace net = boost::asio;
 namespace pl = iss::pipeline;
@@ -58,7 +57,8 @@ iss::s3::client_options s3_options(const std::map<std::string, std::string>& env
     iss::s3::client_options o;
     o.endpoint = std::move(endpoint);
     o.region = env.at("RGW_REGION");
-    o.credentials = {iss::access_key_id{env.at("RGW_ACCESS_KEY")}, iss::secret_access_key{env.at("RGW_SECRET_KEY")}, {}};
+    o.credentials = {
+        iss::access_key_id{env.at("RGW_ACCESS_KEY")}, iss::secret_access_key{env.at("RGW_SECRET_KEY")}, {}};
     o.retry.base = 20ms;
     o.retry.cap = 200ms;
     o.retry.attempts = 6;
@@ -123,8 +123,8 @@ net::awaitable<std::size_t> members(iss::iggy::client& admin) {
 }
 
 net::awaitable<std::optional<std::uint64_t>> committed(iss::iggy::client& admin, std::uint32_t p) {
-    auto r = must(co_await admin.get_offset(iss::proto::consumer::group(identifier::named("g")), identifier::named("app"),
-                                            identifier::named("events"), p),
+    auto r = must(co_await admin.get_offset(iss::proto::consumer::group(identifier::named("g")),
+                                            identifier::named("app"), identifier::named("events"), p),
                   "get offset");
     if (!r) co_return std::nullopt;
     co_return r->stored_offset;
@@ -132,9 +132,10 @@ net::awaitable<std::optional<std::uint64_t>> committed(iss::iggy::client& admin,
 
 }  // namespace
 
-TEST_CASE("group: the server evicts the member while its upload is held; it lands once, the member re-joins and "
-          "resumes",
-          "[evict_upload]") {
+TEST_CASE(
+    "group: the server evicts the member while its upload is held; it lands once, the member re-joins and "
+    "resumes",
+    "[evict_upload]") {
     const auto protocol = GENERATE(iss::iggy::wire_protocol::g1_0_8, iss::iggy::wire_protocol::g2_0_9);
     const int control = GENERATE(SIGUSR1, SIGUSR2);
     INFO("protocol " << iss::iggy::wire_protocol_name(protocol) << ", control "
@@ -162,101 +163,101 @@ TEST_CASE("group: the server evicts the member while its upload is held; it land
     std::optional<std::chrono::steady_clock::time_point> put_seen, signalled;
     std::exception_ptr watcher_error;
     auto fut = net::co_spawn(
-      io,
-      [&]() -> net::awaitable<void> {
-          must(co_await direct.create_bucket(bucket), "create bucket");
-          iss::iggy::client admin{io.get_executor(), iggy_options(broker, iss::iggy::wire_protocol::g1_0_8)};
-          must(co_await admin.create_stream("app"), "create stream");
-          must(co_await admin.create_topic(identifier::named("app"), "events", 1), "create topic");
-          std::deque<std::string> payloads;
-          std::vector<iss::iggy::outgoing_message> batch;
-          for (int i = 0; i < 300; ++i) {
-              payloads.push_back(fmt::format("{{\"i\":{}}}", i));
-              iss::iggy::outgoing_message m;
-              m.payload = std::as_bytes(std::span{payloads.back().data(), payloads.back().size()});
-              batch.push_back(m);
-          }
-          must(co_await admin.send_messages(identifier::named("app"), identifier::named("events"),
-                                            iss::proto::partitioning::to_partition(0), batch),
-               "send");
+        io,
+        [&]() -> net::awaitable<void> {
+            must(co_await direct.create_bucket(bucket), "create bucket");
+            iss::iggy::client admin{io.get_executor(), iggy_options(broker, iss::iggy::wire_protocol::g1_0_8)};
+            must(co_await admin.create_stream("app"), "create stream");
+            must(co_await admin.create_topic(identifier::named("app"), "events", 1), "create topic");
+            std::deque<std::string> payloads;
+            std::vector<iss::iggy::outgoing_message> batch;
+            for (int i = 0; i < 300; ++i) {
+                payloads.push_back(fmt::format("{{\"i\":{}}}", i));
+                iss::iggy::outgoing_message m;
+                m.payload = std::as_bytes(std::span{payloads.back().data(), payloads.back().size()});
+                batch.push_back(m);
+            }
+            must(co_await admin.send_messages(identifier::named("app"), identifier::named("events"),
+                                              iss::proto::partitioning::to_partition(0), batch),
+                 "send");
 
-          iss::iggy::client client{io.get_executor(), iggy_options(broker, protocol)};
-          pl::iggy_ports ports{client, pl::iggy_ports_options{true, "g", false, {}}};
-          pl::s3_store store{via_front, bucket};
-          pl::router router{w.options, w.policy(),
-                            pl::writer_ports{store, ports, w.encoders, w.namer, w.sleeper, w.clock, nullptr}};
-          pl::consumer_options co;
-          co.mode = pl::consumer_mode::group;
-          co.sources = {pl::source_topic{{"app", "events"}, std::nullopt}};
-          co.poll_messages = 100;
-          pl::consumer_loop loop{co, ports, router, w.sleeper, w.clock};
-          {
-              const bool started = co_await loop.start();
-              REQUIRE(started);
-          }
+            iss::iggy::client client{io.get_executor(), iggy_options(broker, protocol)};
+            pl::iggy_ports ports{client, pl::iggy_ports_options{true, "g", false, {}}};
+            pl::s3_store store{via_front, bucket};
+            pl::router router{w.options, w.policy(),
+                              pl::writer_ports{store, ports, w.encoders, w.namer, w.sleeper, w.clock, nullptr}};
+            pl::consumer_options co;
+            co.mode = pl::consumer_mode::group;
+            co.sources = {pl::source_topic{{"app", "events"}, std::nullopt}};
+            co.poll_messages = 100;
+            pl::consumer_loop loop{co, ports, router, w.sleeper, w.clock};
+            {
+                const bool started = co_await loop.start();
+                REQUIRE(started);
+            }
 
-          // The watcher: as soon as the front holds the PutObject, the broker evicts the member.
-          net::co_spawn(
-            io,
-            [&]() -> net::awaitable<void> {
-                for (int i = 0; i < 2000 && !signalled; ++i) {
-                    for (const auto& r : front.requests())
-                        if (r.method == "PUT" && r.applied == iss::test::fault::delay) put_seen = r.at;
-                    if (put_seen) {
-                        broker.control(control);
-                        signalled = std::chrono::steady_clock::now();
+            // The watcher: as soon as the front holds the PutObject, the broker evicts the member.
+            net::co_spawn(
+                io,
+                [&]() -> net::awaitable<void> {
+                    for (int i = 0; i < 2000 && !signalled; ++i) {
+                        for (const auto& r : front.requests())
+                            if (r.method == "PUT" && r.applied == iss::test::fault::delay) put_seen = r.at;
+                        if (put_seen) {
+                            broker.control(control);
+                            signalled = std::chrono::steady_clock::now();
+                        }
+                        co_await pause(10ms);
                     }
-                    co_await pause(10ms);
+                },
+                [&](std::exception_ptr e) { watcher_error = e; });
+
+            bool done = false;
+            for (int i = 0; i < 60 && !done; ++i) {
+                co_await loop.round();
+                co_await router.tick();
+                w.clock.advance(2s);
+                const auto c = co_await committed(admin, 0);
+                done = c == std::optional<std::uint64_t>{299};
+            }
+            CHECK(done);
+            REQUIRE(put_seen);
+            REQUIRE(signalled);
+            CHECK(*signalled - *put_seen < 2500ms);  // the eviction came while the upload was held
+            {
+                const auto n = co_await members(admin);
+                CHECK(n == 1);  // a member of the group again
+            }
+            CHECK(loop.assignment().size() == 1);
+            if (control == SIGUSR1) CHECK(client.generation() >= 2);
+            {
+                const bool stopped = co_await loop.shutdown();
+                CHECK(stopped);
+            }
+
+            // What landed, read straight from RGW: offsets 0..299, each exactly once.
+            std::map<std::uint64_t, int> seen;
+            auto page = must(co_await direct.list_objects_v2(bucket, {}), "list");
+            for (const auto& o : page.objects) {
+                auto g = must(co_await direct.get_object(bucket, o.key), "get");
+                std::string_view b = g.body;
+                while (!b.empty()) {
+                    const auto nl = b.find('\n');
+                    const auto line = b.substr(0, nl);
+                    seen[std::stoull(std::string{line.substr(0, line.find(':'))})] += 1;
+                    b.remove_prefix(nl == std::string_view::npos ? b.size() : nl + 1);
                 }
-            },
-            [&](std::exception_ptr e) { watcher_error = e; });
-
-          bool done = false;
-          for (int i = 0; i < 60 && !done; ++i) {
-              co_await loop.round();
-              co_await router.tick();
-              w.clock.advance(2s);
-              const auto c = co_await committed(admin, 0);
-              done = c == std::optional<std::uint64_t>{299};
-          }
-          CHECK(done);
-          REQUIRE(put_seen);
-          REQUIRE(signalled);
-          CHECK(*signalled - *put_seen < 2500ms);  // the eviction came while the upload was held
-          {
-              const auto n = co_await members(admin);
-              CHECK(n == 1);  // a member of the group again
-          }
-          CHECK(loop.assignment().size() == 1);
-          if (control == SIGUSR1) CHECK(client.generation() >= 2);
-          {
-              const bool stopped = co_await loop.shutdown();
-              CHECK(stopped);
-          }
-
-          // What landed, read straight from RGW: offsets 0..299, each exactly once.
-          std::map<std::uint64_t, int> seen;
-          auto page = must(co_await direct.list_objects_v2(bucket, {}), "list");
-          for (const auto& o : page.objects) {
-              auto g = must(co_await direct.get_object(bucket, o.key), "get");
-              std::string_view b = g.body;
-              while (!b.empty()) {
-                  const auto nl = b.find('\n');
-                  const auto line = b.substr(0, nl);
-                  seen[std::stoull(std::string{line.substr(0, line.find(':'))})] += 1;
-                  b.remove_prefix(nl == std::string_view::npos ? b.size() : nl + 1);
-              }
-          }
-          CHECK(seen.size() == 300);
-          for (const auto& [offset, n] : seen) {
-              INFO("offset " << offset);
-              CHECK(n == 1);
-          }
-          co_await client.close();
-          co_await admin.close();
-          front.stop();
-      },
-      net::use_future);
+            }
+            CHECK(seen.size() == 300);
+            for (const auto& [offset, n] : seen) {
+                INFO("offset " << offset);
+                CHECK(n == 1);
+            }
+            co_await client.close();
+            co_await admin.close();
+            front.stop();
+        },
+        net::use_future);
     io.run();
     fut.get();
     if (watcher_error) std::rethrow_exception(watcher_error);

@@ -11,6 +11,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -103,10 +104,21 @@ TEST_CASE("objects with awkward keys round-trip with metadata", "[s3][rgw]") {
     s3::client c{ioc.get_executor(), base_options()};
     const auto bucket = unique_bucket("keys");
     make_bucket(ioc, c, bucket);
-    const std::vector<std::string> keys{
-      "plain.txt", "with space", "plus+sign", "equals=sign", "percent%25and%", "tilde~", "bang!", "quote'",
-      "paren(s)", "star*", "unicode-caf\xc3\xa9-\xe2\x9c\x93", "/leading-slash", "double//slash", "a/b/c/",
-      std::string(1000, 'k')};
+    const std::vector<std::string> keys{"plain.txt",
+                                        "with space",
+                                        "plus+sign",
+                                        "equals=sign",
+                                        "percent%25and%",
+                                        "tilde~",
+                                        "bang!",
+                                        "quote'",
+                                        "paren(s)",
+                                        "star*",
+                                        "unicode-caf\xc3\xa9-\xe2\x9c\x93",
+                                        "/leading-slash",
+                                        "double//slash",
+                                        "a/b/c/",
+                                        std::string(1000, 'k')};
     for (const auto& key : keys) {
         INFO(key);
         const std::string body = "body of " + key;
@@ -244,7 +256,8 @@ TEST_CASE("multipart: three parts and a tail, list parts, abort, EntityTooSmall"
         REQUIRE(p.has_value());
         small.push_back(*p);
     }
-    auto done = run<result<s3::complete_result>>(ioc, [&]() { return c.complete_multipart(bucket, "small", *id2, small, false); });
+    auto done = run<result<s3::complete_result>>(
+        ioc, [&]() { return c.complete_multipart(bucket, "small", *id2, small, false); });
     REQUIRE_FALSE(done.has_value());
     CHECK(done.error() == s3::errc::entity_too_small);
     CHECK(done.error().message().find("5 MiB") != std::string::npos);
@@ -261,9 +274,11 @@ TEST_CASE("crc32c and no-checksum modes work for PutObject and multipart", "[s3]
         make_bucket(ioc, c, bucket);
         const std::string small = "small body";
         const std::string big = pattern((5U << 20) + 77, 11);
-        auto p = run<result<s3::complete_result>>(ioc, [&]() { return c.upload(bucket, "small", small, s3::put_options{}); });
+        auto p = run<result<s3::complete_result>>(
+            ioc, [&]() { return c.upload(bucket, "small", small, s3::put_options{}); });
         REQUIRE(p.has_value());
-        auto m = run<result<s3::complete_result>>(ioc, [&]() { return c.upload(bucket, "big", big, s3::put_options{}); });
+        auto m =
+            run<result<s3::complete_result>>(ioc, [&]() { return c.upload(bucket, "big", big, s3::put_options{}); });
         INFO((m.has_value() ? std::string{} : m.error().message()));
         REQUIRE(m.has_value());
         auto g = run<result<s3::get_result>>(ioc, [&]() { return c.get_object(bucket, "big"); });
@@ -285,18 +300,18 @@ TEST_CASE("ListObjectsV2 pages over 2500 keys with prefix and delimiter", "[s3][
     int failed = 0;
     for (int w = 0; w < workers; ++w) {
         net::co_spawn(
-          ioc,
-          [&, w]() -> net::awaitable<void> {
-              for (int i = w; i < total; i += workers) {
-                  const std::string key = fmt::format("{}/obj-{:05}", i % 2 == 0 ? "even" : "odd", i);
-                  std::vector<std::string_view> v{"x"};
-                  auto r = co_await c.put_object(bucket, key, std::move(v), s3::put_options{});
-                  if (!r) ++failed;
-              }
-          },
-          [&](std::exception_ptr) {
-              if (++done == workers) ioc.stop();
-          });
+            ioc,
+            [&, w]() -> net::awaitable<void> {
+                for (int i = w; i < total; i += workers) {
+                    const std::string key = fmt::format("{}/obj-{:05}", i % 2 == 0 ? "even" : "odd", i);
+                    std::vector<std::string_view> v{"x"};
+                    auto r = co_await c.put_object(bucket, key, std::move(v), s3::put_options{});
+                    if (!r) ++failed;
+                }
+            },
+            [&](std::exception_ptr) {
+                if (++done == workers) ioc.stop();
+            });
     }
     ioc.restart();
     ioc.run();
@@ -367,7 +382,8 @@ TEST_CASE("virtual-hosted requests: Host names the bucket, TCP goes to 127.0.0.1
     auto get = run<result<s3::get_result>>(ioc, [&]() { return path_client.get_object(bucket, "dir/key with space"); });
     REQUIRE(get.has_value());
     CHECK(get->body == "vhost body");
-    auto list = run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2(bucket, s3::list_options{}); });
+    auto list =
+        run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2(bucket, s3::list_options{}); });
     REQUIRE(list.has_value());
     CHECK(list->objects.size() == 1);
 }
@@ -411,7 +427,8 @@ TEST_CASE("TLS with the self-signed CA file works; without it the certificate is
     CHECK(w.error() == http::errc::certificate_rejected);
 }
 
-TEST_CASE("the capability probe finds RGW 16 honours conditional Put but not conditional Complete", "[s3][rgw][probe]") {
+TEST_CASE("the capability probe finds RGW 16 honours conditional Put but not conditional Complete",
+          "[s3][rgw][probe]") {
     net::io_context ioc{1};
     s3::client c{ioc.get_executor(), base_options()};
     const auto bucket = unique_bucket("probe");
@@ -453,7 +470,8 @@ TEST_CASE("s3_store: write once, 412 as exists, adopt the range from HEAD, multi
     make_bucket(ioc, c, bucket);
     pl::s3_store store{c, bucket};
     const pl::object_range range{100, 199, 100};
-    const pl::user_metadata range_metadata{{"iggy-first-offset", "100"}, {"iggy-last-offset", "199"}, {"iggy-count", "100"}};
+    const pl::user_metadata range_metadata{
+        {"iggy-first-offset", "100"}, {"iggy-last-offset", "199"}, {"iggy-count", "100"}};
     // The port's arguments are references that must outlive each call: named here.
     const iss::object_key key{"p0/00000000000000000100.jsonl"};
     const iss::object_key none_key{"p0/none"};
@@ -462,10 +480,10 @@ TEST_CASE("s3_store: write once, 412 as exists, adopt the range from HEAD, multi
     const pl::object_range no_range{};
     const std::string body = "records 100..199";
     auto first = run<pl::store_result<pl::none>>(
-      ioc, [&]() { return store.put_object(key, body, range, "application/x-ndjson", true); });
+        ioc, [&]() { return store.put_object(key, body, range, "application/x-ndjson", true); });
     CHECK(first.status == pl::store_status::ok);
-    auto again = run<pl::store_result<pl::none>>(
-      ioc, [&]() { return store.put_object(key, "other", no_range, "", true); });
+    auto again =
+        run<pl::store_result<pl::none>>(ioc, [&]() { return store.put_object(key, "other", no_range, "", true); });
     CHECK(again.status == pl::store_status::exists);
     auto head = run<pl::store_result<pl::user_metadata>>(ioc, [&]() { return store.head_object(key); });
     REQUIRE(head.status == pl::store_status::ok);
@@ -482,9 +500,8 @@ TEST_CASE("s3_store: write once, 412 as exists, adopt the range from HEAD, multi
     pl::part_reader read = [&](std::uint64_t off, std::size_t len) -> result<std::string_view> {
         return std::string_view{object}.substr(static_cast<std::size_t>(off), len);
     };
-    auto done = run<pl::store_result<pl::none>>(ioc, [&]() {
-        return store.put_multipart(mp_key, object.size(), part_size, read, range, "text/plain", false);
-    });
+    auto done = run<pl::store_result<pl::none>>(
+        ioc, [&]() { return store.put_multipart(mp_key, object.size(), part_size, read, range, "text/plain", false); });
     REQUIRE(done.status == pl::store_status::ok);
     auto mh = run<result<s3::head_result>>(ioc, [&]() { return c.head_object(bucket, "mp"); });
     REQUIRE(mh.has_value());
@@ -498,9 +515,8 @@ TEST_CASE("s3_store: write once, 412 as exists, adopt the range from HEAD, multi
         if (off > 0) return iss::error{iss::errc::io_error, "spool read: injected"};
         return std::string_view{object}.substr(0, len);
     };
-    auto failed = run<pl::store_result<pl::none>>(ioc, [&]() {
-        return store.put_multipart(mp2_key, object.size(), part_size, broken, range, "", false);
-    });
+    auto failed = run<pl::store_result<pl::none>>(
+        ioc, [&]() { return store.put_multipart(mp2_key, object.size(), part_size, broken, range, "", false); });
     CHECK(failed.status == pl::store_status::fatal);
     CHECK(failed.detail.find("injected") != std::string::npos);
     auto uploads = run<result<std::vector<s3::upload_info>>>(ioc, [&]() { return c.list_uploads(bucket, ""); });
@@ -584,12 +600,14 @@ TEST_CASE("front: lower-case etag headers, a lost Complete response, and a corru
     f.front.add_rule({"PUT", "uploadId", test::fault::lowercase_headers, 0, 100});
     // The first Complete reaches RGW (the object is created) but its response is lost.
     f.front.add_rule({"POST", "uploadId", test::fault::drop_response, 0, 1});
-    auto up = run<result<s3::complete_result>>(f.ioc, [&]() { return f.c.upload(f.bucket, "lost-complete", body, s3::put_options{}); });
+    auto up = run<result<s3::complete_result>>(
+        f.ioc, [&]() { return f.c.upload(f.bucket, "lost-complete", body, s3::put_options{}); });
     REQUIRE(up.has_value());
     // RGW answers the retried Complete of an upload it already completed with 200 (or, like
     // AWS, NoSuchUpload, which the client checks with HEAD): either way the object is there.
     int completes = 0;
-    for (const auto& rq : f.front.requests()) completes += rq.method == "POST" && rq.target.find("uploadId") != std::string::npos;
+    for (const auto& rq : f.front.requests())
+        completes += rq.method == "POST" && rq.target.find("uploadId") != std::string::npos;
     CHECK(completes == 2);
     auto get = run<result<s3::get_result>>(f.ioc, [&]() { return f.c.get_object(f.bucket, "lost-complete"); });
     REQUIRE(get.has_value());
@@ -638,9 +656,8 @@ TEST_CASE("front: the probe picks CRC-32C for s3.checksum auto where the store r
     auto ok = f.put("after-probe", "a body with a right CRC-32C");
     CHECK(ok.has_value());
     const std::string mp_body = pattern((5U << 20) + 3, 4);  // upload() takes a view: it must outlive the task
-    auto up = run<result<s3::complete_result>>(f.ioc, [&]() {
-        return f.c.upload(f.bucket, "after-probe-mp", mp_body, s3::put_options{});
-    });
+    auto up = run<result<s3::complete_result>>(
+        f.ioc, [&]() { return f.c.upload(f.bucket, "after-probe-mp", mp_body, s3::put_options{}); });
     CHECK(up.has_value());
 }
 
@@ -668,17 +685,19 @@ TEST_CASE("start-up with s3.checksum auto (the default): CRC-32C where a wrong o
         } restore;
         log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
         auto setup = run<result<app::s3_setup>>(
-          ioc, [&]() { return app::make_s3(ioc.get_executor(), cfg, pipeline::consumer_mode::single); });
+            ioc, [&]() { return app::make_s3(ioc.get_executor(), cfg, pipeline::consumer_mode::single); });
         log::set_sink({});
         INFO((setup.has_value() ? std::string{} : setup.error().message()));
         REQUIRE(setup.has_value());
         // The probe's refused wrong CRC-32C is expected: no error line; the choice and its reason are logged.
         const auto logged = [&](std::string_view what) {
-            return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(what) != std::string::npos; });
+            return std::any_of(lines.begin(), lines.end(),
+                               [&](const std::string& l) { return l.find(what) != std::string::npos; });
         };
         CHECK_FALSE(logged(" error "));
-        CHECK(logged(store_checks_crc32c ? "s3.checksum auto: crc32c (the store refused a wrong x-amz-checksum-crc32c)"
-                                         : "s3.checksum auto: md5 (PutObject with a wrong x-amz-checksum-crc32c answered 200"));
+        CHECK(logged(store_checks_crc32c
+                         ? "s3.checksum auto: crc32c (the store refused a wrong x-amz-checksum-crc32c)"
+                         : "s3.checksum auto: md5 (PutObject with a wrong x-amz-checksum-crc32c answered 200"));
         CHECK(setup->crc32c_verified == (store_checks_crc32c ? s3::capability::yes : s3::capability::no));
         REQUIRE(setup->client != nullptr);
         CHECK(setup->client->options().checksum ==
@@ -689,7 +708,7 @@ TEST_CASE("start-up with s3.checksum auto (the default): CRC-32C where a wrong o
         const std::string body = "{\"n\":1}\n{\"n\":2}\n";
         const pipeline::object_range range{0, 1, 2};
         auto put = run<pipeline::store_result<pipeline::none>>(
-          ioc, [&]() { return setup->store->put_object(key, body, range, "application/x-ndjson", true); });
+            ioc, [&]() { return setup->store->put_object(key, body, range, "application/x-ndjson", true); });
         CHECK(put.status == pipeline::store_status::ok);
         const test::recorded_request* sent = nullptr;
         for (const auto& rq : front.requests())
@@ -707,8 +726,9 @@ TEST_CASE("start-up with s3.checksum auto (the default): CRC-32C where a wrong o
     }
 }
 
-TEST_CASE("payload_signing auto (the default): UNSIGNED-PAYLOAD inside https, the body's SHA-256 over plain http, as sent",
-          "[s3][rgw][faults][tls][payload]") {
+TEST_CASE(
+    "payload_signing auto (the default): UNSIGNED-PAYLOAD inside https, the body's SHA-256 over plain http, as sent",
+    "[s3][rgw][faults][tls][payload]") {
     net::io_context ioc{1};
     // Two fronts before RGW's plain endpoint, one serving https with the fixture's certificate:
     // each records the x-amz-content-sha256 header the client sent it (inside TLS for one).
@@ -777,7 +797,8 @@ TEST_CASE("front: a probe step that gets no answer is interrupted (probe again);
         // The write of bucket access: every attempt reset before an answer.
         fronted f{"probe-reset-write", o};
         f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::reset_before_response, 0, 1000});
-        auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 12)); });
+        auto rep =
+            run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 12)); });
         CHECK(rep.authenticated);
         CHECK_FALSE(rep.bucket_access);
         CHECK(rep.interrupted);
@@ -786,7 +807,8 @@ TEST_CASE("front: a probe step that gets no answer is interrupted (probe again);
         // Bucket access passes; the conditional PutObject over the existing key gets no answer.
         fronted f{"probe-reset-cond", o};
         f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::reset_before_response, 1, 1000});
-        auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 13)); });
+        auto rep =
+            run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 13)); });
         CHECK(rep.bucket_access);
         CHECK(rep.conditional_put == s3::capability::unknown);
         CHECK(rep.interrupted);
@@ -796,7 +818,8 @@ TEST_CASE("front: a probe step that gets no answer is interrupted (probe again);
         // refusing If-None-Match would be: not interrupted.
         fronted f{"probe-503-cond", o};
         f.front.add_rule({"PUT", "/.iggy-s3-sink/probe-", test::fault::slow_down_503, 1, 1000});
-        auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 14)); });
+        auto rep =
+            run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, f.bucket, s3::probe_key("p", 14)); });
         CHECK(rep.bucket_access);
         CHECK(rep.conditional_put == s3::capability::unknown);
         CHECK_FALSE(rep.interrupted);
@@ -804,7 +827,8 @@ TEST_CASE("front: a probe step that gets no answer is interrupted (probe again);
     {
         // A refusal is the store's answer: not interrupted.
         fronted f{"probe-missing", o};
-        auto rep = run<s3::probe_report>(f.ioc, [&]() { return s3::probe_store(f.c, "no-such-bucket-x2", s3::probe_key("p", 15)); });
+        auto rep = run<s3::probe_report>(
+            f.ioc, [&]() { return s3::probe_store(f.c, "no-such-bucket-x2", s3::probe_key("p", 15)); });
         CHECK_FALSE(rep.bucket_access);
         CHECK_FALSE(rep.interrupted);
     }
@@ -816,12 +840,14 @@ TEST_CASE("front: an upload that gives up aborts its multipart upload", "[s3][rg
     fronted f{"giveup", o};
     f.front.add_rule({"PUT", "partNumber=2", test::fault::slow_down_503, 0, 100});
     const std::string body = pattern((5U << 20) * 2, 5);
-    auto up = run<result<s3::complete_result>>(f.ioc, [&]() { return f.c.upload(f.bucket, "gives-up", body, s3::put_options{}); });
+    auto up = run<result<s3::complete_result>>(
+        f.ioc, [&]() { return f.c.upload(f.bucket, "gives-up", body, s3::put_options{}); });
     REQUIRE_FALSE(up.has_value());
     CHECK(s3::status_of(up.error()) == s3::status::retryable);
     CHECK(up.error().message().find("gave up after 2 attempts") != std::string::npos);
     bool aborted = false;
-    for (const auto& rq : f.front.requests()) aborted |= rq.method == "DELETE" && rq.target.find("uploadId") != std::string::npos;
+    for (const auto& rq : f.front.requests())
+        aborted |= rq.method == "DELETE" && rq.target.find("uploadId") != std::string::npos;
     CHECK(aborted);
     auto uploads = run<result<std::vector<s3::upload_info>>>(f.ioc, [&]() { return f.c.list_uploads(f.bucket, ""); });
     REQUIRE(uploads.has_value());

@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/error.hpp>
+
 #include <fmt/format.h>
 #include <openssl/x509.h>
 
@@ -38,7 +39,9 @@ connect_failure fail(connect_failure::step s, const boost::system::error_code& e
 
 steady::duration step_expiry(std::chrono::milliseconds step, const std::optional<steady::time_point>& deadline) {
     steady::duration d = step;
-    if (deadline) d = std::min<steady::duration>(d, std::max<steady::duration>(*deadline - steady::now(), steady::duration::zero()));
+    if (deadline)
+        d = std::min<steady::duration>(d,
+                                       std::max<steady::duration>(*deadline - steady::now(), steady::duration::zero()));
     return d;
 }
 
@@ -52,8 +55,8 @@ bool is_ip_literal(const std::string& host) {
 
 connect_result<std::unique_ptr<net::ssl::context>> make_tls_context(const tls_trust& trust) {
     auto ctx = std::make_unique<net::ssl::context>(net::ssl::context::tls_client);
-    ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 | net::ssl::context::no_sslv3
-                     | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1);
+    ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                     net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1);
     if (!trust.verify) {
         ctx->set_verify_mode(net::ssl::verify_none);
         return ctx;
@@ -70,9 +73,9 @@ connect_result<std::unique_ptr<net::ssl::context>> make_tls_context(const tls_tr
     return ctx;
 }
 
-net::awaitable<connect_result<std::unique_ptr<beast::tcp_stream>>> open_tcp(net::any_io_executor ex, std::string host,
-                                                                             std::uint16_t port, connect_timeouts t,
-                                                                             std::optional<steady::time_point> deadline) {
+net::awaitable<connect_result<std::unique_ptr<beast::tcp_stream>>> open_tcp(
+    net::any_io_executor ex, std::string host, std::uint16_t port, connect_timeouts t,
+    std::optional<steady::time_point> deadline) {
     using namespace net::experimental::awaitable_operators;
     tcp::resolver::results_type addrs;
     if (is_ip_literal(host)) {
@@ -82,9 +85,9 @@ net::awaitable<connect_result<std::unique_ptr<beast::tcp_stream>>> open_tcp(net:
         tcp::resolver resolver{ex};
         net::steady_timer timer{ex};
         timer.expires_after(step_expiry(t.resolve, deadline));
-        auto r = co_await (resolver.async_resolve(host, std::to_string(port), use_tuple) || timer.async_wait(use_tuple));
-        if (r.index() == 1)
-            co_return fail(connect_failure::step::resolve, beast::error::timeout, "resolving " + host);
+        auto r =
+            co_await (resolver.async_resolve(host, std::to_string(port), use_tuple) || timer.async_wait(use_tuple));
+        if (r.index() == 1) co_return fail(connect_failure::step::resolve, beast::error::timeout, "resolving " + host);
         auto [ec, res] = std::get<0>(std::move(r));
         if (ec) co_return fail(connect_failure::step::resolve, ec, "resolving " + host);
         addrs = std::move(res);
@@ -102,7 +105,8 @@ net::awaitable<connect_result<std::unique_ptr<beast::tcp_stream>>> open_tcp(net:
 
 net::awaitable<connect_result<std::unique_ptr<tls_stream>>> tls_handshake(std::unique_ptr<beast::tcp_stream> tcp,
                                                                           net::ssl::context& ctx, std::string name,
-                                                                          bool verify, std::chrono::milliseconds timeout,
+                                                                          bool verify,
+                                                                          std::chrono::milliseconds timeout,
                                                                           std::optional<steady::time_point> deadline) {
     auto s = std::make_unique<tls_stream>(std::move(*tcp), ctx);
     tcp.reset();

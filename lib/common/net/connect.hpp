@@ -67,8 +67,8 @@ struct tls_trust {
 
 /// The expiry of one network step: its own timeout `step`, capped by the time left before
 /// `deadline` (never negative).
-[[nodiscard]] std::chrono::steady_clock::duration step_expiry(std::chrono::milliseconds step,
-                                                              const std::optional<std::chrono::steady_clock::time_point>& deadline);
+[[nodiscard]] std::chrono::steady_clock::duration step_expiry(
+    std::chrono::milliseconds step, const std::optional<std::chrono::steady_clock::time_point>& deadline);
 
 /// Whether `host` is an IPv4 or IPv6 literal.
 [[nodiscard]] bool is_ip_literal(const std::string& host);
@@ -76,13 +76,13 @@ struct tls_trust {
 /// Resolves `host` (an IP literal is used as is) and connects to `port` with TCP_NODELAY.
 /// \param deadline when set, no step runs past it (caps each step's timeout)
 boost::asio::awaitable<connect_result<std::unique_ptr<boost::beast::tcp_stream>>> open_tcp(
-  boost::asio::any_io_executor ex, std::string host, std::uint16_t port, connect_timeouts t,
-  std::optional<std::chrono::steady_clock::time_point> deadline = {});
+    boost::asio::any_io_executor ex, std::string host, std::uint16_t port, connect_timeouts t,
+    std::optional<std::chrono::steady_clock::time_point> deadline = {});
 
 /// Runs the TLS client handshake over `tcp` (moved in): SNI = `name` unless it is an IP
 /// literal; with `verify`, the certificate must match `name` (and the context's trust).
 boost::asio::awaitable<connect_result<std::unique_ptr<tls_stream>>> tls_handshake(
-  std::unique_ptr<boost::beast::tcp_stream> tcp, boost::asio::ssl::context& ctx, std::string name, bool verify,
-  std::chrono::milliseconds timeout, std::optional<std::chrono::steady_clock::time_point> deadline = {});
+    std::unique_ptr<boost::beast::tcp_stream> tcp, boost::asio::ssl::context& ctx, std::string name, bool verify,
+    std::chrono::milliseconds timeout, std::optional<std::chrono::steady_clock::time_point> deadline = {});
 
 }  // namespace iss

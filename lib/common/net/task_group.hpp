@@ -40,14 +40,15 @@ public:
     template <class T, class OnResult>
     void spawn(boost::asio::awaitable<T> task, OnResult on_result) {
         ++st_->running;
-        boost::asio::co_spawn(ex_, std::move(task), [st = st_, f = std::move(on_result)](std::exception_ptr e, T v) mutable {
-            if (e) {
-                if (!st->error) st->error = e;
-            } else {
-                f(std::move(v));
-            }
-            st->finished();
-        });
+        boost::asio::co_spawn(ex_, std::move(task),
+                              [st = st_, f = std::move(on_result)](std::exception_ptr e, T v) mutable {
+                                  if (e) {
+                                      if (!st->error) st->error = e;
+                                  } else {
+                                      f(std::move(v));
+                                  }
+                                  st->finished();
+                              });
     }
     /// Starts `task` now (no result).
     void spawn(boost::asio::awaitable<void> task) {
@@ -73,7 +74,8 @@ public:
 
 private:
     struct state {
-        explicit state(const boost::asio::any_io_executor& ex) : done{ex, boost::asio::steady_timer::time_point::max()} {}
+        explicit state(const boost::asio::any_io_executor& ex)
+            : done{ex, boost::asio::steady_timer::time_point::max()} {}
         void finished() {
             if (--running == 0) done.cancel();
         }

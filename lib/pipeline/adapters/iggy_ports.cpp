@@ -182,10 +182,12 @@ task<source_status> iggy_ports::send(const message& m, const partition_ref& sour
     out.origin_timestamp = m.origin_timestamp_us;
     out.payload = m.payload;
     out.user_headers = headers;
-    auto r = co_await c_.send_messages(identifier::named(o_.dead_letter.stream), identifier::named(o_.dead_letter.topic),
-                                       proto::partitioning::balanced(), std::span{&out, 1});
+    auto r =
+        co_await c_.send_messages(identifier::named(o_.dead_letter.stream), identifier::named(o_.dead_letter.topic),
+                                  proto::partitioning::balanced(), std::span{&out, 1});
     if (!r) {
-        log_.warn("dead-letter send to {}/{}: {}", o_.dead_letter.stream, o_.dead_letter.topic, iggy::describe(r.error()));
+        log_.warn("dead-letter send to {}/{}: {}", o_.dead_letter.stream, o_.dead_letter.topic,
+                  iggy::describe(r.error()));
         co_return source_status_of(r.error());
     }
     co_return source_status::ok;

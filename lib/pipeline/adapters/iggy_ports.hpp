@@ -17,7 +17,7 @@ namespace iss::pipeline {
 
 struct iggy_ports_options {
     bool group_mode = true;
-    std::string consumer_name;  ///< the group's name (group mode) or the single consumer's name
+    std::string consumer_name;    ///< the group's name (group mode) or the single consumer's name
     bool verify_checksum = true;  ///< a checksum mismatch makes the message bad (the encoder checks `message::view`)
     topic_ref dead_letter;        ///< empty stream: no dead-letter topic
 };

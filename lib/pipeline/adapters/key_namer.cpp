@@ -14,11 +14,12 @@ format::record_input input_of(const message& m) {
 
 template_key_namer::template_key_namer(format::key_template t, std::string prefix, std::string ext,
                                        format::time_source source, const date::time_zone* tz, std::string missing)
-    : t_{t}
-    , prefix_{std::move(prefix)}
-    , ext_{std::move(ext)}
-    , closes_on_bucket_{source.what == format::time_source::kind::timestamp && t.finest_time() != format::time_unit::none}
-    , reader_{t, std::move(source), tz ? tz : date::locate_zone("UTC"), std::move(missing)} {}
+    : t_{t},
+      prefix_{std::move(prefix)},
+      ext_{std::move(ext)},
+      closes_on_bucket_{source.what == format::time_source::kind::timestamp &&
+                        t.finest_time() != format::time_unit::none},
+      reader_{t, std::move(source), tz ? tz : date::locate_zone("UTC"), std::move(missing)} {}
 
 result<encoded_partition> template_key_namer::encode(const partition_ref& p, const message& m) const {
     if (!t_.uses_record()) return encoded_partition{};

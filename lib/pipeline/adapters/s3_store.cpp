@@ -37,7 +37,8 @@ store_result<T> failed(const iss::error& e) {
 task<store_result<none>> s3_store::put_object(const object_key& key, std::string_view body, const object_range& range,
                                               std::string_view content_type, bool if_none_match) {
     std::vector<std::string_view> views{body};  // (GCC 12: no braced lists as coroutine arguments)
-    auto r = co_await c_.put_object(bucket_, key.get(), std::move(views), options_for(range, content_type, if_none_match));
+    auto r =
+        co_await c_.put_object(bucket_, key.get(), std::move(views), options_for(range, content_type, if_none_match));
     if (!r) co_return failed<none>(r.error());
     co_return store_result<none>{};
 }

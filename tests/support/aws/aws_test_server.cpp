@@ -11,6 +11,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+
 #include <fmt/format.h>
 
 #include <ctime>
@@ -218,30 +219,34 @@ struct aws_test_server::impl : std::enable_shared_from_this<impl> {
 
     std::string json_creds(const issued_key& k, bool imds) {
         return fmt::format(
-          R"({{{}"AccessKeyId":"{}","SecretAccessKey":"{}","Token":"{}","Expiration":"{}"}})",
-          imds ? R"("Code":"Success","LastUpdated":")" + iso(sys::now()) + R"(","Type":"AWS-HMAC",)" : std::string{},
-          k.creds.access_key_id.get(), k.creds.secret_access_key.reveal(), k.creds.session_token.reveal(), iso(k.expiry));
+            R"({{{}"AccessKeyId":"{}","SecretAccessKey":"{}","Token":"{}","Expiration":"{}"}})",
+            imds ? R"("Code":"Success","LastUpdated":")" + iso(sys::now()) + R"(","Type":"AWS-HMAC",)" : std::string{},
+            k.creds.access_key_id.get(), k.creds.secret_access_key.reveal(), k.creds.session_token.reveal(),
+            iso(k.expiry));
     }
 
     std::string sts_xml(const std::string& action, const issued_key& k, const std::string& role,
                         const std::string& session) {
         return fmt::format(
-          "<{0}Response xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><{0}Result><Credentials>"
-          "<AccessKeyId>{1}</AccessKeyId><SecretAccessKey>{2}</SecretAccessKey><SessionToken>{3}</SessionToken>"
-          "<Expiration>{4}</Expiration></Credentials><AssumedRoleUser><Arn>arn:aws:sts::123456789012:assumed-role/{5}/{6}"
-          "</Arn><AssumedRoleId>AROATEST:{6}</AssumedRoleId></AssumedRoleUser></{0}Result><ResponseMetadata>"
-          "<RequestId>test-{7}</RequestId></ResponseMetadata></{0}Response>",
-          action, k.creds.access_key_id.get(), k.creds.secret_access_key.reveal(), k.creds.session_token.reveal(),
-          iso(k.expiry), role.substr(role.rfind('/') + 1), session, stats.issued);
+            "<{0}Response xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><{0}Result><Credentials>"
+            "<AccessKeyId>{1}</AccessKeyId><SecretAccessKey>{2}</SecretAccessKey><SessionToken>{3}</SessionToken>"
+            "<Expiration>{4}</Expiration></Credentials><AssumedRoleUser><Arn>arn:aws:sts::123456789012:assumed-role/"
+            "{5}/{6}"
+            "</Arn><AssumedRoleId>AROATEST:{6}</AssumedRoleId></AssumedRoleUser></{0}Result><ResponseMetadata>"
+            "<RequestId>test-{7}</RequestId></ResponseMetadata></{0}Response>",
+            action, k.creds.access_key_id.get(), k.creds.secret_access_key.reveal(), k.creds.session_token.reveal(),
+            iso(k.expiry), role.substr(role.rfind('/') + 1), session, stats.issued);
     }
 
     static http::response error_xml(unsigned status, std::string code, std::string message, bool sts) {
-        std::string body = sts ? fmt::format("<ErrorResponse><Error><Type>Sender</Type><Code>{}</Code><Message>{}</Message>"
-                                             "</Error><RequestId>test</RequestId></ErrorResponse>",
-                                             code, message)
-                               : fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{}</Code><Message>{}"
-                                             "</Message><RequestId>test</RequestId></Error>",
-                                             code, message);
+        std::string body = sts ? fmt::format(
+                                     "<ErrorResponse><Error><Type>Sender</Type><Code>{}</Code><Message>{}</Message>"
+                                     "</Error><RequestId>test</RequestId></ErrorResponse>",
+                                     code, message)
+                               : fmt::format(
+                                     "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{}</Code><Message>{}"
+                                     "</Message><RequestId>test</RequestId></Error>",
+                                     code, message);
         return http::response{status, "X", {{"Content-Type", "application/xml"}}, std::move(body)};
     }
 
@@ -274,7 +279,8 @@ struct aws_test_server::impl : std::enable_shared_from_this<impl> {
             why = "unknown access key " + a->akid;
             return std::nullopt;
         }
-        const auto sig = resign(method, target, h, split(a->signed_headers, ';'), body, *creds, a->service, a->region, *when);
+        const auto sig =
+            resign(method, target, h, split(a->signed_headers, ';'), body, *creds, a->service, a->region, *when);
         if (sig.empty() || sig != a->signature) {
             why = "signature does not verify for " + a->akid;
             return std::nullopt;
@@ -282,8 +288,8 @@ struct aws_test_server::impl : std::enable_shared_from_this<impl> {
         return creds;
     }
 
-    net::awaitable<http::response> handle(const std::string& method, const std::string& target, const http::header_list& h,
-                                          const std::string& body) {
+    net::awaitable<http::response> handle(const std::string& method, const std::string& target,
+                                          const http::header_list& h, const std::string& body) {
         seen.emplace_back(method, target);
         for (auto& f : failures) {
             if (f.times > 0 && target.starts_with(f.prefix)) {
@@ -355,7 +361,9 @@ struct aws_test_server::impl : std::enable_shared_from_this<impl> {
                 if (p["WebIdentityToken"] != web_token)
                     co_return error_xml(400, "InvalidIdentityToken", "the web identity token does not verify", true);
                 ++stats.web_identity;
-                co_return http::response{200, "OK", {{"Content-Type", "text/xml"}},
+                co_return http::response{200,
+                                         "OK",
+                                         {{"Content-Type", "text/xml"}},
                                          sts_xml(action, issue(), p["RoleArn"], p["RoleSessionName"])};
             }
             if (action == "AssumeRole") {
@@ -366,15 +374,20 @@ struct aws_test_server::impl : std::enable_shared_from_this<impl> {
                     violation("AssumeRole: " + why);
                     co_return error_xml(403, "SignatureDoesNotMatch", why, true);
                 }
-                if (expired) co_return error_xml(400, "ExpiredToken", "The security token included in the request is expired", true);
+                if (expired)
+                    co_return error_xml(400, "ExpiredToken", "The security token included in the request is expired",
+                                        true);
                 if (p["ExternalId"] != external_id) {
                     violation(fmt::format("AssumeRole ExternalId '{}', expected '{}'", p["ExternalId"], external_id));
                     co_return error_xml(403, "AccessDenied", "wrong external id", true);
                 }
                 const auto d = p["DurationSeconds"];
-                if (!d.empty() && (std::stoi(d) < 900 || std::stoi(d) > 43200)) violation("AssumeRole DurationSeconds " + d);
+                if (!d.empty() && (std::stoi(d) < 900 || std::stoi(d) > 43200))
+                    violation("AssumeRole DurationSeconds " + d);
                 ++stats.assume_role;
-                co_return http::response{200, "OK", {{"Content-Type", "text/xml"}},
+                co_return http::response{200,
+                                         "OK",
+                                         {{"Content-Type", "text/xml"}},
                                          sts_xml(action, issue(), p["RoleArn"], p["RoleSessionName"])};
             }
             violation("STS action '" + action + "' unknown");
@@ -400,7 +413,8 @@ struct aws_test_server::impl : std::enable_shared_from_this<impl> {
         std::vector<std::string> names = split(a->signed_headers, ';');
         std::vector<sigv4::owned_header> signing;
         const std::string host = upstream->host_header();
-        auto sig = resign(method, target, h, names, body, upstream_keys, "s3", upstream_region, sys::now(), &signing, host);
+        auto sig =
+            resign(method, target, h, names, body, upstream_keys, "s3", upstream_region, sys::now(), &signing, host);
         http::request fwd{method, target};
         for (const auto& [n, v] : h) {
             if (reserved(n) || http::iequals(n, "host")) continue;

@@ -38,15 +38,15 @@ namespace iss::test {
 
 /// Counters, readable at any time.
 struct aws_server_stats {
-    unsigned imds_tokens = 0;        ///< IMDSv2 token PUTs answered
-    unsigned issued = 0;             ///< credentials handed out (all endpoints)
-    unsigned web_identity = 0;       ///< AssumeRoleWithWebIdentity answered
-    unsigned assume_role = 0;        ///< AssumeRole answered
-    unsigned container = 0;          ///< container credentials answered
-    unsigned imds = 0;               ///< IMDS credentials answered
-    unsigned s3_ok = 0;              ///< S3 requests with a valid live key (forwarded)
-    unsigned s3_expired = 0;         ///< S3 requests signed with an expired key (answered ExpiredToken)
-    unsigned s3_bad_signature = 0;   ///< S3 requests with an unknown key or a wrong signature
+    unsigned imds_tokens = 0;       ///< IMDSv2 token PUTs answered
+    unsigned issued = 0;            ///< credentials handed out (all endpoints)
+    unsigned web_identity = 0;      ///< AssumeRoleWithWebIdentity answered
+    unsigned assume_role = 0;       ///< AssumeRole answered
+    unsigned container = 0;         ///< container credentials answered
+    unsigned imds = 0;              ///< IMDS credentials answered
+    unsigned s3_ok = 0;             ///< S3 requests with a valid live key (forwarded)
+    unsigned s3_expired = 0;        ///< S3 requests signed with an expired key (answered ExpiredToken)
+    unsigned s3_bad_signature = 0;  ///< S3 requests with an unknown key or a wrong signature
 };
 
 class aws_test_server {
@@ -61,9 +61,9 @@ public:
 
     /// How long every issued credential is valid (default 3600 s).
     void set_lifetime(std::chrono::milliseconds d);
-    void set_container_token(std::string t);   ///< required Authorization of the container endpoint
+    void set_container_token(std::string t);     ///< required Authorization of the container endpoint
     void set_web_identity_token(std::string t);  ///< the token AssumeRoleWithWebIdentity must carry
-    void set_imds_role(std::string r);         ///< the instance profile role name ("" = none: 404)
+    void set_imds_role(std::string r);           ///< the instance profile role name ("" = none: 404)
     /// Keys AssumeRole requests may be signed with (besides any live key issued here).
     void add_base_keys(sigv4::credentials k);
     /// The ExternalId AssumeRole must carry ("" = must carry none).

@@ -13,6 +13,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -126,7 +127,8 @@ int main(int argc, char** argv) {
         if (!ep) usage_error(fmt::format("--upstream '{}': {}", upstream, ep.error().message()));
         const auto ak = env_or_empty("UPSTREAM_ACCESS_KEY_ID");
         const auto sk = env_or_empty("UPSTREAM_SECRET_ACCESS_KEY");
-        if (ak.empty() || sk.empty()) usage_error("--upstream needs UPSTREAM_ACCESS_KEY_ID and UPSTREAM_SECRET_ACCESS_KEY");
+        if (ak.empty() || sk.empty())
+            usage_error("--upstream needs UPSTREAM_ACCESS_KEY_ID and UPSTREAM_SECRET_ACCESS_KEY");
         server.set_upstream(*ep, sigv4::credentials{access_key_id{ak}, secret_access_key{sk}, {}}, region);
     }
 

@@ -11,8 +11,8 @@ namespace {
 using proto::reader;
 using proto::writer;
 
-#define ISS_TRY(var, expr)                 \
-    auto var = (expr);                     \
+#define ISS_TRY(var, expr) \
+    auto var = (expr);     \
     if (!var) return var.error()
 
 iss::error trailing(std::string_view cmd) {
@@ -93,7 +93,8 @@ void append_permissions(writer& w, const permissions& p) {
     for (std::size_t i = 0; i < p.streams.size(); ++i) {
         const auto& s = p.streams[i];
         w.u32(s.stream_id);
-        for (bool b : {s.manage_stream, s.read_stream, s.manage_topics, s.read_topics, s.poll_messages, s.send_messages})
+        for (bool b :
+             {s.manage_stream, s.read_stream, s.manage_topics, s.read_topics, s.poll_messages, s.send_messages})
             w.u8(b ? 1 : 0);
         w.u8(s.topics.empty() ? 0 : 1);
         for (std::size_t j = 0; j < s.topics.size(); ++j) {
@@ -119,8 +120,8 @@ result<permissions> read_permissions(reader& r) {
         stream_permissions s;
         ISS_TRY(sid, r.u32("permissions.streams.stream_id"));
         s.stream_id = *sid;
-        for (bool* b : {&s.manage_stream, &s.read_stream, &s.manage_topics, &s.read_topics, &s.poll_messages,
-                        &s.send_messages}) {
+        for (bool* b :
+             {&s.manage_stream, &s.read_stream, &s.manage_topics, &s.read_topics, &s.poll_messages, &s.send_messages}) {
             ISS_TRY(v, flag(r, "permissions.streams.flags"));
             *b = *v;
         }

@@ -117,12 +117,11 @@ struct purge_topic_request {
     proto::identifier topic;
 };
 
-using request =
-    std::variant<get_stats_request, get_cluster_metadata_request, get_client_request, get_clients_request,
-                 get_user_request, get_users_request, create_user_request, delete_user_request, update_user_request,
-                 update_permissions_request, change_password_request, get_tokens_request, create_token_request,
-                 delete_token_request, update_stream_request, purge_stream_request, update_topic_request,
-                 purge_topic_request>;
+using request = std::variant<get_stats_request, get_cluster_metadata_request, get_client_request, get_clients_request,
+                             get_user_request, get_users_request, create_user_request, delete_user_request,
+                             update_user_request, update_permissions_request, change_password_request,
+                             get_tokens_request, create_token_request, delete_token_request, update_stream_request,
+                             purge_stream_request, update_topic_request, purge_topic_request>;
 
 /// Decodes the payload of an admin command (`is_admin_code(code)`); errors name the field, and
 /// `proto::server_status_for_decode_error` maps them to 3/4 as 0.8.0 does.

@@ -29,7 +29,7 @@ std::optional<group_info> broker_state::get_group(const ident& s, const ident& t
 }
 
 std::optional<std::vector<std::uint32_t>> broker_state::member_partitions(std::uint32_t client_id, const ident& s,
-                                                                         const ident& t, const ident& g) const {
+                                                                          const ident& t, const ident& g) const {
     const topic* to = s_->lookup_topic(s, t);
     if (!to) return std::nullopt;
     auto gid = state::find_group(*to, g);

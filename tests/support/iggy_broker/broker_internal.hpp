@@ -9,6 +9,7 @@
 #include "proto/wire.hpp"
 
 #include <boost/json.hpp>
+
 #include <xxhash.h>
 
 #include <algorithm>
@@ -118,7 +119,6 @@ struct client {
     std::uint64_t last_ping_us = 0;
 };
 
-
 /// The log's bytes as proto's byte pointer (for `proto::load_le` / `store_le`).
 inline std::byte* wire(std::uint8_t* p) noexcept { return reinterpret_cast<std::byte*>(p); }
 inline const std::byte* wire(const std::uint8_t* p) noexcept { return reinterpret_cast<const std::byte*>(p); }
@@ -141,7 +141,9 @@ struct broker_state::state {
     std::uint64_t started_us = 0;
 
     explicit state(broker_options o)
-        : opts{std::move(o)}, clk{opts.clock ? opts.clock : &real_clock::instance()}, rng{opts.seed},
+        : opts{std::move(o)},
+          clk{opts.clock ? opts.clock : &real_clock::instance()},
+          rng{opts.seed},
           users{opts.username, opts.password, opts.tokens, opts.seed} {
         started_us = now_us();
     }
@@ -199,8 +201,17 @@ struct broker_state::state {
         return {id, p.created_at, p.log->count() ? 1u : 0u, p.current_offset(), p.log->bytes(), p.log->count()};
     }
     static topic_info top_info(const topic& t, bool with_partitions) {
-        topic_info i{t.id, t.created_at, static_cast<std::uint32_t>(t.partitions.size()), t.message_expiry,
-                     t.compression, t.max_topic_size, t.replication_factor, 0, 0, t.name, {}};
+        topic_info i{t.id,
+                     t.created_at,
+                     static_cast<std::uint32_t>(t.partitions.size()),
+                     t.message_expiry,
+                     t.compression,
+                     t.max_topic_size,
+                     t.replication_factor,
+                     0,
+                     0,
+                     t.name,
+                     {}};
         for (std::uint32_t p = 0; p < t.partitions.size(); ++p) {
             i.size_bytes += t.partitions[p].log->bytes();
             i.messages_count += t.partitions[p].log->count();
@@ -219,8 +230,11 @@ struct broker_state::state {
         return i;
     }
     static group_info grp_info(const group& g) {
-        group_info i{g.id, static_cast<std::uint32_t>(g.partitions.size()),
-                     static_cast<std::uint32_t>(g.members.size()), g.name, {}};
+        group_info i{g.id,
+                     static_cast<std::uint32_t>(g.partitions.size()),
+                     static_cast<std::uint32_t>(g.members.size()),
+                     g.name,
+                     {}};
         g.members.for_each([&](std::size_t, const member& m) { i.members.push_back({m.id, m.partitions}); });
         return i;
     }
@@ -248,7 +262,8 @@ struct broker_state::state {
         const std::size_t m_count = g.members.size();
         if (m_count == 0 || g.partitions.empty()) return;
         std::set<std::uint32_t> assigned;
-        g.members.for_each([&](std::size_t, const member& m) { assigned.insert(m.partitions.begin(), m.partitions.end()); });
+        g.members.for_each(
+            [&](std::size_t, const member& m) { assigned.insert(m.partitions.begin(), m.partitions.end()); });
         std::vector<std::uint32_t> unassigned;
         for (auto p : g.partitions)
             if (!assigned.count(p)) unassigned.push_back(p);
@@ -315,7 +330,8 @@ struct broker_state::state {
     static bool complete_revocation(group& g, std::size_t slot, std::uint32_t member_id, std::uint32_t p) {
         member* m = g.members.get(slot);
         if (!m || m->id != member_id) return false;
-        auto it = std::find_if(m->pending.begin(), m->pending.end(), [&](const revocation& r) { return r.partition == p; });
+        auto it =
+            std::find_if(m->pending.begin(), m->pending.end(), [&](const revocation& r) { return r.partition == p; });
         if (it == m->pending.end()) return false;
         revocation r = *it;
         m->pending.erase(it);
@@ -365,8 +381,7 @@ struct broker_state::state {
         std::uint32_t partition;
     };
     status resolve_group_member(std::uint32_t client_id, topic& t, const ident& gident,
-                                std::optional<std::uint32_t> explicit_p, bool advance,
-                                std::optional<resolved>& out) {
+                                std::optional<std::uint32_t> explicit_p, bool advance, std::optional<resolved>& out) {
         if (!clients.count(client_id)) return code::stale_client;
         auto gid = find_group(t, gident);
         if (!gid) return code::consumer_group_id_not_found;

@@ -175,7 +175,8 @@ std::vector<topic_info> broker_state::get_topics(const ident& s) const {
     std::vector<topic_info> out;
     auto sid = s_->find_stream(s);
     if (!sid) return out;
-    s_->streams.get(*sid)->topics.for_each([&](std::size_t, const topic& t) { out.push_back(state::top_info(t, false)); });
+    s_->streams.get(*sid)->topics.for_each(
+        [&](std::size_t, const topic& t) { out.push_back(state::top_info(t, false)); });
     return out;
 }
 
@@ -339,9 +340,9 @@ res<broker_state::appended> broker_state::send_messages(const ident& s, const id
     return {code::ok, where};
 }
 
-res<poll_result> broker_state::poll_messages(std::uint32_t client_id, const consumer& c, const ident& s,
-                                             const ident& t, std::optional<std::uint32_t> partition_id,
-                                             strategy strat, std::uint32_t count, bool auto_commit) {
+res<poll_result> broker_state::poll_messages(std::uint32_t client_id, const consumer& c, const ident& s, const ident& t,
+                                             std::optional<std::uint32_t> partition_id, strategy strat,
+                                             std::uint32_t count, bool auto_commit) {
     stream* so = nullptr;
     topic* to = nullptr;
     if (auto st = s_->resolve(s, t, so, to)) return {st};

@@ -22,7 +22,6 @@
 /// injected `iss::clock`; `tick()` runs the periodic checkers (revocation timeout, heartbeat).
 
 #include "common/clock.hpp"
-
 #include "proto/error.hpp"
 
 #include <array>
@@ -60,7 +59,8 @@ inline constexpr status invalid_username = static_cast<status>(proto::server_err
 inline constexpr status invalid_password = static_cast<status>(proto::server_errc::invalid_password);
 inline constexpr status client_not_found = static_cast<status>(proto::server_errc::client_not_found);
 inline constexpr status stream_id_not_found = static_cast<status>(proto::server_errc::stream_id_not_found);
-inline constexpr status stream_name_already_exists = static_cast<status>(proto::server_errc::stream_name_already_exists);
+inline constexpr status stream_name_already_exists =
+    static_cast<status>(proto::server_errc::stream_name_already_exists);
 inline constexpr status invalid_topic_size = static_cast<status>(proto::server_errc::invalid_topic_size);
 inline constexpr status topic_id_not_found = static_cast<status>(proto::server_errc::topic_id_not_found);
 inline constexpr status topic_name_already_exists = static_cast<status>(proto::server_errc::topic_name_already_exists);
@@ -73,9 +73,12 @@ inline constexpr status invalid_messages_count = static_cast<status>(proto::serv
 inline constexpr status too_big_user_headers = static_cast<status>(proto::server_errc::too_big_user_headers);
 inline constexpr status too_big_message_payload = static_cast<status>(proto::server_errc::too_big_message_payload);
 inline constexpr status invalid_offset = static_cast<status>(proto::server_errc::invalid_offset);
-inline constexpr status consumer_group_id_not_found = static_cast<status>(proto::server_errc::consumer_group_id_not_found);
-inline constexpr status consumer_group_name_already_exists = static_cast<status>(proto::server_errc::consumer_group_name_already_exists);
-inline constexpr status consumer_group_member_not_found = static_cast<status>(proto::server_errc::consumer_group_member_not_found);
+inline constexpr status consumer_group_id_not_found =
+    static_cast<status>(proto::server_errc::consumer_group_id_not_found);
+inline constexpr status consumer_group_name_already_exists =
+    static_cast<status>(proto::server_errc::consumer_group_name_already_exists);
+inline constexpr status consumer_group_member_not_found =
+    static_cast<status>(proto::server_errc::consumer_group_member_not_found);
 }  // namespace code
 
 /// A value or a non-zero status.
@@ -272,9 +275,7 @@ public:
         }
     }
     [[nodiscard]] T* get(std::size_t k) { return k < items_.size() && items_[k] ? &*items_[k] : nullptr; }
-    [[nodiscard]] const T* get(std::size_t k) const {
-        return k < items_.size() && items_[k] ? &*items_[k] : nullptr;
-    }
+    [[nodiscard]] const T* get(std::size_t k) const { return k < items_.size() && items_[k] ? &*items_[k] : nullptr; }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] std::size_t capacity() const noexcept { return items_.size(); }
     template <class F>
@@ -368,7 +369,7 @@ public:
     /// The numeric ID of a stream / topic, for permission checks; nullopt = unknown.
     [[nodiscard]] std::optional<std::uint32_t> stream_id_of(const ident& stream) const;
     [[nodiscard]] std::optional<std::pair<std::uint32_t, std::uint32_t>> topic_id_of(const ident& stream,
-                                                                                   const ident& topic) const;
+                                                                                     const ident& topic) const;
     res<none> logout(std::uint32_t client_id);
     /// Whether the connection is logged in (an expired client keeps its login).
     [[nodiscard]] bool logged_in(std::uint32_t client_id) const;
@@ -394,8 +395,8 @@ public:
     res<none> delete_topic(const ident& stream, const ident& topic);
     /// UpdateTopic: the checks of CreateTopic (compression, size), 2013 another topic has the name.
     res<none> update_topic(const ident& stream, const ident& topic, std::uint8_t compression,
-                           std::uint64_t message_expiry, std::uint64_t max_topic_size,
-                           std::uint8_t replication_factor, std::string_view name);
+                           std::uint64_t message_expiry, std::uint64_t max_topic_size, std::uint8_t replication_factor,
+                           std::string_view name);
     /// PurgeTopic: messages and consumer (group) offsets of every partition are dropped; the
     /// next message gets offset 0 again.
     res<none> purge_topic(const ident& stream, const ident& topic);
@@ -411,10 +412,10 @@ public:
         std::uint64_t base_offset = 0;
     };
     res<appended> send_messages(const ident& stream, const ident& topic, const partitioning& p,
-                            std::span<const message_in> messages);
-    res<poll_result> poll_messages(std::uint32_t client_id, const consumer& c, const ident& stream,
-                                   const ident& topic, std::optional<std::uint32_t> partition, strategy s,
-                                   std::uint32_t count, bool auto_commit);
+                                std::span<const message_in> messages);
+    res<poll_result> poll_messages(std::uint32_t client_id, const consumer& c, const ident& stream, const ident& topic,
+                                   std::optional<std::uint32_t> partition, strategy s, std::uint32_t count,
+                                   bool auto_commit);
 
     // ---- offsets
     res<none> store_offset(std::uint32_t client_id, const consumer& c, const ident& stream, const ident& topic,
@@ -431,8 +432,8 @@ public:
     res<none> delete_group(const ident& stream, const ident& topic, const ident& group);
     /// G2 SyncConsumerGroup (docs/protocol.md §8.7): the member's pollable partitions, pending
     /// revocations left out; nullopt = unknown group or not a member.
-    std::optional<std::vector<std::uint32_t>> member_partitions(std::uint32_t client_id, const ident& s,
-                                                                const ident& t, const ident& g) const;
+    std::optional<std::vector<std::uint32_t>> member_partitions(std::uint32_t client_id, const ident& s, const ident& t,
+                                                                const ident& g) const;
     res<none> join_group(std::uint32_t client_id, const ident& stream, const ident& topic, const ident& group);
     res<none> leave_group(std::uint32_t client_id, const ident& stream, const ident& topic, const ident& group);
 

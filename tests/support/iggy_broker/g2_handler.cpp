@@ -25,13 +25,22 @@ ident to_ident(const proto::identifier& id) {
 consumer to_consumer(const proto::consumer& c) { return {static_cast<std::uint8_t>(c.kind), to_ident(c.id)}; }
 
 proto::topic_info to_proto(const topic_info& t) {
-    return {t.id,           t.created_at, t.partitions_count, t.message_expiry, t.compression, t.max_topic_size,
-            t.replication_factor, t.size_bytes, t.messages_count, t.name};
+    return {t.id,
+            t.created_at,
+            t.partitions_count,
+            t.message_expiry,
+            t.compression,
+            t.max_topic_size,
+            t.replication_factor,
+            t.size_bytes,
+            t.messages_count,
+            t.name};
 }
 proto::topic_details to_details(const topic_info& t) {
     proto::topic_details d{to_proto(t), {}};
     for (auto& p : t.partitions)
-        d.partitions.push_back({p.id, p.created_at, p.segments_count, p.current_offset, p.size_bytes, p.messages_count});
+        d.partitions.push_back(
+            {p.id, p.created_at, p.segments_count, p.current_offset, p.size_bytes, p.messages_count});
     return d;
 }
 proto::stream_details to_details(const stream_info& s) {
@@ -40,9 +49,7 @@ proto::stream_details to_details(const stream_info& s) {
     return d;
 }
 
-std::uint32_t decode_status(const iss::error& e) {
-    return proto::server_status_for_decode_error(e);
-}
+std::uint32_t decode_status(const iss::error& e) { return proto::server_status_for_decode_error(e); }
 
 /// The topic options a 0.9 CreateTopic applies (core/common/src/types/options/mod.rs
 /// `topic_option_keys`): compression (Uint8 code or "none"/"gzip"), message expiry (Uint64 µs,
@@ -84,12 +91,9 @@ std::uint32_t parse_topic_options(std::string_view block, topic_options& o) {
             if (h.value_kind == proto::header_kind::uint8 && h.value.size() == 1 &&
                 (h.value[0] == std::byte{1} || h.value[0] == std::byte{2}))
                 o.compression = static_cast<std::uint8_t>(h.value[0]);
-            else if (h.value_kind == proto::header_kind::string && proto::as_text(h.value) == "none")
-                o.compression = 1;
-            else if (h.value_kind == proto::header_kind::string && proto::as_text(h.value) == "gzip")
-                o.compression = 2;
-            else
-                return invalid_option_value;
+            else if (h.value_kind == proto::header_kind::string && proto::as_text(h.value) == "none") o.compression = 1;
+            else if (h.value_kind == proto::header_kind::string && proto::as_text(h.value) == "gzip") o.compression = 2;
+            else return invalid_option_value;
         } else if (key == "message_expiry") {
             if (!u64_of(h, o.message_expiry)) return invalid_option_value;
         } else if (key == "max_topic_size") {
@@ -154,8 +158,8 @@ bool g2_connection::login(const g2::request_header& h, proto::bytes_view body, p
     session_ = shared_.next_session++;
     applied_.clear();
     body_.clear();
-    (void)g2::append_register_reply(
-        body_, {*user, session_, shared_.opts.protocol_version, shared_.opts.server_version});
+    (void)g2::append_register_reply(body_,
+                                    {*user, session_, shared_.opts.protocol_version, shared_.opts.server_version});
     reply(out, h, 0, body_);
     return true;
 }
@@ -286,10 +290,9 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                         return done(0);
                     }
                 }
-                auto p = state_.poll_messages(client_id_, to_consumer(q.consumer), to_ident(q.stream),
-                                              to_ident(q.topic), pid,
-                                              strategy{static_cast<strategy_kind>(q.strategy.kind), q.strategy.value},
-                                              q.count, q.auto_commit);
+                auto p = state_.poll_messages(
+                    client_id_, to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic), pid,
+                    strategy{static_cast<strategy_kind>(q.strategy.kind), q.strategy.value}, q.count, q.auto_commit);
                 if (!p.ok()) return done(p.code);
                 g2::batch_poll_writer w{body_};
                 w.begin(p.value.partition_id, p.value.current_offset);
@@ -298,7 +301,7 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                     while (!rest.empty()) {
                         auto m = proto::decode_message(rest);
                         if (!m) return done(code::invalid_command);  // a bug in the double
-                        proto::message_fields mf{m->id,      m->offset,     m->timestamp, m->origin_timestamp,
+                        proto::message_fields mf{m->id,      m->offset,      m->timestamp, m->origin_timestamp,
                                                  m->payload, m->user_headers};
                         // The server serves stored batches as they are: a slice keeps the
                         // stored base offset and origin, so the frames keep the producer's
@@ -335,8 +338,8 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                 done(0);
             },
             [&](const proto::get_consumer_offset_request& q) {
-                auto o = state_.get_offset(to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic),
-                                           q.partition_id);
+                auto o =
+                    state_.get_offset(to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic), q.partition_id);
                 if (o) {
                     proto::writer w{body_};
                     proto::append_consumer_offset_info(w, {o->partition_id, o->current_offset, o->stored_offset});
@@ -344,7 +347,8 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                 done(0);
             },
             [&](const g2::store_offset_request& q) {
-                if (q.consumer.kind == proto::consumer_kind::group && !q.partition_id) return done(code::invalid_identifier);
+                if (q.consumer.kind == proto::consumer_kind::group && !q.partition_id)
+                    return done(code::invalid_identifier);
                 done(state_
                          .store_offset(client_id_, to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic),
                                        q.partition_id, q.offset)

@@ -7,12 +7,11 @@
 // (poll replies are gathered straight from the partition log: no copy, no per-message
 // allocation), repeat. The first line on stdout is `listening on HOST:PORT`.
 
+#include "common/log.hpp"
 #include "iggy_broker/admin_handler.hpp"
 #include "iggy_broker/broker_state.hpp"
 #include "iggy_broker/g2_handler.hpp"
 #include "iggy_broker/users.hpp"
-
-#include "common/log.hpp"
 #include "proto/commands.hpp"
 #include "proto/poll.hpp"
 
@@ -96,39 +95,40 @@ std::optional<std::chrono::microseconds> parse_duration(std::string_view s) {
     }
     auto unit = s.substr(i);
     double us = 0;
-    if (unit.empty() || unit == "s")
-        us = v * 1e6;
-    else if (unit == "ms")
-        us = v * 1e3;
-    else if (unit == "us")
-        us = v;
-    else if (unit == "m")
-        us = v * 60e6;
-    else if (unit == "h")
-        us = v * 3600e6;
-    else
-        return std::nullopt;
+    if (unit.empty() || unit == "s") us = v * 1e6;
+    else if (unit == "ms") us = v * 1e3;
+    else if (unit == "us") us = v;
+    else if (unit == "m") us = v * 60e6;
+    else if (unit == "h") us = v * 3600e6;
+    else return std::nullopt;
     return std::chrono::microseconds{static_cast<std::int64_t>(us)};
 }
 
 broker::ident to_ident(const proto::identifier& id) {
     return id.is_numeric() ? broker::ident::num(id.number()) : broker::ident::str(id.name());
 }
-broker::consumer to_consumer(const proto::consumer& c) {
-    return {static_cast<std::uint8_t>(c.kind), to_ident(c.id)};
-}
+broker::consumer to_consumer(const proto::consumer& c) { return {static_cast<std::uint8_t>(c.kind), to_ident(c.id)}; }
 
 proto::stream_info to_proto(const broker::stream_info& s) {
     return {s.id, s.created_at, s.topics_count, s.size_bytes, s.messages_count, s.name};
 }
 proto::topic_info to_proto(const broker::topic_info& t) {
-    return {t.id,           t.created_at, t.partitions_count, t.message_expiry, t.compression, t.max_topic_size,
-            t.replication_factor, t.size_bytes, t.messages_count, t.name};
+    return {t.id,
+            t.created_at,
+            t.partitions_count,
+            t.message_expiry,
+            t.compression,
+            t.max_topic_size,
+            t.replication_factor,
+            t.size_bytes,
+            t.messages_count,
+            t.name};
 }
 proto::topic_details to_proto_details(const broker::topic_info& t) {
     proto::topic_details d{to_proto(t), {}};
     for (auto& p : t.partitions)
-        d.partitions.push_back({p.id, p.created_at, p.segments_count, p.current_offset, p.size_bytes, p.messages_count});
+        d.partitions.push_back(
+            {p.id, p.created_at, p.segments_count, p.current_offset, p.size_bytes, p.messages_count});
     return d;
 }
 proto::stream_details to_proto_details(const broker::stream_info& s) {
@@ -155,8 +155,13 @@ public:
     server(net::io_context& ioc, broker::broker_state& state, std::chrono::microseconds check_interval,
            net::ssl::context* tls, std::string protocol = "auto", broker::g2_options g2 = {},
            broker::node_endpoints node = {})
-        : ioc_{ioc}, state_{state}, check_interval_{check_interval}, tls_{tls}, protocol_{std::move(protocol)},
-          g2_{std::move(g2), node}, node_{std::move(node)} {}
+        : ioc_{ioc},
+          state_{state},
+          check_interval_{check_interval},
+          tls_{tls},
+          protocol_{std::move(protocol)},
+          g2_{std::move(g2), node},
+          node_{std::move(node)} {}
 
     net::awaitable<void> listen(tcp::acceptor acceptor) {
         for (;;) {
@@ -240,7 +245,8 @@ private:
             if (protocol_ == "0.8") gen = proto::g2::wire_generation::g1;
             if (protocol_ == "0.9") gen = proto::g2::wire_generation::g2;
             while (!gen || have == 0) {
-                auto [ec, n] = co_await s.async_read_some(net::buffer(first.data() + have, first.size() - have), use_tuple);
+                auto [ec, n] =
+                    co_await s.async_read_some(net::buffer(first.data() + have, first.size() - have), use_tuple);
                 if (ec) co_return;
                 have += n;
                 if (!gen) gen = proto::g2::detect_generation({first.data(), have});
@@ -405,11 +411,10 @@ private:
                 [&](const proto::logout_user_request&) { status(state_.logout(client_id).code); },
                 [&](const proto::poll_messages_request& q) {
                     if (denied(action::poll_messages, &q.stream, &q.topic)) return;
-                    auto p = state_.poll_messages(client_id, to_consumer(q.consumer), to_ident(q.stream),
-                                                  to_ident(q.topic), q.partition_id,
-                                                  broker::strategy{static_cast<broker::strategy_kind>(q.strategy.kind),
-                                                                   q.strategy.value},
-                                                  q.count, q.auto_commit);
+                    auto p = state_.poll_messages(
+                        client_id, to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic), q.partition_id,
+                        broker::strategy{static_cast<broker::strategy_kind>(q.strategy.kind), q.strategy.value},
+                        q.count, q.auto_commit);
                     if (!p.ok()) return error_reply(r, p.code);
                     // Frame header + poll header, then the stored messages as they are.
                     const std::size_t body = proto::poll_reply_header_size + p.value.bytes();
@@ -441,8 +446,8 @@ private:
                 [&](const proto::delete_consumer_offset_request& q) {
                     if (denied(action::poll_messages, &q.stream, &q.topic)) return;
                     status(state_
-                               .delete_offset(client_id, to_consumer(q.consumer), to_ident(q.stream),
-                                              to_ident(q.topic), q.partition_id)
+                               .delete_offset(client_id, to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic),
+                                              q.partition_id)
                                .code);
                 },
                 [&](const proto::get_stream_request& q) {
@@ -629,7 +634,8 @@ int main(int argc, char** argv) {
             protocol = *v;
         } else if (a == "--g2-protocol") {
             unsigned ma = 0, mi = 0, pa = 0;
-            if (std::sscanf(v->c_str(), "%u.%u.%u", &ma, &mi, &pa) != 3) return usage_error("--g2-protocol wants X.Y.Z");
+            if (std::sscanf(v->c_str(), "%u.%u.%u", &ma, &mi, &pa) != 3)
+                return usage_error("--g2-protocol wants X.Y.Z");
             g2opts.protocol_version = proto::g2::pack_version(ma, mi, pa);
         } else if (a == "--g2-transient-not-committed") {
             g2opts.transient_not_committed = static_cast<unsigned>(std::stoul(*v));
@@ -670,8 +676,8 @@ int main(int argc, char** argv) {
         if (ec) return usage_error("--listen: bad address " + host);
         tcp::acceptor acceptor{ioc, tcp::endpoint{addr, static_cast<std::uint16_t>(port)}};
         auto bound = acceptor.local_endpoint();
-        std::string shown = bound.address().is_v6() ? "[" + bound.address().to_string() + "]"
-                                                    : bound.address().to_string();
+        std::string shown =
+            bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
         std::printf("listening on %s:%u\n", shown.c_str(), static_cast<unsigned>(bound.port()));
         std::fflush(stdout);
 

@@ -42,22 +42,21 @@ json::object perms_to_json(const permissions& p) {
         json::array topics;
         for (auto& t : s.topics)
             topics.push_back(json::array{t.topic_id, t.manage_topic, t.read_topic, t.poll_messages, t.send_messages});
-        streams.push_back(json::object{
-            {"id", s.stream_id},
-            {"flags", json::array{s.manage_stream, s.read_stream, s.manage_topics, s.read_topics, s.poll_messages,
-                                  s.send_messages}},
-            {"topics", topics}});
+        streams.push_back(json::object{{"id", s.stream_id},
+                                       {"flags", json::array{s.manage_stream, s.read_stream, s.manage_topics,
+                                                             s.read_topics, s.poll_messages, s.send_messages}},
+                                       {"topics", topics}});
     }
-    return json::object{{"global", json::array{g.manage_servers, g.read_servers, g.manage_users, g.read_users,
-                                               g.manage_streams, g.read_streams, g.manage_topics, g.read_topics,
-                                               g.poll_messages, g.send_messages}},
-                        {"streams", streams}};
+    return json::object{
+        {"global", json::array{g.manage_servers, g.read_servers, g.manage_users, g.read_users, g.manage_streams,
+                               g.read_streams, g.manage_topics, g.read_topics, g.poll_messages, g.send_messages}},
+        {"streams", streams}};
 }
 
 permissions perms_from_json(const json::value& v) {
     permissions p;
     const auto& g = v.at("global").as_array();
-    bool* gf[] = {&p.global.manage_servers, &p.global.read_servers, &p.global.manage_users, &p.global.read_users,
+    bool* gf[] = {&p.global.manage_servers, &p.global.read_servers, &p.global.manage_users,  &p.global.read_users,
                   &p.global.manage_streams, &p.global.read_streams, &p.global.manage_topics, &p.global.read_topics,
                   &p.global.poll_messages,  &p.global.send_messages};
     for (std::size_t i = 0; i < 10; ++i) *gf[i] = g.at(i).as_bool();
@@ -65,8 +64,8 @@ permissions perms_from_json(const json::value& v) {
         stream_permissions s;
         s.stream_id = json::value_to<std::uint32_t>(sv.at("id"));
         const auto& f = sv.at("flags").as_array();
-        bool* sf[] = {&s.manage_stream, &s.read_stream, &s.manage_topics, &s.read_topics, &s.poll_messages,
-                      &s.send_messages};
+        bool* sf[] = {&s.manage_stream, &s.read_stream,   &s.manage_topics,
+                      &s.read_topics,   &s.poll_messages, &s.send_messages};
         for (std::size_t i = 0; i < 6; ++i) *sf[i] = f.at(i).as_bool();
         for (auto& tv : sv.at("topics").as_array()) {
             const auto& a = tv.as_array();
@@ -161,17 +160,19 @@ status user_store::authorize(std::uint32_t uid, action a, std::uint32_t stream, 
                  (s && (s->manage_stream || s->read_stream || s->manage_topics || s->read_topics)) ||
                  (t && (t->manage_topic || t->read_topic));
             break;
-        case action::create_topic: ok = g.manage_streams || g.manage_topics || (s && (s->manage_stream || s->manage_topics)); break;
+        case action::create_topic:
+            ok = g.manage_streams || g.manage_topics || (s && (s->manage_stream || s->manage_topics));
+            break;
         case action::manage_topic:
             ok = g.manage_streams || g.manage_topics || (s && (s->manage_stream || s->manage_topics)) ||
                  (t && t->manage_topic);
             break;
         case action::poll_messages:
             // Inheritance: manage_streams -> read_streams -> read_topics -> poll_messages.
-            ok = g.poll_messages || g.read_topics || g.manage_topics || g.read_streams || g.manage_streams ||
-                 (s && (s->manage_stream || s->read_stream || s->manage_topics || s->read_topics ||
-                        s->poll_messages)) ||
-                 (t && (t->manage_topic || t->read_topic || t->poll_messages));
+            ok =
+                g.poll_messages || g.read_topics || g.manage_topics || g.read_streams || g.manage_streams ||
+                (s && (s->manage_stream || s->read_stream || s->manage_topics || s->read_topics || s->poll_messages)) ||
+                (t && (t->manage_topic || t->read_topic || t->poll_messages));
             break;
         case action::send_messages:
             // Inheritance: manage_streams -> manage_topics -> send_messages.
@@ -287,13 +288,10 @@ json::value user_store::to_json() const {
     json::array users;
     users_.for_each([&](std::size_t, const user& u) {
         json::array toks;
-        for (auto& t : u.tokens) toks.push_back(json::object{{"name", t.name}, {"value", t.value}, {"expiry_at", t.expiry_at}});
-        json::object o{{"id", u.info.id},
-                       {"username", u.info.username},
-                       {"password", u.password},
-                       {"status", u.info.status},
-                       {"created_at", u.info.created_at},
-                       {"tokens", toks}};
+        for (auto& t : u.tokens)
+            toks.push_back(json::object{{"name", t.name}, {"value", t.value}, {"expiry_at", t.expiry_at}});
+        json::object o{{"id", u.info.id},         {"username", u.info.username},     {"password", u.password},
+                       {"status", u.info.status}, {"created_at", u.info.created_at}, {"tokens", toks}};
         if (u.info.perms) o["permissions"] = perms_to_json(*u.info.perms);
         users.push_back(std::move(o));
     });
@@ -312,7 +310,8 @@ std::string user_store::from_json(const json::value& v) {
             u.info.created_at = json::value_to<std::uint64_t>(uv.at("created_at"));
             if (auto* p = uv.as_object().if_contains("permissions")) u.info.perms = perms_from_json(*p);
             for (auto& tv : uv.at("tokens").as_array())
-                u.tokens.push_back({json::value_to<std::string>(tv.at("name")), json::value_to<std::string>(tv.at("value")),
+                u.tokens.push_back({json::value_to<std::string>(tv.at("name")),
+                                    json::value_to<std::string>(tv.at("value")),
                                     json::value_to<std::uint64_t>(tv.at("expiry_at"))});
             auto id = u.info.id;
             loaded.insert_at(id, std::move(u));

@@ -139,8 +139,7 @@ public:
     res<none> set_permissions(const ident& user, std::optional<permissions> perms);
     /// ChangePassword by `caller`: 44 lengths, 20 unknown, 41 another user without
     /// manage_users, 42 wrong current password.
-    res<none> change_password(std::uint32_t caller, const ident& user, std::string_view current,
-                              std::string_view next);
+    res<none> change_password(std::uint32_t caller, const ident& user, std::string_view current, std::string_view next);
 
     /// CreatePersonalAccessToken for `user`: 50 name length, 52 too many, 51 name taken; the
     /// token value. `expiry_us` 0 = never (u64 max is read as never too, like IggyExpiry).

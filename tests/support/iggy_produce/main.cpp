@@ -81,10 +81,10 @@ bool parse_num(std::string_view s, T& out) {
 }
 
 std::string synthetic(std::uint64_t i, std::size_t size) {
-    std::string s = fmt::format(R"({{"seq":{},"ts_us":{},"pad":")", i,
-                                std::chrono::duration_cast<std::chrono::microseconds>(
-                                    std::chrono::system_clock::now().time_since_epoch())
-                                    .count());
+    std::string s = fmt::format(
+        R"({{"seq":{},"ts_us":{},"pad":")", i,
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
     const std::size_t tail = 2;  // "}
     if (s.size() + tail < size) s.append(size - s.size() - tail, 'x');
     s += "\"}";
@@ -92,9 +92,9 @@ std::string synthetic(std::uint64_t i, std::size_t size) {
 }
 
 std::uint64_t now_us() {
-    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                          std::chrono::system_clock::now().time_since_epoch())
-                                          .count());
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
 }
 
 net::awaitable<int> run(args a) {

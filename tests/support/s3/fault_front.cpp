@@ -170,12 +170,16 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
             }
             http::response resp;
             if (f == fault::slow_down_503) {
-                resp = {503, "Slow Down", {{"Content-Type", "application/xml"}, {"x-amz-request-id", "front-503"}},
+                resp = {503,
+                        "Slow Down",
+                        {{"Content-Type", "application/xml"}, {"x-amz-request-id", "front-503"}},
                         "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
                         "<Message>Please reduce your request rate.</Message><RequestId>front-503</RequestId></Error>"};
             } else if (f == fault::verify_crc32c && msg.find("x-amz-checksum-crc32c") != msg.end() &&
                        msg["x-amz-checksum-crc32c"] != s3::crc32c_header_value(s3::crc32c(msg.body()))) {
-                resp = {400, "Bad Request", {{"Content-Type", "application/xml"}, {"x-amz-request-id", "front-400"}},
+                resp = {400,
+                        "Bad Request",
+                        {{"Content-Type", "application/xml"}, {"x-amz-request-id", "front-400"}},
                         "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>BadDigest</Code>"
                         "<Message>The CRC32C you specified did not match the calculated checksum.</Message>"
                         "<RequestId>front-400</RequestId></Error>"};
@@ -228,9 +232,7 @@ fault_front::fault_front(net::any_io_executor ex, std::optional<http::endpoint> 
 fault_front::~fault_front() { stop(); }
 
 std::uint16_t fault_front::port() const { return impl_->acceptor.local_endpoint().port(); }
-std::string fault_front::url() const {
-    return fmt::format("{}://127.0.0.1:{}", impl_->tls ? "https" : "http", port());
-}
+std::string fault_front::url() const { return fmt::format("{}://127.0.0.1:{}", impl_->tls ? "https" : "http", port()); }
 
 void fault_front::add_rule(fault_rule r) {
     impl_->rules.push_back(std::move(r));

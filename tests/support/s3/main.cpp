@@ -19,8 +19,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
-#include <fmt/format.h>
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <array>
@@ -40,7 +40,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* const usage_text = R"(s3-fault-front: a TEST DOUBLE: an HTTP/1.1 front on 127.0.0.1:PORT (port picked by the OS)
+const char* const usage_text =
+    R"(s3-fault-front: a TEST DOUBLE: an HTTP/1.1 front on 127.0.0.1:PORT (port picked by the OS)
 that forwards every request unchanged to --upstream (so SigV4 signatures stay valid), unless a
 rule faults it (tests/support/s3/fault_front.hpp).
 

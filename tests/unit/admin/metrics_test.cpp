@@ -1,5 +1,6 @@
-#include "../pipeline/fakes.hpp"
 #include "admin/metrics.hpp"
+
+#include "../pipeline/fakes.hpp"
 #include "admin/readiness.hpp"
 #include "iggy/client.hpp"
 #include "pipeline/consumer.hpp"
@@ -8,9 +9,9 @@
 #include <catch2/catch.hpp>
 
 namespace pl = iss::pipeline;
+using Catch::Matchers::Contains;
 using fakes::run;
 using fakes::world;
-using Catch::Matchers::Contains;
 
 namespace {
 
@@ -76,7 +77,8 @@ TEST_CASE("metrics: the pipeline's counters, offsets and gauges as they stand", 
     std::uint64_t stored = 0;
     for (const auto& [k, obj] : w.store.objects) stored += obj.body.size();
     CHECK_THAT(text, Contains("iggy_s3_sink_bytes_uploaded_total" + t + " " + std::to_string(stored) + "\n"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_buffered_bytes" + t + " " + std::to_string(r->find({"app", "requests", 0})->buffered_bytes()) + "\n"));
+    CHECK_THAT(text, Contains("iggy_s3_sink_buffered_bytes" + t + " " +
+                              std::to_string(r->find({"app", "requests", 0})->buffered_bytes()) + "\n"));
     // Histograms: two uploads and two commits, cumulative buckets ending in +Inf.
     CHECK_THAT(text, Contains("# TYPE iggy_s3_sink_upload_duration_seconds histogram"));
     CHECK_THAT(text, Contains("iggy_s3_sink_upload_duration_seconds_count 2\n"));
@@ -106,7 +108,8 @@ TEST_CASE("metrics: s3 and iggy client statistics by operation, command and code
     CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_requests_total{operation="PutObject",code="200"} 3)"));
     CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_requests_total{operation="PutObject",code="503"} 1)"));
     CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_retries_total{operation="PutObject"} 1)"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="0.005"} 1)"));
+    CHECK_THAT(text,
+               Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="0.005"} 1)"));
     CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="0.25"} 2)"));
     CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="60"} 2)"));
     CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="+Inf"} 3)"));

@@ -9,6 +9,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <exception>
@@ -49,7 +50,8 @@ net::awaitable<std::vector<answer>> ask(tcp::endpoint at, std::vector<std::pair<
     co_return out;
 }
 
-std::vector<answer> run_ask(net::io_context& io, tcp::endpoint at, std::vector<std::pair<http::verb, std::string>> reqs) {
+std::vector<answer> run_ask(net::io_context& io, tcp::endpoint at,
+                            std::vector<std::pair<http::verb, std::string>> reqs) {
     std::vector<answer> got;
     std::exception_ptr err;
     net::co_spawn(io, ask(at, std::move(reqs)), [&](std::exception_ptr e, std::vector<answer> a) {
@@ -57,8 +59,7 @@ std::vector<answer> run_ask(net::io_context& io, tcp::endpoint at, std::vector<s
         got = std::move(a);
     });
     io.restart();
-    while (!err && got.empty() && io.run_one()) {
-    }
+    while (!err && got.empty() && io.run_one()) {}
     if (err) std::rethrow_exception(err);
     return got;
 }

@@ -1,5 +1,6 @@
-#include "aws/error.hpp"
 #include "aws/parse.hpp"
+
+#include "aws/error.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -29,16 +30,18 @@ TEST_CASE("an ISO 8601 time the system clock cannot hold is refused, not overflo
     CHECK(far.error() == aws::errc::bad_response);
     CHECK(far.error().detail().find("range") != std::string::npos);
     CHECK_FALSE(parse_iso8601("0001-01-01T00:00:00Z").has_value());
-    auto doc = parse_credentials_json(R"({"AccessKeyId":"A","SecretAccessKey":"S","Expiration":"9999-12-31T23:59:59Z"})", "IMDS");
+    auto doc = parse_credentials_json(
+        R"({"AccessKeyId":"A","SecretAccessKey":"S","Expiration":"9999-12-31T23:59:59Z"})", "IMDS");
     REQUIRE_FALSE(doc.has_value());
     CHECK(doc.error().detail().find("Expiration") != std::string::npos);
 }
 
 TEST_CASE("the shared files parse into sections, lower-case keys, trimmed values", "[aws]") {
-    const auto ini = parse_ini("# comment\n[default]\naws_access_key_id = AK1 \n; other\n[profile sink]\n"
-                               "ROLE_ARN=arn:aws:iam::123:role/sink\nsource_profile = default\ns3 =\n"
-                               "  max_concurrent_requests = 2\nregion = eu-west-1\n",
-                               "config");
+    const auto ini = parse_ini(
+        "# comment\n[default]\naws_access_key_id = AK1 \n; other\n[profile sink]\n"
+        "ROLE_ARN=arn:aws:iam::123:role/sink\nsource_profile = default\ns3 =\n"
+        "  max_concurrent_requests = 2\nregion = eu-west-1\n",
+        "config");
     REQUIRE(ini.has_value());
     CHECK(ini->at("default").at("aws_access_key_id") == "AK1");
     CHECK(ini->at("profile sink").at("role_arn") == "arn:aws:iam::123:role/sink");
@@ -51,7 +54,9 @@ TEST_CASE("the shared files parse into sections, lower-case keys, trimmed values
 }
 
 TEST_CASE("container and IMDS JSON documents give keys and expiry; errors never echo the secret", "[aws]") {
-    auto id = parse_credentials_json(R"({"AccessKeyId":"ASIA1","SecretAccessKey":"sek","Token":"tok","Expiration":"2026-12-01T15:04:05Z"})", "container");
+    auto id = parse_credentials_json(
+        R"({"AccessKeyId":"ASIA1","SecretAccessKey":"sek","Token":"tok","Expiration":"2026-12-01T15:04:05Z"})",
+        "container");
     REQUIRE(id.has_value());
     CHECK(id->keys.access_key_id.get() == "ASIA1");
     CHECK(id->keys.secret_access_key.reveal() == "sek");
@@ -69,18 +74,19 @@ TEST_CASE("container and IMDS JSON documents give keys and expiry; errors never 
 
 TEST_CASE("STS answers: credentials with the assumed role, and error documents", "[aws]") {
     const std::string ok =
-      "<AssumeRoleResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><AssumeRoleResult><Credentials>"
-      "<AccessKeyId>ASIA2</AccessKeyId><SecretAccessKey>s2</SecretAccessKey><SessionToken>t2</SessionToken>"
-      "<Expiration>2026-12-01T15:04:05Z</Expiration></Credentials><AssumedRoleUser>"
-      "<Arn>arn:aws:sts::123:assumed-role/sink/s</Arn></AssumedRoleUser></AssumeRoleResult></AssumeRoleResponse>";
+        "<AssumeRoleResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><AssumeRoleResult><Credentials>"
+        "<AccessKeyId>ASIA2</AccessKeyId><SecretAccessKey>s2</SecretAccessKey><SessionToken>t2</SessionToken>"
+        "<Expiration>2026-12-01T15:04:05Z</Expiration></Credentials><AssumedRoleUser>"
+        "<Arn>arn:aws:sts::123:assumed-role/sink/s</Arn></AssumedRoleUser></AssumeRoleResult></AssumeRoleResponse>";
     auto id = parse_sts_credentials(ok, "AssumeRole");
     REQUIRE(id.has_value());
     CHECK(id->keys.access_key_id.get() == "ASIA2");
     CHECK(id->keys.session_token.reveal() == "t2");
     CHECK(id->detail == "assumed arn:aws:sts::123:assumed-role/sink/s");
     CHECK_FALSE((parse_sts_credentials(ok, "AssumeRoleWithWebIdentity")).has_value());  // wrong document for the action
-    const auto e = parse_sts_error("<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>"
-                                   "<Message>not allowed</Message></Error></ErrorResponse>");
+    const auto e = parse_sts_error(
+        "<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>"
+        "<Message>not allowed</Message></Error></ErrorResponse>");
     CHECK(e.code == "AccessDenied");
     CHECK(e.message == "not allowed");
 }

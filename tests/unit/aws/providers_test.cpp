@@ -1,6 +1,7 @@
+#include "aws/providers.hpp"
+
 #include "aws/aws_test_server.hpp"
 #include "aws/error.hpp"
-#include "aws/providers.hpp"
 #include "http/client.hpp"
 #include "run.hpp"
 
@@ -152,7 +153,8 @@ TEST_CASE("a profile with role_arn + source_profile calls AssumeRole signed with
     f.env["AWS_CONFIG_FILE"] = f.write("conf/config",
                                        "[profile sink]\nrole_arn = arn:aws:iam::123:role/sink\nsource_profile = base\n"
                                        "external_id = ext-42\nrole_session_name = sess\nduration_seconds = 900\n");
-    f.env["AWS_SHARED_CREDENTIALS_FILE"] = f.write("conf/credentials", "[base]\naws_access_key_id = AKBASE\naws_secret_access_key = base-secret\n");
+    f.env["AWS_SHARED_CREDENTIALS_FILE"] =
+        f.write("conf/credentials", "[base]\naws_access_key_id = AKBASE\naws_secret_access_key = base-secret\n");
     f.env["AWS_PROFILE"] = "sink";
     auto r = f.fetch(f.opts(source_kind::profile));
     REQUIRE(r.has_value());
@@ -165,8 +167,9 @@ TEST_CASE("a profile with role_arn + source_profile calls AssumeRole signed with
 TEST_CASE("AssumeRole signed with a wrong secret is refused by the server's SigV4 check", "[aws]") {
     fixture f;
     f.server.add_base_keys({access_key_id{"AKBASE"}, secret_access_key{"base-secret"}, {}});
-    f.env["AWS_CONFIG_FILE"] = f.write("config", "[profile sink]\nrole_arn = arn:aws:iam::123:role/sink\nsource_profile = base\n"
-                                                 "[profile base]\naws_access_key_id = AKBASE\naws_secret_access_key = wrong\n");
+    f.env["AWS_CONFIG_FILE"] = f.write("config",
+                                       "[profile sink]\nrole_arn = arn:aws:iam::123:role/sink\nsource_profile = base\n"
+                                       "[profile base]\naws_access_key_id = AKBASE\naws_secret_access_key = wrong\n");
     f.env["AWS_PROFILE"] = "sink";
     auto r = f.fetch(f.opts(source_kind::profile));
     REQUIRE_FALSE(r.has_value());
@@ -190,8 +193,9 @@ TEST_CASE("an AWS_PROFILE that no file has is an error, a missing default profil
 
 TEST_CASE("a source_profile loop is detected", "[aws]") {
     fixture f;
-    f.write(".aws/config", "[profile a]\nrole_arn = arn:aws:iam::1:role/a\nsource_profile = b\n"
-                           "[profile b]\nrole_arn = arn:aws:iam::1:role/b\nsource_profile = a\n");
+    f.write(".aws/config",
+            "[profile a]\nrole_arn = arn:aws:iam::1:role/a\nsource_profile = b\n"
+            "[profile b]\nrole_arn = arn:aws:iam::1:role/b\nsource_profile = a\n");
     f.env["AWS_PROFILE"] = "a";
     auto r = f.fetch(f.opts(source_kind::profile));
     REQUIRE_FALSE(r.has_value());

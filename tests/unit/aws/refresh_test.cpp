@@ -1,10 +1,12 @@
-#include "aws/error.hpp"
 #include "aws/refresh.hpp"
+
+#include "aws/error.hpp"
 #include "run.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
 #include <catch2/catch.hpp>
 
 using namespace iss;
@@ -18,7 +20,8 @@ namespace {
 /// now, after a short real delay (so concurrent callers overlap), or fails while `fail` > 0.
 class counting_provider final : public provider {
 public:
-    counting_provider(net::any_io_executor ex, const manual_clock& c, std::chrono::seconds l) : ex_{ex}, clk_{c}, lifetime{l} {}
+    counting_provider(net::any_io_executor ex, const manual_clock& c, std::chrono::seconds l)
+        : ex_{ex}, clk_{c}, lifetime{l} {}
     task<result<identity>> fetch() override {
         ++fetches;
         net::steady_timer t{ex_};

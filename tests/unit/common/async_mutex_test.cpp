@@ -19,9 +19,7 @@ namespace net = boost::asio;
 
 namespace {
 /// Yields to the event loop once (other ready coroutines run).
-net::awaitable<void> yield() {
-    co_await net::post(co_await net::this_coro::executor, net::use_awaitable);
-}
+net::awaitable<void> yield() { co_await net::post(co_await net::this_coro::executor, net::use_awaitable); }
 
 /// Takes the mutex, records entry and exit around `turns` yields.
 net::awaitable<void> critical(iss::async_mutex& m, std::vector<std::string>& log, std::string name, int turns) {
@@ -50,8 +48,7 @@ TEST_CASE("async mutex: a waiter cancelled in the queue throws and never holds i
     net::cancellation_signal stop_b;
     bool b_aborted = false;
     net::co_spawn(ioc, critical(m, log, "a", 5), net::detached);
-    net::co_spawn(ioc, critical(m, log, "b", 1),
-                  net::bind_cancellation_slot(stop_b.slot(), [&](std::exception_ptr e) {
+    net::co_spawn(ioc, critical(m, log, "b", 1), net::bind_cancellation_slot(stop_b.slot(), [&](std::exception_ptr e) {
                       try {
                           if (e) std::rethrow_exception(e);
                       } catch (const boost::system::system_error& x) {
@@ -60,13 +57,13 @@ TEST_CASE("async mutex: a waiter cancelled in the queue throws and never holds i
                   }));
     net::co_spawn(ioc, critical(m, log, "c", 1), net::detached);
     net::co_spawn(
-      ioc,
-      [&]() -> net::awaitable<void> {
-          co_await yield();  // a holds it, b and c wait
-          CHECK(m.waiting() == 2);
-          stop_b.emit(net::cancellation_type::terminal);
-      },
-      net::detached);
+        ioc,
+        [&]() -> net::awaitable<void> {
+            co_await yield();  // a holds it, b and c wait
+            CHECK(m.waiting() == 2);
+            stop_b.emit(net::cancellation_type::terminal);
+        },
+        net::detached);
     ioc.run();
     CHECK(b_aborted);
     CHECK(log == std::vector<std::string>{"a+", "a-", "c+", "c-"});
@@ -81,12 +78,12 @@ TEST_CASE("async mutex: cancel_all wakes the waiters, who take it in turn", "[ne
     net::co_spawn(ioc, critical(m, log, "b", 1), net::detached);
     net::co_spawn(ioc, critical(m, log, "c", 1), net::detached);
     net::co_spawn(
-      ioc,
-      [&]() -> net::awaitable<void> {
-          co_await yield();
-          m.cancel_all();  // b and c wake, find it held, queue again
-      },
-      net::detached);
+        ioc,
+        [&]() -> net::awaitable<void> {
+            co_await yield();
+            m.cancel_all();  // b and c wake, find it held, queue again
+        },
+        net::detached);
     ioc.run();
     REQUIRE(log.size() == 6);
     CHECK(log[0] == "a+");

@@ -11,12 +11,11 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
-#include <openssl/pem.h>
-#include <openssl/x509v3.h>
 
 #include <catch2/catch.hpp>
-
 #include <fmt/format.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -65,7 +64,8 @@ test_cert make_cert() {
     X509_gmtime_adj(X509_getm_notAfter(x.get()), 3600);
     X509_set_pubkey(x.get(), key.get());
     X509_NAME* name = X509_get_subject_name(x.get());
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"), -1, -1,
+                               0);
     X509_set_issuer_name(x.get(), name);
     add_ext(x.get(), NID_basic_constraints, "critical,CA:TRUE");
     add_ext(x.get(), NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1");
@@ -73,10 +73,10 @@ test_cert make_cert() {
     test_cert c;
     c.cert_pem = to_pem([](BIO* b, void* o) { return PEM_write_bio_X509(b, static_cast<X509*>(o)); }, x.get());
     c.key_pem = to_pem(
-      [](BIO* b, void* o) {
-          return PEM_write_bio_PrivateKey(b, static_cast<EVP_PKEY*>(o), nullptr, nullptr, 0, nullptr, nullptr);
-      },
-      key.get());
+        [](BIO* b, void* o) {
+            return PEM_write_bio_PrivateKey(b, static_cast<EVP_PKEY*>(o), nullptr, nullptr, 0, nullptr, nullptr);
+        },
+        key.get());
     return c;
 }
 

@@ -1,4 +1,5 @@
 #include "common/log.hpp"
+
 #include "common/types.hpp"
 
 #include <catch2/catch.hpp>
@@ -64,7 +65,8 @@ TEST_CASE("levels below the minimum are dropped; fields and context are emitted"
     log.debug("not shown {}", 1);
     log.info({lg::kv("offset", 42)}, "uploaded {} records", 10);
     REQUIRE(cap.lines.size() == 1);
-    CHECK(cap.lines[0] == "2026-11-30T00:42:03.000004Z info  pipeline: uploaded 10 records stream=app partition=3 offset=42");
+    CHECK(cap.lines[0] ==
+          "2026-11-30T00:42:03.000004Z info  pipeline: uploaded 10 records stream=app partition=3 offset=42");
     lg::configure(lg::level::off, lg::output_format::text);
     log.error("silenced");
     CHECK(cap.lines.size() == 1);

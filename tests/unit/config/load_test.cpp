@@ -10,9 +10,8 @@ using namespace std::chrono_literals;
 
 namespace {
 bool has_problem(const std::vector<problem>& ps, std::string_view path, std::string_view text) {
-    return std::any_of(ps.begin(), ps.end(), [&](const problem& p) {
-        return p.path == path && p.message.find(text) != std::string::npos;
-    });
+    return std::any_of(ps.begin(), ps.end(),
+                       [&](const problem& p) { return p.path == path && p.message.find(text) != std::string::npos; });
 }
 std::string dump(const std::vector<problem>& ps) {
     std::string s;
@@ -64,8 +63,10 @@ TEST_CASE("absent keys keep their defaults", "[config][load]") {
 
 TEST_CASE("secrets default to the standard environment variables", "[config][load]") {
     auto l = parse("sources: [{stream: a, topics: b}]\ns3: {bucket: lake}\n",
-                   test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}, {"AWS_SECRET_ACCESS_KEY", "SK"},
-                                    {"AWS_SESSION_TOKEN", "ST"}, {"IGGY_PASSWORD", "PW"}}));
+                   test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"},
+                                    {"AWS_SECRET_ACCESS_KEY", "SK"},
+                                    {"AWS_SESSION_TOKEN", "ST"},
+                                    {"IGGY_PASSWORD", "PW"}}));
     REQUIRE(l.problems.empty());
     CHECK(l.config.s3.access_key_id.get() == "AK");
     CHECK(l.config.s3.secret_access_key.reveal() == "SK");
@@ -74,8 +75,9 @@ TEST_CASE("secrets default to the standard environment variables", "[config][loa
     CHECK(l.config.sources[0].topics == std::vector<std::string>{"b"});
     // An explicit value wins over the environment, and an explicit access key id takes no
     // secret or session token of the environment's (other) identity.
-    auto e = parse("s3: {access_key_id: mine}\n",
-                   test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}, {"AWS_SECRET_ACCESS_KEY", "SK"}, {"AWS_SESSION_TOKEN", "ST"}}));
+    auto e = parse(
+        "s3: {access_key_id: mine}\n",
+        test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}, {"AWS_SECRET_ACCESS_KEY", "SK"}, {"AWS_SESSION_TOKEN", "ST"}}));
     CHECK(e.config.s3.access_key_id.get() == "mine");
     CHECK(e.config.s3.secret_access_key.empty());
     CHECK(e.config.s3.session_token.empty());
@@ -103,12 +105,12 @@ TEST_CASE("a duplicate key is an error, not a silent override", "[config][load]"
 
 TEST_CASE("wrong types name the path, the value and the line", "[config][load]") {
     const char* yaml =
-      "iggy:\n"
-      "  poll: {messages: lots, interval: 30}\n"
-      "  verify_checksum: maybe\n"
-      "s3: {part_size: 8M, checksum: sha1, retry: [1, 2]}\n"
-      "rotation: {max_records: -1}\n"
-      "sources: {stream: a}\n";
+        "iggy:\n"
+        "  poll: {messages: lots, interval: 30}\n"
+        "  verify_checksum: maybe\n"
+        "s3: {part_size: 8M, checksum: sha1, retry: [1, 2]}\n"
+        "rotation: {max_records: -1}\n"
+        "sources: {stream: a}\n";
     auto l = parse(yaml, test::fixed_env({}));
     INFO(dump(l.problems));
     CHECK(has_problem(l.problems, "iggy.poll.messages", "whole number"));
@@ -200,9 +202,10 @@ TEST_CASE("consumer and consumer_group together are an error", "[config][load]")
 }
 
 TEST_CASE("partitions are all, a list, or one id", "[config][load]") {
-    auto l = parse("sources: [{stream: a, topics: t, partitions: [0, 2]}, {stream: b, topics: t, partitions: 3},"
-                   " {stream: c, topics: t, partitions: some}]\n",
-                   test::fixed_env({}));
+    auto l = parse(
+        "sources: [{stream: a, topics: t, partitions: [0, 2]}, {stream: b, topics: t, partitions: 3},"
+        " {stream: c, topics: t, partitions: some}]\n",
+        test::fixed_env({}));
     CHECK(l.config.sources[0].partitions == std::vector<std::uint32_t>{0, 2});
     CHECK_FALSE(l.config.sources[0].all_partitions);
     CHECK(l.config.sources[1].partitions == std::vector<std::uint32_t>{3});
@@ -217,14 +220,15 @@ TEST_CASE("check() places validation problems at the line of their key", "[confi
 }
 
 TEST_CASE("AWS access keys load: credentials source, assume_role, sse, tags and metadata maps", "[config][load]") {
-    auto l = parse("sources: [{stream: a, topics: b}]\n"
-                   "s3:\n  bucket: lake\n  credentials: {source: web_identity}\n"
-                   "  assume_role: {role_arn: 'arn:aws:iam::123:role/w', session_name: sink, external_id: x1, duration: 30m}\n"
-                   "  sts_endpoint: https://sts.eu-west-1.amazonaws.com\n  proxy: http://u:pw@proxy:3128\n"
-                   "  sse: {type: 'aws:kms', kms_key_id: k1, bucket_key_enabled: true}\n"
-                   "  storage_class: STANDARD_IA\n  acl: bucket-owner-full-control\n"
-                   "  tags: {team: data, env: prod}\n  metadata: {owner: sink}\n",
-                   test::fixed_env({}));
+    auto l = parse(
+        "sources: [{stream: a, topics: b}]\n"
+        "s3:\n  bucket: lake\n  credentials: {source: web_identity}\n"
+        "  assume_role: {role_arn: 'arn:aws:iam::123:role/w', session_name: sink, external_id: x1, duration: 30m}\n"
+        "  sts_endpoint: https://sts.eu-west-1.amazonaws.com\n  proxy: http://u:pw@proxy:3128\n"
+        "  sse: {type: 'aws:kms', kms_key_id: k1, bucket_key_enabled: true}\n"
+        "  storage_class: STANDARD_IA\n  acl: bucket-owner-full-control\n"
+        "  tags: {team: data, env: prod}\n  metadata: {owner: sink}\n",
+        test::fixed_env({}));
     INFO(dump(l.problems));
     REQUIRE(l.problems.empty());
     const auto& s = l.config.s3;
@@ -250,7 +254,8 @@ TEST_CASE("AWS access keys load: credentials source, assume_role, sse, tags and 
 }
 
 TEST_CASE("keys taken from AWS_* variables are marked so the chain names them env", "[config][load]") {
-    auto l = parse("s3: {bucket: lake}\n", test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}, {"AWS_SECRET_ACCESS_KEY", "SK"}}));
+    auto l =
+        parse("s3: {bucket: lake}\n", test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}, {"AWS_SECRET_ACCESS_KEY", "SK"}}));
     CHECK(l.config.s3.keys_from_env);
     auto f = parse("s3: {bucket: lake, access_key_id: AK, secret_access_key: SK}\n", test::fixed_env({}));
     CHECK_FALSE(f.config.s3.keys_from_env);

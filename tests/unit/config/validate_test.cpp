@@ -190,7 +190,6 @@ TEST_CASE("format rules", "[config][validate]") {
     CHECK(validate(c).empty());
     c.format.payload = payload_mode::json;
     CHECK(mentions(only_problem(c), "format.payload", "JSON types"));
-
 }
 
 TEST_CASE("rotation rules", "[config][validate]") {
@@ -286,7 +285,8 @@ TEST_CASE("s3.endpoint host and port, bucket length and region auto follow the c
     CHECK(mentions(only_problem(c), "s3.endpoint", "no closing ']'"));
     c.s3.endpoint = "http://:7480";
     CHECK(mentions(only_problem(c), "s3.endpoint", "no host"));
-    for (const char* ok : {"http://127.0.0.1:7480", "http://[::1]:7480", "https://minio.local", "https://s3.example:65535/"}) {
+    for (const char* ok :
+         {"http://127.0.0.1:7480", "http://[::1]:7480", "https://minio.local", "https://s3.example:65535/"}) {
         INFO(ok);
         c.s3.endpoint = ok;
         CHECK(validate(c).empty());
@@ -335,30 +335,63 @@ TEST_CASE("the remaining rules, one mutation each", "[config][validate]") {
         const char* text;
     };
     const rule_case cases[] = {
-      {"server name without TLS", [](sink_config& c) { c.iggy.tls.server_name = "iggy.local"; }, "iggy.tls.server_name", "enabled is false"},
-      {"password without user", [](sink_config& c) { c.iggy.username = ""; }, "iggy.username", "required"},
-      {"huge poll", [](sink_config& c) { c.iggy.poll.messages = 2'000'000; }, "iggy.poll.messages", "<= 1000000"},
-      {"slow poll", [](sink_config& c) { c.iggy.poll.interval = milliseconds{120'000}; }, "iggy.poll.interval", "<= 1m"},
-      {"4 GiB reply", [](sink_config& c) { c.iggy.max_response_bytes = 4 * gib; }, "iggy.max_response_bytes", "< 4GiB"},
-      {"consumer name", [](sink_config& c) { c.iggy.consumer = std::string(300, 'c'); c.s3.retry.deadline = 0ms; }, "iggy.consumer", "at most 255"},
-      {"empty address", [](sink_config& c) { c.iggy.address = ""; }, "iggy.address", "required"},
-      {"no host", [](sink_config& c) { c.iggy.address = ":8090"; }, "iggy.address", "no host"},
-      {"topic name", [](sink_config& c) { c.sources[0].topics[0] = ""; }, "sources[0].topics[0]", "required"},
-      {"insecure over http", [](sink_config& c) { c.s3.endpoint = "http://rgw:7480"; c.s3.tls.insecure = true; }, "s3.tls.insecure", "http://"},
-      {"endpoint without host", [](sink_config& c) { c.s3.endpoint = "https://"; }, "s3.endpoint", "no host"},
-      {"slash in a private bucket", [](sink_config& c) { c.s3.endpoint = "http://rgw:7480"; c.s3.bucket = iss::bucket_name{"a/b"}; }, "s3.bucket", "must not contain '/'"},
-      {"dotted bucket, virtual-hosted, https", [](sink_config& c) { c.s3.bucket = iss::bucket_name{"my.lake"}; c.s3.path_style = path_style::virtual_hosted; }, "s3.path_style", "fails TLS"},
-      {"region with a space", [](sink_config& c) { c.s3.region = iss::region_name{"us east"}; }, "s3.region", "not a region"},
-      {"no secret", [](sink_config& c) { c.s3.secret_access_key = {}; }, "s3.secret_access_key", "AWS_SECRET_ACCESS_KEY"},
-      {"prefix control", [](sink_config& c) { c.s3.prefix = "a\tb"; }, "s3.prefix", "control"},
-      {"connect 0", [](sink_config& c) { c.s3.timeouts.connect = 0ms; }, "s3.timeouts.connect", "> 0"},
-      {"request 0", [](sink_config& c) { c.s3.timeouts.request = 0ms; }, "s3.timeouts.request", "> 0"},
-      {"connect over deadline", [](sink_config& c) { c.s3.timeouts.connect = 20s; }, "s3.timeouts.connect", "<= s3.retry.deadline"},
-      {"base 0", [](sink_config& c) { c.s3.retry.base = 0ms; }, "s3.retry.base", "> 0"},
-      {"5 TiB object", [](sink_config& c) { c.rotation.max_bytes = 6ULL * 1024 * gib; }, "rotation.max_bytes", "5TiB"},
-      {"no time zone", [](sink_config& c) { c.rotation.timezone = ""; }, "rotation.timezone", "required"},
-      {"sub-second schedule", [](sink_config& c) { c.rotation.schedule = 500ms; }, "rotation.schedule", "divide a day"},
-      {"dead letter stream name", [](sink_config& c) { c.delivery.on_bad_message = bad_message_policy::dead_letter; c.delivery.dead_letter = {std::string(256, 's'), "dlq"}; }, "delivery.dead_letter.stream", "at most 255"},
+        {"server name without TLS", [](sink_config& c) { c.iggy.tls.server_name = "iggy.local"; },
+         "iggy.tls.server_name", "enabled is false"},
+        {"password without user", [](sink_config& c) { c.iggy.username = ""; }, "iggy.username", "required"},
+        {"huge poll", [](sink_config& c) { c.iggy.poll.messages = 2'000'000; }, "iggy.poll.messages", "<= 1000000"},
+        {"slow poll", [](sink_config& c) { c.iggy.poll.interval = milliseconds{120'000}; }, "iggy.poll.interval",
+         "<= 1m"},
+        {"4 GiB reply", [](sink_config& c) { c.iggy.max_response_bytes = 4 * gib; }, "iggy.max_response_bytes",
+         "< 4GiB"},
+        {"consumer name",
+         [](sink_config& c) {
+             c.iggy.consumer = std::string(300, 'c');
+             c.s3.retry.deadline = 0ms;
+         },
+         "iggy.consumer", "at most 255"},
+        {"empty address", [](sink_config& c) { c.iggy.address = ""; }, "iggy.address", "required"},
+        {"no host", [](sink_config& c) { c.iggy.address = ":8090"; }, "iggy.address", "no host"},
+        {"topic name", [](sink_config& c) { c.sources[0].topics[0] = ""; }, "sources[0].topics[0]", "required"},
+        {"insecure over http",
+         [](sink_config& c) {
+             c.s3.endpoint = "http://rgw:7480";
+             c.s3.tls.insecure = true;
+         },
+         "s3.tls.insecure", "http://"},
+        {"endpoint without host", [](sink_config& c) { c.s3.endpoint = "https://"; }, "s3.endpoint", "no host"},
+        {"slash in a private bucket",
+         [](sink_config& c) {
+             c.s3.endpoint = "http://rgw:7480";
+             c.s3.bucket = iss::bucket_name{"a/b"};
+         },
+         "s3.bucket", "must not contain '/'"},
+        {"dotted bucket, virtual-hosted, https",
+         [](sink_config& c) {
+             c.s3.bucket = iss::bucket_name{"my.lake"};
+             c.s3.path_style = path_style::virtual_hosted;
+         },
+         "s3.path_style", "fails TLS"},
+        {"region with a space", [](sink_config& c) { c.s3.region = iss::region_name{"us east"}; }, "s3.region",
+         "not a region"},
+        {"no secret", [](sink_config& c) { c.s3.secret_access_key = {}; }, "s3.secret_access_key",
+         "AWS_SECRET_ACCESS_KEY"},
+        {"prefix control", [](sink_config& c) { c.s3.prefix = "a\tb"; }, "s3.prefix", "control"},
+        {"connect 0", [](sink_config& c) { c.s3.timeouts.connect = 0ms; }, "s3.timeouts.connect", "> 0"},
+        {"request 0", [](sink_config& c) { c.s3.timeouts.request = 0ms; }, "s3.timeouts.request", "> 0"},
+        {"connect over deadline", [](sink_config& c) { c.s3.timeouts.connect = 20s; }, "s3.timeouts.connect",
+         "<= s3.retry.deadline"},
+        {"base 0", [](sink_config& c) { c.s3.retry.base = 0ms; }, "s3.retry.base", "> 0"},
+        {"5 TiB object", [](sink_config& c) { c.rotation.max_bytes = 6ULL * 1024 * gib; }, "rotation.max_bytes",
+         "5TiB"},
+        {"no time zone", [](sink_config& c) { c.rotation.timezone = ""; }, "rotation.timezone", "required"},
+        {"sub-second schedule", [](sink_config& c) { c.rotation.schedule = 500ms; }, "rotation.schedule",
+         "divide a day"},
+        {"dead letter stream name",
+         [](sink_config& c) {
+             c.delivery.on_bad_message = bad_message_policy::dead_letter;
+             c.delivery.dead_letter = {std::string(256, 's'), "dlq"};
+         },
+         "delivery.dead_letter.stream", "at most 255"},
     };
     for (const auto& rc : cases) {
         INFO(rc.name);
@@ -408,20 +441,40 @@ TEST_CASE("credentials and object options are checked at start, each problem nam
     c.s3.credentials.source = credentials_source::static_keys;
     CHECK(validate(c).size() == 2);  // both keys named
     const std::vector<std::tuple<std::string, std::function<void(sink_config&)>, std::string, std::string>> cases{
-      {"pinned other source with keys", [](sink_config& x) { x.s3.credentials.source = credentials_source::imds; }, "s3.access_key_id", "ignored"},
-      {"role arn", [](sink_config& x) { x.s3.assume_role.role_arn = "role/sink"; }, "s3.assume_role.role_arn", "ARN"},
-      {"duration", [](sink_config& x) { x.s3.assume_role.role_arn = "arn:aws:iam::1:role/a"; x.s3.assume_role.duration = 5min; }, "s3.assume_role.duration", "15m"},
-      {"session without role", [](sink_config& x) { x.s3.assume_role.session_name = "sink"; }, "s3.assume_role.session_name", "role_arn"},
-      {"https proxy", [](sink_config& x) { x.s3.proxy = iss::proxy_url{"https://p:443"}; }, "s3.proxy", "http://"},
-      {"customer key length", [](sink_config& x) { x.s3.sse.type = sse_type::customer; x.s3.sse.customer_key = iss::sse_customer_key{"c2hvcnQ="}; }, "s3.sse.customer_key", "32 bytes"},
-      {"customer key missing", [](sink_config& x) { x.s3.sse.type = sse_type::customer; }, "s3.sse.customer_key", "required"},
-      {"kms key without kms", [](sink_config& x) { x.s3.sse.kms_key_id = "k"; }, "s3.sse.kms_key_id", "aws:kms"},
-      {"kms context not json", [](sink_config& x) { x.s3.sse.type = sse_type::kms; x.s3.sse.kms_context = "a=b"; }, "s3.sse.kms_context", "JSON"},
-      {"acl", [](sink_config& x) { x.s3.acl = "everyone"; }, "s3.acl", "canned"},
-      {"storage class", [](sink_config& x) { x.s3.storage_class = "standard"; }, "s3.storage_class", "upper case"},
-      {"metadata non-ascii", [](sink_config& x) { x.s3.metadata["owner"] = "caf\xc3\xa9"; }, "s3.metadata.owner", "ASCII"},
-      {"metadata upper case", [](sink_config& x) { x.s3.metadata["Owner"] = "a"; }, "s3.metadata", "lower-case"},
-      {"metadata reserved", [](sink_config& x) { x.s3.metadata["iggy-first-offset"] = "1"; }, "s3.metadata.iggy-first-offset", "sink's own"},
+        {"pinned other source with keys", [](sink_config& x) { x.s3.credentials.source = credentials_source::imds; },
+         "s3.access_key_id", "ignored"},
+        {"role arn", [](sink_config& x) { x.s3.assume_role.role_arn = "role/sink"; }, "s3.assume_role.role_arn", "ARN"},
+        {"duration",
+         [](sink_config& x) {
+             x.s3.assume_role.role_arn = "arn:aws:iam::1:role/a";
+             x.s3.assume_role.duration = 5min;
+         },
+         "s3.assume_role.duration", "15m"},
+        {"session without role", [](sink_config& x) { x.s3.assume_role.session_name = "sink"; },
+         "s3.assume_role.session_name", "role_arn"},
+        {"https proxy", [](sink_config& x) { x.s3.proxy = iss::proxy_url{"https://p:443"}; }, "s3.proxy", "http://"},
+        {"customer key length",
+         [](sink_config& x) {
+             x.s3.sse.type = sse_type::customer;
+             x.s3.sse.customer_key = iss::sse_customer_key{"c2hvcnQ="};
+         },
+         "s3.sse.customer_key", "32 bytes"},
+        {"customer key missing", [](sink_config& x) { x.s3.sse.type = sse_type::customer; }, "s3.sse.customer_key",
+         "required"},
+        {"kms key without kms", [](sink_config& x) { x.s3.sse.kms_key_id = "k"; }, "s3.sse.kms_key_id", "aws:kms"},
+        {"kms context not json",
+         [](sink_config& x) {
+             x.s3.sse.type = sse_type::kms;
+             x.s3.sse.kms_context = "a=b";
+         },
+         "s3.sse.kms_context", "JSON"},
+        {"acl", [](sink_config& x) { x.s3.acl = "everyone"; }, "s3.acl", "canned"},
+        {"storage class", [](sink_config& x) { x.s3.storage_class = "standard"; }, "s3.storage_class", "upper case"},
+        {"metadata non-ascii", [](sink_config& x) { x.s3.metadata["owner"] = "caf\xc3\xa9"; }, "s3.metadata.owner",
+         "ASCII"},
+        {"metadata upper case", [](sink_config& x) { x.s3.metadata["Owner"] = "a"; }, "s3.metadata", "lower-case"},
+        {"metadata reserved", [](sink_config& x) { x.s3.metadata["iggy-first-offset"] = "1"; },
+         "s3.metadata.iggy-first-offset", "sink's own"},
     };
     for (const auto& [name, edit, path, text] : cases) {
         INFO(name);
@@ -438,7 +491,8 @@ TEST_CASE("credentials and object options are checked at start, each problem nam
 
 TEST_CASE("lake layout rules: time source, naming time zone, missing value, max_open_objects", "[config][validate]") {
     auto c = valid();
-    c.naming.key = "{prefix}/{stream}/{topic}/dt={date}/hour={hour}/tenant={header:tenant}/{partition}-{start_offset:020}.{ext}";
+    c.naming.key =
+        "{prefix}/{stream}/{topic}/dt={date}/hour={hour}/tenant={header:tenant}/{partition}-{start_offset:020}.{ext}";
     c.naming.time_source = "field:ts";
     c.naming.timezone = "Europe/Berlin";
     CHECK(validate(c).empty());

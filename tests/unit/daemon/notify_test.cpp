@@ -1,12 +1,12 @@
 #include "daemon/notify.hpp"
 
 #include <catch2/catch.hpp>
-
-#include <cstring>
-#include <map>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include <cstring>
+#include <map>
 
 namespace {
 

@@ -17,10 +17,11 @@ using namespace iss;
 namespace {
 
 config::sink_config valid_config() {
-    auto l = config::parse("iggy: {password: pw}\n"
-                           "sources: [{stream: app, topics: [requests]}]\n"
-                           "s3: {bucket: lake, access_key_id: AK, secret_access_key: SK}\n",
-                           [](std::string_view) -> std::optional<std::string> { return std::nullopt; });
+    auto l = config::parse(
+        "iggy: {password: pw}\n"
+        "sources: [{stream: app, topics: [requests]}]\n"
+        "s3: {bucket: lake, access_key_id: AK, secret_access_key: SK}\n",
+        [](std::string_view) -> std::optional<std::string> { return std::nullopt; });
     REQUIRE(l.problems.empty());
     REQUIRE(config::validate(l.config).empty());
     return l.config;
@@ -40,10 +41,10 @@ bool s3_client_refuses(const config::sink_config& c) {
 }  // namespace
 
 TEST_CASE("validation refuses every s3.endpoint the S3 client refuses, and only those", "[daemon][validation]") {
-    for (const char* e : {"http://127.0.0.1:7480", "http://127.0.0.1:99999", "http://127.0.0.1:0", "http://127.0.0.1:65535",
-                          "http://127.0.0.1:65536", "http://rgw:80x", "https://minio.local", "https://minio.local/",
-                          "http://user@rgw:7480", "http://[::1]:7480", "http://[::1]", "http://[::1:7480",
-                          "http://[::1]x", "http://:7480", "https://", "ftp://rgw", "rgw:7480"}) {
+    for (const char* e : {"http://127.0.0.1:7480", "http://127.0.0.1:99999", "http://127.0.0.1:0",
+                          "http://127.0.0.1:65535", "http://127.0.0.1:65536", "http://rgw:80x", "https://minio.local",
+                          "https://minio.local/", "http://user@rgw:7480", "http://[::1]:7480", "http://[::1]",
+                          "http://[::1:7480", "http://[::1]x", "http://:7480", "https://", "ftp://rgw", "rgw:7480"}) {
         INFO(e);
         auto c = valid_config();
         c.s3.endpoint = e;
@@ -53,7 +54,8 @@ TEST_CASE("validation refuses every s3.endpoint the S3 client refuses, and only 
 
 TEST_CASE("validation refuses every bucket name the S3 request builders refuse", "[daemon][validation]") {
     for (const char* endpoint : {"", "http://127.0.0.1:7480", "https://minio.local"}) {
-        for (const std::string& b : std::vector<std::string>{"nu", "abc", std::string(63, 'b'), std::string(64, 'b'), "lake"}) {
+        for (const std::string& b :
+             std::vector<std::string>{"nu", "abc", std::string(63, 'b'), std::string(64, 'b'), "lake"}) {
             INFO(endpoint << " " << b);
             auto c = valid_config();
             c.s3.endpoint = endpoint;
@@ -78,6 +80,7 @@ TEST_CASE("validation refuses every iggy.address the Iggy wiring refuses", "[dae
         auto c = valid_config();
         c.iggy.address = a;
         if (!app::iggy_options(c)) CHECK(validation_refuses(c, "iggy.address"));
-        else if (std::string_view{a} != ":8090" && std::string_view{a} != "::1:8090") CHECK_FALSE(validation_refuses(c, "iggy.address"));
+        else if (std::string_view{a} != ":8090" && std::string_view{a} != "::1:8090")
+            CHECK_FALSE(validation_refuses(c, "iggy.address"));
     }
 }

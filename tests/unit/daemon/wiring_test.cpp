@@ -1,5 +1,6 @@
-#include "daemon/s3_wiring.hpp"
 #include "daemon/wiring.hpp"
+
+#include "daemon/s3_wiring.hpp"
 #include "s3/probe.hpp"
 
 #include <catch2/catch.hpp>

@@ -15,8 +15,8 @@ int main(int argc, char** argv) {
     }
     namespace proto = iss::proto;
     iss::format::writer_options o;
-    o.compression = argc == 3 && std::string{argv[2]} == "zstd" ? iss::format::compression::zstd
-                                                                 : iss::format::compression::gzip;
+    o.compression =
+        argc == 3 && std::string{argv[2]} == "zstd" ? iss::format::compression::zstd : iss::format::compression::gzip;
     iss::format::writer w{o};
     iss::format::writer plain_writer{iss::format::writer_options{}};
     std::string out, plain;

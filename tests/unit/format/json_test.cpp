@@ -40,11 +40,12 @@ TEST_CASE("strings are escaped per RFC 8259", "[format][json]") {
 
 TEST_CASE("invalid UTF-8 becomes U+FFFD, one per bad byte", "[format][json]") {
     const std::string fffd = "\xef\xbf\xbd";
-    CHECK(str("a\xff" "b") == "\"a" + fffd + "b\"");
-    CHECK(str("\xc0\xaf") == "\"" + fffd + fffd + "\"");           // overlong '/'
-    CHECK(str("\xed\xa0\x80") == "\"" + fffd + fffd + fffd + "\"");  // UTF-16 surrogate D800
+    CHECK(str("a\xff"
+              "b") == "\"a" + fffd + "b\"");
+    CHECK(str("\xc0\xaf") == "\"" + fffd + fffd + "\"");                        // overlong '/'
+    CHECK(str("\xed\xa0\x80") == "\"" + fffd + fffd + fffd + "\"");             // UTF-16 surrogate D800
     CHECK(str("\xf4\x90\x80\x80") == "\"" + fffd + fffd + fffd + fffd + "\"");  // above U+10FFFF
-    CHECK(str("ok\xe2\x82") == "\"ok" + fffd + fffd + "\"");       // truncated at the end
+    CHECK(str("ok\xe2\x82") == "\"ok" + fffd + fffd + "\"");                    // truncated at the end
     CHECK_FALSE(valid_utf8("\xed\xa0\x80"));
     CHECK(valid_utf8("\xed\x9f\xbf"));  // U+D7FF
 }
@@ -119,9 +120,9 @@ TEST_CASE("valid JSON payloads are minified to one line", "[format][json]") {
 }
 
 TEST_CASE("invalid JSON payloads are refused and leave the output alone", "[format][json]") {
-    for (std::string_view bad : {"", "{", "{\"a\":1,}", "[01]", "1.", "-", "tru", "{\"a\" 1}", "[1] [2]",
-                                 "\"\xff\"", "\"a\\ud800\"", "'single'", "12abc", "\"unterminated",
-                                 "1e400", "[-1E+309]", "1e-00012345", "0e309", "-0.0e731"}) {
+    for (std::string_view bad :
+         {"", "{", "{\"a\":1,}", "[01]", "1.", "-", "tru", "{\"a\" 1}", "[1] [2]", "\"\xff\"", "\"a\\ud800\"",
+          "'single'", "12abc", "\"unterminated", "1e400", "[-1E+309]", "1e-00012345", "0e309", "-0.0e731"}) {
         INFO(bad);
         bool ok = true;
         (void)minified(bad, &ok);

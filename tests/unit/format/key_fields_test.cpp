@@ -1,6 +1,7 @@
 // Record placeholders: rendering ({yyyy} .. {hour}, {header:NAME}, {field:PATH}), the values
 // read from a message, record times and their buckets across DST switches.
 #include "format/key_fields.hpp"
+
 #include "format/key_template.hpp"
 #include "proto/message.hpp"
 
@@ -29,8 +30,9 @@ std::string render(std::string_view tmpl, const record_values* rv, std::uint64_t
 struct headers {
     iss::proto::byte_buffer block;
     headers& add(std::string_view key, iss::proto::header_kind kind, iss::proto::bytes_view value) {
-        REQUIRE(iss::proto::append_user_header(block, iss::proto::header_kind::string, iss::proto::as_bytes(key), kind, value)
-                  .has_value());
+        REQUIRE(iss::proto::append_user_header(block, iss::proto::header_kind::string, iss::proto::as_bytes(key), kind,
+                                               value)
+                    .has_value());
         return *this;
     }
     headers& str(std::string_view key, std::string_view v) {
@@ -52,8 +54,8 @@ TEST_CASE("key_fields: every record placeholder renders from the record values",
     rv.time = local_time{2026, 3, 9, 4, 5};
     rv.args = {std::string{"acme"}, std::string{"DE"}};
     CHECK(render("{yyyy}/{MM}/{dd}/{HH}/{mm}/{partition}-{start_offset:04}", &rv) == "2026/03/09/04/05/3-0007");
-    CHECK(render("dt={date}/hour={hour}/tenant={header:tenant}/c={field:user.country}/{partition}-{start_offset}", &rv)
-          == "dt=2026-03-09/hour=04/tenant=acme/c=DE/3-7");
+    CHECK(render("dt={date}/hour={hour}/tenant={header:tenant}/c={field:user.country}/{partition}-{start_offset}",
+                 &rv) == "dt=2026-03-09/hour=04/tenant=acme/c=DE/3-7");
     auto t = key_template::parse("{header:tenant}/{field:a.b}/{header:tenant}/{partition}{start_offset}");
     REQUIRE(t.has_value());
     REQUIRE(t->record_args().size() == 2);  // a repeated one is read once
@@ -71,7 +73,8 @@ TEST_CASE("key_fields: a missing header, field or time renders naming.missing_va
     record_values rv;
     rv.args = {std::nullopt, std::string{}};
     rv.missing = "none";
-    CHECK(render("{date}/{hour}/t={header:tenant}/c={field:c}/{partition}-{start_offset}", &rv) == "none/none/t=none/c=none/3-7");
+    CHECK(render("{date}/{hour}/t={header:tenant}/c={field:c}/{partition}-{start_offset}", &rv) ==
+          "none/none/t=none/c=none/3-7");
     // Without record values at all: the Hive default.
     CHECK(render("t={header:tenant}/{partition}-{start_offset}", nullptr) == "t=__HIVE_DEFAULT_PARTITION__/3-7");
     rv.missing = "a/b";  // encoded like any value
@@ -103,10 +106,10 @@ TEST_CASE("key_fields: header values as key text by kind", "[key_fields]") {
     using iss::proto::header_kind;
     headers h;
     h.str("tenant", "acme")
-      .num("n", header_kind::int32, std::int32_t{-42})
-      .num("u", header_kind::uint64, std::uint64_t{18'446'744'073'709'551'615ULL})
-      .num("f", header_kind::float64, 1.5)
-      .num("b", header_kind::boolean, std::uint8_t{1});
+        .num("n", header_kind::int32, std::int32_t{-42})
+        .num("u", header_kind::uint64, std::uint64_t{18'446'744'073'709'551'615ULL})
+        .num("f", header_kind::float64, 1.5)
+        .num("b", header_kind::boolean, std::uint8_t{1});
     const std::string raw{"\x01\xab", 2};
     h.add("r", header_kind::raw, iss::proto::as_bytes(raw));
     CHECK(header_text(h.view(), "tenant").value() == std::optional<std::string>{"acme"});
@@ -153,15 +156,16 @@ TEST_CASE("key_fields: RFC 3339 times and time sources", "[key_fields]") {
     CHECK(parse_time_source("wallclock").has_error());
 }
 
-TEST_CASE("key_fields: the record reader takes time from the chosen source; unreadable time is an error", "[key_fields]") {
+TEST_CASE("key_fields: the record reader takes time from the chosen source; unreadable time is an error",
+          "[key_fields]") {
     using iss::proto::header_kind;
     auto t = *key_template::parse("{date}/{hour}/{header:tenant}/{partition}{start_offset}");
     const auto* berlin = date::locate_zone("Europe/Berlin");
     headers h;
     h.str("tenant", "acme").num("ts", header_kind::int64, std::int64_t{utc_us(2026, 7, 1, 22, 30) / 1000});
     const std::string payload = R"({"ts":"2026-07-01T10:00:00Z"})";
-    record_input in{static_cast<std::uint64_t>(utc_us(2026, 1, 1, 0, 0)), static_cast<std::uint64_t>(utc_us(2026, 2, 1, 0, 0)),
-                    bytes(payload), h.view()};
+    record_input in{static_cast<std::uint64_t>(utc_us(2026, 1, 1, 0, 0)),
+                    static_cast<std::uint64_t>(utc_us(2026, 2, 1, 0, 0)), bytes(payload), h.view()};
     record_values rv;
     std::optional<std::int64_t> bucket;
     record_reader by_ts{t, {}, berlin, "none"};
@@ -184,7 +188,8 @@ TEST_CASE("key_fields: the record reader takes time from the chosen source; unre
     CHECK(r.error().detail().find("field:nope") != std::string::npos);
 }
 
-TEST_CASE("key_fields: Europe/Berlin spring forward: local 02 never exists, buckets follow real hours", "[key_fields][dst]") {
+TEST_CASE("key_fields: Europe/Berlin spring forward: local 02 never exists, buckets follow real hours",
+          "[key_fields][dst]") {
     const auto& tz = *date::locate_zone("Europe/Berlin");
     // 2026-03-29 01:00 UTC: 02:00 CET becomes 03:00 CEST.
     CHECK(to_local_time(utc_us(2026, 3, 29, 0, 59), tz) == local_time{2026, 3, 29, 1, 59});
@@ -193,8 +198,10 @@ TEST_CASE("key_fields: Europe/Berlin spring forward: local 02 never exists, buck
     const auto h3 = time_bucket(utc_us(2026, 3, 29, 1, 30), time_unit::hour, tz);
     CHECK(h3 - h1 == 3600);  // local 01 and 03 are consecutive real hours
     // The 23-hour day is one day bucket.
-    CHECK(time_bucket(utc_us(2026, 3, 28, 23, 0), time_unit::day, tz) == time_bucket(utc_us(2026, 3, 29, 21, 59), time_unit::day, tz));
-    CHECK(time_bucket(utc_us(2026, 3, 29, 22, 0), time_unit::day, tz) > time_bucket(utc_us(2026, 3, 29, 21, 59), time_unit::day, tz));
+    CHECK(time_bucket(utc_us(2026, 3, 28, 23, 0), time_unit::day, tz) ==
+          time_bucket(utc_us(2026, 3, 29, 21, 59), time_unit::day, tz));
+    CHECK(time_bucket(utc_us(2026, 3, 29, 22, 0), time_unit::day, tz) >
+          time_bucket(utc_us(2026, 3, 29, 21, 59), time_unit::day, tz));
 }
 
 TEST_CASE("key_fields: Europe/Berlin fall back: local 02 twice, two buckets that render alike", "[key_fields][dst]") {
@@ -207,8 +214,10 @@ TEST_CASE("key_fields: Europe/Berlin fall back: local 02 twice, two buckets that
     CHECK(time_bucket(second, time_unit::hour, tz) - time_bucket(first, time_unit::hour, tz) == 3600);
     CHECK(time_bucket(first, time_unit::minute, tz) != time_bucket(second, time_unit::minute, tz));
     // The 25-hour day: 22:00 UTC the day before to 23:00 UTC is one local day.
-    CHECK(time_bucket(utc_us(2026, 10, 24, 22, 0), time_unit::day, tz) == time_bucket(utc_us(2026, 10, 25, 22, 59), time_unit::day, tz));
-    CHECK(time_bucket(utc_us(2026, 10, 25, 23, 0), time_unit::day, tz) > time_bucket(utc_us(2026, 10, 25, 22, 59), time_unit::day, tz));
+    CHECK(time_bucket(utc_us(2026, 10, 24, 22, 0), time_unit::day, tz) ==
+          time_bucket(utc_us(2026, 10, 25, 22, 59), time_unit::day, tz));
+    CHECK(time_bucket(utc_us(2026, 10, 25, 23, 0), time_unit::day, tz) >
+          time_bucket(utc_us(2026, 10, 25, 22, 59), time_unit::day, tz));
 }
 
 TEST_CASE("key_fields: America/Sao_Paulo historical DST (midnight switches, abolished 2019)", "[key_fields][dst]") {
@@ -216,7 +225,9 @@ TEST_CASE("key_fields: America/Sao_Paulo historical DST (midnight switches, abol
     // 2018-11-04 03:00 UTC: 00:00 BRT became 01:00 BRST: local hour 00 of that day never existed.
     CHECK(to_local_time(utc_us(2018, 11, 4, 2, 59), tz) == local_time{2018, 11, 3, 23, 59});
     CHECK(to_local_time(utc_us(2018, 11, 4, 3, 0), tz) == local_time{2018, 11, 4, 1, 0});
-    CHECK(time_bucket(utc_us(2018, 11, 4, 3, 0), time_unit::day, tz) - time_bucket(utc_us(2018, 11, 4, 2, 59), time_unit::day, tz) == 1);
+    CHECK(time_bucket(utc_us(2018, 11, 4, 3, 0), time_unit::day, tz) -
+              time_bucket(utc_us(2018, 11, 4, 2, 59), time_unit::day, tz) ==
+          1);
     // 2019-02-17 02:00 UTC: 00:00 BRST went back to 23:00 BRT of the 16th: hour 23 twice.
     const auto a = utc_us(2019, 2, 17, 1, 30);  // 23:30 BRST (-02)
     const auto b = utc_us(2019, 2, 17, 2, 30);  // 23:30 BRT (-03)
@@ -228,7 +239,8 @@ TEST_CASE("key_fields: America/Sao_Paulo historical DST (midnight switches, abol
     CHECK(to_local_time(utc_us(2026, 1, 15, 12, 0), tz) == local_time{2026, 1, 15, 9, 0});
 }
 
-TEST_CASE("key_fields: one record reader across DST switches gives the zone's real offsets each side", "[key_fields][dst]") {
+TEST_CASE("key_fields: one record reader across DST switches gives the zone's real offsets each side",
+          "[key_fields][dst]") {
     auto t = *key_template::parse("{date}/{hour}/{partition}{start_offset}");
     record_reader r{t, {}, date::locate_zone("Europe/Berlin"), "none"};
     record_values rv;

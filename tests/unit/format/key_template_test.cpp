@@ -11,7 +11,7 @@ using iss::format::placeholder;
 
 namespace {
 const std::string default_key =
-  "{prefix}/{stream}/{topic}/partition={partition}/{stream}+{topic}+{partition}+{start_offset:020}.{ext}";
+    "{prefix}/{stream}/{topic}/partition={partition}/{stream}+{topic}+{partition}+{start_offset:020}.{ext}";
 
 bool mentions(const std::vector<std::string>& problems, std::string_view text) {
     for (const auto& p : problems)
@@ -23,17 +23,19 @@ bool mentions(const std::vector<std::string>& problems, std::string_view text) {
 TEST_CASE("the default template renders the documented key", "[key_template]") {
     auto t = key_template::parse(default_key);
     REQUIRE(t.has_value());
-    CHECK(t->render(key_values{"iggy", "app", "requests", 2, 42, "jsonl"})
-          == "iggy/app/requests/partition=2/app+requests+2+00000000000000000042.jsonl");
+    CHECK(t->render(key_values{"iggy", "app", "requests", 2, 42, "jsonl"}) ==
+          "iggy/app/requests/partition=2/app+requests+2+00000000000000000042.jsonl");
     CHECK(t->uses(placeholder::stream));
     CHECK(t->uses(placeholder::ext));
 }
 
 TEST_CASE("an empty prefix leaves no leading or doubled slash", "[key_template]") {
     auto t = key_template::parse(default_key).value();
-    CHECK(t.render(key_values{"", "app", "t", 0, 0, "json.gz"}) == "app/t/partition=0/app+t+0+00000000000000000000.json.gz");
+    CHECK(t.render(key_values{"", "app", "t", 0, 0, "json.gz"}) ==
+          "app/t/partition=0/app+t+0+00000000000000000000.json.gz");
     CHECK(t.render(key_values{"a/b/", "s", "t", 1, 5, "bin"}) == "a/b/s/t/partition=1/s+t+1+00000000000000000005.bin");
-    CHECK(t.render(key_values{"/lake", "s", "t", 1, 5, "bin"}) == "lake/s/t/partition=1/s+t+1+00000000000000000005.bin");
+    CHECK(t.render(key_values{"/lake", "s", "t", 1, 5, "bin"}) ==
+          "lake/s/t/partition=1/s+t+1+00000000000000000005.bin");
     auto u = key_template::parse("{prefix}//{partition}/{start_offset}").value();
     CHECK(u.render(key_values{"", "s", "t", 3, 7, ""}) == "3/7");
 }
@@ -60,15 +62,15 @@ TEST_CASE("literal braces are written doubled", "[key_template]") {
     auto t = key_template::parse("{{x}}/{partition}/{start_offset}").value();
     CHECK(t.render(key_values{}) == "{x}/0/0");
     CHECK(mentions(key_template::check("{partition}/{start_offset}/}"), "has no '{'"));
-    CHECK(key_template::check("{partition}/{start_offset}/{oops")
-          == std::vector<std::string>{"unclosed `{` at column 28 (write `{{` for a literal brace)"});
+    CHECK(key_template::check("{partition}/{start_offset}/{oops") ==
+          std::vector<std::string>{"unclosed `{` at column 28 (write `{{` for a literal brace)"});
     CHECK(mentions(key_template::check("{}{partition}/{start_offset}"), "empty placeholder"));
 }
 
 TEST_CASE("a lone '{' before a placeholder is reported as unclosed at its column, and nothing else", "[key_template]") {
     // Not "unknown placeholder {b/{partition}" followed by "must contain {partition}".
-    CHECK(key_template::check("{prefix}/{b/{partition}/{start_offset}.{ext}")
-          == std::vector<std::string>{"unclosed `{` at column 10 (write `{{` for a literal brace)"});
+    CHECK(key_template::check("{prefix}/{b/{partition}/{start_offset}.{ext}") ==
+          std::vector<std::string>{"unclosed `{` at column 10 (write `{{` for a literal brace)"});
     auto two = key_template::check("{{x/{/{partition}/{start_offset}{");
     CHECK(two == std::vector<std::string>{"unclosed `{` at column 5 (write `{{` for a literal brace)",
                                           "unclosed `{` at column 33 (write `{{` for a literal brace)"});

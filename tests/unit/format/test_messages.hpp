@@ -48,8 +48,8 @@ struct headers {
 /// Owns message buffers; views stay valid while the store lives.
 class message_store {
 public:
-    proto::message_view make(std::uint64_t offset, std::string_view payload, const headers& h = {},
-                             proto::u128 id = 0, std::uint64_t timestamp = 1'796'000'523'000'004ULL,
+    proto::message_view make(std::uint64_t offset, std::string_view payload, const headers& h = {}, proto::u128 id = 0,
+                             std::uint64_t timestamp = 1'796'000'523'000'004ULL,
                              std::uint64_t origin = 1'796'000'522'999'000ULL) {
         proto::message_fields f;
         f.id = id;

@@ -8,8 +8,8 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <iterator>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -68,7 +68,8 @@ proto::byte_buffer int64_header(std::string_view key, std::int64_t v) {
     proto::byte_buffer b;
     proto::byte_buffer value;
     proto::append_header_value_bytes(value, proto::header_value{v});
-    (void)proto::append_user_header(b, proto::header_kind::string, proto::as_bytes(key), proto::header_kind::int64, value);
+    (void)proto::append_user_header(b, proto::header_kind::string, proto::as_bytes(key), proto::header_kind::int64,
+                                    value);
     return b;
 }
 
@@ -107,12 +108,12 @@ int main(int argc, char** argv) {
 
     // 1. Every type, nulls, empty strings, non-ASCII, extremes.
     std::vector<column> types{
-      col("c_string", column_type::string, "s"),          col("c_int32", column_type::int32, "i32"),
-      col("c_int64", column_type::int64, "i64"),          col("c_float", column_type::float32, "f"),
-      col("c_double", column_type::float64, "d"),         col("c_bool", column_type::boolean, "b"),
-      col("c_ts_ms", column_type::timestamp_ms, "tms"),   col("c_ts_us", column_type::timestamp_us, "tus"),
-      col("c_date", column_type::date, "day"),            col("c_binary", column_type::binary, "bin"),
-      col("c_json", column_type::json, "obj"),            col("c_nested", column_type::int64, "a.b.1"),
+        col("c_string", column_type::string, "s"),        col("c_int32", column_type::int32, "i32"),
+        col("c_int64", column_type::int64, "i64"),        col("c_float", column_type::float32, "f"),
+        col("c_double", column_type::float64, "d"),       col("c_bool", column_type::boolean, "b"),
+        col("c_ts_ms", column_type::timestamp_ms, "tms"), col("c_ts_us", column_type::timestamp_us, "tus"),
+        col("c_date", column_type::date, "day"),          col("c_binary", column_type::binary, "bin"),
+        col("c_json", column_type::json, "obj"),          col("c_nested", column_type::int64, "a.b.1"),
     };
     {
         column h;
@@ -129,36 +130,38 @@ int main(int argc, char** argv) {
         types.push_back(off);
     }
     const std::vector<msg> type_msgs{
-      {R"({"s":"hello","i32":2147483647,"i64":9223372036854775807,"f":1.5,"d":0.1,"b":true,"tms":1796000523123,)"
-       R"("tus":"2026-11-30T01:02:03.000004Z","day":"2026-11-30","bin":"abc","obj":{"a":[1,2,{"b":null}]},"a":{"b":[5,6]}})",
-       {}},
-      {R"({"s":"","i32":-2147483648,"i64":-9223372036854775808,"f":-2.25,"d":-1e300,"b":false,"tms":-1,"tus":0,)"
-       R"("day":0,"bin":"","obj":"x"})",
-       {}},
-      {R"({})", {}},
-      {R"({"s":"h\u00e9llo w\u00f6rld \u2713 \ud834\udd1e","i32":0,"i64":0,"f":3.4e38,"d":5e-324,"b":null,)"
-       R"("tms":"1969-12-31T23:59:59.999Z","tus":-1,"day":-1,"bin":"\u00fcn\u00ef","obj":null,"a":{"b":[0,-7]}})",
-       int64_header("h", i64min)},
-      {R"({"s":"a,b\"c\r\nd","i32":-1,"i64":1,"f":0,"d":2.5,"b":true,"tms":0,"tus":"2026-11-30T02:02:03.5+01:00",)"
-       R"("day":"1970-01-02","bin":"\u0000\u00ff","obj":[true,false]})",
-       int64_header("h", 42)},
+        {R"({"s":"hello","i32":2147483647,"i64":9223372036854775807,"f":1.5,"d":0.1,"b":true,"tms":1796000523123,)"
+         R"("tus":"2026-11-30T01:02:03.000004Z","day":"2026-11-30","bin":"abc","obj":{"a":[1,2,{"b":null}]},"a":{"b":[5,6]}})",
+         {}},
+        {R"({"s":"","i32":-2147483648,"i64":-9223372036854775808,"f":-2.25,"d":-1e300,"b":false,"tms":-1,"tus":0,)"
+         R"("day":0,"bin":"","obj":"x"})",
+         {}},
+        {R"({})", {}},
+        {R"({"s":"h\u00e9llo w\u00f6rld \u2713 \ud834\udd1e","i32":0,"i64":0,"f":3.4e38,"d":5e-324,"b":null,)"
+         R"("tms":"1969-12-31T23:59:59.999Z","tus":-1,"day":-1,"bin":"\u00fcn\u00ef","obj":null,"a":{"b":[0,-7]}})",
+         int64_header("h", i64min)},
+        {R"({"s":"a,b\"c\r\nd","i32":-1,"i64":1,"f":0,"d":2.5,"b":true,"tms":0,"tus":"2026-11-30T02:02:03.5+01:00",)"
+         R"("day":"1970-01-02","bin":"\u0000\u00ff","obj":[true,false]})",
+         int64_header("h", 42)},
     };
     using boost::json::array;
     using boost::json::value;
     // kinds: text, hex, int, real, bool, ts_ms, ts_us, days
-    const array kinds{"text", "int", "int", "real", "real", "bool", "ts_ms", "ts_us", "days", "hex", "text", "int", "int", "int"};
+    const array kinds{"text",  "int",  "int", "real", "real", "bool", "ts_ms",
+                      "ts_us", "days", "hex", "text", "int",  "int",  "int"};
     array names;
     for (const auto& c : types) names.emplace_back(c.name);
     const value N = nullptr;
     array rows{
-      array{"hello", "2147483647", "9223372036854775807", 1.5, 0.1, "true", "1796000523123", "1796000523000004", "20787",
-            "616263", R"({"a":[1,2,{"b":null}]})", "6", N, "0"},
-      array{"", "-2147483648", "-9223372036854775808", -2.25, -1e300, "false", "-1", "0", "0", "", R"("x")", N, N, "1"},
-      array{N, N, N, N, N, N, N, N, N, N, N, N, N, "2"},
-      array{"h\xc3\xa9llo w\xc3\xb6rld \xe2\x9c\x93 \xf0\x9d\x84\x9e", "0", "0", static_cast<double>(3.4e38f), 5e-324, N,
-            "-1", "-1", "-1", "C3BC6EC3AF", N, "-7", "-9223372036854775808", "3"},
-      array{"a,b\"c\r\nd", "-1", "1", 0.0, 2.5, "true", "0", "1796000523500000", "1", "00C3BF", "[true,false]", N, "42",
-            "4"},
+        array{"hello", "2147483647", "9223372036854775807", 1.5, 0.1, "true", "1796000523123", "1796000523000004",
+              "20787", "616263", R"({"a":[1,2,{"b":null}]})", "6", N, "0"},
+        array{"", "-2147483648", "-9223372036854775808", -2.25, -1e300, "false", "-1", "0", "0", "", R"("x")", N, N,
+              "1"},
+        array{N, N, N, N, N, N, N, N, N, N, N, N, N, "2"},
+        array{"h\xc3\xa9llo w\xc3\xb6rld \xe2\x9c\x93 \xf0\x9d\x84\x9e", "0", "0", static_cast<double>(3.4e38f), 5e-324,
+              N, "-1", "-1", "-1", "C3BC6EC3AF", N, "-7", "-9223372036854775808", "3"},
+        array{"a,b\"c\r\nd", "-1", "1", 0.0, 2.5, "true", "0", "1796000523500000", "1", "00C3BF", "[true,false]", N,
+              "42", "4"},
     };
     fmtns::writer_options o;
     o.schema = types;
@@ -181,18 +184,19 @@ int main(int argc, char** argv) {
     if (!write_object(dir + "/types.avro", o, type_msgs)) return 1;
     if (argc == 3) {
         const std::string gd = argv[2];
-        if (!golden(dir + "/types.snappy.parquet", gd + "/types.snappy.parquet") || !golden(dir + "/types.csv", gd + "/types.csv")
-            || !golden(dir + "/types.avro", gd + "/types.avro"))
+        if (!golden(dir + "/types.snappy.parquet", gd + "/types.snappy.parquet") ||
+            !golden(dir + "/types.csv", gd + "/types.csv") || !golden(dir + "/types.avro", gd + "/types.avro"))
             return 1;
     }
     save(dir + "/types.expected.json",
-         boost::json::object{{"files", files}, {"columns", names}, {"kinds", kinds}, {"rows", rows}, {"order", "c_offset"}});
+         boost::json::object{
+             {"files", files}, {"columns", names}, {"kinds", kinds}, {"rows", rows}, {"order", "c_offset"}});
 
     // 2. Row groups, dictionary and its fallback, statistics: 10 000 rows in 64 KiB row groups.
     std::vector<msg> many;
     for (int i = 0; i < 10'000; ++i) {
-        many.push_back({"{\"n\":" + std::to_string(i) + ",\"cat\":\"c" + std::to_string(i % 10) + "\",\"u\":\"u"
-                          + std::to_string(i) + "\",\"v\":" + std::to_string(i % 97) + ".5}",
+        many.push_back({"{\"n\":" + std::to_string(i) + ",\"cat\":\"c" + std::to_string(i % 10) + "\",\"u\":\"u" +
+                            std::to_string(i) + "\",\"v\":" + std::to_string(i % 97) + ".5}",
                         {}});
     }
     fmtns::writer_options g;

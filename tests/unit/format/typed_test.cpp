@@ -50,12 +50,11 @@ TEST_CASE("schema: a value that does not fit is a bad message naming column and 
         const char* payload;
         const char* says;
     };
-    for (const bad& b : {bad{R"({"n":2147483648,"s":"a"})", "outside the int32 range"},
-                         bad{R"({"n":"7","s":"a"})", "is a string"},
-                         bad{R"({"n":1.5,"s":"a"})", "is not an integer"},
-                         bad{R"({"n":1})", "has no value (nullable: false)"},
-                         bad{R"({"n":1,"s":null})", "has no value (nullable: false)"},
-                         bad{R"({"n":1,"s":{"x":1}})", "is an object"}}) {
+    for (const bad& b :
+         {bad{R"({"n":2147483648,"s":"a"})", "outside the int32 range"}, bad{R"({"n":"7","s":"a"})", "is a string"},
+          bad{R"({"n":1.5,"s":"a"})", "is not an integer"}, bad{R"({"n":1})", "has no value (nullable: false)"},
+          bad{R"({"n":1,"s":null})", "has no value (nullable: false)"},
+          bad{R"({"n":1,"s":{"x":1}})", "is an object"}}) {
         INFO(b.payload);
         auto r = w.append(ms.make(41, b.payload), src, out);
         REQUIRE_FALSE(r.has_value());
@@ -128,8 +127,9 @@ TEST_CASE("parquet: the same messages give the same bytes", "[format][parquet]")
         writer w{o};
         w.begin(*out);
         for (int i = 0; i < 2000; ++i)
-            REQUIRE(ok(w.append(ms.make(i, "{\"n\":" + std::to_string(i * 7) + ",\"s\":\"v" + std::to_string(i % 13) + "\"}"),
-                             src, *out)));
+            REQUIRE(ok(
+                w.append(ms.make(i, "{\"n\":" + std::to_string(i * 7) + ",\"s\":\"v" + std::to_string(i % 13) + "\"}"),
+                         src, *out)));
         w.finish(*out);
     }
     CHECK(a == b);
@@ -149,7 +149,8 @@ TEST_CASE("parquet: a full row group goes to out before the object ends; memory 
     std::uint64_t flushes = 0, max_buffered = 0;
     std::size_t last = out.size();
     for (int i = 0; i < 20'000; ++i) {
-        REQUIRE(ok(w.append(ms.make(i, "{\"n\":" + std::to_string(i) + ",\"s\":\"row " + std::to_string(i) + "\"}"), src, out)));
+        REQUIRE(ok(w.append(ms.make(i, "{\"n\":" + std::to_string(i) + ",\"s\":\"row " + std::to_string(i) + "\"}"),
+                            src, out)));
         max_buffered = std::max(max_buffered, w.buffered_bytes());
         if (out.size() != last) {
             ++flushes;
@@ -195,15 +196,16 @@ TEST_CASE("csv: RFC 4180 quoting, CRLF, nulls and empty strings differ", "[forma
         writer w{o};
         std::string out;
         w.begin(out);
-        REQUIRE(ok(w.append(ms.make(0, R"({"s":"a,b","n":-9223372036854775808,"b":"hi","j":{"x":[1, 2]}})"), src, out)));
+        REQUIRE(
+            ok(w.append(ms.make(0, R"({"s":"a,b","n":-9223372036854775808,"b":"hi","j":{"x":[1, 2]}})"), src, out)));
         REQUIRE(ok(w.append(ms.make(1, R"({"s":"","n":null})"), src, out)));
         REQUIRE(ok(w.append(ms.make(2, R"({"s":"say \"hi\"\r\nok","n":9223372036854775807})"), src, out)));
         w.finish(out);
-        CHECK(out
-              == "s,n,b,j\r\n"
-                 "\"a,b\",-9223372036854775808,aGk=,\"{\"\"x\"\":[1,2]}\"\r\n"
-                 "\"\",,,\r\n"
-                 "\"say \"\"hi\"\"\r\nok\",9223372036854775807,,\r\n");
+        CHECK(out ==
+              "s,n,b,j\r\n"
+              "\"a,b\",-9223372036854775808,aGk=,\"{\"\"x\"\":[1,2]}\"\r\n"
+              "\"\",,,\r\n"
+              "\"say \"\"hi\"\"\r\nok\",9223372036854775807,,\r\n");
     }
     SECTION("tab delimiter and a null marker") {
         o.csv.delimiter = '\t';
@@ -214,6 +216,8 @@ TEST_CASE("csv: RFC 4180 quoting, CRLF, nulls and empty strings differ", "[forma
         REQUIRE(ok(w.append(ms.make(0, R"({"s":"NULL","n":1,"b":"","j":"x"})"), src, out)));
         REQUIRE(ok(w.append(ms.make(1, R"({"s":"a,b"})"), src, out)));
         w.finish(out);
-        CHECK(out == "s\tn\tb\tj\r\n\"NULL\"\t1\t\t\"\"\"x\"\"\"\r\n" "a,b\tNULL\tNULL\tNULL\r\n");
+        CHECK(out ==
+              "s\tn\tb\tj\r\n\"NULL\"\t1\t\t\"\"\"x\"\"\"\r\n"
+              "a,b\tNULL\tNULL\tNULL\r\n");
     }
 }

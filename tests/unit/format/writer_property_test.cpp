@@ -4,6 +4,7 @@
 #include "test_messages.hpp"
 
 #include <boost/json.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -19,9 +20,18 @@ namespace {
 /// A JSON-ish text: valid documents, then random single-byte mutations of them.
 std::string random_payload(std::mt19937_64& rng) {
     static const std::vector<std::string> seeds{
-      "{\"a\": [1, 2.5, -3e-2, true, false, null], \"b\": {\"c\": \"d\\n\\u00e9\\\"\"}}",
-      "[ ]", "{}", "\"str\"", "0", "-0.0e+1", "123456789012345678901234567890", "[[[[1]]]]",
-      "{\"k\": \"\xc3\xa9\xf0\x9f\x98\x80\"}", "  [1 ,2 , 3 ]  ", "\"\\ud83d\\ude00\"", "true"};
+        "{\"a\": [1, 2.5, -3e-2, true, false, null], \"b\": {\"c\": \"d\\n\\u00e9\\\"\"}}",
+        "[ ]",
+        "{}",
+        "\"str\"",
+        "0",
+        "-0.0e+1",
+        "123456789012345678901234567890",
+        "[[[[1]]]]",
+        "{\"k\": \"\xc3\xa9\xf0\x9f\x98\x80\"}",
+        "  [1 ,2 , 3 ]  ",
+        "\"\\ud83d\\ude00\"",
+        "true"};
     std::string s = seeds[rng() % seeds.size()];
     const int mutations = static_cast<int>(rng() % 4);
     static const char alphabet[] = "{}[]\",:0123456789-+.eE \\tnul\x00\x80\xff\xc3\xed";

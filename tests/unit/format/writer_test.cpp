@@ -1,8 +1,10 @@
 #include "format/writer.hpp"
+
 #include "test_messages.hpp"
 
-#include <catch2/catch.hpp>
 #include <boost/json.hpp>
+
+#include <catch2/catch.hpp>
 #include <simdjson.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -157,11 +159,11 @@ TEST_CASE("the json_lines envelope has every field in order", "[format][writer]"
     test::message_store s;
     const proto::u128 id = (proto::u128{0x0123456789abcdefULL} << 64) | 0xfedcba9876543210ULL;
     const auto out = write_all({}, {s.make(42, "{\"user\": 7}", {}, id)});
-    CHECK(out
-          == "{\"stream\":\"app\",\"topic\":\"requests\",\"partition_id\":2,\"offset\":42,"
-             "\"id\":\"0123456789abcdeffedcba9876543210\",\"timestamp\":1796000523000004,"
-             "\"timestamp_iso\":\"2026-11-30T01:02:03.000004Z\",\"origin_timestamp\":1796000522999000,"
-             "\"headers\":{},\"payload\":{\"user\":7}}\n");
+    CHECK(out ==
+          "{\"stream\":\"app\",\"topic\":\"requests\",\"partition_id\":2,\"offset\":42,"
+          "\"id\":\"0123456789abcdeffedcba9876543210\",\"timestamp\":1796000523000004,"
+          "\"timestamp_iso\":\"2026-11-30T01:02:03.000004Z\",\"origin_timestamp\":1796000522999000,"
+          "\"headers\":{},\"payload\":{\"user\":7}}\n");
 }
 
 TEST_CASE("golden: every header value kind", "[format][writer][golden]") {
@@ -180,13 +182,13 @@ TEST_CASE("golden: header keys of every kind never collide with string keys", "[
 
 TEST_CASE("golden: payload modes", "[format][writer][golden]") {
     const std::vector<std::string> payloads{
-      "{ \"a\": [1, 2.50, \"x\"],\n  \"big\": 123456789012345678901234567890 }",
-      "  \"just a JSON string\" ",
-      "17",
-      "plain text, not JSON",
-      "",
-      std::string{"bin\x00\xff\x01", 6},
-      "{\"almost\": json",
+        "{ \"a\": [1, 2.50, \"x\"],\n  \"big\": 123456789012345678901234567890 }",
+        "  \"just a JSON string\" ",
+        "17",
+        "plain text, not JSON",
+        "",
+        std::string{"bin\x00\xff\x01", 6},
+        "{\"almost\": json",
     };
     const std::pair<payload_mode, const char*> modes[] = {{payload_mode::automatic, "payload_auto.jsonl"},
                                                           {payload_mode::string, "payload_string.jsonl"},
@@ -232,16 +234,17 @@ TEST_CASE("golden: UTF-8 edge cases in payloads, headers and names", "[format][w
     test::headers h;
     h.add_unchecked(header_kind::string, "bad\xff key", header_kind::string, "bad\xc0\xaf value");
     const std::vector<std::string> payloads{
-      std::string{"nul\0inside", 10},        // NUL: valid UTF-8, escaped as \u0000
-      "\xed\xa0\x80 surrogate D800",           // CESU/surrogate: invalid UTF-8 -> base64 in auto
-      "overlong \xc0\xaf slash",               // invalid
-      "truncated \xe2\x82",                    // invalid
-      "\xf0\x9f\x98\x80 emoji \xe2\x80\xa8 LS", // valid 4-byte and U+2028
-      "\"\\ud83d\\ude00\"",                    // JSON with an escaped surrogate pair: valid JSON
-      "\x7f del and \x1b esc",
+        std::string{"nul\0inside", 10},            // NUL: valid UTF-8, escaped as \u0000
+        "\xed\xa0\x80 surrogate D800",             // CESU/surrogate: invalid UTF-8 -> base64 in auto
+        "overlong \xc0\xaf slash",                 // invalid
+        "truncated \xe2\x82",                      // invalid
+        "\xf0\x9f\x98\x80 emoji \xe2\x80\xa8 LS",  // valid 4-byte and U+2028
+        "\"\\ud83d\\ude00\"",                      // JSON with an escaped surrogate pair: valid JSON
+        "\x7f del and \x1b esc",
     };
     std::vector<proto::message_view> ms;
-    for (std::size_t i = 0; i < payloads.size(); ++i) ms.push_back(s.make(i, payloads[i], i == 0 ? h : test::headers{}));
+    for (std::size_t i = 0; i < payloads.size(); ++i)
+        ms.push_back(s.make(i, payloads[i], i == 0 ? h : test::headers{}));
     writer w{writer_options{}};
     std::string out;
     w.begin(out);
@@ -340,8 +343,10 @@ TEST_CASE("gzip output inflates to exactly the uncompressed output", "[format][w
     std::vector<proto::message_view> ms;
     std::vector<std::string> payloads;
     payloads.reserve(2000);
-    for (int i = 0; i < 2000; ++i) payloads.push_back(fmt::format("{{\"n\": {}, \"pad\": \"{}\"}}", i, std::string(i % 300, 'x')));
-    for (int i = 0; i < 2000; ++i) ms.push_back(s.make(static_cast<std::uint64_t>(i), payloads[static_cast<std::size_t>(i)], every_kind()));
+    for (int i = 0; i < 2000; ++i)
+        payloads.push_back(fmt::format("{{\"n\": {}, \"pad\": \"{}\"}}", i, std::string(i % 300, 'x')));
+    for (int i = 0; i < 2000; ++i)
+        ms.push_back(s.make(static_cast<std::uint64_t>(i), payloads[static_cast<std::size_t>(i)], every_kind()));
     for (auto fmt_ : {record_format::json_lines, record_format::json_array, record_format::raw}) {
         writer_options plain;
         plain.format = fmt_;
@@ -352,7 +357,8 @@ TEST_CASE("gzip output inflates to exactly the uncompressed output", "[format][w
         std::string out;
         w.begin(out);
         for (const auto& m : ms) REQUIRE(w.append(m, src, out).has_value());
-        CHECK(w.bytes_in() == expected.size() - (fmt_ == record_format::json_array ? 3 : 0));  // "\n]\n" comes at finish
+        CHECK(w.bytes_in() ==
+              expected.size() - (fmt_ == record_format::json_array ? 3 : 0));  // "\n]\n" comes at finish
         CHECK(w.bytes_out() == out.size());
         w.finish(out);
         CHECK(w.bytes_out() == out.size());
@@ -370,7 +376,8 @@ TEST_CASE("gzip output inflates to exactly the uncompressed output", "[format][w
     }
 }
 
-TEST_CASE("gzip: a large object is a series of members; compression_level keeps its meaning", "[format][writer][gzip]") {
+TEST_CASE("gzip: a large object is a series of members; compression_level keeps its meaning",
+          "[format][writer][gzip]") {
     test::message_store s;
     std::vector<std::string> payloads;
     std::vector<proto::message_view> ms;
@@ -378,7 +385,8 @@ TEST_CASE("gzip: a large object is a series of members; compression_level keeps 
     for (int i = 0; i < 6000; ++i)
         payloads.push_back(fmt::format("{{\"n\": {}, \"user\": \"u{}\", \"path\": \"/item/{}/view\", \"ms\": {}}}", i,
                                        (i * 7919) % 1000, (i * 104729) % 100000, (i * 31) % 977));
-    for (int i = 0; i < 6000; ++i) ms.push_back(s.make(static_cast<std::uint64_t>(i), payloads[static_cast<std::size_t>(i)]));
+    for (int i = 0; i < 6000; ++i)
+        ms.push_back(s.make(static_cast<std::uint64_t>(i), payloads[static_cast<std::size_t>(i)]));
     writer_options plain;
     const auto expected = write_all(plain, ms);
     REQUIRE(expected.size() > 3 * 256 * 1024);
@@ -428,7 +436,8 @@ TEST_CASE("a malformed headers block is a bad message only when headers are writ
     // Build a message whose header block claims more bytes than it has.
     proto::byte_buffer block;
     REQUIRE(proto::append_user_header(block, header_kind::string, proto::as_bytes("k"), header_kind::string,
-                                      proto::as_bytes("v")).has_value());
+                                      proto::as_bytes("v"))
+                .has_value());
     block.back() = std::byte{0};
     block[block.size() - 2] = std::byte{0xff};  // value length now runs past the end... (corrupt)
     proto::byte_buffer corrupt{block.begin(), block.end() - 1};
@@ -454,8 +463,10 @@ TEST_CASE("zstd output decompresses to exactly the uncompressed output", "[forma
     std::vector<std::string> payloads;
     payloads.reserve(3000);
     std::vector<proto::message_view> ms;
-    for (int i = 0; i < 3000; ++i) payloads.push_back(fmt::format("{{\"n\": {}, \"pad\": \"{}\"}}", i, std::string(i % 200, 'y')));
-    for (int i = 0; i < 3000; ++i) ms.push_back(s.make(static_cast<std::uint64_t>(i), payloads[static_cast<std::size_t>(i)]));
+    for (int i = 0; i < 3000; ++i)
+        payloads.push_back(fmt::format("{{\"n\": {}, \"pad\": \"{}\"}}", i, std::string(i % 200, 'y')));
+    for (int i = 0; i < 3000; ++i)
+        ms.push_back(s.make(static_cast<std::uint64_t>(i), payloads[static_cast<std::size_t>(i)]));
     for (auto fmt_ : {record_format::json_lines, record_format::json_array, record_format::raw}) {
         writer_options plain;
         plain.format = fmt_;

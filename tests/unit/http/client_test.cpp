@@ -1,10 +1,12 @@
 #include "http/client.hpp"
+
 #include "s3/fault_front.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <exception>
@@ -109,7 +111,9 @@ TEST_CASE("a fault rule with every = 3 faults one matching request in three, tim
     http::client c{ioc.get_executor()};
     std::vector<unsigned> statuses;
     for (int i = 0; i < 10; ++i) {
-        auto r = run<result<http::response>>(ioc, [&]() { return c.send(front_endpoint(front), http::request{"GET", "/k", {}, {}}); });
+        auto r = run<result<http::response>>(ioc, [&]() {
+            return c.send(front_endpoint(front), http::request{"GET", "/k", {}, {}});
+        });
         REQUIRE(r.has_value());
         statuses.push_back(r->status);
     }
@@ -186,7 +190,9 @@ TEST_CASE("connection refused is connect_failed", "[http]") {
         port = acc.local_endpoint().port();
     }
     http::client c{ioc.get_executor()};
-    auto r = run<result<http::response>>(ioc, [&]() { return c.send({false, "127.0.0.1", port, ""}, http::request{}); });
+    auto r = run<result<http::response>>(ioc, [&]() {
+        return c.send({false, "127.0.0.1", port, ""}, http::request{});
+    });
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error() == http::errc::connect_failed);
 }
@@ -197,7 +203,9 @@ TEST_CASE("a HEAD response has no body whatever its Content-Length", "[http]") {
     front.set_fixed_response(200, {{"Content-Length", "12345"}}, "");
     http::client c{ioc.get_executor()};
     for (int i = 0; i < 2; ++i) {
-        auto r = run<result<http::response>>(ioc, [&]() { return c.send(front_endpoint(front), http::request{"HEAD", "/k", {}, {}}); });
+        auto r = run<result<http::response>>(ioc, [&]() {
+            return c.send(front_endpoint(front), http::request{"HEAD", "/k", {}, {}});
+        });
         REQUIRE(r.has_value());
         CHECK(r->headers.get("content-length") == "12345");
         CHECK(r->body.empty());

@@ -87,7 +87,8 @@ TEST_CASE("proxy routes: scheme, NO_PROXY, credentials as Basic, redacted URLs",
     REQUIRE(plain->has_value());
     CHECK((*plain)->proxy.port == 8080);
     CHECK((*plain)->authorization.empty());
-    const std::vector<std::pair<std::string, std::uint16_t>> direct{{"localhost", 443}, {"a.internal", 443}, {"s3.example.com", 9000}, {"10.0.0.1", 443}};
+    const std::vector<std::pair<std::string, std::uint16_t>> direct{
+        {"localhost", 443}, {"a.internal", 443}, {"s3.example.com", 9000}, {"10.0.0.1", 443}};
     for (const auto& [host, port] : direct) {
         auto r = http::route_for(p, http::endpoint{true, host, port});
         REQUIRE(r.has_value());

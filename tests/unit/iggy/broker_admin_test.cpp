@@ -2,16 +2,14 @@
 // admin_wire, admin_handler, users): the 0.8.0 layouts (literal bytes from the tests of
 // core/binary_protocol at tag server-0.8.0 where they exist), codes, permission checks and
 // persistence.
+#include "common/clock.hpp"
 #include "iggy_broker/admin_handler.hpp"
 #include "iggy_broker/admin_wire.hpp"
 #include "iggy_broker/broker_state.hpp"
 #include "iggy_broker/users.hpp"
-
-#include "common/clock.hpp"
 #include "proto/error.hpp"
 
 #include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -58,8 +56,8 @@ struct world {
 /// CreateUser payload: name, password, status, no permissions or the given block.
 proto::byte_buffer create_user(std::string_view name, std::string_view pw, int status,
                                const std::optional<permissions>& p = std::nullopt) {
-    proto::byte_buffer out = cat({bytes({static_cast<int>(name.size())}), text(name), bytes({static_cast<int>(pw.size())}),
-                                  text(pw), bytes({status})});
+    proto::byte_buffer out = cat({bytes({static_cast<int>(name.size())}), text(name),
+                                  bytes({static_cast<int>(pw.size())}), text(pw), bytes({status})});
     if (!p) {
         out.push_back(std::byte{0});
         return out;
@@ -103,9 +101,8 @@ TEST_CASE("admin requests decode the 0.8.0 wire layouts", "[broker][admin]") {
     CHECK_FALSE(admin::decode_request(admin::code::get_stats, bytes({0})).has_value());
     // UpdateTopic: stream | topic | compression | expiry u64 | max u64 | replication | name.
     auto ut = admin::decode_request(
-        admin::code::update_topic,
-        cat({bytes({1, 4, 2, 0, 0, 0, 1, 4, 3, 0, 0, 0, 2}), bytes({5, 0, 0, 0, 0, 0, 0, 0}),
-             bytes({0, 0, 0, 0, 0, 0, 0, 0}), bytes({1, 2, 'n', 'm'})}));
+        admin::code::update_topic, cat({bytes({1, 4, 2, 0, 0, 0, 1, 4, 3, 0, 0, 0, 2}), bytes({5, 0, 0, 0, 0, 0, 0, 0}),
+                                        bytes({0, 0, 0, 0, 0, 0, 0, 0}), bytes({1, 2, 'n', 'm'})}));
     REQUIRE(ut.has_value());
     const auto& u = std::get<admin::update_topic_request>(*ut);
     CHECK(u.stream.number() == 2);
@@ -128,10 +125,10 @@ TEST_CASE("permissions block: 0.8.0 layout both ways", "[broker][admin]") {
     p.streams.push_back({43, false, false, false, false, false, true, {}});
     b.clear();
     admin::append_permissions(w, p);
-    CHECK(b == bytes({0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1,                      // global, has_streams
+    CHECK(b == bytes({0,  0, 0, 0, 0, 1, 0, 0, 0, 0, 1,                             // global, has_streams
                       42, 0, 0, 0, 1, 0, 0, 1, 1, 0, 1, 7, 0, 0, 0, 1, 1, 0, 1, 0,  // stream 42, topic 7
-                      1,                                                  // has_next stream
-                      43, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0}));             // stream 43, no topics, end
+                      1,                                                            // has_next stream
+                      43, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0}));                       // stream 43, no topics, end
     proto::reader r{b};
     auto back = admin::read_permissions(r);
     REQUIRE(back.has_value());
@@ -152,7 +149,8 @@ TEST_CASE("users: create, get, list, update, change password, delete as 0.8.0", 
 
     CHECK(w.run(1, admin::code::create_user, create_user("test-user", "secret1", 1)).status ==
           st(server_errc::user_already_exists));
-    CHECK(w.run(1, admin::code::create_user, create_user("ab", "secret1", 1)).status == st(server_errc::invalid_username));
+    CHECK(w.run(1, admin::code::create_user, create_user("ab", "secret1", 1)).status ==
+          st(server_errc::invalid_username));
     CHECK(w.run(1, admin::code::create_user, create_user("abc", "pw", 1)).status == st(server_errc::invalid_password));
     CHECK(w.run(1, admin::code::create_user, create_user("abc", "secret", 3)).status ==
           st(server_errc::invalid_user_status));
@@ -176,7 +174,8 @@ TEST_CASE("users: create, get, list, update, change password, delete as 0.8.0", 
     CHECK(w.b.login_user(2, "test-user", "secret1").code == st(server_errc::user_inactive));
     CHECK(w.run(1, admin::code::update_user, bytes({1, 4, 1, 0, 0, 0, 0, 1, 1})).status == 0);
     // ChangePassword: a wrong current password is 42.
-    CHECK(w.run(1, admin::code::change_password, cat({bytes({1, 4, 1, 0, 0, 0, 5}), text("wrong"), bytes({6}), text("newpw1")}))
+    CHECK(w.run(1, admin::code::change_password,
+                cat({bytes({1, 4, 1, 0, 0, 0, 5}), text("wrong"), bytes({6}), text("newpw1")}))
               .status == st(server_errc::invalid_credentials));
     CHECK(w.run(1, admin::code::change_password,
                 cat({bytes({1, 4, 1, 0, 0, 0, 7}), text("secret1"), bytes({6}), text("newpw1")}))
@@ -244,7 +243,8 @@ TEST_CASE("personal access tokens: create, list, login, delete, limits", "[broke
     CHECK(w.run(1, admin::code::create_token, cat({bytes({2}), text("ab"), bytes({0, 0, 0, 0, 0, 0, 0, 0})})).status ==
           50);
     // Expiry 1800 µs from now: listed with its expiry, expired once the clock passes it.
-    auto t2 = w.run(1, admin::code::create_token, cat({bytes({3}), text("ci2"), bytes({0x08, 0x07, 0, 0, 0, 0, 0, 0})}));
+    auto t2 =
+        w.run(1, admin::code::create_token, cat({bytes({3}), text("ci2"), bytes({0x08, 0x07, 0, 0, 0, 0, 0, 0})}));
     REQUIRE(t2.status == 0);
     auto list = w.run(1, admin::code::get_tokens, {});
     REQUIRE(list.payload.size() == 2 * (1 + 3 + 8));
@@ -286,9 +286,9 @@ TEST_CASE("stats, clients and cluster metadata answer in the 0.8.0 layouts", "[b
     REQUIRE(stats.status == 0);
     const auto* p = stats.payload.data();
     CHECK(proto::load_le<std::uint32_t>(p) == static_cast<std::uint32_t>(::getpid()));
-    CHECK(proto::load_le<std::uint32_t>(p + 76) == 1);  // streams_count
-    CHECK(proto::load_le<std::uint32_t>(p + 80) == 1);  // topics_count
-    CHECK(proto::load_le<std::uint32_t>(p + 84) == 3);  // partitions_count
+    CHECK(proto::load_le<std::uint32_t>(p + 76) == 1);   // streams_count
+    CHECK(proto::load_le<std::uint32_t>(p + 80) == 1);   // topics_count
+    CHECK(proto::load_le<std::uint32_t>(p + 84) == 3);   // partitions_count
     CHECK(proto::load_le<std::uint32_t>(p + 100) == 2);  // clients_count
 }
 
@@ -341,7 +341,8 @@ TEST_CASE("users, permissions and tokens persist with --data", "[broker][admin]"
         p.global.read_users = true;
         REQUIRE(w.run(1, admin::code::create_user, create_user("keeper", "secret1", 1, p)).status == 0);
         REQUIRE(w.b.login_user(2, "keeper", "secret1").ok());
-        auto made = w.run(2, admin::code::create_token, cat({bytes({3}), text("tk1"), bytes({0, 0, 0, 0, 0, 0, 0, 0})}));
+        auto made =
+            w.run(2, admin::code::create_token, cat({bytes({3}), text("tk1"), bytes({0, 0, 0, 0, 0, 0, 0, 0})}));
         REQUIRE(made.status == 0);
         token = std::string{proto::as_text(proto::bytes_view{made.payload}.subspan(1))};
         // Update and purge persist too: the renamed stream, an emptied partition log.

@@ -1,11 +1,10 @@
 // Unit tests of the Iggy test broker's G2 side (tests/support/iggy_broker/g2_handler): where it
 // answers as a 0.9 server does, built from the protocol facts (reply result section, batch
 // records, topic options, operation 141, GetClusterMetadata).
+#include "common/clock.hpp"
 #include "iggy_broker/admin_wire.hpp"
 #include "iggy_broker/broker_state.hpp"
 #include "iggy_broker/g2_handler.hpp"
-
-#include "common/clock.hpp"
 #include "proto/g2_batch.hpp"
 #include "proto/g2_commands.hpp"
 #include "proto/message.hpp"
@@ -79,9 +78,12 @@ proto::byte_buffer rejection(std::uint32_t code) {
     return b;
 }
 
-proto::byte_buffer options_block(std::initializer_list<std::pair<std::string, std::pair<proto::header_kind, proto::byte_buffer>>> e) {
+proto::byte_buffer options_block(
+    std::initializer_list<std::pair<std::string, std::pair<proto::header_kind, proto::byte_buffer>>> e) {
     proto::byte_buffer block;
-    for (auto& [k, v] : e) REQUIRE(proto::append_user_header(block, proto::header_kind::string, proto::as_bytes(k), v.first, v.second).has_value());
+    for (auto& [k, v] : e)
+        REQUIRE(proto::append_user_header(block, proto::header_kind::string, proto::as_bytes(k), v.first, v.second)
+                    .has_value());
     return block;
 }
 
@@ -101,7 +103,7 @@ TEST_CASE("G2: a duplicate stream or topic name is a committed rejection in the 
     CHECK(proto::byte_buffer(dup_topic.body.begin(), dup_topic.body.end()) == rejection(2013));
     // Join/leave/store rejections from the state machines: committed too.
     auto join = w.send(proto::join_consumer_group_request{proto::identifier::numeric(0), proto::identifier::numeric(0),
-                                                           proto::identifier::numeric(9)});
+                                                          proto::identifier::numeric(9)});
     CHECK(join.reply().status == 0);
     CHECK(proto::byte_buffer(join.body.begin(), join.body.end()) == rejection(5000));
 }
@@ -115,7 +117,8 @@ TEST_CASE("G2: CreateTopic applies the options block (compression, expiry, max s
     const auto block = options_block({{"compression_algorithm", {proto::header_kind::uint8, u8v}},
                                       {"message_expiry", {proto::header_kind::uint64, expiry}},
                                       {"max_topic_size", {proto::header_kind::uint64, size}}});
-    auto r = w.send(g2::create_topic_request{proto::identifier::numeric(0), 2, "t", std::string{proto::as_text(block)}});
+    auto r =
+        w.send(g2::create_topic_request{proto::identifier::numeric(0), 2, "t", std::string{proto::as_text(block)}});
     REQUIRE(r.reply().status == 0);
     auto t = w.b.get_topic(ident::num(0), ident::num(0));
     REQUIRE(t);

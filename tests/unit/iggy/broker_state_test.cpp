@@ -56,7 +56,8 @@ struct world {
                    std::filesystem::path dir = {})
         : b{broker_options{"iggy", "iggy", {{"ci", "tok-123"}}, rebalance, heartbeat, std::move(dir), &clock, 7}} {}
 
-    void send(std::uint32_t stream, std::uint32_t topic, std::uint32_t partition, int n, const std::string& prefix = "m") {
+    void send(std::uint32_t stream, std::uint32_t topic, std::uint32_t partition, int n,
+              const std::string& prefix = "m") {
         std::vector<std::string> payloads;
         for (int i = 0; i < n; ++i) payloads.push_back(prefix + std::to_string(i));
         std::vector<message_in> ms;
@@ -209,8 +210,7 @@ TEST_CASE("balanced partitioning picks one partition per request, round robin", 
     REQUIRE(w.b.create_topic(ident::num(0), 3, 1, 0, 0, 0, "t").ok());
     std::string p = "x";
     std::vector<message_in> two{{0, 0, 0, 0, bytes(p), {}}, {0, 0, 0, 0, bytes(p), {}}};
-    for (int i = 0; i < 4; ++i)
-        REQUIRE(w.b.send_messages(ident::num(0), ident::num(0), partitioning{}, two).ok());
+    for (int i = 0; i < 4; ++i) REQUIRE(w.b.send_messages(ident::num(0), ident::num(0), partitioning{}, two).ok());
     auto t = w.b.get_topic(ident::num(0), ident::num(0));
     REQUIRE(t);
     CHECK(t->partitions[0].messages_count == 4);
@@ -390,8 +390,8 @@ TEST_CASE("group commands give 30, 5000, 5006 and 3022 where 0.8.0 does", "[brok
     w.b.add_client(2, "b");
     REQUIRE(w.b.login_user(2, "iggy", "iggy").ok());
     CHECK(w.poll_group(1).code == code::consumer_group_member_not_found);
-    CHECK(w.b.poll_messages(1, consumer{2, ident::str("zz")}, ident::num(0), ident::num(0), std::nullopt,
-                            strategy{}, 1, false)
+    CHECK(w.b.poll_messages(1, consumer{2, ident::str("zz")}, ident::num(0), ident::num(0), std::nullopt, strategy{}, 1,
+                            false)
               .code == code::consumer_group_id_not_found);
     CHECK(w.b.join_group(1, ident::num(0), ident::num(0), ident::str("zz")).code == code::consumer_group_id_not_found);
     CHECK(w.b.create_group(ident::num(0), ident::num(0), "g").code == code::consumer_group_name_already_exists);

@@ -1,5 +1,6 @@
 // iss::iggy error classification (lib/iggy/error.hpp): the outcome every caller acts on.
 #include "iggy/error.hpp"
+
 #include "proto/error.hpp"
 
 #include <catch2/catch.hpp>
@@ -38,6 +39,8 @@ TEST_CASE("transport failures, Disconnected and StaleClient are retried", "[iggy
 }
 
 TEST_CASE("missing entities are not_found; ownership and offset errors fail", "[iggy][error]") {
-    for (std::uint32_t code : {20u, 1009u, 2010u, 3007u, 5000u}) CHECK(iggy::classify(server(code)) == outcome::not_found);
-    for (std::uint32_t code : {3u, 4u, 3021u, 3022u, 4100u, 5006u, 1012u}) CHECK(iggy::classify(server(code)) == outcome::fail);
+    for (std::uint32_t code : {20u, 1009u, 2010u, 3007u, 5000u})
+        CHECK(iggy::classify(server(code)) == outcome::not_found);
+    for (std::uint32_t code : {3u, 4u, 3021u, 3022u, 4100u, 5006u, 1012u})
+        CHECK(iggy::classify(server(code)) == outcome::fail);
 }

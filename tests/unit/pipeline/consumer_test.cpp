@@ -1,14 +1,15 @@
-#include "fakes.hpp"
-#include "common/log.hpp"
 #include "pipeline/consumer.hpp"
+
+#include "common/log.hpp"
+#include "fakes.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <set>
 #include <string>
-#include <vector>
 #include <tuple>
+#include <vector>
 
 namespace pl = iss::pipeline;
 using namespace std::chrono_literals;
@@ -31,7 +32,7 @@ struct fake_source final : pl::message_source {
     pl::source_status join_answer = pl::source_status::ok;
     std::vector<std::tuple<std::optional<std::uint32_t>, std::optional<std::uint64_t>, std::uint32_t>> polls;
     std::deque<std::string> keep;
-    std::set<std::string> missing;              // topics that do not exist (fatal answers)
+    std::set<std::string> missing;               // topics that do not exist (fatal answers)
     std::set<std::uint32_t> missing_partitions;  // partitions whose polls answer fatal
     std::map<std::string, int> lookups;          // partitions() calls per topic
     int fatal_polls = 0;
@@ -110,7 +111,8 @@ pl::consumer_options options(pl::consumer_mode mode) {
 
 }  // namespace
 
-TEST_CASE("consumer: single mode polls every partition with explicit offsets and loses nothing", "[pipeline][consumer]") {
+TEST_CASE("consumer: single mode polls every partition with explicit offsets and loses nothing",
+          "[pipeline][consumer]") {
     world w;
     w.rotation.max_records = 5;
     auto r = w.make_router();
@@ -140,7 +142,8 @@ TEST_CASE("consumer: single mode polls every partition with explicit offsets and
     CHECK(src.leaves == 0);
 }
 
-TEST_CASE("consumer: one partition's upload does not stall the polls and uploads of the others", "[pipeline][consumer]") {
+TEST_CASE("consumer: one partition's upload does not stall the polls and uploads of the others",
+          "[pipeline][consumer]") {
     world w;
     w.rotation.max_records = 4;
     auto r = w.make_router();
@@ -171,7 +174,8 @@ TEST_CASE("consumer: one partition's upload does not stall the polls and uploads
     for (const auto& [k, n] : b) CHECK(n == 1);
 }
 
-TEST_CASE("consumer: max_parallel_partitions bounds a round's concurrency and still polls every partition", "[pipeline][consumer]") {
+TEST_CASE("consumer: max_parallel_partitions bounds a round's concurrency and still polls every partition",
+          "[pipeline][consumer]") {
     world w;
     w.rotation.max_records = 4;
     auto r = w.make_router();
@@ -193,7 +197,8 @@ TEST_CASE("consumer: max_parallel_partitions bounds a round's concurrency and st
     for (const auto& [k, n] : b) CHECK(n == 1);
 }
 
-TEST_CASE("consumer: inv5 a partition that group polls stop returning is uploaded and committed at once", "[pipeline][consumer][inv5]") {
+TEST_CASE("consumer: inv5 a partition that group polls stop returning is uploaded and committed at once",
+          "[pipeline][consumer][inv5]") {
     world w;
     w.options.mode = pl::consumer_mode::group;
     w.rotation.max_records = 1000;  // nothing would rotate by itself
@@ -222,7 +227,8 @@ TEST_CASE("consumer: inv5 a partition that group polls stop returning is uploade
     CHECK(r->find({"app", "requests", 0})->holds_data());  // partition 0 goes on as before
 }
 
-TEST_CASE("consumer: inv5 an explicit poll answered for another partition hands over at once", "[pipeline][consumer][inv5]") {
+TEST_CASE("consumer: inv5 an explicit poll answered for another partition hands over at once",
+          "[pipeline][consumer][inv5]") {
     world w;
     w.options.mode = pl::consumer_mode::group;
     auto r = w.make_router();
@@ -233,13 +239,14 @@ TEST_CASE("consumer: inv5 an explicit poll answered for another partition hands 
     pl::consumer_loop loop{options(pl::consumer_mode::group), src, *r, w.sleeper, w.clock};
     run(loop.start());
     run(loop.round());
-    src.owned = {};  // revocation completed by timeout: not ours at all any more
+    src.owned = {};     // revocation completed by timeout: not ours at all any more
     run(loop.round());  // discovery not due: the explicit poll answers 0,0
     CHECK(loop.assignment().empty());
     CHECK(w.offsets.stored.at({"app", "requests", 3}) == 3);
 }
 
-TEST_CASE("consumer: inv5 after a reconnect, held data is dropped (not uploaded) and re-read; nothing lost or doubled", "[pipeline][consumer][inv5]") {
+TEST_CASE("consumer: inv5 after a reconnect, held data is dropped (not uploaded) and re-read; nothing lost or doubled",
+          "[pipeline][consumer][inv5]") {
     world w;
     w.options.mode = pl::consumer_mode::group;
     w.rotation.max_records = 3;
@@ -266,7 +273,8 @@ TEST_CASE("consumer: inv5 after a reconnect, held data is dropped (not uploaded)
     CHECK(r->totals().records_dropped >= 1);
 }
 
-TEST_CASE("consumer: a group member without partitions past unassigned_warning says so at warn, at a backoff", "[pipeline][consumer]") {
+TEST_CASE("consumer: a group member without partitions past unassigned_warning says so at warn, at a backoff",
+          "[pipeline][consumer]") {
     std::vector<std::string> lines;
     iss::log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
     auto warnings = [&] {
@@ -314,7 +322,8 @@ TEST_CASE("consumer: a group member without partitions past unassigned_warning s
     if (!at.empty()) CHECK(at.front() >= 30);
 }
 
-TEST_CASE("consumer: run waits poll_interval when idle, wakes for a due writer, and stops on request", "[pipeline][consumer][inv6]") {
+TEST_CASE("consumer: run waits poll_interval when idle, wakes for a due writer, and stops on request",
+          "[pipeline][consumer][inv6]") {
     world w;
     w.rotation.idle = 30ms;
     auto r = w.make_router();
@@ -359,7 +368,8 @@ struct log_capture {
 };
 }  // namespace
 
-TEST_CASE("consumer: a missing source topic is logged once, then at a backoff, and is queryable", "[pipeline][consumer]") {
+TEST_CASE("consumer: a missing source topic is logged once, then at a backoff, and is queryable",
+          "[pipeline][consumer]") {
     world w;
     w.rotation.max_records = 1000;
     auto r = w.make_router();
@@ -405,7 +415,8 @@ TEST_CASE("consumer: a missing source topic is logged once, then at a backoff, a
     CHECK(std::find(a.begin(), a.end(), pl::partition_ref{"app", "nope", 0}) != a.end());
 }
 
-TEST_CASE("consumer: a partition whose polls fail is backed off alone; the others keep polling", "[pipeline][consumer]") {
+TEST_CASE("consumer: a partition whose polls fail is backed off alone; the others keep polling",
+          "[pipeline][consumer]") {
     world w;
     w.rotation.max_records = 1000;
     auto r = w.make_router();
@@ -498,7 +509,8 @@ TEST_CASE("consumer: group mode, a source topic missing at start is tried again 
     CHECK(loop.heads().at({"app", "requests", 0}) == 2);
 }
 
-TEST_CASE("consumer: partitions that stay empty are polled at a doubling interval, busy ones every round", "[pipeline][consumer]") {
+TEST_CASE("consumer: partitions that stay empty are polled at a doubling interval, busy ones every round",
+          "[pipeline][consumer]") {
     world w;
     w.rotation.max_records = 1000;
     auto r = w.make_router();
@@ -524,7 +536,8 @@ TEST_CASE("consumer: partitions that stay empty are polled at a doubling interva
     CHECK(polls_of(3) == 400);
     // A message on an idle partition is polled within max_idle_interval.
     src.fill(5, 1);
-    const auto fed_before = r->find({"app", "requests", 5}) ? r->find({"app", "requests", 5})->next_offset() : std::nullopt;
+    const auto fed_before =
+        r->find({"app", "requests", 5}) ? r->find({"app", "requests", 5})->next_offset() : std::nullopt;
     CHECK_FALSE(fed_before.has_value());
     for (int i = 0; i < 80; ++i) {  // 800 ms
         run(loop.round());

@@ -52,7 +52,8 @@ TEST_CASE("single mode: the waits between upload attempts grow with the attempts
     CHECK(waited >= 400ms);   // jittered waits, not zero: 40 draws average 50 ms
 }
 
-TEST_CASE("group mode: a failing dead-letter send has one attempt, then the partition is re-read", "[pipeline][retry]") {
+TEST_CASE("group mode: a failing dead-letter send has one attempt, then the partition is re-read",
+          "[pipeline][retry]") {
     world w;
     w.options.mode = pl::consumer_mode::group;
     w.options.on_bad_message = pl::bad_message_policy::dead_letter;

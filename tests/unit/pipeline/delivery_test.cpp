@@ -12,7 +12,8 @@ using fakes::run;
 using fakes::world;
 
 namespace {
-std::unique_ptr<pl::partition_writer> make_writer(world& w, const pl::rotation_policy& rp, std::optional<std::uint64_t> committed = {}) {
+std::unique_ptr<pl::partition_writer> make_writer(world& w, const pl::rotation_policy& rp,
+                                                  std::optional<std::uint64_t> committed = {}) {
     return std::make_unique<pl::partition_writer>(w.p, w.options, rp, w.ports(), committed);
 }
 std::string key_of(world& w, std::uint64_t first) { return w.namer.key(w.p, first).get(); }
@@ -91,7 +92,8 @@ TEST_CASE("inv1: a failed commit is retried and never moves ahead of durable dat
 // ---------------------------------------------------------------------------------------
 // Invariant 2: deterministic keys
 
-TEST_CASE("inv2: a replay after a crash renders the same keys whatever the clock and trigger", "[pipeline][delivery][inv2]") {
+TEST_CASE("inv2: a replay after a crash renders the same keys whatever the clock and trigger",
+          "[pipeline][delivery][inv2]") {
     world w;
     w.rotation.max_records = 4;
     {
@@ -99,7 +101,7 @@ TEST_CASE("inv2: a replay after a crash renders the same keys whatever the clock
         auto wr = make_writer(w, rp);
         auto b = batch::range(0, 9);
         run(wr->feed(b.span()));  // objects 0..3, 4..7 written; 8, 9 open
-    }  // crash: the writer is gone with 8, 9
+    }                             // crash: the writer is gone with 8, 9
     const auto first_run = w.store.objects;
     // The commits of the first run are lost too (crash between upload and commit).
     w.offsets.stored.clear();
@@ -146,7 +148,8 @@ struct no_partition_namer final : pl::key_namer {
 };
 }  // namespace
 
-TEST_CASE("inv2: a key namer that depends on anything but partition and first offset is refused", "[pipeline][delivery][inv2]") {
+TEST_CASE("inv2: a key namer that depends on anything but partition and first offset is refused",
+          "[pipeline][delivery][inv2]") {
     iss::manual_clock c;
     const pl::partition_ref p{"s", "t", 0};
     CHECK(pl::check_key_namer(fakes::offset_namer{}, p).has_value());
@@ -188,7 +191,8 @@ TEST_CASE("inv3: every write is conditional and carries the range metadata", "[p
     CHECK(wr2->counters().objects_adopted == 1);
 }
 
-TEST_CASE("inv3: a 412 adopts an existing object that holds MORE: its messages are dropped, reading goes on after it", "[pipeline][delivery][inv3]") {
+TEST_CASE("inv3: a 412 adopts an existing object that holds MORE: its messages are dropped, reading goes on after it",
+          "[pipeline][delivery][inv3]") {
     world w;
     w.rotation.max_records = 4;
     // A stale owner / crashed run wrote 0..7 under the key of offset 0.
@@ -208,7 +212,8 @@ TEST_CASE("inv3: a 412 adopts an existing object that holds MORE: its messages a
     CHECK(w.store.objects.at(key_of(w, 8)).range == pl::object_range{8, 9, 2});
 }
 
-TEST_CASE("inv3: a 412 adopts an existing object that holds LESS and re-reads what follows it", "[pipeline][delivery][inv3]") {
+TEST_CASE("inv3: a 412 adopts an existing object that holds LESS and re-reads what follows it",
+          "[pipeline][delivery][inv3]") {
     world w;
     w.rotation.max_records = 6;
     w.store.objects[key_of(w, 0)] = fakes::stored_object{"theirs", {0, 2, 3}, "x", false};
@@ -241,7 +246,8 @@ TEST_CASE("inv3: a 412 on CompleteMultipartUpload adopts and aborts the upload",
     CHECK(w.offsets.stored.at(w.p) == 9);
 }
 
-TEST_CASE("inv3: an existing object without usable metadata is never overwritten; the partition stops", "[pipeline][delivery][inv3]") {
+TEST_CASE("inv3: an existing object without usable metadata is never overwritten; the partition stops",
+          "[pipeline][delivery][inv3]") {
     world w;
     w.rotation.max_records = 2;
     w.store.objects[key_of(w, 0)] = fakes::stored_object{"foreign", {0, 1, 2}, "x", false};
@@ -272,14 +278,15 @@ TEST_CASE("inv4: the plan follows the probed capabilities and names the guarante
     auto none = pl::plan_delivery({false, false}, conditional_writes::auto_detect, consumer_mode::group);
     CHECK(none->strategy == pl::upload_strategy::head_then_write);
     CHECK(none->guarantee.find("duplicate") != std::string::npos);
-    CHECK(pl::plan_delivery({false, false}, conditional_writes::required, consumer_mode::single).error()
-          == pl::errc::conditional_required);
+    CHECK(pl::plan_delivery({false, false}, conditional_writes::required, consumer_mode::single).error() ==
+          pl::errc::conditional_required);
     auto off = pl::plan_delivery({true, true}, conditional_writes::off, consumer_mode::single);
     CHECK(off->strategy == pl::upload_strategy::head_then_write);
     CHECK_FALSE(off->if_none_match);
 }
 
-TEST_CASE("inv4: where conditional Complete is not honoured, objects close at part_size and never go multipart", "[pipeline][delivery][inv4]") {
+TEST_CASE("inv4: where conditional Complete is not honoured, objects close at part_size and never go multipart",
+          "[pipeline][delivery][inv4]") {
     world w;
     w.options.plan = *pl::plan_delivery({true, false}, pl::conditional_writes::auto_detect, pl::consumer_mode::group);
     w.options.part_size = 20;  // "N:mN\n" is 5-6 bytes: 4 records reach 20
@@ -299,7 +306,9 @@ TEST_CASE("inv4: where conditional Complete is not honoured, objects close at pa
     CHECK(w.bucket_offsets().size() == 12);
 }
 
-TEST_CASE("inv4: with conditional Complete, a big object goes multipart with parts of part_size and a conditional Complete", "[pipeline][delivery][inv4]") {
+TEST_CASE(
+    "inv4: with conditional Complete, a big object goes multipart with parts of part_size and a conditional Complete",
+    "[pipeline][delivery][inv4]") {
     world w;
     w.options.part_size = 32;
     w.rotation.max_records = 40;
@@ -320,7 +329,8 @@ TEST_CASE("inv4: with conditional Complete, a big object goes multipart with par
     CHECK(o.body == expect);
 }
 
-TEST_CASE("inv4: without conditional PutObject, a HEAD before the write adopts what a crashed run left", "[pipeline][delivery][inv4]") {
+TEST_CASE("inv4: without conditional PutObject, a HEAD before the write adopts what a crashed run left",
+          "[pipeline][delivery][inv4]") {
     world w;
     w.options.plan = *pl::plan_delivery({false, false}, pl::conditional_writes::auto_detect, pl::consumer_mode::single);
     w.store.honours_put = false;
@@ -367,7 +377,8 @@ TEST_CASE("inv5: 3022/5006 on commit drops what is held, never what is durable",
     CHECK_FALSE(wr->holds_data());
 }
 
-TEST_CASE("inv5: group mode gives up on a failing store at once (bounded), single mode never does", "[pipeline][delivery][inv5]") {
+TEST_CASE("inv5: group mode gives up on a failing store at once (bounded), single mode never does",
+          "[pipeline][delivery][inv5]") {
     for (auto mode : {pl::consumer_mode::group, pl::consumer_mode::single}) {
         world w;
         w.options.mode = mode;
@@ -392,7 +403,8 @@ TEST_CASE("inv5: group mode gives up on a failing store at once (bounded), singl
     }
 }
 
-TEST_CASE("inv5: drop (after a reconnect) rewinds to the committed offset without uploading", "[pipeline][delivery][inv5]") {
+TEST_CASE("inv5: drop (after a reconnect) rewinds to the committed offset without uploading",
+          "[pipeline][delivery][inv5]") {
     world w;
     auto rp = w.policy();
     auto wr = make_writer(w, rp, 10);
@@ -436,7 +448,8 @@ TEST_CASE("rotation: max_bytes counts the object as uploaded", "[pipeline][deliv
     CHECK(w.store.objects.at(key_of(w, 2)).body == "2:m2\n3:m3\n");
 }
 
-TEST_CASE("rotation: max_span uses record time and closes BEFORE the message past the span", "[pipeline][delivery][rotation]") {
+TEST_CASE("rotation: max_span uses record time and closes BEFORE the message past the span",
+          "[pipeline][delivery][rotation]") {
     world w;
     w.rotation.max_span = 3s;
     auto rp = w.policy();
@@ -485,7 +498,8 @@ TEST_CASE("rotation: the schedule closes objects at aligned wall-clock boundarie
 // ---------------------------------------------------------------------------------------
 // on_bad_message
 
-TEST_CASE("bad message, fail: what precedes it is delivered and the partition stops at it", "[pipeline][delivery][bad]") {
+TEST_CASE("bad message, fail: what precedes it is delivered and the partition stops at it",
+          "[pipeline][delivery][bad]") {
     world w;
     w.options.on_bad_message = pl::bad_message_policy::fail;
     auto rp = w.policy();

@@ -42,8 +42,11 @@ struct tenant_namer final : pl::key_namer {
 /// A world whose namer splits by tenant.
 struct tworld : world {
     tenant_namer tnamer;
-    pl::writer_ports tports() { return pl::writer_ports{store, offsets, encoders, tnamer, sleeper, clock, &dead_letters}; }
-    std::unique_ptr<pl::partition_writer> writer(const pl::rotation_policy& rp, std::optional<std::uint64_t> committed = {}) {
+    pl::writer_ports tports() {
+        return pl::writer_ports{store, offsets, encoders, tnamer, sleeper, clock, &dead_letters};
+    }
+    std::unique_ptr<pl::partition_writer> writer(const pl::rotation_policy& rp,
+                                                 std::optional<std::uint64_t> committed = {}) {
         return std::make_unique<pl::partition_writer>(p, options, rp, tports(), committed);
     }
     std::string key(const std::string& tenant, std::uint64_t first) const {
@@ -79,7 +82,8 @@ void feed_until(pl::partition_writer& w, const batch& msgs, std::uint64_t upto, 
 
 }  // namespace
 
-TEST_CASE("encoded: each encoded partition gets its own object, keyed by its own first offset (G1)", "[pipeline][encoded][g1]") {
+TEST_CASE("encoded: each encoded partition gets its own object, keyed by its own first offset (G1)",
+          "[pipeline][encoded][g1]") {
     tworld w;
     auto rp = w.policy();
     auto wr = w.writer(rp);
@@ -94,7 +98,8 @@ TEST_CASE("encoded: each encoded partition gets its own object, keyed by its own
     CHECK(w.offsets.stored.at(w.p) == 4);
 }
 
-TEST_CASE("encoded: the stored offset is one below the lowest first offset among the open objects (G3)", "[pipeline][encoded][g3]") {
+TEST_CASE("encoded: the stored offset is one below the lowest first offset among the open objects (G3)",
+          "[pipeline][encoded][g3]") {
     tworld w;
     w.rotation.max_records = 2;
     auto rp = w.policy();
@@ -148,7 +153,8 @@ TEST_CASE("encoded: the stored offset never falls inside a delivered object (G3)
     CHECK(w.offsets.stored.at(w.p) == 3);
 }
 
-TEST_CASE("encoded: a 412 marks done only that encoded partition's messages up to the existing last offset (G2)", "[pipeline][encoded][g2]") {
+TEST_CASE("encoded: a 412 marks done only that encoded partition's messages up to the existing last offset (G2)",
+          "[pipeline][encoded][g2]") {
     tworld w;
     w.rotation.max_records = 2;
     // An earlier run wrote A's object at 0 holding A's messages up to 6.
@@ -169,7 +175,8 @@ TEST_CASE("encoded: a 412 marks done only that encoded partition's messages up t
     CHECK(w.offsets.stored.at(w.p) == 7);
 }
 
-TEST_CASE("encoded: an existing object that holds less makes only its encoded partition re-read (G2)", "[pipeline][encoded][g2]") {
+TEST_CASE("encoded: an existing object that holds less makes only its encoded partition re-read (G2)",
+          "[pipeline][encoded][g2]") {
     tworld w;
     w.rotation.max_records = 3;
     w.store.objects[w.key("A", 0)] = fakes::stored_object{"0:A:m0\n2:A:m2\n", {0, 2, 2}, "x", false};
@@ -188,7 +195,8 @@ TEST_CASE("encoded: an existing object that holds less makes only its encoded pa
     CHECK(w.offsets.stored.at(w.p) == 5);
 }
 
-TEST_CASE("encoded: above max_open_objects the object with the oldest first message is closed first (G4)", "[pipeline][encoded][g4]") {
+TEST_CASE("encoded: above max_open_objects the object with the oldest first message is closed first (G4)",
+          "[pipeline][encoded][g4]") {
     tworld w;
     w.options.max_open_objects = 2;
     auto rp = w.policy();
@@ -206,7 +214,8 @@ TEST_CASE("encoded: above max_open_objects the object with the oldest first mess
     CHECK(w.offsets.stored.at(w.p) == 4);
 }
 
-TEST_CASE("encoded: every stored offset is durable, and a restart from it writes each message exactly once", "[pipeline][encoded][g3][replay]") {
+TEST_CASE("encoded: every stored offset is durable, and a restart from it writes each message exactly once",
+          "[pipeline][encoded][g3][replay]") {
     // Property test over seeded random runs: three tenants, a first run that crashes after a
     // random number of messages (nothing flushed), a second run with other rotation limits
     // that crashes too, and a third that finishes. Offsets stored by any run must be durable
@@ -265,11 +274,15 @@ namespace {
 std::uint64_t utc_us(int y, unsigned mo, unsigned d, int h, int mi) {
     using namespace std::chrono;
     const auto day = date::sys_days{date::year{y} / date::month{mo} / date::day{d}};
-    return static_cast<std::uint64_t>(duration_cast<microseconds>((day + hours{h} + minutes{mi}).time_since_epoch()).count());
+    return static_cast<std::uint64_t>(
+        duration_cast<microseconds>((day + hours{h} + minutes{mi}).time_since_epoch()).count());
 }
 }  // namespace
 
-TEST_CASE("encoded: a later time bucket closes the objects of earlier ones; the two 02 hours of a fall-back night stay apart (G5)", "[pipeline][encoded][g5]") {
+TEST_CASE(
+    "encoded: a later time bucket closes the objects of earlier ones; the two 02 hours of a fall-back night stay apart "
+    "(G5)",
+    "[pipeline][encoded][g5]") {
     world w;
     auto t = *iss::format::key_template::parse("{partition}/dt={date}/hour={hour}/{start_offset:020}");
     pl::template_key_namer namer{t, "", "jsonl", {}, date::locate_zone("Europe/Berlin"), "__HIVE_DEFAULT_PARTITION__"};
@@ -293,10 +306,15 @@ TEST_CASE("encoded: a later time bucket closes the objects of earlier ones; the 
     CHECK(w.store.objects.count("1/dt=2026-10-25/hour=03/00000000000000000003") == 1);
 }
 
-TEST_CASE("encoded: with a field time source buckets do not close objects; out-of-order hours stay open together", "[pipeline][encoded][g5]") {
+TEST_CASE("encoded: with a field time source buckets do not close objects; out-of-order hours stay open together",
+          "[pipeline][encoded][g5]") {
     world w;
     auto t = *iss::format::key_template::parse("{partition}/hour={hour}/{start_offset:020}");
-    pl::template_key_namer namer{t, "", "jsonl", *iss::format::parse_time_source("field:ts"), date::locate_zone("UTC"),
+    pl::template_key_namer namer{t,
+                                 "",
+                                 "jsonl",
+                                 *iss::format::parse_time_source("field:ts"),
+                                 date::locate_zone("UTC"),
                                  "__HIVE_DEFAULT_PARTITION__"};
     CHECK_FALSE(namer.closes_on_later_bucket());
     pl::writer_ports ports{w.store, w.offsets, w.encoders, namer, w.sleeper, w.clock, &w.dead_letters};
@@ -317,8 +335,12 @@ TEST_CASE("encoded: with a field time source the two 02 hours of a fall-back nig
           "[pipeline][encoded][g5]") {
     world w;
     auto t = *iss::format::key_template::parse("{partition}/dt={date}/hour={hour}/{start_offset:020}");
-    pl::template_key_namer namer{t, "", "jsonl", *iss::format::parse_time_source("field:ts"),
-                                 date::locate_zone("Europe/Berlin"), "__HIVE_DEFAULT_PARTITION__"};
+    pl::template_key_namer namer{t,
+                                 "",
+                                 "jsonl",
+                                 *iss::format::parse_time_source("field:ts"),
+                                 date::locate_zone("Europe/Berlin"),
+                                 "__HIVE_DEFAULT_PARTITION__"};
     pl::writer_ports ports{w.store, w.offsets, w.encoders, namer, w.sleeper, w.clock, &w.dead_letters};
     auto rp = w.policy();
     pl::partition_writer wr{w.p, w.options, rp, ports, std::nullopt};
@@ -342,7 +364,11 @@ TEST_CASE("encoded: a message whose time cannot be read follows on_bad_message",
     world w;
     w.options.on_bad_message = pl::bad_message_policy::skip;
     auto t = *iss::format::key_template::parse("{partition}/hour={hour}/{start_offset:020}");
-    pl::template_key_namer namer{t, "", "jsonl", *iss::format::parse_time_source("field:ts"), date::locate_zone("UTC"),
+    pl::template_key_namer namer{t,
+                                 "",
+                                 "jsonl",
+                                 *iss::format::parse_time_source("field:ts"),
+                                 date::locate_zone("UTC"),
                                  "__HIVE_DEFAULT_PARTITION__"};
     pl::writer_ports ports{w.store, w.offsets, w.encoders, namer, w.sleeper, w.clock, &w.dead_letters};
     auto rp = w.policy();

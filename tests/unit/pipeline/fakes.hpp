@@ -18,7 +18,6 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
-
 #include <deque>
 #include <exception>
 #include <functional>
@@ -91,9 +90,9 @@ struct fake_store final : pl::object_store {
     std::map<std::string, upload> uploads;
     int next_upload = 1;
 
-    pl::task<pl::store_result<pl::none>> put_object(
-      const iss::object_key& key, std::string_view body, const pl::object_range& range, std::string_view ct,
-      bool if_none_match) override {
+    pl::task<pl::store_result<pl::none>> put_object(const iss::object_key& key, std::string_view body,
+                                                    const pl::object_range& range, std::string_view ct,
+                                                    bool if_none_match) override {
         if (!hold_prefix.empty()) {
             if (!hold_done && key.get().rfind(hold_prefix, 0) == 0) {
                 hold_done = true;
@@ -125,9 +124,10 @@ struct fake_store final : pl::object_store {
     }
     /// The multipart sequence as a store sees it: Create, the parts in order, Complete, and
     /// Abort when not completed (each counted; `fail_next` fails a part or the Complete).
-    pl::task<pl::store_result<pl::none>> put_multipart(
-      const iss::object_key& key, std::uint64_t size, std::uint64_t part_size, pl::part_reader read,
-      const pl::object_range& range, std::string_view ct, bool if_none_match) override {
+    pl::task<pl::store_result<pl::none>> put_multipart(const iss::object_key& key, std::uint64_t size,
+                                                       std::uint64_t part_size, pl::part_reader read,
+                                                       const pl::object_range& range, std::string_view ct,
+                                                       bool if_none_match) override {
         ++creates;
         const std::string id = "up" + std::to_string(next_upload++);
         uploads[id] = upload{key.get(), range, std::string{ct}, {}};
@@ -139,7 +139,8 @@ struct fake_store final : pl::object_store {
         co_return res;
     }
     pl::store_result<pl::none> complete_parts(const iss::object_key& key, const std::string& id, std::uint64_t size,
-                                              std::uint64_t part_size, const pl::part_reader& read, bool if_none_match) {
+                                              std::uint64_t part_size, const pl::part_reader& read,
+                                              bool if_none_match) {
         int n = 1;
         for (std::uint64_t off = 0; off < size; off += part_size, ++n) {
             auto body = read(off, static_cast<std::size_t>(std::min(part_size, size - off)));
@@ -286,7 +287,8 @@ struct batch {
     std::deque<std::string> payloads;
     std::vector<pl::message> messages;
     /// offsets [from, to], record time `ts0 + i * step_us`, payload "m<offset>" unless given.
-    static batch range(std::uint64_t from, std::uint64_t to, std::uint64_t ts0 = 1'000'000, std::uint64_t step_us = 1000) {
+    static batch range(std::uint64_t from, std::uint64_t to, std::uint64_t ts0 = 1'000'000,
+                       std::uint64_t step_us = 1000) {
         batch b;
         for (std::uint64_t o = from; o <= to; ++o) b.add(o, ts0 + (o - from) * step_us, fmt::format("m{}", o));
         return b;
@@ -326,11 +328,11 @@ struct world {
         rotation.schedule = {};
         rotation.idle = {};
     }
-    pl::writer_ports ports() { return pl::writer_ports{store, offsets, encoders, namer, sleeper, clock, &dead_letters}; }
-    pl::rotation_policy policy() const { return *pl::rotation_policy::make(rotation); }
-    std::unique_ptr<pl::router> make_router() {
-        return std::make_unique<pl::router>(options, policy(), ports());
+    pl::writer_ports ports() {
+        return pl::writer_ports{store, offsets, encoders, namer, sleeper, clock, &dead_letters};
     }
+    pl::rotation_policy policy() const { return *pl::rotation_policy::make(rotation); }
+    std::unique_ptr<pl::router> make_router() { return std::make_unique<pl::router>(options, policy(), ports()); }
     /// Every (offset) held by the bucket, from the objects' bodies: offset -> times present.
     std::map<std::uint64_t, int> bucket_offsets() const {
         std::map<std::uint64_t, int> out;

@@ -1,4 +1,5 @@
 #include "pipeline/adapters/format_encoder.hpp"
+
 #include "pipeline/error.hpp"
 #include "proto/message.hpp"
 
@@ -29,7 +30,8 @@ struct one_message {
 };
 }  // namespace
 
-TEST_CASE("format encoder: writes the record; a checksum mismatch is a bad message when verified", "[pipeline][format_encoder]") {
+TEST_CASE("format encoder: writes the record; a checksum mismatch is a bad message when verified",
+          "[pipeline][format_encoder]") {
     iss::format::writer_options o;
     pl::format_encoders verified{o, true};
     CHECK(verified.content_type() == "application/x-ndjson");

@@ -1,5 +1,6 @@
-#include "iggy/error.hpp"
 #include "pipeline/adapters/iggy_ports.hpp"
+
+#include "iggy/error.hpp"
 #include "proto/error.hpp"
 
 #include <catch2/catch.hpp>
@@ -12,7 +13,8 @@ iss::error server(std::uint32_t code) {
 }
 }  // namespace
 
-TEST_CASE("iggy adapter: 3022 and 5006 mean not the owner; transport errors retry; the rest fails", "[pipeline][iggy_ports][inv5]") {
+TEST_CASE("iggy adapter: 3022 and 5006 mean not the owner; transport errors retry; the rest fails",
+          "[pipeline][iggy_ports][inv5]") {
     CHECK(pl::offset_status_of(server(3022)) == pl::offset_status::not_owner);
     CHECK(pl::offset_status_of(server(5006)) == pl::offset_status::not_owner);
     CHECK(pl::offset_status_of(server(30)) == pl::offset_status::retryable);

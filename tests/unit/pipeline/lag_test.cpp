@@ -16,16 +16,16 @@ TEST_CASE("lag: empty partition 0, nothing committed = every message, else head 
 
 TEST_CASE("lag: table and JSON renderings", "[pipeline][lag]") {
     std::vector<pl::lag_row> rows{
-      {{"app", "requests", 0}, 10, 9, 4u, 5},
-      {{"app", "requests", 1}, 0, 0, std::nullopt, 0},
+        {{"app", "requests", 0}, 10, 9, 4u, 5},
+        {{"app", "requests", 1}, 0, 0, std::nullopt, 0},
     };
     const auto t = pl::render_lag_table(rows);
     CHECK(t.find("STREAM  TOPIC     PARTITION  HEAD  COMMITTED  LAG\n") == 0);
     CHECK(t.find("app     requests          0     9          4    5\n") != std::string::npos);
     CHECK(t.find("app     requests          1     -          -    0\n") != std::string::npos);
     CHECK(t.find("total lag: 5") != std::string::npos);
-    CHECK(pl::render_lag_json(rows)
-          == "{\"partitions\":[{\"stream\":\"app\",\"topic\":\"requests\",\"partition\":0,\"messages\":10,\"head\":9,"
-             "\"committed\":4,\"lag\":5},{\"stream\":\"app\",\"topic\":\"requests\",\"partition\":1,\"messages\":0,"
-             "\"head\":null,\"committed\":null,\"lag\":0}],\"total_lag\":5}\n");
+    CHECK(pl::render_lag_json(rows) ==
+          "{\"partitions\":[{\"stream\":\"app\",\"topic\":\"requests\",\"partition\":0,\"messages\":10,\"head\":9,"
+          "\"committed\":4,\"lag\":5},{\"stream\":\"app\",\"topic\":\"requests\",\"partition\":1,\"messages\":0,"
+          "\"head\":null,\"committed\":null,\"lag\":0}],\"total_lag\":5}\n");
 }

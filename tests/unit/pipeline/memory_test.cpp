@@ -1,9 +1,10 @@
 // The memory budget (lib/pipeline/memory.hpp): the accounting, and what the consumer and the
 // router do with it (pause the biggest holders, close the largest objects early, bound the
 // spool), checked on the fakes: everything still lands exactly once.
+#include "pipeline/memory.hpp"
+
 #include "fakes.hpp"
 #include "pipeline/consumer.hpp"
-#include "pipeline/memory.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -99,7 +100,7 @@ TEST_CASE("memory: charges add up, move, and are given back", "[pipeline][memory
         CHECK(b.buffered() == 950);
         CHECK(b.spooled() == 10);
         CHECK(b.holders() == 2);
-        CHECK(b.soft_limit_reached());   // >= 900
+        CHECK(b.soft_limit_reached());  // >= 900
         CHECK_FALSE(b.hard_limit_reached());
         CHECK(b.above_fair_share(650));  // 900 / 2 = 450
         CHECK_FALSE(b.above_fair_share(300));
@@ -117,7 +118,8 @@ TEST_CASE("memory: charges add up, move, and are given back", "[pipeline][memory
     CHECK(b.peak_buffered() == 1000);
 }
 
-TEST_CASE("memory: a poll asks for no more messages than fit, and something when nothing is held", "[pipeline][memory]") {
+TEST_CASE("memory: a poll asks for no more messages than fit, and something when nothing is held",
+          "[pipeline][memory]") {
     pl::memory_budget b{{10'000, 0}};
     for (int i = 0; i < 10; ++i) b.saw_message(1000);
     CHECK(b.average_message_bytes() == 1000);
@@ -137,12 +139,14 @@ TEST_CASE("memory: a poll asks for no more messages than fit, and something when
 }
 
 TEST_CASE("memory: the start log says what the budget allows", "[pipeline][memory]") {
-    CHECK(pl::memory_budget{{256ull << 20, ~0ull}}.describe(8ull << 20) == "256 MiB: up to 32 objects of 8 MiB in memory");
+    CHECK(pl::memory_budget{{256ull << 20, ~0ull}}.describe(8ull << 20) ==
+          "256 MiB: up to 32 objects of 8 MiB in memory");
     CHECK(pl::memory_budget{{64ull << 20, 4ull << 30}}.describe(8ull << 20) ==
           "64 MiB: up to 8 objects of 8 MiB in memory; spool files up to 4 GiB");
 }
 
-TEST_CASE("memory: a backlog on many partitions stays within max_buffered and lands exactly once", "[pipeline][memory]") {
+TEST_CASE("memory: a backlog on many partitions stays within max_buffered and lands exactly once",
+          "[pipeline][memory]") {
     world w;
     w.options.part_size = 1 << 20;  // no object reaches a part: everything waits in memory
     w.rotation.max_records = 0;

@@ -1,9 +1,9 @@
-#include "pipeline/error.hpp"
 #include "pipeline/rotation.hpp"
 
-#include <date/date.h>
+#include "pipeline/error.hpp"
 
 #include <catch2/catch.hpp>
+#include <date/date.h>
 
 #include <string>
 #include <vector>
@@ -22,8 +22,8 @@ using namespace std::chrono_literals;
 
 namespace {
 iss::clock::system_time utc(int y, unsigned mo, unsigned d, int h, int mi, int s = 0) {
-    return date::sys_days{date::year{y} / mo / d} + std::chrono::hours{h} + std::chrono::minutes{mi}
-           + std::chrono::seconds{s};
+    return date::sys_days{date::year{y} / mo / d} + std::chrono::hours{h} + std::chrono::minutes{mi} +
+           std::chrono::seconds{s};
 }
 pl::rotation_options off() {
     pl::rotation_options o;
@@ -177,103 +177,106 @@ pl::schedule_aligner aligner(std::chrono::seconds period, std::string_view tz) {
 
 }  // namespace
 
-TEST_CASE("fall-back: hourly and 15m boundaries include both passes of the repeated hour", "[pipeline][rotation][dst]") {
+TEST_CASE("fall-back: hourly and 15m boundaries include both passes of the repeated hour",
+          "[pipeline][rotation][dst]") {
     // Europe/Berlin, 2026-10-25: 03:00 CEST (01:00Z) becomes 02:00 CET; 02:00-03:00 local twice.
-    CHECK(walk(aligner(1h, "Europe/Berlin"), utc(2026, 10, 24, 21, 30), utc(2026, 10, 25, 4, 0))
-          == every(utc(2026, 10, 24, 22, 0), 1h, 7));  // ... 00:00Z, 01:00Z (the second 02:00), 02:00Z ...
-    CHECK(walk(aligner(15min, "Europe/Berlin"), utc(2026, 10, 24, 23, 50), utc(2026, 10, 25, 2, 15))
-          == every(utc(2026, 10, 25, 0, 0), 15min, 10));  // 01:00Z, 01:15Z, 01:45Z among them
+    CHECK(walk(aligner(1h, "Europe/Berlin"), utc(2026, 10, 24, 21, 30), utc(2026, 10, 25, 4, 0)) ==
+          every(utc(2026, 10, 24, 22, 0), 1h, 7));  // ... 00:00Z, 01:00Z (the second 02:00), 02:00Z ...
+    CHECK(walk(aligner(15min, "Europe/Berlin"), utc(2026, 10, 24, 23, 50), utc(2026, 10, 25, 2, 15)) ==
+          every(utc(2026, 10, 25, 0, 0), 15min, 10));  // 01:00Z, 01:15Z, 01:45Z among them
     // America/New_York, 2026-11-01: 02:00 EDT (06:00Z) becomes 01:00 EST.
-    CHECK(walk(aligner(1h, "America/New_York"), utc(2026, 11, 1, 3, 30), utc(2026, 11, 1, 8, 0))
-          == every(utc(2026, 11, 1, 4, 0), 1h, 5));
-    CHECK(walk(aligner(15min, "America/New_York"), utc(2026, 11, 1, 4, 50), utc(2026, 11, 1, 7, 0))
-          == every(utc(2026, 11, 1, 5, 0), 15min, 9));
+    CHECK(walk(aligner(1h, "America/New_York"), utc(2026, 11, 1, 3, 30), utc(2026, 11, 1, 8, 0)) ==
+          every(utc(2026, 11, 1, 4, 0), 1h, 5));
+    CHECK(walk(aligner(15min, "America/New_York"), utc(2026, 11, 1, 4, 50), utc(2026, 11, 1, 7, 0)) ==
+          every(utc(2026, 11, 1, 5, 0), 15min, 9));
     // Australia/Sydney, 2026-04-05: 03:00 AEDT (16:00Z on the 4th) becomes 02:00 AEST.
-    CHECK(walk(aligner(1h, "Australia/Sydney"), utc(2026, 4, 4, 13, 30), utc(2026, 4, 4, 18, 0))
-          == every(utc(2026, 4, 4, 14, 0), 1h, 5));
+    CHECK(walk(aligner(1h, "Australia/Sydney"), utc(2026, 4, 4, 13, 30), utc(2026, 4, 4, 18, 0)) ==
+          every(utc(2026, 4, 4, 14, 0), 1h, 5));
     // Australia/Adelaide (half-hour offsets), 2026-04-05: 03:00 ACDT (16:30Z) becomes 02:00 ACST:
     // hourly boundaries fall on :30 UTC, both 02:00 (15:30Z and 16:30Z) among them.
-    CHECK(walk(aligner(1h, "Australia/Adelaide"), utc(2026, 4, 4, 13, 0), utc(2026, 4, 4, 18, 30))
-          == every(utc(2026, 4, 4, 13, 30), 1h, 6));
-    CHECK(walk(aligner(15min, "Australia/Adelaide"), utc(2026, 4, 4, 15, 20), utc(2026, 4, 4, 17, 0))
-          == every(utc(2026, 4, 4, 15, 30), 15min, 7));
+    CHECK(walk(aligner(1h, "Australia/Adelaide"), utc(2026, 4, 4, 13, 0), utc(2026, 4, 4, 18, 30)) ==
+          every(utc(2026, 4, 4, 13, 30), 1h, 6));
+    CHECK(walk(aligner(15min, "Australia/Adelaide"), utc(2026, 4, 4, 15, 20), utc(2026, 4, 4, 17, 0)) ==
+          every(utc(2026, 4, 4, 15, 30), 15min, 7));
 }
 
 TEST_CASE("spring-forward: boundaries continue after the skipped hour", "[pipeline][rotation][dst]") {
     // Europe/Berlin, 2026-03-29: 02:00 CET (01:00Z) becomes 03:00 CEST.
-    CHECK(walk(aligner(1h, "Europe/Berlin"), utc(2026, 3, 28, 23, 30), utc(2026, 3, 29, 3, 0))
-          == every(utc(2026, 3, 29, 0, 0), 1h, 4));
-    CHECK(walk(aligner(15min, "Europe/Berlin"), utc(2026, 3, 29, 0, 20), utc(2026, 3, 29, 1, 30))
-          == every(utc(2026, 3, 29, 0, 30), 15min, 5));
+    CHECK(walk(aligner(1h, "Europe/Berlin"), utc(2026, 3, 28, 23, 30), utc(2026, 3, 29, 3, 0)) ==
+          every(utc(2026, 3, 29, 0, 0), 1h, 4));
+    CHECK(walk(aligner(15min, "Europe/Berlin"), utc(2026, 3, 29, 0, 20), utc(2026, 3, 29, 1, 30)) ==
+          every(utc(2026, 3, 29, 0, 30), 15min, 5));
     // America/New_York, 2026-03-08: 02:00 EST (07:00Z) becomes 03:00 EDT.
-    CHECK(walk(aligner(1h, "America/New_York"), utc(2026, 3, 8, 4, 30), utc(2026, 3, 8, 9, 0))
-          == every(utc(2026, 3, 8, 5, 0), 1h, 5));
+    CHECK(walk(aligner(1h, "America/New_York"), utc(2026, 3, 8, 4, 30), utc(2026, 3, 8, 9, 0)) ==
+          every(utc(2026, 3, 8, 5, 0), 1h, 5));
     // Australia/Sydney, 2026-10-04: 02:00 AEST (16:00Z on the 3rd) becomes 03:00 AEDT.
-    CHECK(walk(aligner(1h, "Australia/Sydney"), utc(2026, 10, 3, 13, 30), utc(2026, 10, 3, 18, 0))
-          == every(utc(2026, 10, 3, 14, 0), 1h, 5));
+    CHECK(walk(aligner(1h, "Australia/Sydney"), utc(2026, 10, 3, 13, 30), utc(2026, 10, 3, 18, 0)) ==
+          every(utc(2026, 10, 3, 14, 0), 1h, 5));
     // Australia/Adelaide, 2026-10-04: 02:00 ACST (16:30Z on the 3rd) becomes 03:00 ACDT.
-    CHECK(walk(aligner(1h, "Australia/Adelaide"), utc(2026, 10, 3, 13, 0), utc(2026, 10, 3, 18, 30))
-          == every(utc(2026, 10, 3, 13, 30), 1h, 6));
+    CHECK(walk(aligner(1h, "Australia/Adelaide"), utc(2026, 10, 3, 13, 0), utc(2026, 10, 3, 18, 30)) ==
+          every(utc(2026, 10, 3, 13, 30), 1h, 6));
 }
 
-TEST_CASE("a 30-minute DST shift: hourly objects span 90 and 30 minutes, 15m stays regular", "[pipeline][rotation][dst]") {
+TEST_CASE("a 30-minute DST shift: hourly objects span 90 and 30 minutes, 15m stays regular",
+          "[pipeline][rotation][dst]") {
     // Australia/Lord_Howe, 2026-04-05: 02:00 +11 (15:00Z) becomes 01:30 +1030. The labels
     // 01:30-02:00 repeat; no full hour among them.
-    CHECK(walk(aligner(1h, "Australia/Lord_Howe"), utc(2026, 4, 4, 13, 30), utc(2026, 4, 4, 17, 0))
-          == boundaries{utc(2026, 4, 4, 14, 0), utc(2026, 4, 4, 15, 30), utc(2026, 4, 4, 16, 30)});
-    CHECK(walk(aligner(15min, "Australia/Lord_Howe"), utc(2026, 4, 4, 13, 50), utc(2026, 4, 4, 16, 0))
-          == every(utc(2026, 4, 4, 14, 0), 15min, 9));
+    CHECK(walk(aligner(1h, "Australia/Lord_Howe"), utc(2026, 4, 4, 13, 30), utc(2026, 4, 4, 17, 0)) ==
+          boundaries{utc(2026, 4, 4, 14, 0), utc(2026, 4, 4, 15, 30), utc(2026, 4, 4, 16, 30)});
+    CHECK(walk(aligner(15min, "Australia/Lord_Howe"), utc(2026, 4, 4, 13, 50), utc(2026, 4, 4, 16, 0)) ==
+          every(utc(2026, 4, 4, 14, 0), 15min, 9));
     // 2026-10-04: 02:00 +1030 (15:30Z on the 3rd) becomes 02:30 +11: the label 02:00 never shows,
     // so the jump itself is the boundary.
-    CHECK(walk(aligner(1h, "Australia/Lord_Howe"), utc(2026, 10, 3, 14, 0), utc(2026, 10, 3, 17, 0))
-          == boundaries{utc(2026, 10, 3, 14, 30), utc(2026, 10, 3, 15, 30), utc(2026, 10, 3, 16, 0),
-                        utc(2026, 10, 3, 17, 0)});
-    CHECK(walk(aligner(15min, "Australia/Lord_Howe"), utc(2026, 10, 3, 14, 50), utc(2026, 10, 3, 16, 0))
-          == every(utc(2026, 10, 3, 15, 0), 15min, 5));
+    CHECK(walk(aligner(1h, "Australia/Lord_Howe"), utc(2026, 10, 3, 14, 0), utc(2026, 10, 3, 17, 0)) ==
+          boundaries{utc(2026, 10, 3, 14, 30), utc(2026, 10, 3, 15, 30), utc(2026, 10, 3, 16, 0),
+                     utc(2026, 10, 3, 17, 0)});
+    CHECK(walk(aligner(15min, "Australia/Lord_Howe"), utc(2026, 10, 3, 14, 50), utc(2026, 10, 3, 16, 0)) ==
+          every(utc(2026, 10, 3, 15, 0), 15min, 5));
 }
 
 TEST_CASE("1d is local midnight: 25-hour and 23-hour days make 25- and 23-hour objects", "[pipeline][rotation][dst]") {
     // Fall-back days.
-    CHECK(walk(aligner(24h, "Europe/Berlin"), utc(2026, 10, 24, 12, 0), utc(2026, 10, 26, 23, 0))
-          == boundaries{utc(2026, 10, 24, 22, 0), utc(2026, 10, 25, 23, 0), utc(2026, 10, 26, 23, 0)});
-    CHECK(walk(aligner(24h, "America/New_York"), utc(2026, 10, 31, 12, 0), utc(2026, 11, 2, 5, 0))
-          == boundaries{utc(2026, 11, 1, 4, 0), utc(2026, 11, 2, 5, 0)});
-    CHECK(walk(aligner(24h, "Australia/Sydney"), utc(2026, 4, 4, 0, 0), utc(2026, 4, 5, 14, 0))
-          == boundaries{utc(2026, 4, 4, 13, 0), utc(2026, 4, 5, 14, 0)});
-    CHECK(walk(aligner(24h, "Australia/Adelaide"), utc(2026, 4, 4, 0, 0), utc(2026, 4, 5, 14, 30))
-          == boundaries{utc(2026, 4, 4, 13, 30), utc(2026, 4, 5, 14, 30)});
+    CHECK(walk(aligner(24h, "Europe/Berlin"), utc(2026, 10, 24, 12, 0), utc(2026, 10, 26, 23, 0)) ==
+          boundaries{utc(2026, 10, 24, 22, 0), utc(2026, 10, 25, 23, 0), utc(2026, 10, 26, 23, 0)});
+    CHECK(walk(aligner(24h, "America/New_York"), utc(2026, 10, 31, 12, 0), utc(2026, 11, 2, 5, 0)) ==
+          boundaries{utc(2026, 11, 1, 4, 0), utc(2026, 11, 2, 5, 0)});
+    CHECK(walk(aligner(24h, "Australia/Sydney"), utc(2026, 4, 4, 0, 0), utc(2026, 4, 5, 14, 0)) ==
+          boundaries{utc(2026, 4, 4, 13, 0), utc(2026, 4, 5, 14, 0)});
+    CHECK(walk(aligner(24h, "Australia/Adelaide"), utc(2026, 4, 4, 0, 0), utc(2026, 4, 5, 14, 30)) ==
+          boundaries{utc(2026, 4, 4, 13, 30), utc(2026, 4, 5, 14, 30)});
     // Spring-forward days.
-    CHECK(walk(aligner(24h, "Europe/Berlin"), utc(2026, 3, 28, 12, 0), utc(2026, 3, 29, 22, 0))
-          == boundaries{utc(2026, 3, 28, 23, 0), utc(2026, 3, 29, 22, 0)});
-    CHECK(walk(aligner(24h, "America/New_York"), utc(2026, 3, 7, 12, 0), utc(2026, 3, 9, 4, 0))
-          == boundaries{utc(2026, 3, 8, 5, 0), utc(2026, 3, 9, 4, 0)});
-    CHECK(walk(aligner(24h, "Australia/Sydney"), utc(2026, 10, 3, 0, 0), utc(2026, 10, 4, 13, 0))
-          == boundaries{utc(2026, 10, 3, 14, 0), utc(2026, 10, 4, 13, 0)});
-    CHECK(walk(aligner(24h, "Australia/Adelaide"), utc(2026, 10, 3, 0, 0), utc(2026, 10, 4, 13, 30))
-          == boundaries{utc(2026, 10, 3, 14, 30), utc(2026, 10, 4, 13, 30)});
+    CHECK(walk(aligner(24h, "Europe/Berlin"), utc(2026, 3, 28, 12, 0), utc(2026, 3, 29, 22, 0)) ==
+          boundaries{utc(2026, 3, 28, 23, 0), utc(2026, 3, 29, 22, 0)});
+    CHECK(walk(aligner(24h, "America/New_York"), utc(2026, 3, 7, 12, 0), utc(2026, 3, 9, 4, 0)) ==
+          boundaries{utc(2026, 3, 8, 5, 0), utc(2026, 3, 9, 4, 0)});
+    CHECK(walk(aligner(24h, "Australia/Sydney"), utc(2026, 10, 3, 0, 0), utc(2026, 10, 4, 13, 0)) ==
+          boundaries{utc(2026, 10, 3, 14, 0), utc(2026, 10, 4, 13, 0)});
+    CHECK(walk(aligner(24h, "Australia/Adelaide"), utc(2026, 10, 3, 0, 0), utc(2026, 10, 4, 13, 30)) ==
+          boundaries{utc(2026, 10, 3, 14, 30), utc(2026, 10, 4, 13, 30)});
     // No DST, half-hour offset: Asia/Kolkata (+05:30) midnight is 18:30Z; 1h on :30Z, 15m regular.
-    CHECK(walk(aligner(24h, "Asia/Kolkata"), utc(2026, 10, 25, 0, 0), utc(2026, 10, 27, 18, 30))
-          == every(utc(2026, 10, 25, 18, 30), 24h, 3));
-    CHECK(walk(aligner(1h, "Asia/Kolkata"), utc(2026, 10, 25, 0, 0), utc(2026, 10, 25, 3, 30))
-          == every(utc(2026, 10, 25, 0, 30), 1h, 4));
-    CHECK(walk(aligner(15min, "Asia/Kolkata"), utc(2026, 10, 25, 0, 0), utc(2026, 10, 25, 1, 0))
-          == every(utc(2026, 10, 25, 0, 15), 15min, 4));
+    CHECK(walk(aligner(24h, "Asia/Kolkata"), utc(2026, 10, 25, 0, 0), utc(2026, 10, 27, 18, 30)) ==
+          every(utc(2026, 10, 25, 18, 30), 24h, 3));
+    CHECK(walk(aligner(1h, "Asia/Kolkata"), utc(2026, 10, 25, 0, 0), utc(2026, 10, 25, 3, 30)) ==
+          every(utc(2026, 10, 25, 0, 30), 1h, 4));
+    CHECK(walk(aligner(15min, "Asia/Kolkata"), utc(2026, 10, 25, 0, 0), utc(2026, 10, 25, 1, 0)) ==
+          every(utc(2026, 10, 25, 0, 15), 15min, 4));
 }
 
 TEST_CASE("1d where midnight repeats or is skipped: once per local day", "[pipeline][rotation][dst]") {
     // America/Havana, 2026-11-01: 01:00 CDT (05:00Z) becomes 00:00 CST, so midnight shows twice:
     // 1d rotates at the first pass only; 1h at both.
-    CHECK(walk(aligner(24h, "America/Havana"), utc(2026, 10, 31, 12, 0), utc(2026, 11, 2, 5, 0))
-          == boundaries{utc(2026, 11, 1, 4, 0), utc(2026, 11, 2, 5, 0)});
-    CHECK(walk(aligner(1h, "America/Havana"), utc(2026, 11, 1, 3, 30), utc(2026, 11, 1, 6, 0))
-          == every(utc(2026, 11, 1, 4, 0), 1h, 3));
+    CHECK(walk(aligner(24h, "America/Havana"), utc(2026, 10, 31, 12, 0), utc(2026, 11, 2, 5, 0)) ==
+          boundaries{utc(2026, 11, 1, 4, 0), utc(2026, 11, 2, 5, 0)});
+    CHECK(walk(aligner(1h, "America/Havana"), utc(2026, 11, 1, 3, 30), utc(2026, 11, 1, 6, 0)) ==
+          every(utc(2026, 11, 1, 4, 0), 1h, 3));
     // America/Santiago, 2026-09-06: 00:00 -04 (04:00Z) becomes 01:00 -03: that midnight never
     // shows, the jump is the day's boundary.
-    CHECK(walk(aligner(24h, "America/Santiago"), utc(2026, 9, 4, 12, 0), utc(2026, 9, 7, 3, 0))
-          == boundaries{utc(2026, 9, 5, 4, 0), utc(2026, 9, 6, 4, 0), utc(2026, 9, 7, 3, 0)});
+    CHECK(walk(aligner(24h, "America/Santiago"), utc(2026, 9, 4, 12, 0), utc(2026, 9, 7, 3, 0)) ==
+          boundaries{utc(2026, 9, 5, 4, 0), utc(2026, 9, 6, 4, 0), utc(2026, 9, 7, 3, 0)});
 }
 
-TEST_CASE("a schedule driven by the injected clock rotates at 01:00Z on the Berlin fall-back day", "[pipeline][rotation][dst]") {
+TEST_CASE("a schedule driven by the injected clock rotates at 01:00Z on the Berlin fall-back day",
+          "[pipeline][rotation][dst]") {
     // rotation: {schedule: 1h, timezone: Europe/Berlin}: an object opened at 00:30Z (02:30 CEST)
     // is due at 01:00Z (02:00 CET), not at 02:00Z.
     auto o = off();

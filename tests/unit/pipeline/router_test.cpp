@@ -47,7 +47,8 @@ TEST_CASE("router: inv6 stop loses nothing buffered on any partition", "[pipelin
     CHECK(r->totals().records_written == total);
 }
 
-TEST_CASE("router: holds_data while any writer has records; not after stop or with only empty writers", "[pipeline][router]") {
+TEST_CASE("router: holds_data while any writer has records; not after stop or with only empty writers",
+          "[pipeline][router]") {
     world w;
     w.rotation.max_records = 1000;
     auto r = w.make_router();

@@ -1,5 +1,6 @@
-#include "pipeline/error.hpp"
 #include "pipeline/types.hpp"
+
+#include "pipeline/error.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -68,6 +68,7 @@ TEST_CASE("verify: table and JSON", "[pipeline][verify]") {
     CHECK_THAT(pl::render_verify_table(rs), Contains("PROBLEM"));
     CHECK(pl::render_verify_json(rs, 20) ==
           "{\"partitions\":[{\"stream\":\"app\",\"topic\":\"events\",\"partition\":0,\"objects\":2,\"lowest\":0,"
-          "\"highest\":29,\"committed\":29,\"gaps\":[[10,19]],\"overlaps\":[],\"ok\":false}],\"problems\":[\"app/events/0: "
+          "\"highest\":29,\"committed\":29,\"gaps\":[[10,19]],\"overlaps\":[],\"ok\":false}],\"problems\":[\"app/"
+          "events/0: "
           "gap: offsets 10..19 are in no object (after a, before c)\"],\"problem_count\":1,\"ok\":false}\n");
 }

@@ -1,6 +1,6 @@
 #include "proto/commands.hpp"
-#include "proto/poll.hpp"
 
+#include "proto/poll.hpp"
 #include "test_util.hpp"
 
 #include <catch2/catch.hpp>
@@ -44,10 +44,18 @@ constexpr std::uint64_t u64_max = std::numeric_limits<std::uint64_t>::max();
 
 TEST_CASE("V1 LoginUser encodes to the 32 bytes of docs/protocol.md", "[proto][commands][vector]") {
     CHECK(frame_hex(login_user_request{"iggy", "iggy", "0.10.0", ""}) ==
-          "1c000000" "26000000" "0469676779" "0469676779" "06000000302e31302e30" "00000000");
+          "1c000000"
+          "26000000"
+          "0469676779"
+          "0469676779"
+          "06000000302e31302e30"
+          "00000000");
     byte_buffer ok;
     append_user_id_reply(ok, 0);
-    CHECK(to_hex(view(ok)) == "00000000" "04000000" "00000000");
+    CHECK(to_hex(view(ok)) ==
+          "00000000"
+          "04000000"
+          "00000000");
     CHECK(decode_user_id_reply(bytes_view{ok}.subspan(8)).value() == 0);
 }
 
@@ -55,7 +63,11 @@ TEST_CASE("Rust login_user wire_layout_no_optionals, as data", "[proto][commands
     byte_buffer b;
     writer w{b};
     REQUIRE(encode_body(w, login_user_request{"u", "p", "", ""}).has_value());
-    CHECK(to_hex(view(b)) == "0175" "0170" "00000000" "00000000");
+    CHECK(to_hex(view(b)) ==
+          "0175"
+          "0170"
+          "00000000"
+          "00000000");
     // Both u32 length fields are required: without them the server answers 3.
     auto r = decode_request(38, view(from_hex("0175 0170")));
     REQUIRE(r.has_error());
@@ -69,47 +81,94 @@ TEST_CASE("Rust login_user wire_layout_no_optionals, as data", "[proto][commands
 }
 
 TEST_CASE("V2 PollMessages encodes to the 46 bytes of docs/protocol.md", "[proto][commands][vector]") {
-    poll_messages_request p{consumer::group(identifier::named("sink")), identifier::numeric(1),
-                            identifier::numeric(0), 0u, polling_strategy::next(), 100, false};
-    const std::string v2 = "2a000000" "64000000" "02" "020473696e6b" "010401000000" "010400000000" "0100000000"
-                           "050000000000000000" "64000000" "00";
+    poll_messages_request p{consumer::group(identifier::named("sink")),
+                            identifier::numeric(1),
+                            identifier::numeric(0),
+                            0u,
+                            polling_strategy::next(),
+                            100,
+                            false};
+    const std::string v2 =
+        "2a000000"
+        "64000000"
+        "02"
+        "020473696e6b"
+        "010401000000"
+        "010400000000"
+        "0100000000"
+        "050000000000000000"
+        "64000000"
+        "00";
     CHECK(frame_hex(p) == v2);
     CHECK(std::get<poll_messages_request>(decode_frame(from_hex(v2))) == p);
 }
 
 TEST_CASE("Go TestSerialize_TcpFetchMessagesRequest, as data", "[proto][commands]") {
-    poll_messages_request p{consumer::single(identifier::numeric(42)), identifier::named("test_stream_id"),
-                            identifier::named("test_topic_id"), 123u, polling_strategy::first(), 100, true};
+    poll_messages_request p{consumer::single(identifier::numeric(42)),
+                            identifier::named("test_stream_id"),
+                            identifier::named("test_topic_id"),
+                            123u,
+                            polling_strategy::first(),
+                            100,
+                            true};
     byte_buffer b;
     writer w{b};
     REQUIRE(encode_body(w, p).has_value());
     CHECK(to_hex(view(b)) ==
-          "01" "01042a000000" "020e746573745f73747265616d5f6964" "020d746573745f746f7069635f6964"
-          "017b000000" "030000000000000000" "64000000" "01");
+          "01"
+          "01042a000000"
+          "020e746573745f73747265616d5f6964"
+          "020d746573745f746f7069635f6964"
+          "017b000000"
+          "030000000000000000"
+          "64000000"
+          "01");
 }
 
 TEST_CASE("Rust poll_messages partition_none_encodes_zero_bytes, as data", "[proto][commands]") {
-    poll_messages_request p{consumer::single(identifier::numeric(1)), identifier::numeric(1), identifier::numeric(1),
-                            std::nullopt, polling_strategy::first(), 1, false};
+    poll_messages_request p{consumer::single(identifier::numeric(1)),
+                            identifier::numeric(1),
+                            identifier::numeric(1),
+                            std::nullopt,
+                            polling_strategy::first(),
+                            1,
+                            false};
     byte_buffer b;
     writer w{b};
     REQUIRE(encode_body(w, p).has_value());
     // consumer (7) + stream (6) + topic (6), then the 5-byte partition: flag 0 and a zero u32.
-    CHECK(to_hex(view(b)) == "01010401000000" "010401000000" "010401000000" "0000000000" "030000000000000000"
-                             "01000000" "00");
+    CHECK(to_hex(view(b)) ==
+          "01010401000000"
+          "010401000000"
+          "010401000000"
+          "0000000000"
+          "030000000000000000"
+          "01000000"
+          "00");
 }
 
 TEST_CASE("V4 StoreConsumerOffset and its GetConsumerOffset replies", "[proto][commands][vector]") {
     store_consumer_offset_request s{consumer::group(identifier::named("sink")), identifier::numeric(1),
                                     identifier::numeric(0), 0u, 5};
-    const std::string v4 = "24000000" "79000000" "02020473696e6b" "010401000000" "010400000000" "0100000000"
-                           "0500000000000000";
+    const std::string v4 =
+        "24000000"
+        "79000000"
+        "02020473696e6b"
+        "010401000000"
+        "010400000000"
+        "0100000000"
+        "0500000000000000";
     CHECK(frame_hex(s) == v4);
     CHECK(std::get<store_consumer_offset_request>(decode_frame(from_hex(v4))) == s);
 
     byte_buffer reply;
     append_consumer_offset_reply(reply, consumer_offset_info{0, 5, 5});
-    CHECK(to_hex(view(reply)) == "00000000" "14000000" "00000000" "0500000000000000" "0500000000000000");
+    CHECK(to_hex(view(reply)) ==
+          "00000000"
+          "14000000"
+          "00000000"
+          "0500000000000000"
+          "0500000000000000");
     auto o = decode_get_consumer_offset_reply(bytes_view{reply}.subspan(8));
     REQUIRE(o.has_value());
     REQUIRE(o->has_value());
@@ -126,8 +185,12 @@ TEST_CASE("V4 StoreConsumerOffset and its GetConsumerOffset replies", "[proto][c
 TEST_CASE("Rust create_consumer_group wire_compat_byte_layout and offset_encoding, as data", "[proto][commands]") {
     byte_buffer b;
     writer w{b};
-    REQUIRE(encode_body(w, create_consumer_group_request{identifier::numeric(1), identifier::numeric(2), "grp"}).has_value());
-    CHECK(to_hex(view(b)) == "010401000000" "010402000000" "03677270");
+    REQUIRE(encode_body(w, create_consumer_group_request{identifier::numeric(1), identifier::numeric(2), "grp"})
+                .has_value());
+    CHECK(to_hex(view(b)) ==
+          "010401000000"
+          "010402000000"
+          "03677270");
 
     store_consumer_offset_request s{consumer::single(identifier::numeric(1)), identifier::numeric(1),
                                     identifier::numeric(1), 0u, 0x0102030405060708ULL};
@@ -149,9 +212,8 @@ TEST_CASE("every request capture decodes to the values of its .txt and re-encode
         {"login_user_with_version", login_user_request{"iggy", "iggy", "0.10.0", ""}},
         {"login_with_personal_access_token", login_with_token_request{"iggy-pat-0123456789abcdef"}},
         {"create_topic", create_topic_request{identifier::numeric(1), 3, 1, 0, 0, 1, "new-topic"}},
-        {"get_consumer_offset_single",
-         get_consumer_offset_request{consumer::single(identifier::numeric(0)), identifier::numeric(1),
-                                     identifier::numeric(0), 1u}},
+        {"get_consumer_offset_single", get_consumer_offset_request{consumer::single(identifier::numeric(0)),
+                                                                   identifier::numeric(1), identifier::numeric(0), 1u}},
         {"store_consumer_offset_single",
          store_consumer_offset_request{consumer::single(identifier::numeric(0)), identifier::numeric(1),
                                        identifier::numeric(0), 1u, 6}},
@@ -161,8 +223,8 @@ TEST_CASE("every request capture decodes to the values of its .txt and re-encode
          poll_messages_request{consumer::group(test_group), identifier::numeric(1), identifier::numeric(0),
                                std::nullopt, polling_strategy::next(), 10, false}},
         {"poll_messages_single_offset_autocommit_false",
-         poll_messages_request{consumer::single(identifier::numeric(0)), identifier::numeric(1),
-                               identifier::numeric(0), 1u, polling_strategy::at_offset(5), 10, false}},
+         poll_messages_request{consumer::single(identifier::numeric(0)), identifier::numeric(1), identifier::numeric(0),
+                               1u, polling_strategy::at_offset(5), 10, false}},
     };
     const std::set<std::string> send_captures = {"send_messages_balanced", "send_messages_messages_key",
                                                  "send_messages_partition_id"};

@@ -1,6 +1,6 @@
-#include "proto/commands.hpp"
 #include "proto/framing.hpp"
 
+#include "proto/commands.hpp"
 #include "test_util.hpp"
 
 #include <catch2/catch.hpp>
@@ -72,8 +72,13 @@ TEST_CASE("a stream of requests split at every byte boundary gives the same fram
     byte_buffer stream;
     REQUIRE(append_request(stream, ping_request{}).has_value());
     REQUIRE(append_request(stream, login_user_request{"iggy", "iggy", "0.10.0", ""}).has_value());
-    poll_messages_request poll{consumer::group(identifier::named("sink")), identifier::numeric(1),
-                               identifier::numeric(0), 0u, polling_strategy::next(), 100, false};
+    poll_messages_request poll{consumer::group(identifier::named("sink")),
+                               identifier::numeric(1),
+                               identifier::numeric(0),
+                               0u,
+                               polling_strategy::next(),
+                               100,
+                               false};
     REQUIRE(append_request(stream, poll).has_value());
     REQUIRE(append_request(stream, logout_user_request{}).has_value());
     const auto whole = collect_requests(view(stream), stream.size());
@@ -202,7 +207,8 @@ TEST_CASE("a reply stream split at every byte boundary gives the same replies", 
     byte_buffer stream;
     append_user_id_reply(stream, 0);
     append_error_reply(stream, 42);
-    REQUIRE(append_topic_reply(stream, topic_details{{0, 1, 0, 2, 1, 3, 1, 4, 5, "t"}, {{0, 1, 1, 6, 2048, 7}}}).has_value());
+    REQUIRE(append_topic_reply(stream, topic_details{{0, 1, 0, 2, 1, 3, 1, 4, 5, "t"}, {{0, 1, 1, 6, 2048, 7}}})
+                .has_value());
     append_consumer_offset_reply(stream, std::nullopt);
     auto collect = [&](std::size_t split) {
         frame_assembler a{frame_direction::reply};

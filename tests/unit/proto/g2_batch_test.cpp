@@ -1,7 +1,6 @@
 // The G2 message batch: G2-4, the SendMessages capture, the poll reply fixture, checksums,
 // the broker-side writer, hostile batches.
 #include "proto/g2_commands.hpp"
-
 #include "test_util.hpp"
 
 #include <catch2/catch.hpp>
@@ -46,16 +45,38 @@ TEST_CASE("G2-4 SendMessages body: V5's two messages (393 bytes)", "[proto][g2][
     const auto b = body_of({identifier::numeric(1), identifier::numeric(0), partitioning::to_partition(0), m});
     REQUIRE(b.size() == 393);
     const std::string expected =
-        "16000000010401000000010400000000020400000000" "02000000"
+        "16000000010401000000010400000000020400000000"
+        "02000000"
         // batch header
-        "0000000000000000" "0000000000000000" "0000000000000000" "0040204648470600"
-        "6f01000000000000" "ed13c65e89375db5" "02000000" + std::string(204 * 2, '0') +
+        "0000000000000000"
+        "0000000000000000"
+        "0000000000000000"
+        "0040204648470600"
+        "6f01000000000000"
+        "ed13c65e89375db5"
+        "02000000" +
+        std::string(204 * 2, '0') +
         // frame 1
-        "6f6fe35a61213a38" "01000000000000000000000000000000" "00000000" "00000000" "00000000" "01000000"
-        "0000000000000000" "61"
+        "6f6fe35a61213a38"
+        "01000000000000000000000000000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "01000000"
+        "0000000000000000"
+        "61"
         // frame 2
-        "77b1432c3dd01a5b" "02000000000000000000000000000000" "01000000" "01000000" "0c000000" "02000000"
-        "0000000000000000" "6263" "02010000006b" "0201000000" "76";
+        "77b1432c3dd01a5b"
+        "02000000000000000000000000000000"
+        "01000000"
+        "01000000"
+        "0c000000"
+        "02000000"
+        "0000000000000000"
+        "6263"
+        "02010000006b"
+        "0201000000"
+        "76";
     CHECK(to_hex(view(b)) == expected);
 
     // The broker side decodes and verifies it.
@@ -73,7 +94,12 @@ TEST_CASE("G2-4 SendMessages body: V5's two messages (393 bytes)", "[proto][g2][
     byte_buffer reply;
     const send_confirmation c{1, 0, 0, 7};
     append_send_reply(reply, std::span{&c, 1});
-    CHECK(to_hex(view(reply)) == "01000000" "01000000" "00000000" "00000000" "0700000000000000");
+    CHECK(to_hex(view(reply)) ==
+          "01000000"
+          "01000000"
+          "00000000"
+          "00000000"
+          "0700000000000000");
     CHECK(decode_send_reply(view(reply)).value() == std::vector<send_confirmation>{c});
     CHECK(decode_send_reply(view(from_hex("00000000"))).value().empty());
     CHECK_FALSE(decode_send_reply({}).has_value());  // status 0 + empty body = not accepted
@@ -131,8 +157,9 @@ TEST_CASE("SendMessages capture: decodes to its .txt and re-encodes byte-identic
     session_state s{f->header.client};
     s.bind(1001);
     auto h = s.next(code::send_messages);
-    REQUIRE(append_request(again, h, send_messages_request{identifier::numeric(1), identifier::numeric(2),
-                                                           partitioning::to_partition(3), m})
+    REQUIRE(append_request(
+                again, h,
+                send_messages_request{identifier::numeric(1), identifier::numeric(2), partitioning::to_partition(3), m})
                 .has_value());
     CHECK(to_hex(view(again)) == to_hex(view(bytes)));
 }
@@ -295,9 +322,10 @@ TEST_CASE("SendMessages decoding refuses corrupted batches with the server's cod
     // Encoder refusals.
     byte_buffer b;
     writer w{b};
-    CHECK_FALSE(encode_body(w, send_messages_request{identifier::numeric(1), identifier::numeric(0),
-                                                     partitioning::balanced(), {}})
-                    .has_value());
+    CHECK_FALSE(
+        encode_body(w,
+                    send_messages_request{identifier::numeric(1), identifier::numeric(0), partitioning::balanced(), {}})
+            .has_value());
     std::vector<message_fields> far(2);
     far[0].origin_timestamp = 0;
     far[1].origin_timestamp = std::uint64_t{1} << 33;  // more than u32::MAX µs apart

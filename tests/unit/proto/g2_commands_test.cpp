@@ -59,8 +59,8 @@ std::map<std::string, expected> expectations() {
         100, 1, 1001, poll_messages_request{consumer::group(g5), s1, t2, 3u, polling_strategy::next(), 10, false}};
     m["poll_messages_single_offset_autocommit_false"] = {
         100, 1, 1001,
-        poll_messages_request{consumer::single(identifier::numeric(7)), s1, t2, 3u, polling_strategy::at_offset(100), 10,
-                              false}};
+        poll_messages_request{consumer::single(identifier::numeric(7)), s1, t2, 3u, polling_strategy::at_offset(100),
+                              10, false}};
     m["store_consumer_offset_group"] = {121, 1, 1001, store_offset_request{consumer::group(g5), s1, t2, 3u, 42, 1}};
     return m;
 }
@@ -83,8 +83,7 @@ byte_buffer reencode(const request_header& h, const g2::request& r) {
 
 }  // namespace
 
-TEST_CASE("every G2 request capture decodes to its .txt values and re-encodes byte-identical",
-          "[proto][g2][capture]") {
+TEST_CASE("every G2 request capture decodes to its .txt values and re-encodes byte-identical", "[proto][g2][capture]") {
     const auto dir = proto_test::g2_dir() / "requests";
     const auto want = expectations();
     std::set<std::string> seen;
@@ -210,7 +209,10 @@ TEST_CASE("G2 records: topic and stream replies with option blocks", "[proto][g2
 TEST_CASE("SyncConsumerGroup reply and hostile counts", "[proto][g2]") {
     byte_buffer b;
     append_sync_reply(b, {1, {3}});
-    CHECK(to_hex(view(b)) == "0100000000000000" "01000000" "03000000");
+    CHECK(to_hex(view(b)) ==
+          "0100000000000000"
+          "01000000"
+          "03000000");
     auto d = decode_sync_reply(view(b));
     REQUIRE(d.has_value());
     CHECK(**d == sync_reply{1, {3}});
@@ -236,7 +238,9 @@ TEST_CASE("Register bodies: PAT, bind secret (0.12.0, provisional), malformed pr
     CHECK(to_hex(view(b).subspan(0, 4)) == "00300000");
     CHECK(view(b).size() == 19u + 32u + 5u + 7u + 4u);
     CHECK(to_hex(view(b).subspan(50, 1)) == "20");  // last secret byte (i + 1 = 32)
-    CHECK(to_hex(view(b).subspan(56, 11)) == "06736563726574" "00000000");
+    CHECK(to_hex(view(b).subspan(56, 11)) ==
+          "06736563726574"
+          "00000000");
     auto d = decode_register_user(view(b));
     REQUIRE(d.has_value());
     CHECK(*d == q);
@@ -254,7 +258,12 @@ TEST_CASE("Register bodies: PAT, bind secret (0.12.0, provisional), malformed pr
     byte_buffer pb;
     writer pw{pb};
     REQUIRE(encode_body(pw, p).has_value());
-    CHECK(to_hex(view(pb)) == "002c0000" "086370702d73696e6b" "05302e312e30" "03746f6b" "00000000");
+    CHECK(to_hex(view(pb)) ==
+          "002c0000"
+          "086370702d73696e6b"
+          "05302e312e30"
+          "03746f6b"
+          "00000000");
     auto pa = decode_request(h, view(pb));
     REQUIRE(pa.has_value());
     CHECK(std::get<register_pat_request>(*pa) == p);
@@ -285,6 +294,7 @@ TEST_CASE("requests the server refuses by header", "[proto][g2][hostile]") {
     CHECK_FALSE(decode_request(h, {}).has_value());
     h.op = operation::store_consumer_offset;
     // ack 2 is not an ack level.
-    CHECK_FALSE(decode_request(h, view(from_hex("01010401000000 010401000000 010400000000 0100000000 0500000000000000 02")))
-                    .has_value());
+    CHECK_FALSE(
+        decode_request(h, view(from_hex("01010401000000 010401000000 010400000000 0100000000 0500000000000000 02")))
+            .has_value());
 }

@@ -1,6 +1,5 @@
 // G2 framing: headers, operations, evictions, versions, sessions, retries, the assembler.
 #include "proto/g2_commands.hpp"
-
 #include "test_util.hpp"
 
 #include <catch2/catch.hpp>
@@ -49,7 +48,12 @@ TEST_CASE("G2-1 Register frame of docs/protocol.md (289 bytes)", "[proto][g2][ve
     CHECK(hex_at(b, 176, 1) == "01");
     check_zero_except(b, {{48, 4}, {60, 1}, {128, 16}, {176, 1}});
     CHECK(to_hex(view(b).subspan(256)) ==
-          "002c0000" "086370702d73696e6b" "05302e312e30" "0469676779" "0469676779" "00000000");
+          "002c0000"
+          "086370702d73696e6b"
+          "05302e312e30"
+          "0469676779"
+          "0469676779"
+          "00000000");
     // The counter did not move: Register is request 0.
     CHECK(s.counter() == 1);
 
@@ -92,8 +96,8 @@ TEST_CASE("G2-2 Ping after login: session 7, counter 1, header only", "[proto][g
 TEST_CASE("G2-3 StoreConsumerOffset body: V4's payload and ack Quorum", "[proto][g2][vector]") {
     session_state s{vector_client};
     s.bind(7);
-    store_offset_request q{consumer::group(identifier::named("sink")), identifier::numeric(1), identifier::numeric(0), 0u,
-                           5, 1};
+    store_offset_request q{
+        consumer::group(identifier::named("sink")), identifier::numeric(1), identifier::numeric(0), 0u, 5, 1};
     byte_buffer b;
     auto h = s.next(code::store_consumer_offset);
     CHECK(h.op == operation::store_consumer_offset);
@@ -101,7 +105,13 @@ TEST_CASE("G2-3 StoreConsumerOffset body: V4's payload and ack Quorum", "[proto]
     REQUIRE(append_request(b, h, q).has_value());
     CHECK(hex_at(b, 176, 1) == "a1");
     CHECK(to_hex(view(b).subspan(256)) ==
-          "0202047369" "6e6b" "010401000000" "010400000000" "0100000000" "0500000000000000" "01");
+          "0202047369"
+          "6e6b"
+          "010401000000"
+          "010400000000"
+          "0100000000"
+          "0500000000000000"
+          "01");
     // A successful reply body: result count 0.
     auto ok = decode_result_framed(view(from_hex("00000000")));
     REQUIRE(ok.has_value());
@@ -195,10 +205,22 @@ TEST_CASE("server field checks on request headers", "[proto][g2][hostile]") {
 }
 
 TEST_CASE("every eviction reason round-trips with its name", "[proto][g2][eviction]") {
-    const char* names[] = {"Reserved",          "NoSession",           "ClientReleaseTooLow",    "ClientReleaseTooHigh",
-                           "InvalidRequestOperation", "InvalidRequestBody", "InvalidRequestBodySize", "SessionTooLow",
-                           "SessionReleaseMismatch",  "InvalidCredentials", "InvalidToken",           "UserInactive",
-                           "SessionError",            "StaleClient",        "IncompatibleProtocol",   "MalformedLogin"};
+    const char* names[] = {"Reserved",
+                           "NoSession",
+                           "ClientReleaseTooLow",
+                           "ClientReleaseTooHigh",
+                           "InvalidRequestOperation",
+                           "InvalidRequestBody",
+                           "InvalidRequestBodySize",
+                           "SessionTooLow",
+                           "SessionReleaseMismatch",
+                           "InvalidCredentials",
+                           "InvalidToken",
+                           "UserInactive",
+                           "SessionError",
+                           "StaleClient",
+                           "IncompatibleProtocol",
+                           "MalformedLogin"};
     for (unsigned r = 0; r <= 15; ++r) {
         eviction_header e{vector_client, r == 14 ? protocol_0_12_0 : 0u, r == 14 ? protocol_0_12_0 : 0u,
                           static_cast<eviction_reason>(r)};
@@ -309,8 +331,9 @@ TEST_CASE("frame assembler: split at every byte, hostile sizes", "[proto][g2][as
     s.bind(9);
     byte_buffer stream;
     REQUIRE(append_request(stream, s.next(1), ping_request{}).has_value());
-    REQUIRE(append_request(stream, s.next(604),
-                           join_consumer_group_request{identifier::numeric(1), identifier::numeric(2), identifier::numeric(3)})
+    REQUIRE(append_request(
+                stream, s.next(604),
+                join_consumer_group_request{identifier::numeric(1), identifier::numeric(2), identifier::numeric(3)})
                 .has_value());
     append_eviction(stream, {1, 0, 0, eviction_reason::stale_client});
     const std::vector<std::size_t> sizes{256, 274, 256};

@@ -37,10 +37,9 @@ TEST_CASE("header kinds carry the wire codes 1..15 with their fixed sizes", "[pr
     CHECK_FALSE(is_valid_header_kind(0));
     CHECK_FALSE(is_valid_header_kind(16));
     const std::pair<header_kind, std::size_t> sizes[] = {
-        {header_kind::raw, 0},     {header_kind::string, 0},   {header_kind::boolean, 1},
-        {header_kind::int8, 1},    {header_kind::int16, 2},    {header_kind::int32, 4},
-        {header_kind::int64, 8},   {header_kind::int128, 16},  {header_kind::uint8, 1},
-        {header_kind::uint16, 2},  {header_kind::uint32, 4},   {header_kind::uint64, 8},
+        {header_kind::raw, 0},      {header_kind::string, 0},  {header_kind::boolean, 1}, {header_kind::int8, 1},
+        {header_kind::int16, 2},    {header_kind::int32, 4},   {header_kind::int64, 8},   {header_kind::int128, 16},
+        {header_kind::uint8, 1},    {header_kind::uint16, 2},  {header_kind::uint32, 4},  {header_kind::uint64, 8},
         {header_kind::uint128, 16}, {header_kind::float32, 4}, {header_kind::float64, 8}};
     for (auto [k, n] : sizes) CHECK(header_kind_size(k) == n);
     CHECK(header_kind_name(header_kind::boolean) == "bool");
@@ -75,8 +74,8 @@ TEST_CASE("V3 message decodes and its XXH3-64 checksum matches", "[proto][messag
 
 TEST_CASE("a message is rebuilt byte for byte, the checksum computed like the server's", "[proto][message]") {
     byte_buffer headers;
-    REQUIRE(append_user_header(headers, header_kind::string, as_bytes("type"), header_kind::string,
-                               as_bytes("json")).has_value());
+    REQUIRE(append_user_header(headers, header_kind::string, as_bytes("type"), header_kind::string, as_bytes("json"))
+                .has_value());
     byte_buffer out;
     message_fields f;
     f.id = 42;
@@ -128,17 +127,26 @@ TEST_CASE("payload and user header lengths over the limits are refused", "[proto
 
 TEST_CASE("user headers of every kind decode to typed values", "[proto][message][headers]") {
     byte_buffer block;
-    const header_value values[] = {
-        header_value{as_bytes("\xde\xad")}, header_value{std::string_view{"text"}}, header_value{true},
-        header_value{std::int8_t{-5}},     header_value{std::int16_t{-2}},         header_value{std::int32_t{-7}},
-        header_value{std::int64_t{-42}},   header_value{static_cast<i128>(-3)},    header_value{std::uint8_t{255}},
-        header_value{std::uint16_t{65535}}, header_value{std::uint32_t{3}},        header_value{std::uint64_t{1234567890123}},
-        header_value{(static_cast<u128>(1) << 100) + 7}, header_value{1.5f},       header_value{0.25}};
+    const header_value values[] = {header_value{as_bytes("\xde\xad")},
+                                   header_value{std::string_view{"text"}},
+                                   header_value{true},
+                                   header_value{std::int8_t{-5}},
+                                   header_value{std::int16_t{-2}},
+                                   header_value{std::int32_t{-7}},
+                                   header_value{std::int64_t{-42}},
+                                   header_value{static_cast<i128>(-3)},
+                                   header_value{std::uint8_t{255}},
+                                   header_value{std::uint16_t{65535}},
+                                   header_value{std::uint32_t{3}},
+                                   header_value{std::uint64_t{1234567890123}},
+                                   header_value{(static_cast<u128>(1) << 100) + 7},
+                                   header_value{1.5f},
+                                   header_value{0.25}};
     for (const auto& v : values) {
         byte_buffer vb;
         append_header_value_bytes(vb, v);
-        REQUIRE(append_user_header(block, header_kind::string, as_bytes("k"), header_value_kind(v), view(vb))
-                    .has_value());
+        REQUIRE(
+            append_user_header(block, header_kind::string, as_bytes("k"), header_value_kind(v), view(vb)).has_value());
     }
     std::vector<header_view> hs;
     REQUIRE(decode_user_headers(view(block), hs).has_value());

@@ -123,8 +123,8 @@ TEST_CASE("auto: the version window of an Eviction 14 picks 0.9 or 0.10", "[prot
     }
     SECTION("the window is read from the server's newest version, not its oldest") {
         negotiation n{wire_protocol::automatic};
-        auto r = evicted(g2::eviction_reason::incompatible_protocol, g2::pack_version(0, 12, 3),
-                         g2::pack_version(0, 11, 0));
+        auto r =
+            evicted(g2::eviction_reason::incompatible_protocol, g2::pack_version(0, 12, 3), g2::pack_version(0, 11, 0));
         CHECK(n.on_login(r) == negotiation_action{step::reconnect, wire_protocol::g2_0_10, true});
     }
 }

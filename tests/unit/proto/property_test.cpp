@@ -3,7 +3,6 @@
 // PROTO_TEST_SEED overrides the seed.
 #include "proto/commands.hpp"
 #include "proto/poll.hpp"
-
 #include "test_util.hpp"
 
 #include <catch2/catch.hpp>
@@ -53,8 +52,10 @@ struct gen {
             case 5: return get_consumer_offset_request{cons(), id(), id(), partition()};
             case 6: return join_consumer_group_request{id(), id(), id()};
             case 7: return leave_consumer_group_request{id(), id(), id()};
-            case 8: return create_topic_request{id(), u32() % 1001, static_cast<std::uint8_t>(1 + below(2)), u64(), u64(),
-                                                static_cast<std::uint8_t>(below(4)), text(1, 255)};
+            case 8:
+                return create_topic_request{id(),        u32() % 1001, static_cast<std::uint8_t>(1 + below(2)),
+                                            u64(),       u64(),        static_cast<std::uint8_t>(below(4)),
+                                            text(1, 255)};
             case 9: return get_topic_request{id(), id()};
             case 10: return create_consumer_group_request{id(), id(), text(1, 255)};
             default: return get_consumer_group_request{id(), id(), id()};
@@ -75,7 +76,8 @@ TEST_CASE("random request streams, split at random points, decode to what was en
             std::visit(
                 [&](const auto& r) {
                     using T = std::decay_t<decltype(r)>;
-                    if constexpr (!std::is_same_v<T, send_messages_view>) REQUIRE(append_request(stream, r).has_value());
+                    if constexpr (!std::is_same_v<T, send_messages_view>)
+                        REQUIRE(append_request(stream, r).has_value());
                 },
                 sent.back());
         }

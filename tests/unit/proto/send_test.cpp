@@ -46,8 +46,9 @@ TEST_CASE("V5 SendMessages encodes to the 209 bytes of docs/protocol.md, in one 
         {2, 0, 0, 1767225600000001ULL, as_bytes("bc"), view(h2)},
     };
     byte_buffer out;
-    REQUIRE(append_send_messages(out, identifier::numeric(1), identifier::numeric(0), partitioning::to_partition(0), msgs)
-                .has_value());
+    REQUIRE(
+        append_send_messages(out, identifier::numeric(1), identifier::numeric(0), partitioning::to_partition(0), msgs)
+            .has_value());
     CHECK(out.size() == 209);
     CHECK(to_hex(view(out)) == to_hex(view(from_hex(v5))));
 
@@ -65,7 +66,7 @@ TEST_CASE("V5 SendMessages encodes to the 209 bytes of docs/protocol.md, in one 
 
 TEST_CASE("Rust send_messages verify_index_entries and verify_message_header_layout, as data", "[proto][send]") {
     const message_fields msgs[] = {
-        {1, 0, 0, 0, as_bytes("aaaa"), {}},        // 68 bytes
+        {1, 0, 0, 0, as_bytes("aaaa"), {}},             // 68 bytes
         {2, 0, 0, 0, as_bytes("bbb"), as_bytes("hh")},  // 69 bytes
     };
     byte_buffer out;
@@ -102,8 +103,14 @@ TEST_CASE("Go TestSerialize_SendMessagesRequest, as data (metadata 0x29, index e
                                  partitioning::to_partition(1), msgs)
                 .has_value());
     const std::string expected_head =
-        "29000000" "020e746573745f73747265616d5f6964" "020d746573745f746f7069635f6964" "020401000000" "01000000"
-        "00000000" "78000000" "0000000000000000";
+        "29000000"
+        "020e746573745f73747265616d5f6964"
+        "020d746573745f746f7069635f6964"
+        "020401000000"
+        "01000000"
+        "00000000"
+        "78000000"
+        "0000000000000000";
     CHECK(to_hex(bytes_view{out}.subspan(8, expected_head.size() / 2)) == expected_head);
     CHECK(out.size() == 8 + expected_head.size() / 2 + 120);
 }
@@ -140,7 +147,8 @@ TEST_CASE("the SendMessages captures decode to their .txt values and re-encode t
     };
     for (const auto& c : captures) {
         INFO(c.name);
-        const auto bytes = proto_test::read_hex_file(proto_test::g1_dir() / "requests" / (std::string{c.name} + ".hex"));
+        const auto bytes =
+            proto_test::read_hex_file(proto_test::g1_dir() / "requests" / (std::string{c.name} + ".hex"));
         send_messages_view got;
         REQUIRE(decode_frame_payload(bytes, got).has_value());
         CHECK(got.stream == c.stream);
@@ -192,8 +200,8 @@ TEST_CASE("the SendMessages decoder answers with the 0.8.0 server's error codes"
         CHECK(server_status_for_decode_error(r.error()) == static_cast<std::uint32_t>(code));
     };
     const byte_buffer base{payload.begin(), payload.end()};
-    constexpr std::size_t index = 4 + 22;       // start of the index in the payload
-    constexpr std::size_t msgs = index + 32;    // start of the messages
+    constexpr std::size_t index = 4 + 22;     // start of the index in the payload
+    constexpr std::size_t msgs = index + 32;  // start of the messages
     {
         auto p = base;
         store_le<std::uint32_t>(p.data(), 10'000);
@@ -268,8 +276,8 @@ TEST_CASE("the SendMessages decoder answers with the 0.8.0 server's error codes"
 
 TEST_CASE("the SendMessages encoder refuses what the server or the SDKs refuse", "[proto][send]") {
     byte_buffer out;
-    CHECK(append_send_messages(out, identifier::numeric(1), identifier::numeric(0), partitioning::balanced(), {}).error() ==
-          errc::invalid_value);
+    CHECK(append_send_messages(out, identifier::numeric(1), identifier::numeric(0), partitioning::balanced(), {})
+              .error() == errc::invalid_value);
     const std::string big(max_user_headers_size + 1, 'h');
     const message_fields msgs[] = {{1, 0, 0, 0, as_bytes("x"), as_bytes(big)}};
     auto r = append_send_messages(out, identifier::numeric(1), identifier::numeric(0), partitioning::balanced(), msgs);
@@ -277,8 +285,8 @@ TEST_CASE("the SendMessages encoder refuses what the server or the SDKs refuse",
     CHECK(r.error() == errc::limit_exceeded);
     CHECK(r.error().detail() == "send_messages.messages[0].user_headers (over 100 000 bytes)");
     const message_fields ok[] = {{1, 0, 0, 0, as_bytes("x"), {}}};
-    CHECK(append_send_messages(out, identifier::named(""), identifier::numeric(0), partitioning::balanced(), ok).error() ==
-          errc::invalid_length);
+    CHECK(append_send_messages(out, identifier::named(""), identifier::numeric(0), partitioning::balanced(), ok)
+              .error() == errc::invalid_length);
     CHECK(out.empty());
 }
 
@@ -291,8 +299,9 @@ TEST_CASE("Node send-messages.command.test.ts: 7 one-byte messages to 911/213 ma
         msgs[i].payload = as_bytes(payloads[i]);
     }
     byte_buffer out;
-    REQUIRE(append_send_messages(out, identifier::numeric(911), identifier::numeric(213), partitioning::balanced(), msgs)
-                .has_value());
+    REQUIRE(
+        append_send_messages(out, identifier::numeric(911), identifier::numeric(213), partitioning::balanced(), msgs)
+            .has_value());
     CHECK(out.size() - request_header_size == 589);
     send_messages_view v;
     REQUIRE(decode_frame_payload(out, v).has_value());

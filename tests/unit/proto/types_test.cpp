@@ -26,7 +26,8 @@ TEST_CASE("identifiers encode as kind, length, value (Rust get_stream wire_compa
     CHECK(encode_hex([](writer& w) { REQUIRE(append_identifier(w, identifier::numeric(1)).has_value()); }) ==
           "010401000000");
     CHECK(encode_hex([](writer& w) { REQUIRE(append_identifier(w, identifier::named("sink")).has_value()); }) ==
-          "0204" "73696e6b");
+          "0204"
+          "73696e6b");
     CHECK(identifier::numeric(0).wire_size() == 6);
     CHECK(identifier::named("abc").wire_size() == 5);
     CHECK(to_string(identifier::numeric(7)) == "7");
@@ -76,10 +77,16 @@ TEST_CASE("identifier decoding refuses what the server refuses, with its classif
 }
 
 TEST_CASE("consumer kinds 1 and 2 round-trip; others are refused", "[proto][types]") {
-    CHECK(encode_hex([](writer& w) { REQUIRE(append_consumer(w, consumer::group(identifier::named("sink"))).has_value()); }) ==
-          "02" "0204" "73696e6b");
-    CHECK(encode_hex([](writer& w) { REQUIRE(append_consumer(w, consumer::single(identifier::numeric(42))).has_value()); }) ==
-          "01" "0104" "2a000000");
+    CHECK(encode_hex(
+              [](writer& w) { REQUIRE(append_consumer(w, consumer::group(identifier::named("sink"))).has_value()); }) ==
+          "02"
+          "0204"
+          "73696e6b");
+    CHECK(encode_hex(
+              [](writer& w) { REQUIRE(append_consumer(w, consumer::single(identifier::numeric(42))).has_value()); }) ==
+          "01"
+          "0104"
+          "2a000000");
     const auto bad = from_hex("03 0104 2a000000");
     reader r{view(bad)};
     auto c = read_consumer(r);
@@ -103,9 +110,14 @@ TEST_CASE("the optional partition is always 5 bytes (Rust partition_none_encodes
 
 TEST_CASE("polling strategies are kind + u64 (Rust polling_strategy wire_compat_layout)", "[proto][types]") {
     CHECK(encode_hex([](writer& w) { append_polling_strategy(w, polling_strategy::at_offset(1)); }) ==
-          "01" "0100000000000000");
-    CHECK(encode_hex([](writer& w) { append_polling_strategy(w, polling_strategy::next()); }) == "05" "0000000000000000");
-    CHECK(encode_hex([](writer& w) { append_polling_strategy(w, polling_strategy::first()); }) == "03" "0000000000000000");
+          "01"
+          "0100000000000000");
+    CHECK(encode_hex([](writer& w) { append_polling_strategy(w, polling_strategy::next()); }) ==
+          "05"
+          "0000000000000000");
+    CHECK(encode_hex([](writer& w) { append_polling_strategy(w, polling_strategy::first()); }) ==
+          "03"
+          "0000000000000000");
     for (const char* hex : {"ff 0000000000000000", "00 0000000000000000", "06 0000000000000000"}) {
         const auto b = from_hex(hex);
         reader r{view(b)};
@@ -120,11 +132,14 @@ TEST_CASE("polling strategies are kind + u64 (Rust polling_strategy wire_compat_
 }
 
 TEST_CASE("partitioning layouts (Rust partitioning wire_compat tests, as data)", "[proto][types]") {
-    CHECK(encode_hex([](writer& w) { REQUIRE(append_partitioning(w, partitioning::balanced()).has_value()); }) == "0100");
+    CHECK(encode_hex([](writer& w) { REQUIRE(append_partitioning(w, partitioning::balanced()).has_value()); }) ==
+          "0100");
     CHECK(encode_hex([](writer& w) { REQUIRE(append_partitioning(w, partitioning::to_partition(1)).has_value()); }) ==
           "020401000000");
-    CHECK(encode_hex([](writer& w) { REQUIRE(append_partitioning(w, partitioning::by_key("order-42")).has_value()); }) ==
-          "0308" "6f726465722d3432");
+    CHECK(
+        encode_hex([](writer& w) { REQUIRE(append_partitioning(w, partitioning::by_key("order-42")).has_value()); }) ==
+        "0308"
+        "6f726465722d3432");
     byte_buffer b;
     writer w{b};
     CHECK(append_partitioning(w, partitioning::by_key("")).error() == errc::invalid_length);
@@ -136,9 +151,9 @@ TEST_CASE("partitioning layouts (Rust partitioning wire_compat tests, as data)",
         errc code;
     };
     const hostile_case cases[] = {
-        {"ff 00", errc::unknown_kind},           // unknown_kind_rejected
-        {"01 01 00", errc::invalid_value},       // balanced_with_nonzero_length_rejected
-        {"02 03 000000", errc::invalid_value},   // partition_id_with_wrong_length_rejected
+        {"ff 00", errc::unknown_kind},          // unknown_kind_rejected
+        {"01 01 00", errc::invalid_value},      // balanced_with_nonzero_length_rejected
+        {"02 03 000000", errc::invalid_value},  // partition_id_with_wrong_length_rejected
         {"03 05 6162", errc::truncated},
     };
     for (const auto& c : cases) {

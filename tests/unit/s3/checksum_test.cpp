@@ -1,4 +1,5 @@
 #include "s3/checksum.hpp"
+
 #include "s3/request.hpp"
 
 #include <catch2/catch.hpp>
@@ -13,12 +14,12 @@
 using namespace iss;
 
 TEST_CASE("crc32c matches the known answers", "[s3][checksum]") {
-    CHECK(s3::crc32c("123456789") == 0xE3069283U);                     // the standard check value
-    CHECK(s3::crc32c(std::string(32, '\0')) == 0x8A9136AAU);           // RFC 3720 B.4: 32 bytes of zeros
-    CHECK(s3::crc32c(std::string(32, '\xff')) == 0x62A8AB43U);         // RFC 3720 B.4: 32 bytes of 0xff
+    CHECK(s3::crc32c("123456789") == 0xE3069283U);              // the standard check value
+    CHECK(s3::crc32c(std::string(32, '\0')) == 0x8A9136AAU);    // RFC 3720 B.4: 32 bytes of zeros
+    CHECK(s3::crc32c(std::string(32, '\xff')) == 0x62A8AB43U);  // RFC 3720 B.4: 32 bytes of 0xff
     std::string inc;
     for (int i = 0; i < 32; ++i) inc += static_cast<char>(i);
-    CHECK(s3::crc32c(inc) == 0x46DD794EU);                              // RFC 3720 B.4: incrementing
+    CHECK(s3::crc32c(inc) == 0x46DD794EU);  // RFC 3720 B.4: incrementing
     CHECK(s3::crc32c("") == 0U);
 }
 
@@ -27,7 +28,8 @@ TEST_CASE("crc32c over split views equals crc32c over the whole", "[s3][checksum
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 31 + 7);
     const std::vector<std::string_view> one{data};
     for (std::size_t cut : {0UL, 1UL, 7UL, 8UL, 9UL, 4096UL, 100'002UL}) {
-        const std::vector<std::string_view> two{std::string_view{data}.substr(0, cut), std::string_view{data}.substr(cut)};
+        const std::vector<std::string_view> two{std::string_view{data}.substr(0, cut),
+                                                std::string_view{data}.substr(cut)};
         CHECK(s3::crc32c_base64(two) == s3::crc32c_base64(one));
     }
     const std::vector<std::string_view> check{"123456789"};

@@ -1,14 +1,16 @@
 // The client's retry loop against the fault front used as a scripted server (no RGW).
 #include "s3/client.hpp"
+
 #include "aws/aws_test_server.hpp"
 #include "aws/providers.hpp"
 #include "aws/refresh.hpp"
+#include "common/log.hpp"
 #include "http/client.hpp"
 #include "s3/fault_front.hpp"
-#include "common/log.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -48,8 +50,8 @@ s3::client_options options_for(const test::fault_front& f) {
 }
 
 const std::string error_body(std::string_view code) {
-    return fmt::format("<?xml version=\"1.0\"?><Error><Code>{}</Code><Message>m</Message><RequestId>rq</RequestId></Error>",
-                       code);
+    return fmt::format(
+        "<?xml version=\"1.0\"?><Error><Code>{}</Code><Message>m</Message><RequestId>rq</RequestId></Error>", code);
 }
 
 }  // namespace
@@ -80,7 +82,8 @@ TEST_CASE("a 500 with an empty body is retried", "[s3][client]") {
     front.add_rule({"GET", "/", test::fault::internal_500_empty, 0, 1});
     front.set_fixed_response(200, {}, "<ListBucketResult><KeyCount>0</KeyCount></ListBucketResult>");
     s3::client c{ioc.get_executor(), options_for(front), real_clock::instance(), 1};
-    auto r = run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2("bucket-a", s3::list_options{}); });
+    auto r =
+        run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2("bucket-a", s3::list_options{}); });
     REQUIRE(r.has_value());
     CHECK(c.stats().attempts == 2);
 }
@@ -172,10 +175,12 @@ TEST_CASE("404 on HEAD is not_found; 412 on a conditional put is exists", "[s3][
 TEST_CASE("a wrong region is reported with the region the store names", "[s3][client]") {
     net::io_context ioc{1};
     test::fault_front front{ioc.get_executor(), std::nullopt};
-    front.set_fixed_response(400, {}, "<Error><Code>AuthorizationHeaderMalformed</Code><Message>the region 'us-east-1' "
-                                      "is wrong; expecting 'eu-central-1'</Message><Region>eu-central-1</Region></Error>");
+    front.set_fixed_response(400, {},
+                             "<Error><Code>AuthorizationHeaderMalformed</Code><Message>the region 'us-east-1' "
+                             "is wrong; expecting 'eu-central-1'</Message><Region>eu-central-1</Region></Error>");
     s3::client c{ioc.get_executor(), options_for(front), real_clock::instance(), 1};
-    auto r = run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2("bucket-a", s3::list_options{}); });
+    auto r =
+        run<result<s3::list_objects_page>>(ioc, [&]() { return c.list_objects_v2("bucket-a", s3::list_options{}); });
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error() == s3::errc::wrong_region);
     CHECK(r.error().message().find("region 'eu-central-1'") != std::string::npos);
@@ -365,17 +370,16 @@ TEST_CASE("PutObject carries exactly the SSE-KMS, storage class, ACL, tag and me
     REQUIRE(r.has_value());
     REQUIRE(front.requests().size() == 1);
     CHECK(amz_headers(front.requests()[0]) ==
-          sorted({"x-amz-acl: bucket-owner-full-control",
-                                   "x-amz-meta-owner: sink",
-                                   "x-amz-server-side-encryption: aws:kms",
-                                   "x-amz-server-side-encryption-aws-kms-key-id: arn:aws:kms:eu-west-1:123:key/k1",
-                                   "x-amz-server-side-encryption-bucket-key-enabled: true",
-                                   "x-amz-server-side-encryption-context: eyJhcHAiOiJzaW5rIn0=",
-                                   "x-amz-storage-class: STANDARD_IA",
-                                   "x-amz-tagging: env=prod&team=data%20eng"}));
+          sorted({"x-amz-acl: bucket-owner-full-control", "x-amz-meta-owner: sink",
+                  "x-amz-server-side-encryption: aws:kms",
+                  "x-amz-server-side-encryption-aws-kms-key-id: arn:aws:kms:eu-west-1:123:key/k1",
+                  "x-amz-server-side-encryption-bucket-key-enabled: true",
+                  "x-amz-server-side-encryption-context: eyJhcHAiOiJzaW5rIn0=", "x-amz-storage-class: STANDARD_IA",
+                  "x-amz-tagging: env=prod&team=data%20eng"}));
 }
 
-TEST_CASE("SSE-C sends its three headers on create and every UploadPart, never x-amz-server-side-encryption", "[s3][client]") {
+TEST_CASE("SSE-C sends its three headers on create and every UploadPart, never x-amz-server-side-encryption",
+          "[s3][client]") {
     net::io_context ioc{1};
     test::fault_front front{ioc.get_executor(), std::nullopt};
     front.set_fixed_response(200, {{"ETag", "\"abc\""}},
@@ -395,9 +399,9 @@ TEST_CASE("SSE-C sends its three headers on create and every UploadPart, never x
         REQUIRE(p.has_value());
     }
     std::vector<std::string> ssec{
-      "x-amz-server-side-encryption-customer-algorithm: AES256",
-      "x-amz-server-side-encryption-customer-key: " + customer_key,
-      "x-amz-server-side-encryption-customer-key-md5: " + std::string{"hRasmdxgYDKV3nvbahU1MA=="}};
+        "x-amz-server-side-encryption-customer-algorithm: AES256",
+        "x-amz-server-side-encryption-customer-key: " + customer_key,
+        "x-amz-server-side-encryption-customer-key-md5: " + std::string{"hRasmdxgYDKV3nvbahU1MA=="}};
     std::sort(ssec.begin(), ssec.end());
     REQUIRE(front.requests().size() == 3);
     auto create = ssec;
@@ -408,7 +412,8 @@ TEST_CASE("SSE-C sends its three headers on create and every UploadPart, never x
     CHECK(amz_headers(front.requests()[2]) == ssec);
 }
 
-TEST_CASE("no secret, session token, web identity token or proxy password appears in a log line or error", "[s3][client][aws]") {
+TEST_CASE("no secret, session token, web identity token or proxy password appears in a log line or error",
+          "[s3][client][aws]") {
     std::vector<std::string> lines;
     const auto level = log::min_level();
     log::configure(log::level::trace, log::output_format::text);  // every line, canonical requests too
@@ -429,9 +434,7 @@ TEST_CASE("no secret, session token, web identity token or proxy password appear
         o.source = aws::source_kind::web_identity;
         o.sts_endpoint = s.server.url();
         const std::string dir = std::string{ISS_BINARY_DIR};
-        {
-            std::ofstream{dir + "/web-token-test"} << "eyJ-web-identity-secret";
-        }
+        { std::ofstream{dir + "/web-token-test"} << "eyJ-web-identity-secret"; }
         o.env = [dir](std::string_view n) -> std::optional<std::string> {
             if (n == "AWS_WEB_IDENTITY_TOKEN_FILE") return dir + "/web-token-test";
             if (n == "AWS_ROLE_ARN") return std::string{"arn:aws:iam::1:role/r"};

@@ -1,7 +1,9 @@
-#include "http/types.hpp"
 #include "s3/error.hpp"
 
+#include "http/types.hpp"
+
 #include <boost/asio/error.hpp>
+
 #include <catch2/catch.hpp>
 
 using namespace iss;

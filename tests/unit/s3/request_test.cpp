@@ -1,5 +1,6 @@
-#include "s3/error.hpp"
 #include "s3/request.hpp"
+
+#include "s3/error.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -74,13 +75,15 @@ TEST_CASE("PutObject carries exactly one checksum, metadata and the condition", 
     CHECK(count(*none, "content-md5") + count(*none, "x-amz-checksum-crc32c") == 0);
     s3::put_options bad;
     bad.metadata["Bad Name"] = "x";
-    CHECK(s3::build_put_object("bucket-a", "k", body, bad, s3::checksum_kind::md5).error() == s3::errc::invalid_argument);
+    CHECK(s3::build_put_object("bucket-a", "k", body, bad, s3::checksum_kind::md5).error() ==
+          s3::errc::invalid_argument);
     CHECK(s3::build_put_object("ab", "k", body, o, s3::checksum_kind::md5).error() == s3::errc::invalid_argument);
 }
 
 TEST_CASE("multipart builders validate part numbers and part order", "[s3][builders]") {
     std::vector<std::string_view> body{"x"};
-    CHECK(s3::build_upload_part("bucket-a", "k", "id", 0, body, s3::checksum_kind::md5).error() == s3::errc::invalid_argument);
+    CHECK(s3::build_upload_part("bucket-a", "k", "id", 0, body, s3::checksum_kind::md5).error() ==
+          s3::errc::invalid_argument);
     CHECK(s3::build_upload_part("bucket-a", "k", "id", 10001, body, s3::checksum_kind::md5).error() ==
           s3::errc::invalid_argument);
     CHECK(s3::build_complete_multipart("bucket-a", "k", "id", {{2, "\"a\"", ""}}, false).error() ==
@@ -100,7 +103,8 @@ TEST_CASE("prepare encodes the key once for the wire, as the signer signs it", "
     REQUIRE(p.has_value());
     CHECK(p->req.target == "/bucket-a//a%20b%2Bc%3Dd%25e~f%21g%27h%28i%2Aj//k%C3%A9");
     CHECK(p->req.headers.get("host") == "127.0.0.1:9000");
-    CHECK(p->req.headers.get("authorization").starts_with("AWS4-HMAC-SHA256 Credential=AKID/20231114/us-east-1/s3/aws4_request"));
+    CHECK(p->req.headers.get("authorization")
+              .starts_with("AWS4-HMAC-SHA256 Credential=AKID/20231114/us-east-1/s3/aws4_request"));
     CHECK(p->req.headers.get("x-amz-content-sha256") == sigv4::sha256_hex("data"));
     CHECK(p->req.body_size() == 4);
     o.payload = s3::payload_signing::unsigned_payload;
@@ -114,7 +118,8 @@ TEST_CASE("prepare encodes the key once for the wire, as the signer signs it", "
     auto list = s3::build_list_objects_v2("bucket-a", lo);
     auto lp = s3::prepare(*list, o, t0, keys);
     CHECK(lp->req.target ==
-          "/bucket-a?continuation-token=tok%2Ben&delimiter=%2F&encoding-type=url&list-type=2&max-keys=50&prefix=pre%20fix%2F");
+          "/bucket-a?continuation-token=tok%2Ben&delimiter=%2F&encoding-type=url&list-type=2&max-keys=50&prefix=pre%"
+          "20fix%2F");
 }
 
 TEST_CASE("options are validated with the key named", "[s3][options]") {

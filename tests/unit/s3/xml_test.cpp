@@ -6,9 +6,9 @@ using namespace iss;
 
 TEST_CASE("an S3 error document gives code, message, request id and region", "[s3][xml]") {
     auto e = s3::parse_error(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>AuthorizationHeaderMalformed</Code>"
-      "<Message>the region 'us-east-1' is wrong; expecting 'eu-west-1'</Message><Region>eu-west-1</Region>"
-      "<RequestId>R1</RequestId></Error>");
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>AuthorizationHeaderMalformed</Code>"
+        "<Message>the region 'us-east-1' is wrong; expecting 'eu-west-1'</Message><Region>eu-west-1</Region>"
+        "<RequestId>R1</RequestId></Error>");
     REQUIRE(e);
     CHECK(e->code == "AuthorizationHeaderMalformed");
     CHECK(e->region == "eu-west-1");
@@ -20,16 +20,17 @@ TEST_CASE("an S3 error document gives code, message, request id and region", "[s
 
 TEST_CASE("multipart results parse, with RGW's empty ETag", "[s3][xml]") {
     auto id = s3::parse_upload_id(
-      "<InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>2~abc</UploadId></InitiateMultipartUploadResult>");
+        "<InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>2~abc</UploadId></"
+        "InitiateMultipartUploadResult>");
     REQUIRE(id.has_value());
     CHECK(*id == "2~abc");
     auto etag = s3::parse_complete_etag("<CompleteMultipartUploadResult><ETag></ETag></CompleteMultipartUploadResult>");
     REQUIRE(etag.has_value());
     CHECK(etag->empty());
     auto parts = s3::parse_list_parts(
-      "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>2</NextPartNumberMarker>"
-      "<Part><PartNumber>1</PartNumber><ETag>\"a\"</ETag><Size>5242880</Size></Part>"
-      "<Part><PartNumber>2</PartNumber><ETag>\"b\"</ETag><Size>10</Size></Part></ListPartsResult>");
+        "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>2</NextPartNumberMarker>"
+        "<Part><PartNumber>1</PartNumber><ETag>\"a\"</ETag><Size>5242880</Size></Part>"
+        "<Part><PartNumber>2</PartNumber><ETag>\"b\"</ETag><Size>10</Size></Part></ListPartsResult>");
     REQUIRE(parts.has_value());
     REQUIRE(parts->parts.size() == 2);
     CHECK(parts->parts[0].etag == "\"a\"");
@@ -40,10 +41,10 @@ TEST_CASE("multipart results parse, with RGW's empty ETag", "[s3][xml]") {
 
 TEST_CASE("ListObjectsV2 decodes url-encoded keys only when told so", "[s3][xml]") {
     auto page = s3::parse_list_objects_v2(
-      "<ListBucketResult><EncodingType>url</EncodingType><IsTruncated>true</IsTruncated>"
-      "<NextContinuationToken>tok</NextContinuationToken>"
-      "<Contents><Key>a%20b%2Bc</Key><Size>3</Size><ETag>\"e\"</ETag></Contents>"
-      "<CommonPrefixes><Prefix>d%2F</Prefix></CommonPrefixes></ListBucketResult>");
+        "<ListBucketResult><EncodingType>url</EncodingType><IsTruncated>true</IsTruncated>"
+        "<NextContinuationToken>tok</NextContinuationToken>"
+        "<Contents><Key>a%20b%2Bc</Key><Size>3</Size><ETag>\"e\"</ETag></Contents>"
+        "<CommonPrefixes><Prefix>d%2F</Prefix></CommonPrefixes></ListBucketResult>");
     REQUIRE(page.has_value());
     REQUIRE(page->objects.size() == 1);
     CHECK(page->objects[0].key == "a b+c");
@@ -63,8 +64,8 @@ TEST_CASE("the Complete body lists parts in order with quoted ETags", "[s3][xml]
 
 TEST_CASE("ListBuckets gives the names", "[s3][xml]") {
     auto names = s3::parse_list_buckets(
-      "<ListAllMyBucketsResult><Owner><ID>o</ID></Owner><Buckets><Bucket><Name>a-1</Name></Bucket>"
-      "<Bucket><Name>b-2</Name></Bucket></Buckets></ListAllMyBucketsResult>");
+        "<ListAllMyBucketsResult><Owner><ID>o</ID></Owner><Buckets><Bucket><Name>a-1</Name></Bucket>"
+        "<Bucket><Name>b-2</Name></Bucket></Buckets></ListAllMyBucketsResult>");
     REQUIRE(names.has_value());
     CHECK(*names == std::vector<std::string>{"a-1", "b-2"});
 }

@@ -8,12 +8,13 @@ namespace sv = iss::sigv4;
 
 namespace {
 bool unreserved_ref(unsigned char c) {
-    return std::string_view{"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"}.find(static_cast<char>(c))
-           != std::string_view::npos;
+    return std::string_view{"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"}.find(
+               static_cast<char>(c)) != std::string_view::npos;
 }
 }  // namespace
 
-TEST_CASE("uri_encode keeps exactly the unreserved bytes and encodes every other byte once, upper-case hex", "[sigv4][encoding]") {
+TEST_CASE("uri_encode keeps exactly the unreserved bytes and encodes every other byte once, upper-case hex",
+          "[sigv4][encoding]") {
     for (int b = 0; b < 256; ++b) {
         const auto c = static_cast<unsigned char>(b);
         const std::string in(1, static_cast<char>(c));
@@ -71,7 +72,9 @@ TEST_CASE("encode_path encodes S3 key bytes once and keeps '/'", "[sigv4][encodi
 }
 
 TEST_CASE("encode_query sorts by encoded name then value and writes n= for empty values", "[sigv4][encoding]") {
-    const sv::query_param ps[] = {{"Param-3", "Value3"}, {"Param", "Value2"}, {"\xE1\x88\xB4", "Value1"}, {"a", "2"}, {"a", "1"}, {"lifecycle", ""}};
+    const sv::query_param ps[] = {
+        {"Param-3", "Value3"}, {"Param", "Value2"}, {"\xE1\x88\xB4", "Value1"}, {"a", "2"}, {"a", "1"},
+        {"lifecycle", ""}};
     CHECK(sv::encode_query(ps) == "%E1%88%B4=Value1&Param=Value2&Param-3=Value3&a=1&a=2&lifecycle=");
     const sv::query_param slash[] = {{"prefix", "a/b c+d"}};
     CHECK(sv::encode_query(slash) == "prefix=a%2Fb%20c%2Bd");
@@ -108,7 +111,8 @@ TEST_CASE("normalize_path removes dot segments and empty segments, keeping a tra
 
 #include <random>
 
-TEST_CASE("S3 mode: the canonical URI of a raw path is exactly its wire path, for every byte value", "[sigv4][encoding][property]") {
+TEST_CASE("S3 mode: the canonical URI of a raw path is exactly its wire path, for every byte value",
+          "[sigv4][encoding][property]") {
     const sv::signing_params s3;  // S3 defaults: no normalisation, no double encoding
     for (int b = 0; b < 256; ++b) {
         const std::string raw = std::string{"/k"} + static_cast<char>(b) + "/x";
@@ -119,7 +123,8 @@ TEST_CASE("S3 mode: the canonical URI of a raw path is exactly its wire path, fo
     }
 }
 
-TEST_CASE("random byte strings: encode/decode round trip, query round trip, idempotent normalisation", "[sigv4][encoding][property]") {
+TEST_CASE("random byte strings: encode/decode round trip, query round trip, idempotent normalisation",
+          "[sigv4][encoding][property]") {
     const auto seed = std::random_device{}();
     INFO("seed " << seed);  // printed on failure; rerun with this seed to reproduce
     std::mt19937 rng{seed};

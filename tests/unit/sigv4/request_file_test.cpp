@@ -1,11 +1,12 @@
 // Data-driven SigV4 tests over ../shared/testdata/sigv4 (docs/architecture.md §8.7.3): every case of AWS's
 // suite in header and query form, every s3-docs example, the mode always from context.json.
-#include "sigv4/chunked.hpp"
 #include "sigv4/request_file.hpp"
 
+#include "sigv4/chunked.hpp"
 #include "testdata.hpp"
 
 #include <boost/json/parse.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -87,7 +88,10 @@ TEST_CASE("every suite case signs byte for byte in query (presigned) form", "[si
     }
 }
 
-TEST_CASE("S3 path rules (no normalisation, single encoding) give the expected canonical request exactly where cases.tsv says so", "[sigv4][suite][s3]") {
+TEST_CASE(
+    "S3 path rules (no normalisation, single encoding) give the expected canonical request exactly where cases.tsv "
+    "says so",
+    "[sigv4][suite][s3]") {
     const auto table = cases_tsv();
     REQUIRE(table.size() == td::suite_cases().size());
     for (const auto& name : td::suite_cases()) {
@@ -110,8 +114,9 @@ TEST_CASE("S3 path rules (no normalisation, single encoding) give the expected c
 }
 
 TEST_CASE("the *-normalized cases need generic-service mode: S3 mode changes their canonical URI", "[sigv4][suite]") {
-    for (const std::string name : {"get-relative-normalized", "get-relative-relative-normalized", "get-slash-dot-slash-normalized",
-                                   "get-slash-normalized", "get-slash-pointless-dot-normalized", "get-slashes-normalized"}) {
+    for (const std::string name :
+         {"get-relative-normalized", "get-relative-relative-normalized", "get-slash-dot-slash-normalized",
+          "get-slash-normalized", "get-slash-pointless-dot-normalized", "get-slashes-normalized"}) {
         DYNAMIC_SECTION(name) {
             auto c = load(td::dir() / name);
             REQUIRE(c.ctx.params.normalize_path);
@@ -177,10 +182,12 @@ TEST_CASE("the s3-docs presigned URL example matches canonical request, signatur
     auto q = sv::presign(req, c.ctx.creds, p, c.ctx.time, std::chrono::seconds{86400});
     REQUIRE(q.has_value());
     CHECK(q->signature == td::read(d / "query-signature.txt"));
-    CHECK(q->query.find("X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request") != std::string::npos);
+    CHECK(q->query.find("X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request") !=
+          std::string::npos);
 }
 
-TEST_CASE("the s3-docs aws-chunked example: seed, chained chunk signatures, chunk headers, content length", "[sigv4][s3-docs][chunked]") {
+TEST_CASE("the s3-docs aws-chunked example: seed, chained chunk signatures, chunk headers, content length",
+          "[sigv4][s3-docs][chunked]") {
     const auto d = td::dir() / "s3-docs" / "streaming-put-object";
     const auto c = load(d);
     REQUIRE(c.ctx.params.payload == sv::payload_mode::streaming);
@@ -189,8 +196,10 @@ TEST_CASE("the s3-docs aws-chunked example: seed, chained chunk signatures, chun
     CHECK(seed_file->signed_request == td::read(d / "header-signed-request.txt"));
 
     // The library API directly, as lib/s3 uses it.
-    const sv::header hs[] = {{"Host", "s3.amazonaws.com"}, {"x-amz-storage-class", "REDUCED_REDUNDANCY"},
-                             {"Content-Encoding", "aws-chunked"}, {"x-amz-decoded-content-length", "66560"},
+    const sv::header hs[] = {{"Host", "s3.amazonaws.com"},
+                             {"x-amz-storage-class", "REDUCED_REDUNDANCY"},
+                             {"Content-Encoding", "aws-chunked"},
+                             {"x-amz-decoded-content-length", "66560"},
                              {"Content-Length", "66824"}};
     sv::request_view req;
     req.method = "PUT";
@@ -204,7 +213,8 @@ TEST_CASE("the s3-docs aws-chunked example: seed, chained chunk signatures, chun
     CHECK(seed->signature == td::read(d / "header-signature.txt"));
 
     const auto chunks = boost::json::parse(td::read(d / "chunks.json")).as_object();
-    CHECK(sv::aws_chunked_content_length(66560, 65536) == static_cast<std::uint64_t>(chunks.at("content_length").as_int64()));
+    CHECK(sv::aws_chunked_content_length(66560, 65536) ==
+          static_cast<std::uint64_t>(chunks.at("content_length").as_int64()));
     sv::chunk_signer signer{*seed};
     std::string headers_text;
     std::string wire;
@@ -215,7 +225,8 @@ TEST_CASE("the s3-docs aws-chunked example: seed, chained chunk signatures, chun
         const std::string data(static_cast<std::size_t>(o.at("size").as_int64()), 'a');
         CHECK(sv::sha256_hex(data) == std::string_view{o.at("data_sha256").as_string()});
         CHECK(signer.previous_signature() == std::string_view{o.at("previous_signature").as_string()});
-        CHECK(signer.string_to_sign(sv::sha256_hex(data)) == td::read(d / ("chunk-" + std::to_string(n) + "-string-to-sign.txt")));
+        CHECK(signer.string_to_sign(sv::sha256_hex(data)) ==
+              td::read(d / ("chunk-" + std::to_string(n) + "-string-to-sign.txt")));
         auto h = signer.chunk_header(data);
         REQUIRE(h.has_value());
         CHECK(signer.previous_signature() == td::read(d / ("chunk-" + std::to_string(n) + "-signature.txt")));
@@ -231,14 +242,17 @@ TEST_CASE("the s3-docs aws-chunked example: seed, chained chunk signatures, chun
 }
 
 TEST_CASE("the session-token cases sign the token unless omit_session_token, and always send it", "[sigv4][suite]") {
-    for (const std::string name : {"get-vanilla-with-session-token", "post-sts-header-before", "post-sts-header-after"}) {
+    for (const std::string name :
+         {"get-vanilla-with-session-token", "post-sts-header-before", "post-sts-header-after"}) {
         DYNAMIC_SECTION(name) {
             const auto c = load(td::dir() / name);
             REQUIRE_FALSE(c.ctx.creds.session_token.empty());
             auto r = sv::sign_request_file(c.req, c.ctx, false);
             REQUIRE(r.has_value());
-            CHECK((r->canonical_request.find("x-amz-security-token") != std::string::npos) == !c.ctx.params.omit_session_token);
-            CHECK(r->signed_request.find("X-Amz-Security-Token:" + c.ctx.creds.session_token.reveal() + "\n") != std::string::npos);
+            CHECK((r->canonical_request.find("x-amz-security-token") != std::string::npos) ==
+                  !c.ctx.params.omit_session_token);
+            CHECK(r->signed_request.find("X-Amz-Security-Token:" + c.ctx.creds.session_token.reveal() + "\n") !=
+                  std::string::npos);
         }
     }
 }
@@ -271,7 +285,7 @@ TEST_CASE("a folded header line of blanks only joins nothing (and does not throw
 
 TEST_CASE("context.json parsing: defaults, s3-docs keys, errors", "[sigv4][file]") {
     auto c = sv::parse_signing_context(
-      R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z"})");
+        R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z"})");
     REQUIRE(c.has_value());
     CHECK(c->params.double_encode_path);
     CHECK(c->form == sv::path_form::encoded);
@@ -280,13 +294,21 @@ TEST_CASE("context.json parsing: defaults, s3-docs keys, errors", "[sigv4][file]
     CHECK(c->expires == std::chrono::seconds{3600});
     CHECK(sv::format_amz_date(c->time) == "20150830T123600Z");
     CHECK(sv::parse_signing_context("{").has_error());
-    CHECK(sv::parse_signing_context(R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30 12:36:00"})").has_error());
-    CHECK(sv::parse_signing_context(R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z","payload":"bogus"})").has_error());
+    CHECK(
+        sv::parse_signing_context(
+            R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30 12:36:00"})")
+            .has_error());
+    CHECK(
+        sv::parse_signing_context(
+            R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z","payload":"bogus"})")
+            .has_error());
     CHECK(sv::parse_signing_context(R"({"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z"})").has_error());
 }
 
-TEST_CASE("context.json: an expiration_in_seconds beyond 64-bit signed range is an error, not an exception", "[sigv4][file]") {
-    const std::string head = R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z","expiration_in_seconds":)";
+TEST_CASE("context.json: an expiration_in_seconds beyond 64-bit signed range is an error, not an exception",
+          "[sigv4][file]") {
+    const std::string head =
+        R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z","expiration_in_seconds":)";
     auto big = sv::parse_signing_context(head + "18446744073709551615}");
     REQUIRE(big.has_error());
     CHECK(big.error().detail().find("expiration_in_seconds") != std::string::npos);
@@ -296,7 +318,8 @@ TEST_CASE("context.json: an expiration_in_seconds beyond 64-bit signed range is 
 }
 
 TEST_CASE("context.json: a timestamp the system clock cannot hold is an error", "[sigv4][file]") {
-    const std::string head = R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":")";
+    const std::string head =
+        R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":")";
     CHECK(sv::parse_signing_context(head + "2262-04-10T00:00:00Z\"}").has_value());
     for (const char* t : {"4894-05-24T00:00:00Z", "1000-01-01T00:00:00Z"}) {
         auto c = sv::parse_signing_context(head + t + "\"}");
@@ -307,7 +330,7 @@ TEST_CASE("context.json: a timestamp the system clock cannot hold is an error", 
 
 TEST_CASE("a request file that is already signed, or disagrees with the context, is refused", "[sigv4][file]") {
     auto ctx = sv::parse_signing_context(
-      R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z"})");
+        R"({"credentials":{"access_key_id":"A","secret_access_key":"S"},"region":"r","service":"s","timestamp":"2015-08-30T12:36:00Z"})");
     REQUIRE(ctx.has_value());
     auto signed_already = sv::parse_request_file("GET / HTTP/1.1\nHost:h\nAuthorization:x\n");
     CHECK(sv::sign_request_file(*signed_already, *ctx, false).error() == sv::errc::reserved_header);

@@ -1,5 +1,6 @@
-#include "sigv4/chunked.hpp"
 #include "sigv4/signer.hpp"
+
+#include "sigv4/chunked.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -12,19 +13,22 @@ namespace {
 // 2013-05-24T00:00:00Z, the S3 documentation's example time.
 const auto doc_time = std::chrono::sys_days{std::chrono::year{2013} / 5 / 24};
 sv::credentials doc_creds() {
-    return {iss::access_key_id{"AKIAIOSFODNN7EXAMPLE"}, iss::secret_access_key{"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}, {}};
+    return {iss::access_key_id{"AKIAIOSFODNN7EXAMPLE"},
+            iss::secret_access_key{"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
+            {}};
 }
 }  // namespace
 
 TEST_CASE("format_amz_date renders UTC basic ISO 8601 truncated to seconds", "[sigv4][signer]") {
     CHECK(sv::format_amz_date(doc_time) == "20130524T000000Z");
-    CHECK(sv::format_amz_date(std::chrono::sys_days{std::chrono::year{2015} / 8 / 30} + 12h + 36min + 999ms) == "20150830T123600Z");
+    CHECK(sv::format_amz_date(std::chrono::sys_days{std::chrono::year{2015} / 8 / 30} + 12h + 36min + 999ms) ==
+          "20150830T123600Z");
 }
 
 TEST_CASE("signing key derivation and cache", "[sigv4][signer]") {
     const auto creds = doc_creds();
-    CHECK(sv::to_hex(sv::derive_signing_key(creds.secret_access_key, "20130524", "us-east-1", "s3").bytes)
-          == "dbb893acc010964918f1fd433add87c70e8b0db6be30c1fbeafefa5ec6ba8378");
+    CHECK(sv::to_hex(sv::derive_signing_key(creds.secret_access_key, "20130524", "us-east-1", "s3").bytes) ==
+          "dbb893acc010964918f1fd433add87c70e8b0db6be30c1fbeafefa5ec6ba8378");
     sv::signing_key_cache cache;
     const auto& k1 = cache.get(creds.secret_access_key, "20130524", "us-east-1", "s3");
     CHECK(sv::to_hex(k1.bytes) == "dbb893acc010964918f1fd433add87c70e8b0db6be30c1fbeafefa5ec6ba8378");
@@ -37,8 +41,9 @@ TEST_CASE("signing key derivation and cache", "[sigv4][signer]") {
 }
 
 TEST_CASE("S3 PUT with a '$' in the key signs /test%24file.text (single encoding)", "[sigv4][signer]") {
-    const sv::header hs[] = {
-      {"Host", "examplebucket.s3.amazonaws.com"}, {"Date", "Fri, 24 May 2013 00:00:00 GMT"}, {"x-amz-storage-class", "REDUCED_REDUNDANCY"}};
+    const sv::header hs[] = {{"Host", "examplebucket.s3.amazonaws.com"},
+                             {"Date", "Fri, 24 May 2013 00:00:00 GMT"},
+                             {"x-amz-storage-class", "REDUCED_REDUNDANCY"}};
     sv::request_view req;
     req.method = "PUT";
     req.path = "/test$file.text";
@@ -130,7 +135,8 @@ TEST_CASE("wire_target and presigned_target send what is signed", "[sigv4][signe
     p.query = "X-Amz-Algorithm=AWS4-HMAC-SHA256";
     CHECK(sv::presigned_target(req, p) == "/bucket/k%20ey?X-Amz-Algorithm=AWS4-HMAC-SHA256");
     req.query = qs;
-    CHECK(sv::presigned_target(req, p) == "/bucket/k%20ey?partNumber=2&uploadId=a%2Fb%2Bc&X-Amz-Algorithm=AWS4-HMAC-SHA256");
+    CHECK(sv::presigned_target(req, p) ==
+          "/bucket/k%20ey?partNumber=2&uploadId=a%2Fb%2Bc&X-Amz-Algorithm=AWS4-HMAC-SHA256");
 }
 
 TEST_CASE("headers_of adapts a Beast-like field container", "[sigv4][signer]") {
@@ -141,7 +147,8 @@ TEST_CASE("headers_of adapts a Beast-like field container", "[sigv4][signer]") {
     CHECK(hs[1].value == "bytes=0-1");
 }
 
-TEST_CASE("the key cache gives the same signature as derivation, and session tokens are signed in S3 mode", "[sigv4][signer]") {
+TEST_CASE("the key cache gives the same signature as derivation, and session tokens are signed in S3 mode",
+          "[sigv4][signer]") {
     const sv::header hs[] = {{"Host", "examplebucket.s3.amazonaws.com"}};
     sv::request_view req;
     req.method = "GET";

@@ -22,7 +22,8 @@ inline std::filesystem::path dir() {
     if (!std::filesystem::is_directory(d)) {
         const char* ci = std::getenv("CI");
         if (ci != nullptr && std::string_view{ci} == "true") {
-            std::fprintf(stderr, "FAIL: SigV4 test vectors not found at %s (SIGV4_TESTDATA_DIR) and CI=true\n", d.c_str());
+            std::fprintf(stderr, "FAIL: SigV4 test vectors not found at %s (SIGV4_TESTDATA_DIR) and CI=true\n",
+                         d.c_str());
             std::exit(1);
         }
         std::fprintf(stderr, "SKIP: SigV4 test vectors not found at %s; set -DSIGV4_TESTDATA_DIR=...\n", d.c_str());
@@ -42,7 +43,8 @@ inline std::string read(const std::filesystem::path& p) {
 inline std::vector<std::string> suite_cases() {
     std::vector<std::string> out;
     for (const auto& e : std::filesystem::directory_iterator{dir()}) {
-        if (e.is_directory() && std::filesystem::exists(e.path() / "context.json")) out.push_back(e.path().filename().string());
+        if (e.is_directory() && std::filesystem::exists(e.path() / "context.json"))
+            out.push_back(e.path().filename().string());
     }
     std::sort(out.begin(), out.end());
     return out;
@@ -52,7 +54,8 @@ inline std::vector<std::string> suite_cases() {
 inline std::vector<std::string> s3_doc_examples() {
     std::vector<std::string> out;
     for (const auto& e : std::filesystem::directory_iterator{dir() / "s3-docs"}) {
-        if (e.is_directory() && std::filesystem::exists(e.path() / "context.json")) out.push_back(e.path().filename().string());
+        if (e.is_directory() && std::filesystem::exists(e.path() / "context.json"))
+            out.push_back(e.path().filename().string());
     }
     std::sort(out.begin(), out.end());
     return out;
