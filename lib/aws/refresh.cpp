@@ -2,11 +2,13 @@
 
 #include "aws/error.hpp"
 #include "common/log.hpp"
+#include "common/net/async_mutex.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
 
 namespace iss::aws {
 
@@ -37,15 +39,6 @@ system_time usable_until(system_time obtained, system_time expiry) {
 }
 
 struct refreshing_source::impl : std::enable_shared_from_this<impl> {
-    /// One refresh in flight: waiters sleep on `done` until the fetcher cancels it.
-    struct flight {
-        explicit flight(const net::any_io_executor& ex) : done{ex} {
-            done.expires_at(net::steady_timer::time_point::max());
-        }
-        net::steady_timer done;
-        std::optional<result<identity>> outcome;
-    };
-
     net::any_io_executor ex;
     std::shared_ptr<provider> prov;
     const iss::clock& clk;
@@ -56,7 +49,11 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
     std::uint64_t generation = 0;
     system_time next_refresh{};
     system_time valid_until{};
-    std::shared_ptr<flight> inflight;
+    /// One fetch at a time: a caller that arrives while one runs waits for the lock and takes
+    /// that fetch's outcome (`fetched` counts finished fetches, so it sees one finished).
+    iss::async_mutex fetch_lock;
+    std::uint64_t fetched = 0;
+    result<identity> last_outcome = error{errc::fetch_failed, "not fetched"};
     net::steady_timer loop_timer;
     bool loop_running = false;
     bool background = true;
@@ -65,7 +62,7 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
 
     impl(net::any_io_executor e, std::shared_ptr<provider> p, const iss::clock& c, refresh_options o,
          std::uint64_t seed)
-        : ex{e}, prov{std::move(p)}, clk{c}, opts{o}, rng{seed}, loop_timer{e} {}
+        : ex{e}, prov{std::move(p)}, clk{c}, opts{o}, rng{seed}, fetch_lock{e}, loop_timer{e} {}
 
     void install(identity id) {
         const auto now = clk.system_now();
@@ -86,14 +83,14 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
     /// The one refresh: starts it, or joins the one in flight.
     task<result<identity>> refresh_once() {
         auto self = shared_from_this();
-        if (inflight) {
-            auto f = inflight;
-            co_await f->done.async_wait(use_tuple);
-            if (!f->outcome) co_return error{net::error::operation_aborted};
-            co_return *f->outcome;
+        const auto seen = fetched;
+        std::optional<iss::async_mutex::guard> held;
+        try {
+            held.emplace(co_await fetch_lock.lock());
+        } catch (const boost::system::system_error&) {
+            co_return error{net::error::operation_aborted};
         }
-        auto f = std::make_shared<flight>(ex);
-        inflight = f;
+        if (fetched != seen) co_return last_outcome;  // joined the fetch that just finished
         ++stats.fetches;
         result<identity> r = error{errc::fetch_failed, "not fetched"};
         try {
@@ -109,9 +106,8 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
             }
         }
         if (!r) ++stats.failures;
-        f->outcome = r;
-        inflight.reset();
-        f->done.cancel();
+        ++fetched;
+        last_outcome = r;
         co_return r;
     }
 
@@ -134,10 +130,14 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
     task<void> loop() {
         auto self = shared_from_this();
         unsigned failures = 0;
+        // No attempt limit and no deadline: renewal goes on while the daemon runs; the budget
+        // hands out the backoff and starts over after each success.
+        const retry_budget::limits forever{opts.retry, 0, 0ms};
+        retry_budget budget{forever, clk, rng};
         while (!stopped) {
             std::chrono::milliseconds wait{0};
             if (failures > 0) {
-                wait = full_jitter_delay(opts.retry, failures - 1, rng);
+                wait = budget.next_wait().value_or(opts.retry.cap);
                 // Never sleep past the point where the credentials stop being usable.
                 const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(valid_until - clk.system_now());
                 if (left > 0ms) wait = std::min(wait, std::max(left / 2, 50ms));
@@ -157,10 +157,12 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
                     logger().info("s3 credentials renewed after {} failed attempts: {}", failures, r->describe());
                 else logger().info("s3 credentials renewed: {}", r->describe());
                 failures = 0;
+                budget = retry_budget{forever, clk, rng};
                 continue;
             }
             if (r.error() == net::error::operation_aborted) co_return;
             ++failures;
+            (void)budget.try_attempt();
             if (valid_now())
                 logger().warn(
                     "s3 credentials renewal failed (attempt {}), retrying; the current ones stay valid until {}: {}",
@@ -185,17 +187,18 @@ task<result<identity>> refreshing_source::start(bool background) {
     i->background = background;
     const unsigned attempts = std::max(1U, i->opts.start_attempts);
     result<identity> r = error{errc::fetch_failed, "not fetched"};
-    for (unsigned n = 0; n < attempts; ++n) {
+    retry_budget budget{{i->opts.retry, attempts, 0ms}, i->clk, i->rng};
+    while (budget.try_attempt()) {
         r = co_await i->refresh_once();
         if (r || !transient(r.error()) || r.error() == net::error::operation_aborted) break;
-        if (n + 1 < attempts) {
-            const auto wait = std::max(full_jitter_delay(i->opts.retry, n, i->rng), 50ms);
-            logger().warn("s3 credentials: {} (attempt {}/{}), retrying in {} ms", r.error().message(), n + 1, attempts,
-                          wait.count());
-            net::steady_timer t{i->ex};
-            t.expires_after(wait);
-            co_await t.async_wait(use_tuple);
-        }
+        const auto next = budget.next_wait();
+        if (!next) break;
+        const auto wait = std::max(*next, 50ms);
+        logger().warn("s3 credentials: {} (attempt {}/{}), retrying in {} ms", r.error().message(), budget.attempts(),
+                      attempts, wait.count());
+        net::steady_timer t{i->ex};
+        t.expires_after(wait);
+        co_await t.async_wait(use_tuple);
     }
     if (r && background) i->ensure_loop();
     co_return r;
@@ -211,7 +214,7 @@ task<result<signing_credentials>> refreshing_source::current() {
     auto i = impl_;
     if (i->valid_now()) {
         // Due for renewal but still usable: the background task (or a spawned one) renews it.
-        if (i->clk.system_now() >= i->next_refresh && !i->inflight && !i->loop_running && !i->stopped) i->ensure_loop();
+        if (i->clk.system_now() >= i->next_refresh && !i->fetch_lock.locked() && !i->loop_running && !i->stopped) i->ensure_loop();
         co_return signing_credentials{i->current.keys, i->generation};
     }
     auto r = co_await i->refresh_once();

@@ -19,8 +19,8 @@
 ///     }
 ///
 /// Every retry loop of the project runs on one: the S3 client's `execute`, the daemon's wait
-/// for the store at start, the Iggy session's reconnect, the G2 57/58 replay and the partition
-/// writer's whole-operation retries.
+/// for the store at start, the Iggy session's reconnect, the G2 57/58 replay, the partition
+/// writer's whole-operation retries and the credential source's first fetch and renewal.
 
 #include "common/clock.hpp"
 

@@ -71,7 +71,6 @@ std::optional<output_format> parse_format(std::string_view s) noexcept {
 }
 
 void append_json_escaped(std::string& out, std::string_view s) {
-    static constexpr char hex[] = "0123456789abcdef";
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
@@ -85,23 +84,8 @@ void append_json_escaped(std::string& out, std::string_view s) {
             }
             continue;
         }
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            case '\b': out += "\\b"; break;
-            case '\f': out += "\\f"; break;
-            default:
-                if (c < 0x20) {
-                    out += "\\u00";
-                    out += hex[c >> 4];
-                    out += hex[c & 0xf];
-                } else {
-                    out += static_cast<char>(c);
-                }
-        }
+        if (c < 0x20 || c == '"' || c == '\\') append_json_escape(out, c);
+        else out += static_cast<char>(c);
         ++i;
     }
 }

@@ -1,9 +1,10 @@
 #pragma once
 /// \file
-/// UTF-8 validation shared by the log writer (common/log.cpp) and the JSON envelope
-/// (format/json.cpp). Inline: it sits on the formatting hot path.
+/// UTF-8 validation and JSON string escaping shared by the log writer (common/log.cpp) and
+/// the JSON envelope (format/json.cpp). Inline: they sit on the formatting hot path.
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace iss {
@@ -30,6 +31,26 @@ namespace iss {
         return 4;
     }
     return 0;
+}
+
+/// Appends the JSON escape of one byte that a JSON string may not hold as itself (RFC 8259
+/// §7: '"', '\\' and the control bytes below 0x20): the two-character form where there is one,
+/// else \u00XX in lower-case hex. \pre c < 0x20 || c == '"' || c == '\\'
+inline void append_json_escape(std::string& out, unsigned char c) {
+    static constexpr char hex[] = "0123456789abcdef";
+    switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        default:
+            out += "\\u00";
+            out += hex[c >> 4];
+            out += hex[c & 0xf];
+    }
 }
 
 }  // namespace iss

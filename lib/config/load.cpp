@@ -211,18 +211,7 @@ public:
                 return;
             }
         }
-        std::string names;
-        for (const auto& c : choices) {
-            bool seen = false;
-            for (const auto& d : choices) {
-                if (&d == &c) break;
-                if (d.value == c.value) seen = true;
-            }
-            if (seen) continue;
-            if (!names.empty()) names += ", ";
-            names += c.name;
-        }
-        add(path, fmt::format("must be one of {}, not '{}'", names, *text), *n);
+        add(path, fmt::format("must be one of {}, not '{}'", detail::choice_names(choices, ", "), *text), *n);
     }
 
     void strings(std::string_view key, std::vector<std::string>& value, std::string_view /*help*/) {

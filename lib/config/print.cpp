@@ -61,22 +61,6 @@ std::string_view choice_name(E v, std::span<const detail::choice<E>> choices) {
     return "?";
 }
 
-template <class E>
-std::string choice_list(std::span<const detail::choice<E>> choices) {
-    std::string out;
-    for (const auto& c : choices) {
-        bool seen = false;
-        for (const auto& d : choices) {
-            if (&d == &c) break;
-            if (d.value == c.value) seen = true;
-        }
-        if (seen) continue;
-        if (!out.empty()) out += " | ";
-        out += c.name;
-    }
-    return out;
-}
-
 std::string bare_or_quoted(std::string_view s) {
     if (!s.empty() && s.front() >= '0' && s.front() <= '9') return quote(s);
     return std::string{s};
@@ -201,7 +185,7 @@ public:
 
     template <class E>
     void choice(std::string_view key, E value, std::span<const detail::choice<E>> choices, std::string_view help) {
-        add(key, choice_list(choices), std::string{choice_name(value, choices)}, help);
+        add(key, detail::choice_names(choices, " | "), std::string{choice_name(value, choices)}, help);
     }
 
     void strings(std::string_view key, const std::vector<std::string>&, std::string_view help) {

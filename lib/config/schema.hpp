@@ -21,6 +21,7 @@
 
 #include <array>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace iss::config::detail {
@@ -98,6 +99,24 @@ inline constexpr std::array<choice<log::level>, 6> log_level_choices{{{"trace", 
                                                                       {"off", log::level::off}}};
 inline constexpr std::array<choice<log::output_format>, 2> log_format_choices{
     {{"text", log::output_format::text}, {"json", log::output_format::json}}};
+
+/// The names of a choice table joined by `separator`, each value once (the first of its
+/// aliases): "auto, md5, crc32c" for error messages, "auto | md5 | crc32c" in the printer.
+template <class E>
+std::string choice_names(std::span<const choice<E>> choices, std::string_view separator) {
+    std::string out;
+    for (const auto& c : choices) {
+        bool alias = false;
+        for (const auto& d : choices) {
+            if (&d == &c) break;
+            if (d.value == c.value) alias = true;
+        }
+        if (alias) continue;
+        if (!out.empty()) out += separator;
+        out += c.name;
+    }
+    return out;
+}
 
 template <class E, std::size_t N>
 std::span<const choice<E>> table(const std::array<choice<E>, N>& a) {

@@ -27,22 +27,6 @@ constexpr std::array<std::uint8_t, 256> make_escape_table() {
 }
 constexpr auto escape_table = make_escape_table();
 
-void append_escape(std::string& out, unsigned char c) {
-    switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        default:
-            out += "\\u00";
-            out += hex_lower[c >> 4];
-            out += hex_lower[c & 0xf];
-    }
-}
-
 /// Checks one number token against RFC 8259: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 bool valid_number(std::string_view t) noexcept {
     std::size_t i = 0;
@@ -107,7 +91,7 @@ void append_valid_string(std::string& out, std::string_view s) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (escape_table[c] == 0) continue;
         out.append(s.data() + run, i - run);
-        append_escape(out, c);
+        append_json_escape(out, c);
         run = i + 1;
     }
     out.append(s.data() + run, s.size() - run);
@@ -123,7 +107,7 @@ void append_string(std::string& out, std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x80) {
-            if (escape_table[c] != 0) append_escape(out, c);
+            if (escape_table[c] != 0) append_json_escape(out, c);
             else out += static_cast<char>(c);
             ++i;
             continue;

@@ -187,30 +187,46 @@ std::string make_string_to_sign(std::string_view amz_date, std::string_view scop
 
 std::string sign_string(const signing_key& key, std::string_view sts) { return to_hex(hmac_sha256(key.bytes, sts)); }
 
-result<signed_headers> sign_impl(const request_view& req, const credentials& creds, const signing_params& params,
-                                 std::chrono::system_clock::time_point now, signing_key_cache* cache) {
-    if (auto ok = check_inputs(creds, params); !ok) return ok.error();
+/// What both the header signature and the presigned URL start from: the request's canonical
+/// headers (lower-cased, sorted, before the x-amz-* ones signing adds), its canonical URI and
+/// its payload hash. Errors: a bad header, path or payload mode.
+struct prepared_request {
+    std::vector<canonical_header> headers;
+    std::string uri;
+    std::string payload_hash;
+};
+
+result<prepared_request> prepare(const request_view& req, const signing_params& params) {
     auto headers = collect_headers(req.headers);
     if (!headers) return headers.error();
     auto uri = canonical_uri(req.path, req.form, params);
     if (!uri) return uri.error();
     auto payload = payload_hash_for(req, params.payload);
     if (!payload) return payload.error();
+    return prepared_request{std::move(*headers), std::move(*uri), std::move(*payload)};
+}
+
+result<signed_headers> sign_impl(const request_view& req, const credentials& creds, const signing_params& params,
+                                 std::chrono::system_clock::time_point now, signing_key_cache* cache) {
+    if (auto ok = check_inputs(creds, params); !ok) return ok.error();
+    auto parts = prepare(req, params);
+    if (!parts) return parts.error();
+    auto& [headers, uri, payload] = *parts;
 
     signed_headers out;
     out.amz_date = format_amz_date(now);
     out.scope = make_scope(out.amz_date, params);
-    out.payload_hash = std::move(*payload);
+    out.payload_hash = std::move(payload);
     const std::string& token = creds.session_token.reveal();
     const bool add_sha = params.payload != payload_mode::signed_payload || params.add_content_sha256_header;
 
-    if (!token.empty() && !params.omit_session_token) headers->push_back({"x-amz-security-token", token});
-    headers->push_back({"x-amz-date", out.amz_date});
-    if (add_sha) headers->push_back({"x-amz-content-sha256", out.payload_hash});
-    const canonical_parts hs = render_headers(*headers);
+    if (!token.empty() && !params.omit_session_token) headers.push_back({"x-amz-security-token", token});
+    headers.push_back({"x-amz-date", out.amz_date});
+    if (add_sha) headers.push_back({"x-amz-content-sha256", out.payload_hash});
+    const canonical_parts hs = render_headers(headers);
     out.signed_header_names = hs.signed_names;
 
-    out.canonical_request = make_canonical_request(req.method, *uri, encode_query(req.query), hs, out.payload_hash);
+    out.canonical_request = make_canonical_request(req.method, uri, encode_query(req.query), hs, out.payload_hash);
     out.string_to_sign = make_string_to_sign(out.amz_date, out.scope, out.canonical_request);
     const std::string_view date = std::string_view{out.amz_date}.substr(0, 8);
     out.key = cache != nullptr ? cache->get(creds.secret_access_key, date, params.region, params.service)
@@ -252,18 +268,15 @@ result<presigned_query> presign_impl(const request_view& req, const credentials&
         if (contains(reserved_query_names, to_lower(q.name)))
             return error{errc::reserved_query_param, std::string{q.name}};
     }
-    auto headers = collect_headers(req.headers);
-    if (!headers) return headers.error();
-    auto uri = canonical_uri(req.path, req.form, params);
-    if (!uri) return uri.error();
-    auto payload = payload_hash_for(req, params.payload);
-    if (!payload) return payload.error();
+    auto parts = prepare(req, params);
+    if (!parts) return parts.error();
+    auto& [headers, uri, payload] = *parts;
 
     presigned_query out;
     out.amz_date = format_amz_date(now);
     out.scope = make_scope(out.amz_date, params);
-    out.payload_hash = std::move(*payload);
-    const canonical_parts hs = render_headers(*headers);
+    out.payload_hash = std::move(payload);
+    const canonical_parts hs = render_headers(headers);
     out.signed_header_names = hs.signed_names;
     const std::string& token = creds.session_token.reveal();
     const std::string credential = creds.access_key_id.get() + "/" + out.scope;
@@ -277,7 +290,7 @@ result<presigned_query> presign_impl(const request_view& req, const credentials&
     if (!token.empty() && !params.omit_session_token) all.push_back({"X-Amz-Security-Token", token});
     all.push_back({"X-Amz-SignedHeaders", out.signed_header_names});
 
-    out.canonical_request = make_canonical_request(req.method, *uri, encode_query(all), hs, out.payload_hash);
+    out.canonical_request = make_canonical_request(req.method, uri, encode_query(all), hs, out.payload_hash);
     out.string_to_sign = make_string_to_sign(out.amz_date, out.scope, out.canonical_request);
     const std::string_view date = std::string_view{out.amz_date}.substr(0, 8);
     const signing_key key = cache != nullptr

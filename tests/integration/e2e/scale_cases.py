@@ -3,7 +3,7 @@
 mostly idle partitions in one daemon.
 Usage: scale_cases.py CASE   (ISS_BINARY_DIR and RGW_DIR from CTest; harness.py).
 Knobs for bigger runs outside CI: SCALE_PARTITIONS, SCALE_MESSAGES (per partition),
-SCALE_BUDGET_MIB, SCALE_PART_MIB (memory_backlog); SCALE_TOPICS, SCALE_TOPIC_PARTITIONS,
+SCALE_BUDGET_MIB, SCALE_PART_MIB, SCALE_LAG_SECONDS (memory_backlog); SCALE_TOPICS, SCALE_TOPIC_PARTITIONS,
 SCALE_PROBES, SCALE_SETTLE_SECONDS, SCALE_GROUP (many_partitions)."""
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def memory_backlog(env: Env, rng) -> None:
     per_partition = int(os.environ.get("SCALE_MESSAGES", "250"))
     budget_mib = int(os.environ.get("SCALE_BUDGET_MIB", "16"))
     part_mib = int(os.environ.get("SCALE_PART_MIB", "8"))
+    lag_seconds = int(os.environ.get("SCALE_LAG_SECONDS", "600"))  # the wait for lag 0
     size = 1024
     broker = env.start_broker()
     bucket = env.make_bucket(f"e2e-memory-backlog-{rng.randrange(1 << 30):x}")
@@ -47,7 +48,7 @@ def memory_backlog(env: Env, rng) -> None:
     d = env.start_daemon(cfg)
     sampler = RssSampler(d.pid)
     env.admin_address()
-    env.wait_lag_zero(cfg, seconds=600)
+    env.wait_lag_zero(cfg, seconds=lag_seconds)
     sampler.stop()
     metrics = env.scrape(env.admin_address())
     peak_buffered = metric_sum(metrics, "iggy_s3_sink_memory_buffered_peak_bytes")
