@@ -214,7 +214,8 @@ task<result<signing_credentials>> refreshing_source::current() {
     auto i = impl_;
     if (i->valid_now()) {
         // Due for renewal but still usable: the background task (or a spawned one) renews it.
-        if (i->clk.system_now() >= i->next_refresh && !i->fetch_lock.locked() && !i->loop_running && !i->stopped) i->ensure_loop();
+        if (i->clk.system_now() >= i->next_refresh && !i->fetch_lock.locked() && !i->loop_running && !i->stopped)
+            i->ensure_loop();
         co_return signing_credentials{i->current.keys, i->generation};
     }
     auto r = co_await i->refresh_once();
