@@ -354,6 +354,16 @@ def quantity(q):
     return float(m.group(1)) * mult
 
 
+def size_bytes(text):
+    """A size as the daemon's config writes it (`960MiB`, `4GiB`, `1000000`, `64 MB`) in bytes."""
+    m = re.match(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]i?B|B)?\s*$", str(text))
+    if not m:
+        raise ValueError(f"not a size: {text!r}")
+    unit = m.group(2) or "B"
+    mult = 1 if unit == "B" else (1024 if "i" in unit else 1000) ** ("KMGT".index(unit[0]) + 1)
+    return float(m.group(1)) * mult
+
+
 # --- the daemon's side ----------------------------------------------------------------------
 
 def duration_s(text):
@@ -486,6 +496,22 @@ def check_sink(objs, where, source, binary, problems):
     spool = next((m for m in c.get("volumeMounts") or [] if m["mountPath"] == tmp), None)
     if not spool or "emptyDir" not in next(v for v in ps["volumes"] if v["name"] == spool["name"]):
         problems.add(dw, f"TMPDIR {tmp} (the spool directory) must be an emptyDir mount")
+    # The daemon's own bounds within the pod's: memory.max_spool within the spool emptyDir's
+    # sizeLimit (the kubelet evicts a pod that passes it), memory.max_buffered plus the fixed
+    # overhead (about 50 MiB: code, connections, bookkeeping) within the memory limit.
+    mem = cfg.get("memory") or {}
+    if spool:
+        spool_vol = next(v for v in ps["volumes"] if v["name"] == spool["name"])
+        size_limit = (spool_vol.get("emptyDir") or {}).get("sizeLimit")
+        max_spool = size_bytes(mem.get("max_spool", "4GiB"))
+        if size_limit and max_spool > quantity(size_limit):
+            problems.add(dw, f"memory.max_spool ({mem.get('max_spool', '4GiB (the default)')}) passes the spool "
+                             f"emptyDir's sizeLimit {size_limit}: set memory.max_spool below it")
+    mem_limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
+    max_buffered = size_bytes(mem.get("max_buffered", "256MiB"))
+    if mem_limit and max_buffered + (50 << 20) > quantity(mem_limit):
+        problems.add(dw, f"memory.max_buffered ({mem.get('max_buffered', '256MiB (the default)')}) + 50 MiB of "
+                         f"fixed overhead passes the container's memory limit {mem_limit}")
     sa = find(objs, "ServiceAccount", ps.get("serviceAccountName", ""))
     if not sa or "eks.amazonaws.com/role-arn" not in (sa["metadata"].get("annotations") or {}):
         problems.add(dw, "the ServiceAccount shows the IRSA annotation eks.amazonaws.com/role-arn")
