@@ -456,6 +456,19 @@ loaded parse(std::string_view yaml, const env_lookup& env) {
     // key id written in the file, a secret or session token of another identity must not be
     // picked up from the environment (the store would answer InvalidToken or a signature
     // mismatch that is hard to trace).
+    // A key written in the file that comes out empty (`${AWS_ACCESS_KEY_ID}` with the variable
+    // set to "") is a mistake, not a request for the credential chain: the chain would then
+    // find other credentials, or none, far from the cause.
+    const auto written_empty = [&](const char* path, bool empty) {
+        if (out.set_paths.contains(path) && empty)
+            out.problems.push_back(
+                problem{path,
+                        "is empty: write the value (or fix the variable it reads), or remove the key to use the "
+                        "credential chain (s3.credentials.source)",
+                        out.lines[path]});
+    };
+    written_empty("s3.access_key_id", out.config.s3.access_key_id.get().empty());
+    written_empty("s3.secret_access_key", out.config.s3.secret_access_key.empty());
     if (out.set_paths.contains("s3.access_key_id")) {
         if (!out.set_paths.contains("s3.secret_access_key")) out.config.s3.secret_access_key = {};
         if (!out.set_paths.contains("s3.session_token")) out.config.s3.session_token = {};

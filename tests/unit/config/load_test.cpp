@@ -260,3 +260,24 @@ TEST_CASE("keys taken from AWS_* variables are marked so the chain names them en
     auto f = parse("s3: {bucket: lake, access_key_id: AK, secret_access_key: SK}\n", test::fixed_env({}));
     CHECK_FALSE(f.config.s3.keys_from_env);
 }
+
+TEST_CASE("an access key written in the file that comes out empty is an error, not the chain", "[config][load]") {
+    // The packaged example reads ${AWS_ACCESS_KEY_ID}; an env file with `AWS_ACCESS_KEY_ID=`
+    // must not quietly hand the choice to the credential chain.
+    auto l = parse(
+        "s3:\n  bucket: lake\n  access_key_id: ${AWS_ACCESS_KEY_ID}\n"
+        "  secret_access_key: ${AWS_SECRET_ACCESS_KEY}\n  session_token: ${AWS_SESSION_TOKEN:-}\n",
+        test::fixed_env({{"AWS_ACCESS_KEY_ID", ""}, {"AWS_SECRET_ACCESS_KEY", ""}}));
+    INFO(dump(l.problems));
+    CHECK(has_problem(l.problems, "s3.access_key_id", "is empty"));
+    CHECK(has_problem(l.problems, "s3.secret_access_key", "is empty"));
+    CHECK_FALSE(has_problem(l.problems, "s3.session_token", "is empty"));  // optional: empty is none
+    const auto at = std::find_if(l.problems.begin(), l.problems.end(),
+                                 [](const problem& p) { return p.path == "s3.access_key_id"; });
+    REQUIRE(at != l.problems.end());
+    CHECK(at->line == 3);
+    // Absent keys are the chain's, and filled ones load.
+    CHECK(parse("s3: {bucket: lake}\n", test::fixed_env({{"AWS_ACCESS_KEY_ID", ""}})).problems.empty());
+    CHECK(
+        parse("s3: {bucket: lake, access_key_id: AK, secret_access_key: SK}\n", test::fixed_env({})).problems.empty());
+}
