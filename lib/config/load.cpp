@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <type_traits>
 #include <utility>
@@ -407,9 +408,15 @@ private:
             add(path, r.error().detail(), n);
             return std::nullopt;
         }
+        if (r->empty() && n.Scalar().find("${") != std::string::npos) emptied_by_env.insert(path);
         return std::move(*r);
     }
 
+public:
+    /// Paths whose value was a `${VAR}` reference that came out empty.
+    std::set<std::string> emptied_by_env;
+
+private:
     const env_lookup& env_;
     loaded& out_;
     std::vector<frame> frames_;
@@ -456,15 +463,16 @@ loaded parse(std::string_view yaml, const env_lookup& env) {
     // key id written in the file, a secret or session token of another identity must not be
     // picked up from the environment (the store would answer InvalidToken or a signature
     // mismatch that is hard to trace).
-    // A key written in the file that comes out empty (`${AWS_ACCESS_KEY_ID}` with the variable
-    // set to "") is a mistake, not a request for the credential chain: the chain would then
-    // find other credentials, or none, far from the cause.
+    // A key whose `${VAR}` comes out empty (`${AWS_ACCESS_KEY_ID}` with the variable set to
+    // "") is a mistake, not a request for the credential chain: the chain would then find
+    // other credentials, or none, far from the cause. A literal "" stays "none" (the printed
+    // effective config writes unset keys so).
     const auto written_empty = [&](const char* path, bool empty) {
-        if (out.set_paths.contains(path) && empty)
+        if (l.emptied_by_env.contains(path) && empty)
             out.problems.push_back(
                 problem{path,
-                        "is empty: write the value (or fix the variable it reads), or remove the key to use the "
-                        "credential chain (s3.credentials.source)",
+                        "is empty: the variable it reads is set to \"\"; set the variable, or remove the key to "
+                        "use the credential chain (s3.credentials.source)",
                         out.lines[path]});
     };
     written_empty("s3.access_key_id", out.config.s3.access_key_id.get().empty());

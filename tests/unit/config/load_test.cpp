@@ -261,7 +261,7 @@ TEST_CASE("keys taken from AWS_* variables are marked so the chain names them en
     CHECK_FALSE(f.config.s3.keys_from_env);
 }
 
-TEST_CASE("an access key written in the file that comes out empty is an error, not the chain", "[config][load]") {
+TEST_CASE("an access key whose variable comes out empty is an error, not the chain", "[config][load]") {
     // The packaged example reads ${AWS_ACCESS_KEY_ID}; an env file with `AWS_ACCESS_KEY_ID=`
     // must not quietly hand the choice to the credential chain.
     auto l = parse(
@@ -276,7 +276,10 @@ TEST_CASE("an access key written in the file that comes out empty is an error, n
                                  [](const problem& p) { return p.path == "s3.access_key_id"; });
     REQUIRE(at != l.problems.end());
     CHECK(at->line == 3);
-    // Absent keys are the chain's, and filled ones load.
+    // A literal "" means none (the printed effective config writes unset keys so), absent keys
+    // are the chain's, and filled ones load.
+    CHECK(parse("s3: {bucket: lake, access_key_id: \"\", secret_access_key: \"\"}\n", test::fixed_env({}))
+              .problems.empty());
     CHECK(parse("s3: {bucket: lake}\n", test::fixed_env({{"AWS_ACCESS_KEY_ID", ""}})).problems.empty());
     CHECK(
         parse("s3: {bucket: lake, access_key_id: AK, secret_access_key: SK}\n", test::fixed_env({})).problems.empty());
