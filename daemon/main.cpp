@@ -4,6 +4,7 @@
 #include "daemon/commands.hpp"
 
 #include <fmt/format.h>
+#include <malloc.h>
 #include <signal.h>
 
 #include <csignal>
@@ -71,6 +72,13 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) try {
+    // glibc's malloc raises its mmap threshold to the size of each large block freed (up to
+    // 32 MiB), after which object buffers and poll replies come from the heap, where freed
+    // blocks fragment and stay resident: measured on the 200-partition backlog with
+    // memory.max_buffered 64 MiB, peak RSS 118 MiB with the default, 86 MiB with a fixed
+    // threshold. Blocks of 128 KiB and more are mapped and unmapped on their own, so RSS
+    // follows the budget. (mallopt(3): a fixed M_MMAP_THRESHOLD turns the adjustment off.)
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     block_stop_signals();
     std::vector<std::string_view> args(argv + 1, argv + argc);
     if (args.empty() || args.front() != "run") unblock_stop_signals();

@@ -285,6 +285,12 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
     }
     batch.set(reply_bytes, 0);
     const feed_status st = co_await router_.feed(p, r.reply.messages);
+    if (st == feed_status::rewind) {
+        // Not all fed (the memory budget is full, or a delivery asked to re-read): polled
+        // again from next_offset(); counted as held back, so a round of these makes room.
+        ++paused_;
+        co_return 0;
+    }
     if (st == feed_status::stopped) {
         if (auto* ww = router_.find(p); ww && ww->state() == writer_state::revoked) {
             router_.forget(p);

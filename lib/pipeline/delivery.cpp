@@ -142,9 +142,26 @@ void partition_writer::recharge(open_object& o) const noexcept {
     o.held.set(o.buf.capacity() + o.part_capacity + (o.encoder ? o.encoder->buffered() : 0), o.spilled.size());
 }
 
+namespace {
+/// The buffer size `m` needs appended to `size` bytes: an estimate of the record's encoded
+/// size (escaping and framing rarely double it).
+std::size_t append_need(std::size_t size, const message& m) noexcept {
+    return size + 2 * (m.payload.size() + m.user_headers.size()) + 512;
+}
+}  // namespace
+
+bool partition_writer::fits_budget(const open_object* o, const message& m) const noexcept {
+    if (!ports_.memory || !ports_.memory->limited()) return true;
+    const std::size_t size = o ? o->buf.size() : 0;
+    const std::size_t capacity = o ? o->buf.capacity() : 0;
+    const std::size_t need = append_need(size, m);
+    if (need <= capacity || need - capacity <= ports_.memory->free()) return true;
+    const std::uint64_t own = o && o->held.memory() > 0 ? 1 : 0;
+    return ports_.memory->holders() - own <= 1;  // the batch being fed, nothing else
+}
+
 void partition_writer::reserve_for(open_object& o, const message& m) const {
-    // An estimate of the record's encoded size: escaping and framing rarely double it.
-    const std::size_t need = o.buf.size() + 2 * (m.payload.size() + m.user_headers.size()) + 512;
+    const std::size_t need = append_need(o.buf.size(), m);
     if (need <= o.buf.capacity()) return;
     std::size_t grow = std::min<std::size_t>(2 * o.buf.capacity(), o_.part_size + 4096);
     // Past its first 64 KiB an object is likely to fill a part: room for the whole part at
@@ -152,10 +169,10 @@ void partition_writer::reserve_for(open_object& o, const message& m) const {
     if (o.buf.size() >= 64 * 1024 &&
         (!ports_.memory || !ports_.memory->limited() || ports_.memory->free() >= 4 * (o_.part_size + 4096)))
         grow = o_.part_size + 4096;
-    // Within the memory budget: grow by no more than what is free (at least 4 KiB; the
-    // consumer leaves room for a poll batch twice, so growing near the limit is rare).
+    // Within the memory budget: grow by no more than what is free (`fits_budget` checked that
+    // the record itself fits, unless nothing else holds memory).
     if (ports_.memory && ports_.memory->limited())
-        grow = std::min<std::size_t>(grow, o.buf.capacity() + std::max<std::uint64_t>(ports_.memory->free(), 4u << 10));
+        grow = std::min<std::size_t>(grow, o.buf.capacity() + ports_.memory->free());
     // std::string::reserve rounds a growth below twice the capacity up to twice: allocate
     // the new capacity exactly instead, and move the bytes over (what a reallocation does).
     std::string bigger;
@@ -354,6 +371,9 @@ task<feed_status> partition_writer::feed_one(const message& m) {
         }
     }
     auto it = open_.find(id);
+    // memory.max_buffered full: leave this message and the rest of the batch to a later poll
+    // (from next_offset()), once the consumer has made room by closing the largest objects.
+    if (!fits_budget(it == open_.end() ? nullptr : it->second.get(), m)) co_return feed_status::rewind;
     if (it == open_.end()) {
         if (open_.size() >= std::max<std::uint32_t>(o_.max_open_objects, 1)) {
             // rotation.max_open_objects: the object with the oldest first message makes room.

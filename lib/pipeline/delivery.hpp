@@ -303,8 +303,13 @@ private:
     /// Re-charges `o` to the memory budget after its buffers changed.
     void recharge(open_object& o) const noexcept;
     /// Grows `o.buf` ahead of appending `m`: by doubling, but never past one part plus the
-    /// record (std::string's own doubling would reach twice the part size).
+    /// record (std::string's own doubling would reach twice the part size), nor past what
+    /// memory.max_buffered has free.
     void reserve_for(open_object& o, const message& m) const;
+    /// Whether appending `m` to the object `o` (nullptr: a new one) stays within
+    /// memory.max_buffered: no growth needed, or the growth fits in what is free, or nothing
+    /// but the batch being fed holds memory (a message larger than the budget still moves).
+    [[nodiscard]] bool fits_budget(const open_object* o, const message& m) const noexcept;
     task<delivered> handle_bad_message(const message& m, const error& e, const std::string* encoded);
     task<store_result<none>> upload(open_object& o, const object_range& r);
     task<store_result<none>> upload_multipart(open_object& o, const object_range& r);

@@ -19,6 +19,10 @@
 ///   the largest open objects are closed and uploaded early (any cut is exactly-once: the
 ///   delivery contract in delivery.hpp does not depend on where an object ends) until use
 ///   is down to 75%;
+/// - a record whose append would grow its object past `max_buffered` is not appended: it and
+///   the rest of its batch are polled again later from the writer's next offset (feed answers
+///   `rewind`), unless nothing but that batch holds memory (a record larger than the budget
+///   still moves); object buffers grow by no more than what is free;
 /// - an object whose next part would not fit in `max_spool` is closed instead of spooled.
 ///
 /// Single-threaded (the event loop), like the rest of the pipeline.
