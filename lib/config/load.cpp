@@ -364,8 +364,12 @@ private:
             const std::string& k = f.entries[i].first;
             std::string best;
             std::size_t best_d = 3;
+            const std::string lk = lower(k);
             for (const auto& known : f.known) {
-                const auto d = edit_distance(lower(k), known);
+                // The distance is at least the difference in length: most keys are out at once.
+                const std::size_t gap = lk.size() > known.size() ? lk.size() - known.size() : known.size() - lk.size();
+                if (gap >= best_d) continue;
+                const auto d = edit_distance(lk, known);
                 if (d < best_d) {
                     best_d = d;
                     best = known;
