@@ -86,15 +86,6 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-template <class T>
-struct is_secret : std::false_type {};
-template <class Tag>
-struct is_secret<secret<Tag>> : std::true_type {};
-template <class T>
-struct is_named : std::false_type {};
-template <class Tag>
-struct is_named<named_type<std::string, Tag>> : std::true_type {};
-
 const char* node_kind(const YAML::Node& n) {
     if (n.IsSequence()) return "list";
     if (n.IsMap()) return "mapping";
@@ -162,9 +153,9 @@ public:
         using U = std::remove_cvref_t<T>;
         if constexpr (std::is_same_v<U, std::string>) {
             value = std::move(*text);
-        } else if constexpr (is_secret<U>::value) {
+        } else if constexpr (detail::is_secret<U>::value) {
             value = U{std::move(*text)};
-        } else if constexpr (is_named<U>::value) {
+        } else if constexpr (detail::is_named<U>::value) {
             value = U{std::move(*text)};
         } else if constexpr (std::is_same_v<U, bool>) {
             const std::string l = lower(*text);

@@ -10,15 +10,6 @@ namespace iss::config {
 
 namespace {
 
-template <class T>
-struct is_secret : std::false_type {};
-template <class Tag>
-struct is_secret<secret<Tag>> : std::true_type {};
-template <class T>
-struct is_named : std::false_type {};
-template <class Tag>
-struct is_named<named_type<std::string, Tag>> : std::true_type {};
-
 /// A YAML double-quoted scalar that reads back as `s` (and `${` stays literal: `$${`).
 std::string quote(std::string_view s) {
     std::string body;
@@ -36,8 +27,8 @@ template <class T>
 std::string value_text(const T& v) {
     using U = std::remove_cvref_t<T>;
     if constexpr (std::is_same_v<U, std::string>) return quote(v);
-    else if constexpr (is_secret<U>::value) return quote(v.printable());
-    else if constexpr (is_named<U>::value) return quote(v.get());
+    else if constexpr (detail::is_secret<U>::value) return quote(v.printable());
+    else if constexpr (detail::is_named<U>::value) return quote(v.get());
     else if constexpr (std::is_same_v<U, bool>) return v ? "true" : "false";
     else if constexpr (std::is_same_v<U, milliseconds>) return format_duration(v);
     else if constexpr (std::is_unsigned_v<U>) return fmt::format("{}", v);
@@ -47,8 +38,8 @@ std::string value_text(const T& v) {
 template <class T>
 std::string_view type_name() {
     using U = std::remove_cvref_t<T>;
-    if constexpr (std::is_same_v<U, std::string> || is_named<U>::value) return "string";
-    else if constexpr (is_secret<U>::value) return "string, secret";
+    if constexpr (std::is_same_v<U, std::string> || detail::is_named<U>::value) return "string";
+    else if constexpr (detail::is_secret<U>::value) return "string, secret";
     else if constexpr (std::is_same_v<U, bool>) return "bool";
     else if constexpr (std::is_same_v<U, milliseconds>) return "duration";
     else return "integer";

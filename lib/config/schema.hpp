@@ -23,8 +23,19 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace iss::config::detail {
+
+/// Field kinds the visitors treat apart: secrets (printed as ****) and named strings.
+template <class T>
+struct is_secret : std::false_type {};
+template <class Tag>
+struct is_secret<secret<Tag>> : std::true_type {};
+template <class T>
+struct is_named : std::false_type {};
+template <class Tag>
+struct is_named<named_type<std::string, Tag>> : std::true_type {};
 
 template <class E>
 struct choice {
