@@ -8,15 +8,9 @@
 namespace pl = iss::pipeline;
 using namespace std::chrono_literals;
 using fakes::batch;
+using fakes::make_writer;
 using fakes::run;
 using fakes::world;
-
-namespace {
-std::unique_ptr<pl::partition_writer> make_writer(world& w, const pl::rotation_policy& rp,
-                                                  std::optional<std::uint64_t> committed = {}) {
-    return std::make_unique<pl::partition_writer>(w.p, w.options, rp, w.ports(), committed);
-}
-}  // namespace
 
 TEST_CASE("single mode: a failing offset store is retried with waits under the backoff ceilings", "[pipeline][retry]") {
     world w;  // backoff 10 ms doubling, cap 100 ms

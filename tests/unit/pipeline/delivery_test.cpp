@@ -8,14 +8,11 @@
 namespace pl = iss::pipeline;
 using namespace std::chrono_literals;
 using fakes::batch;
+using fakes::make_writer;
 using fakes::run;
 using fakes::world;
 
 namespace {
-std::unique_ptr<pl::partition_writer> make_writer(world& w, const pl::rotation_policy& rp,
-                                                  std::optional<std::uint64_t> committed = {}) {
-    return std::make_unique<pl::partition_writer>(w.p, w.options, rp, w.ports(), committed);
-}
 std::string key_of(world& w, std::uint64_t first) { return w.namer.key(w.p, first).get(); }
 }  // namespace
 

@@ -22,6 +22,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -368,5 +369,11 @@ struct world {
         return events.size();
     }
 };
+
+/// A partition writer on the world's fakes, for partition `w.p`, with `committed` stored.
+inline std::unique_ptr<iss::pipeline::partition_writer> make_writer(world& w, const iss::pipeline::rotation_policy& rp,
+                                                                    std::optional<std::uint64_t> committed = {}) {
+    return std::make_unique<iss::pipeline::partition_writer>(w.p, w.options, rp, w.ports(), committed);
+}
 
 }  // namespace fakes
