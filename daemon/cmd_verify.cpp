@@ -13,6 +13,7 @@
 #include "common/net/task_group.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/run_to_exit.hpp"
+#include "daemon/s3_setup.hpp"
 #include "daemon/s3_wiring.hpp"
 #include "daemon/wiring.hpp"
 #include "format/key_template.hpp"
@@ -193,12 +194,17 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
         co_return exit_unreachable;
     }
 
-    auto sopts = s3_options(cfg);
-    if (auto v = s3::validate(sopts); !v) {
+    if (auto v = s3::validate(s3_options(cfg)); !v) {
         fmt::print(stderr, "iggy-s3-sink verify: s3: {}\n", v.error());
         co_return exit_config;
     }
-    s3::client s3c{ex, std::move(sopts)};
+    // The proxy and the credential chain of `run` (an instance role, web identity, ...).
+    auto sopts = co_await s3_client_options(ex, cfg);
+    if (!sopts) {
+        fmt::print(stderr, "iggy-s3-sink verify: s3: {}\n", sopts.error().message());
+        co_return exit_failure;
+    }
+    s3::client s3c{ex, std::move(*sopts)};
     const std::string bucket = cfg.s3.bucket.get();
     const std::string prefix = common_prefix(*targets);
     std::size_t listed = 0;

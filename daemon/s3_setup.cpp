@@ -52,11 +52,8 @@ boost::asio::awaitable<result<std::shared_ptr<aws::refreshing_source>>> start_cr
     co_return source;
 }
 
-boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex, const config::sink_config& c,
-                                                 pipeline::consumer_mode) {
-    const iss::log::logger log{"s3"};
-    // s3.retry.deadline bounds every operation (docs/architecture.md §3.5: in group mode well under the
-    // 30 s hand-over timeout); in single-consumer mode the pipeline retries on top of it.
+boost::asio::awaitable<result<s3::client_options>> s3_client_options(boost::asio::any_io_executor ex,
+                                                                     const config::sink_config& c) {
     auto opts = s3_options(c);
     opts.http.proxy = proxy_options(c, config::process_environment());
     log_proxy(opts.http.proxy);
@@ -64,7 +61,17 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
     auto creds = co_await start_credentials(ex, credentials_options(c, config::process_environment()), opts.http);
     if (!creds) co_return creds.error();
     opts.credentials_source = std::move(*creds);
-    auto owner = std::make_shared<s3_owner>(ex, std::move(opts), c.s3.bucket.get());
+    co_return opts;
+}
+
+boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex, const config::sink_config& c,
+                                                 pipeline::consumer_mode) {
+    const iss::log::logger log{"s3"};
+    // s3.retry.deadline bounds every operation (docs/architecture.md §3.5: in group mode well under the
+    // 30 s hand-over timeout); in single-consumer mode the pipeline retries on top of it.
+    auto opts = co_await s3_client_options(ex, c);
+    if (!opts) co_return opts.error();
+    auto owner = std::make_shared<s3_owner>(ex, std::move(*opts), c.s3.bucket.get());
     s3_setup out;
     out.store = &owner->store;
     out.client = &owner->client;

@@ -41,6 +41,12 @@ boost::asio::awaitable<result<std::shared_ptr<aws::refreshing_source>>> start_cr
 /// Logs the proxy in force (passwords as `****`), or nothing when there is none.
 void log_proxy(const http::proxy_options& p);
 
+/// The S3 client options of `c` as `run` and `verify` connect with: s3.* mapped, the proxy
+/// in force (logged), the credential chain started (its source logged). Errors: invalid
+/// options, or the credentials' error listing what the chain tried.
+boost::asio::awaitable<result<s3::client_options>> s3_client_options(boost::asio::any_io_executor ex,
+                                                                     const config::sink_config& c);
+
 /// Makes the client (group mode: every operation bounded by s3.retry.deadline; single mode:
 /// no overall deadline, the pipeline retries without end) and runs the probe unless
 /// `s3.conditional_writes: off`. An error says what to check; `iss::errc::timeout` means the

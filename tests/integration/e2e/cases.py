@@ -565,14 +565,21 @@ def verify_bucket(env: Env, rng) -> None:
     env.wait_lag_zero(cfg)
     check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
 
-    def verify(config: Path, *extra: str) -> tuple[int, str]:
-        r = subprocess.run([env.bin("iggy-s3-sink"), "verify", "--config", str(config), *extra], env=env.daemon_env(),
-                           capture_output=True, text=True, timeout=300)
-        log(f"verify {' '.join(extra)} -> {r.returncode}\n{r.stdout}{r.stderr}")
+    def verify(config: Path, *extra: str, proxy_env: dict[str, str] | None = None) -> tuple[int, str]:
+        r = subprocess.run([env.bin("iggy-s3-sink"), "verify", "--config", str(config), *extra],
+                           env={**env.daemon_env(), **(proxy_env or {})}, capture_output=True, text=True, timeout=300)
+        log(f"verify {' '.join(extra)} {proxy_env or ''} -> {r.returncode}\n{r.stdout}{r.stderr}")
         return r.returncode, r.stdout + r.stderr
 
     rc, out = verify(cfg)
     check(rc == 0, f"verify on a clean bucket exited {rc}")
+    # verify reaches the store as `run` does, through the proxy in force: one on a closed port
+    # fails the listing, and NO_PROXY for the endpoint's host goes direct again.
+    dead = f"http://127.0.0.1:{free_port()}"
+    rc, out = verify(cfg, proxy_env={"HTTP_PROXY": dead, "HTTPS_PROXY": dead, "NO_PROXY": ""})
+    check(rc != 0 and "(proxy)" in out, f"verify ignored HTTP_PROXY: exit {rc}")
+    rc, out = verify(cfg, proxy_env={"HTTP_PROXY": dead, "HTTPS_PROXY": dead, "NO_PROXY": "127.0.0.1"})
+    check(rc == 0, f"verify with NO_PROXY=127.0.0.1 exited {rc}")
     rc, out = verify(cfg, "--json")
     doc = json.loads(out.splitlines()[0])
     check(rc == 0 and doc["ok"] and len(doc["partitions"]) == 3, f"verify --json: {out}")
