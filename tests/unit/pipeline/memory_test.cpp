@@ -147,6 +147,13 @@ TEST_CASE("memory: the start log says what the budget allows", "[pipeline][memor
 
 TEST_CASE("memory: a backlog on many partitions stays within max_buffered and lands exactly once",
           "[pipeline][memory]") {
+    // 20 partitions of 200 B records (1.6 MB unbounded), and 200 partitions of 1 KiB records
+    // (6 MB), where every object wants to grow while the budget is full: a record that does not
+    // fit is left for a later poll (its batch re-read from next_offset()) instead of growing an
+    // object past the budget.
+    const auto [partitions, per_partition, bytes, poll] = GENERATE(
+        table<std::uint32_t, std::size_t, std::size_t, std::uint32_t>({{20, 400, 200, 100}, {200, 30, 1024, 10}}));
+    CAPTURE(partitions);
     world w;
     w.options.part_size = 1 << 20;  // no object reaches a part: everything waits in memory
     w.rotation.max_records = 0;
@@ -157,10 +164,10 @@ TEST_CASE("memory: a backlog on many partitions stays within max_buffered and la
     ports.memory = &mem;
     pl::router r{w.options, w.policy(), ports};
     sized_source src;
-    for (std::uint32_t p = 0; p < 20; ++p) src.fill(p, 400, 200);  // 20 x 80 KB = 1.6 MB unbounded
-    pl::consumer_loop loop{single_options(100), src, r, w.sleeper, w.clock};
+    for (std::uint32_t p = 0; p < partitions; ++p) src.fill(p, per_partition, bytes);
+    pl::consumer_loop loop{single_options(poll), src, r, w.sleeper, w.clock};
     REQUIRE(run(loop.start()));
-    drain(loop, r, src);
+    drain(loop, r, src, 20000);
     REQUIRE(run(r.stop()));
     const auto got = w.bucket_records();
     CHECK(got.size() == total_records(src));
@@ -170,33 +177,7 @@ TEST_CASE("memory: a backlog on many partitions stays within max_buffered and la
     CHECK(mem.peak_buffered() >= budget / 2);  // it was used, not avoided
     CHECK(mem.buffered() == 0);
     // Objects were cut early (memory_limit) rather than only at stop.
-    CHECK(w.store.objects.size() > 20);
-}
-
-TEST_CASE("memory: with more partitions than the budget has room for, no object grows past it", "[pipeline][memory]") {
-    // 200 partitions of 1 KiB records through 256 KiB: every object wants to grow while the
-    // budget is full. A record that does not fit is left for a later poll (the rest of its
-    // batch is re-read from next_offset()) instead of growing an object past the budget.
-    world w;
-    w.options.part_size = 1 << 20;
-    w.rotation.max_records = 0;
-    w.rotation.max_bytes = 0;
-    constexpr std::uint64_t budget = 256 << 10;
-    pl::memory_budget mem{{budget, ~0ull}};
-    auto ports = w.ports();
-    ports.memory = &mem;
-    pl::router r{w.options, w.policy(), ports};
-    sized_source src;
-    for (std::uint32_t p = 0; p < 200; ++p) src.fill(p, 30, 1024);  // 6 MB unbounded
-    pl::consumer_loop loop{single_options(10), src, r, w.sleeper, w.clock};
-    REQUIRE(run(loop.start()));
-    drain(loop, r, src, 20000);
-    REQUIRE(run(r.stop()));
-    const auto got = w.bucket_records();
-    CHECK(got.size() == total_records(src));
-    for (const auto& [k, n] : got) CHECK(n == 1);
-    CHECK(mem.peak_buffered() <= budget);
-    CHECK(mem.buffered() == 0);
+    CHECK(w.store.objects.size() > partitions);
 }
 
 TEST_CASE("memory: one partition with a backlog larger than the budget does not stall", "[pipeline][memory]") {
