@@ -6,6 +6,7 @@
 #include <pugixml.hpp>
 
 #include <charconv>
+#include <limits>
 
 namespace iss::s3 {
 
@@ -57,8 +58,13 @@ result<list_parts_page> parse_list_parts(std::string_view body) {
     list_parts_page out;
     out.truncated = truthy(r, "IsTruncated");
     out.next_marker = text(r, "NextPartNumberMarker");
-    for (auto p : r.children("Part"))
-        out.parts.push_back({static_cast<int>(number(p, "PartNumber")), text(p, "ETag"), number(p, "Size")});
+    for (auto p : r.children("Part")) {
+        // S3 numbers parts 1..10000; a value beyond int is no part number: 0 (none), not a
+        // wrapped negative that reads back as something else.
+        const std::uint64_t n = number(p, "PartNumber");
+        const int part = n <= static_cast<std::uint64_t>(std::numeric_limits<int>::max()) ? static_cast<int>(n) : 0;
+        out.parts.push_back({part, text(p, "ETag"), number(p, "Size")});
+    }
     return out;
 }
 

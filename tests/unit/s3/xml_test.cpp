@@ -69,3 +69,13 @@ TEST_CASE("ListBuckets gives the names", "[s3][xml]") {
     REQUIRE(names.has_value());
     CHECK(*names == std::vector<std::string>{"a-1", "b-2"});
 }
+
+TEST_CASE("a ListParts PartNumber beyond int reads as 0, not a wrapped negative", "[s3][xml]") {
+    auto parts = s3::parse_list_parts(
+        "<ListPartsResult><Part><PartNumber>6666666666</PartNumber><ETag>\"a\"</ETag><Size>1</Size></Part>"
+        "<Part><PartNumber>7</PartNumber><ETag>\"b\"</ETag><Size>2</Size></Part></ListPartsResult>");
+    REQUIRE(parts.has_value());
+    REQUIRE(parts->parts.size() == 2);
+    CHECK(parts->parts[0].number == 0);
+    CHECK(parts->parts[1].number == 7);
+}
