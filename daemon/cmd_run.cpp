@@ -235,6 +235,12 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     ports.memory = &memory;
     log.info({iss::log::kv("max_buffered", cfg.memory.max_buffered), iss::log::kv("max_spool", cfg.memory.max_spool)},
              "memory budget: {}", memory.describe(cfg.s3.part_size));
+    // performance.workers (0: one per core): 1 keeps formatting on this thread (no pool).
+    const std::size_t workers = cfg.performance.workers == 0 ? iss::available_cores() : cfg.performance.workers;
+    iss::worker_pool pool{workers > 1 ? workers : 0};
+    ports.workers = &pool;
+    log.info({iss::log::kv("workers", workers)}, "formatting and compression: {}",
+             workers > 1 ? fmt::format("{} worker threads", workers) : std::string{"on the event-loop thread"});
     pipeline::router router{wo, std::move(*rotation), ports};
     st.router = &router;
     pipeline::consumer_loop loop{consumer_options(cfg), iggy, router, sleeper, real_clock::instance()};

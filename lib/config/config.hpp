@@ -241,6 +241,13 @@ struct memory_section {
     std::uint64_t max_spool = 4 * gib;       ///< spool files (object bytes beyond one part)
 };
 
+/// `performance`: how the daemon spreads its work over cores.
+struct performance_section {
+    /// Threads that format and compress records (lib/common/net/worker_pool.hpp); 0: one per
+    /// core this process may use; 1: all on the event-loop thread (no pool).
+    std::uint32_t workers = 0;
+};
+
 struct naming_section {
     /// Key template (format/key_template.hpp).
     std::string key =
@@ -286,6 +293,7 @@ struct sink_config {
     format_section format;
     rotation_section rotation;
     memory_section memory;
+    performance_section performance;
     naming_section naming;
     delivery_section delivery;
     shutdown_section shutdown;

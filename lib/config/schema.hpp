@@ -352,6 +352,12 @@ void visit_schema(V& v, C& c) {
                "Bytes in spool files (object bytes beyond one part, on disk in the temp dir); an object whose next "
                "part would pass it is closed instead. 0: never spool (objects close at s3.part_size).");
     });
+    v.section("performance", "Cores (see \"Throughput\").", [&] {
+        v.field("workers", c.performance.workers,
+                "Threads that format and compress records while the event loop does the network I/O; ordering and "
+                "delivery per partition stay the same. 0: one per core the process may use; 1: everything on the "
+                "event-loop thread.");
+    });
     v.section("naming", "Object keys.", [&] {
         v.field("key", c.naming.key,
                 "Key template: {prefix} {stream} {topic} {partition} {start_offset} {ext}, numbers zero-padded as "

@@ -221,6 +221,8 @@ void check_rotation(collector& add, const sink_config& c) {
 }
 
 void check_memory(collector& add, const sink_config& c) {
+    if (c.performance.workers > 256)
+        add("performance.workers", "must be 0 (one per core) to 256, not {}", c.performance.workers);
     if (c.memory.max_buffered < mib)
         add("memory.max_buffered", "must be >= 1MiB (a poll batch and one object's buffer), not {}",
             format_size(c.memory.max_buffered));

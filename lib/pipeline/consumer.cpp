@@ -300,7 +300,9 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
     co_return r.reply.messages.size();
 }
 
-task<std::size_t> consumer_loop::round() {
+task<std::size_t> consumer_loop::round() { co_return co_await round(std::chrono::milliseconds{0}); }
+
+task<std::size_t> consumer_loop::round(std::chrono::milliseconds slice) {
     co_await check_session();
     if (o_.mode == consumer_mode::group) {
         if (clock_.steady_now() >= next_discovery_) {
@@ -329,7 +331,7 @@ task<std::size_t> consumer_loop::round() {
         }
     }
     paused_ = 0;
-    const std::size_t n = co_await poll_all(due(assignment()));
+    const std::size_t n = co_await poll_all(due(assignment()), slice);
     // Near the memory budget with nothing fed: every partition that has data was held back,
     // so none would reach the hard limit that makes room. Make room here.
     if (n == 0 && paused_ > 0 && router_.memory().soft_limit_reached()) co_await router_.relieve();
@@ -343,28 +345,45 @@ task<std::size_t> consumer_loop::round() {
 // committed in its own coroutine, concurrently with the others: one partition's upload no
 // longer stalls the polls, formatting and uploads of the rest. Within a partition nothing
 // changes (one coroutine does poll -> feed -> upload -> commit in order, and at most one
-// object of it is in flight), which is all the delivery contract asks (delivery.hpp). The
-// round ends when every partition's coroutine is done, so assignment changes, ticks,
-// reconnects and the clean stop still happen while no partition is in the middle of a step.
+// object of it is in flight), which is all the delivery contract asks (delivery.hpp).
+// A round that waited for its slowest partition after every step would leave the worker pool
+// idle while one partition uploads; so in `run` (a slice) a partition that fed messages goes
+// to the back of the queue and steps again, and the round ends once the slice is over and
+// the steps in flight are done. Assignment changes, ticks, reconnects and the clean stop
+// happen between rounds, while no partition is in the middle of a step.
 // Polls share the Iggy connection (its lock serialises them); each reply owns a copy of its
 // messages (poll_reply::storage), so another partition's poll cannot overwrite a batch that
 // is still being fed.
 task<std::size_t> consumer_loop::poll_worker(work_queue* q) {
     std::size_t n = 0;
-    while (q->next < q->parts.size()) {
-        const partition_ref p = q->parts[q->next++];
-        n += co_await poll_partition(p);
+    while (!q->parts.empty()) {
+        const partition_ref p = q->parts.front();
+        q->parts.pop_front();
+        const std::size_t fed = co_await poll_partition(p);
+        n += fed;
+        // Free-running: it had messages, so poll it again now (behind the partitions waiting).
+        if (fed > 0 && q->until && !stop_ && q->steps_left > 0 && clock_.steady_now() < *q->until) {
+            --q->steps_left;
+            q->parts.push_back(p);
+        }
     }
     co_return n;
 }
 
-task<std::size_t> consumer_loop::poll_all(std::vector<partition_ref> parts) {
-    work_queue q{std::move(parts), 0};
+task<std::size_t> consumer_loop::poll_all(std::vector<partition_ref> parts, std::chrono::milliseconds slice) {
+    work_queue q;
+    q.parts.assign(parts.begin(), parts.end());
+    if (slice.count() > 0) {
+        q.until = clock_.steady_now() + slice;
+        q.steps_left = 64 * q.parts.size();
+    }
     std::size_t workers = q.parts.size();
     if (o_.max_parallel_partitions > 0) workers = std::min<std::size_t>(workers, o_.max_parallel_partitions);
     if (workers == 0) co_return 0;
     if (workers == 1) co_return co_await poll_worker(&q);
     // `q` and `fed` live in this frame, which outlives the workers: it waits for all of them.
+    // (A worker leaves when the queue is empty: every partition still stepping is then in
+    // another worker's hands, and that worker takes it again.)
     iss::task_group group{co_await boost::asio::this_coro::executor};
     std::size_t fed = 0;
     for (std::size_t i = 0; i < workers; ++i) group.spawn(poll_worker(&q), [&fed](std::size_t n) { fed += n; });
@@ -414,7 +433,7 @@ std::optional<clock::steady_time::duration> consumer_loop::time_to_next_poll() c
 
 task<void> consumer_loop::run() {
     while (!stop_) {
-        const std::size_t n = co_await round();
+        const std::size_t n = co_await round(o_.round_slice);
         if (stop_) break;
         co_await router_.tick();
         if (n == 0 && !stop_) {

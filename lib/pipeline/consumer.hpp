@@ -15,7 +15,10 @@
 /// Concurrency: in each round every polled partition runs its step (poll, feed, and the
 /// upload + commit of an object that rotates) as its own coroutine on the same executor, so
 /// one partition's upload does not hold up the others (at most `max_parallel_partitions` at
-/// once); the round waits for all of them.
+/// once). In `run` the partitions run free within a round: one whose step fed messages
+/// steps again at once, while the others are still in theirs, for `round_slice`; the round
+/// then waits for the steps in flight, and the assignment, reconnects, ticks and the clean
+/// stop happen between rounds, while no partition is in the middle of a step.
 /// Within a partition everything stays sequential (delivery.hpp). Sources must hand out
 /// replies whose messages outlive other polls (poll_reply::storage).
 ///
@@ -36,6 +39,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -63,6 +67,12 @@ struct consumer_options {
     /// At most this many partitions are polled, fed and uploaded at once in a round (each
     /// may hold a poll batch and have one object upload in flight); 0 = all of them.
     std::size_t max_parallel_partitions = 8;
+    /// Free-running partitions (`run`): within a round, a partition whose step fed messages
+    /// is polled again as soon as that step ends (not when the slowest partition of the round
+    /// is done), until the round has run this long or taken 64 steps per partition; then the
+    /// round ends for the coordination (reconnect check, assignment, ticks). 0: one step per
+    /// partition per round (what `round()` always does).
+    std::chrono::milliseconds round_slice{500};
     /// A source topic that cannot be read (missing, no permission: a `fatal` answer) is
     /// tried again after backoff_ceiling(unavailable_backoff, failures - 1): 1 s, 2 s, 4 s ...
     /// up to 5 min, without jitter (one source, nothing to spread). Each failed try logs one
@@ -137,14 +147,18 @@ private:
     /// One partition's step: poll from its writer's next offset, feed (which may upload and
     /// commit). Takes `p` by value: it runs as its own coroutine (poll_all).
     task<std::size_t> poll_partition(partition_ref p);
-    /// The partitions of a round, taken in turn by the workers of poll_all.
+    /// The partitions of a round, taken in turn by the workers of poll_all; with a slice, a
+    /// partition whose step fed messages goes to the back again.
     struct work_queue {
-        std::vector<partition_ref> parts;
-        std::size_t next = 0;
+        std::deque<partition_ref> parts;
+        std::optional<clock::steady_time> until;  ///< free-running until then (nullopt: one step each)
+        std::size_t steps_left = 0;               ///< free-running: steps the round may still take
     };
-    /// Runs poll_partition for every partition, up to `max_parallel_partitions` at once;
-    /// returns when all are done.
-    task<std::size_t> poll_all(std::vector<partition_ref> parts);
+    /// One round: check_session, the assignment, then poll_all (free-running for `slice`).
+    task<std::size_t> round(std::chrono::milliseconds slice);
+    /// Runs poll_partition for every partition, up to `max_parallel_partitions` at once (and,
+    /// for `slice`, again for each partition that fed messages); returns when all are done.
+    task<std::size_t> poll_all(std::vector<partition_ref> parts, std::chrono::milliseconds slice);
     /// Takes partitions from `q` until none is left (one partition at a time).
     task<std::size_t> poll_worker(work_queue* q);
     /// The source's partitions: the configured list, or the topic's (nullopt: the lookup

@@ -160,8 +160,7 @@ bool partition_writer::fits_budget(const open_object* o, const message& m) const
     return ports_.memory->holders() - own <= 1;  // the batch being fed, nothing else
 }
 
-void partition_writer::reserve_for(open_object& o, const message& m) const {
-    const std::size_t need = append_need(o.buf.size(), m);
+void partition_writer::reserve_for(open_object& o, std::size_t need) const {
     if (need <= o.buf.capacity()) return;
     std::size_t grow = std::min<std::size_t>(2 * o.buf.capacity(), o_.part_size + 4096);
     // Past its first 64 KiB an object is likely to fill a part: room for the whole part at
@@ -204,6 +203,7 @@ task<bool> partition_writer::shed_largest(rotate_reason why) {
 }
 
 std::uint64_t partition_writer::buffered_bytes() const noexcept {
+    if (encoding_) return encoding_snapshot_;  // the buffers are a pool thread's (feed_run)
     std::uint64_t n = 0;
     for (const auto& [id, o] : open_) n += o->spilled.size() + o->buf.size();
     for (const auto& o : closing_) n += o->spilled.size() + o->buf.size();
@@ -211,7 +211,8 @@ std::uint64_t partition_writer::buffered_bytes() const noexcept {
 }
 
 std::optional<std::chrono::nanoseconds> partition_writer::time_to_due() const {
-    if (state_ != writer_state::running) return std::nullopt;
+    // (While a run is formatted the partition is in a step, which ends with the decisions.)
+    if (state_ != writer_state::running || encoding_) return std::nullopt;
     if (pending_commit_) return std::chrono::nanoseconds{o_.retry_backoff.base};
     std::optional<std::chrono::nanoseconds> best;
     for (const auto& [id, o] : open_) {
@@ -304,13 +305,98 @@ void partition_writer::mark_handled(std::uint64_t offset) {
 }
 
 task<feed_status> partition_writer::feed(std::span<const message> batch) {
-    for (const message& m : batch) {
+    const bool pooled = ports_.workers && ports_.workers->threads() > 0;
+    for (std::size_t i = 0; i < batch.size();) {
         if (state_ != writer_state::running) co_return feed_status::stopped;
+        const message& m = batch[i++];
         if (next_ && m.offset < *next_) continue;  // held already, or covered by an adopted object
         const feed_status s = co_await feed_one(m);
         if (s != feed_status::ok) co_return s;
+        if (pooled && i < batch.size()) {
+            std::size_t taken = 0;
+            const feed_status r = co_await feed_run(batch.subspan(i), taken);
+            i += taken;
+            if (r != feed_status::ok) co_return r;
+        }
     }
     co_return state_ == writer_state::running ? feed_status::ok : feed_status::stopped;
+}
+
+// performance.workers: the naive version posts every record's formatting to a pool thread
+// and back (a round trip per message, and the pool thread would read the memory budget and
+// the writer's offsets while the event loop changes them). Instead, after feed_one placed a
+// message in an object, the messages that follow and go to the SAME object with nothing to
+// decide on the way (same encoded partition and time bucket, no adoption being re-read, the
+// buffer reserved for them here, no rotation or part boundary before the last one) are one
+// run: formatted and compressed into that object's buffer on a pool thread by encode_run,
+// which touches only the object; the bookkeeping and every decision (spool, rotation, the
+// commit point) stay on the event loop, after the run, exactly as feed_one would have made
+// them. The partition is busy meanwhile (router), so nothing else touches the object.
+task<feed_status> partition_writer::feed_run(std::span<const message> rest, std::size_t& taken) {
+    taken = 0;
+    open_object* const op = appended_to_;
+    appended_to_ = nullptr;
+    if (!op || !reread_from_.empty() || !done_through_.empty()) co_return feed_status::ok;
+    const auto it = open_.find(op->encoded);
+    if (it == open_.end() || it->second.get() != op) co_return feed_status::ok;  // closed since
+    open_object& o = *op;
+    // Keys from the records (or time buckets): the namer keeps parse buffers, so it runs
+    // here; the run ends before the first message that belongs elsewhere.
+    if (ports_.namer.record_dependent() || ports_.namer.closes_on_later_bucket()) {
+        std::size_t same = 0;
+        for (; same < rest.size() && same < 4096; ++same) {
+            const auto enc = ports_.namer.encode(p_, rest[same]);
+            if (!enc || enc->id != o.encoded || enc->bucket != o.bucket) break;
+        }
+        rest = rest.first(same);
+        if (rest.empty()) co_return feed_status::ok;
+    }
+    // Room for the run in the buffer, charged to the budget before the pool thread writes:
+    // the run stops where the next record might not fit (feed_one then decides).
+    std::size_t need = o.buf.size();
+    for (const message& m : rest) {
+        need = append_need(need, m) - 512;
+        if (need >= o_.part_size) break;
+    }
+    need = std::min<std::size_t>(need + 512, o_.part_size + 4096);
+    if (ports_.memory && ports_.memory->limited())
+        need = std::min<std::size_t>(need, o.buf.capacity() + ports_.memory->free());
+    reserve_for(o, need);
+    recharge(o);
+    encoding_snapshot_ = buffered_bytes();
+    encoding_ = true;
+    struct done_encoding {
+        bool& flag;
+        ~done_encoding() { flag = false; }
+    } guard{encoding_};
+    const std::size_t n = co_await ports_.workers->run([this, &o, rest] { return encode_run(o, rest); });
+    taken = n;
+    if (n == 0) co_return feed_status::ok;
+    for (std::size_t k = 0; k < n; ++k) appended(o, rest[k]);
+    co_return co_await after_append(o);
+}
+
+std::size_t partition_writer::encode_run(open_object& o, std::span<const message> rest) const {
+    const bool one_part = o_.plan.strategy == upload_strategy::single_part_conditional;
+    const std::uint64_t cap = one_part ? o_.part_size : 0;
+    open_object_state st = rotation_state(o);
+    std::uint64_t last = o.last_offset;
+    std::size_t k = 0;
+    while (k < rest.size()) {
+        const message& m = rest[k];
+        if (m.offset <= last) break;  // not ascending: feed_one decides
+        if (append_need(o.buf.size(), m) > o.buf.capacity()) break;
+        if (rotation_.span_exceeded(st, m.timestamp_us)) break;
+        if (!o.encoder->append(m, p_, o.buf)) break;  // a bad message: feed_one applies the policy
+        ++k;
+        last = m.offset;
+        st.records += 1;
+        st.bytes = o.spilled.size() + o.buf.size() + o.encoder->buffered();
+        // The decisions after an append (after_append) wait for the event loop.
+        if (!one_part && o.buf.size() >= o_.part_size) break;
+        if (rotation_.full(st, cap)) break;
+    }
+    return k;
 }
 
 feed_status partition_writer::to_feed(delivered d) noexcept {
@@ -324,6 +410,7 @@ feed_status partition_writer::to_feed(delivered d) noexcept {
 }
 
 task<feed_status> partition_writer::feed_one(const message& m) {
+    appended_to_ = nullptr;  // set below once `m` is in an object
     auto enc = ports_.namer.encode(p_, m);
     if (!enc && handled_ && m.offset <= *handled_) {
         next_ = m.offset + 1;  // re-read after an adoption: handled (skipped or dead-lettered) before
@@ -391,20 +478,28 @@ task<feed_status> partition_writer::feed_one(const message& m) {
         it = open_.find(id);
     }
     open_object& o = *it->second;
-    reserve_for(o, m);
+    reserve_for(o, append_need(o.buf.size(), m));
     if (auto r = o.encoder->append(m, p_, o.buf); !r) {
         recharge(o);
         const delivered d = co_await handle_bad_message(m, r.error(), &id);
         co_return to_feed(d);
     }
+    appended(o, m);
+    appended_to_ = &o;
+    co_return co_await after_append(o);
+}
+
+void partition_writer::appended(open_object& o, const message& m) {
     o.records += 1;
     o.payload_bytes += m.payload.size();
     o.last_offset = m.offset;
     o.last_append = ports_.clock.steady_now();
-    if (auto rr = reread_from_.find(id); rr != reread_from_.end()) rr->second = m.offset + 1;
+    if (auto rr = reread_from_.find(o.encoded); rr != reread_from_.end()) rr->second = m.offset + 1;
     mark_handled(m.offset);
     next_ = m.offset + 1;
+}
 
+task<feed_status> partition_writer::after_append(open_object& o) {
     std::uint64_t cap = 0;
     if (o_.plan.strategy == upload_strategy::single_part_conditional) {
         cap = o_.part_size;  // invariant 4: never multipart where Complete ignores the condition
@@ -415,19 +510,19 @@ task<feed_status> partition_writer::feed_one(const message& m) {
             recharge(o);
             log_.info({iss::log::kv("spooled", ports_.memory->spooled())},
                       "memory.max_spool reached: closing the object instead of spooling another part");
-            const delivered d = co_await close_and_deliver(just(id), rotate_reason::spool_limit);
+            const delivered d = co_await close_and_deliver(just(o.encoded), rotate_reason::spool_limit);
             co_return to_feed(d);
         }
         if (auto w = o.spilled.append(o.buf); !w) {
             log_.warn("cannot spool beyond one part ({}); closing the object now", w.error());
-            const delivered d = co_await close_and_deliver(just(id), rotate_reason::part_size);
+            const delivered d = co_await close_and_deliver(just(o.encoded), rotate_reason::part_size);
             co_return to_feed(d);
         }
         o.buf.clear();
     }
     recharge(o);
     if (auto why = rotation_.full(rotation_state(o), cap)) {
-        const delivered d = co_await close_and_deliver(just(id), *why);
+        const delivered d = co_await close_and_deliver(just(o.encoded), *why);
         co_return to_feed(d);
     }
     // Delivered objects that keep overlapping open ones hold the stored offset back; past a

@@ -121,6 +121,7 @@
 #include "common/backoff.hpp"
 #include "common/clock.hpp"
 #include "common/log.hpp"
+#include "common/net/worker_pool.hpp"
 #include "common/stats.hpp"
 #include "pipeline/memory.hpp"
 #include "pipeline/ports.hpp"
@@ -208,6 +209,9 @@ struct writer_ports {
     dead_letter_sink* dead_letters = nullptr;  ///< required for bad_message_policy::dead_letter
     delivery_timings* timings = nullptr;       ///< where durations are recorded (the router sets its own)
     memory_budget* memory = nullptr;           ///< what open objects hold is charged here (the router sets its own)
+    /// performance.workers: where runs of records are formatted and compressed (nullptr or a
+    /// pool without threads: inline, on the event-loop thread). See `partition_writer::feed`.
+    iss::worker_pool* workers = nullptr;
 };
 
 /// Counters of one writer (also summed by the router for logs and the lag view).
@@ -243,9 +247,11 @@ enum class feed_status {
 ///
 /// Lifecycle: made by the router when the partition is first polled, with the committed
 /// offset; fed poll batches in order; ticked for idle/schedule; flushed on hand-over and
-/// stop; dropped on reconnect. Runs on the daemon's single event-loop thread; its
-/// coroutines are awaited one at a time by the router (never concurrently), which is what
-/// makes the ordering of invariant 1 hold. Not thread-safe.
+/// stop; dropped on reconnect. Runs on the daemon's event-loop thread; its coroutines are
+/// awaited one at a time by the router (never concurrently), which is what makes the
+/// ordering of invariant 1 hold. Not thread-safe. With a worker pool (writer_ports::workers)
+/// `feed` formats runs of records on a pool thread while its coroutine waits (feed_run);
+/// only the run's object is touched there, and every decision stays on the event loop.
 class partition_writer {
 public:
     /// \param committed the offset stored in Iggy for this partition (nullopt: none), so
@@ -302,10 +308,23 @@ private:
     task<delivered> absorb(const message& m, const std::string* encoded);
     /// Re-charges `o` to the memory budget after its buffers changed.
     void recharge(open_object& o) const noexcept;
-    /// Grows `o.buf` ahead of appending `m`: by doubling, but never past one part plus the
-    /// record (std::string's own doubling would reach twice the part size), nor past what
-    /// memory.max_buffered has free.
-    void reserve_for(open_object& o, const message& m) const;
+    /// Grows `o.buf` to hold at least `need` bytes (what the next record or run may take):
+    /// by doubling, but never past one part plus the record (std::string's own doubling would
+    /// reach twice the part size), nor past what memory.max_buffered has free.
+    void reserve_for(open_object& o, std::size_t need) const;
+    /// After feed_one put a message in `appended_to_`: formats the messages of `rest` that
+    /// follow it into the same object as one run on the worker pool (encode_run), then
+    /// applies their bookkeeping and after_append. `taken`: how many of `rest` it consumed
+    /// (0: none, feed_one takes the next).
+    task<feed_status> feed_run(std::span<const message> rest, std::size_t& taken);
+    /// Runs on a pool thread: appends messages of `rest` to `o` while each stays in `o`
+    /// with nothing to decide (see feed_run); touches `o`'s buffer and encoder only.
+    /// Returns the number appended.
+    [[nodiscard]] std::size_t encode_run(open_object& o, std::span<const message> rest) const;
+    /// The bookkeeping of `m` appended to `o` (counts, offsets, the commit point's inputs).
+    void appended(open_object& o, const message& m);
+    /// The decisions after an append to `o`: spool a full part, rotate, unblock the commit.
+    task<feed_status> after_append(open_object& o);
     /// Whether appending `m` to the object `o` (nullptr: a new one) stays within
     /// memory.max_buffered: no growth needed, or the growth fits in what is free, or nothing
     /// but the batch being fed holds memory (a message larger than the budget still moves).
@@ -363,6 +382,11 @@ private:
     writer_state state_ = writer_state::running;
     writer_counters counters_;
     std::mt19937_64 rng_;
+    open_object* appended_to_ = nullptr;  ///< the object feed_one appended its message to
+    /// True while a run is formatted on the worker pool (feed_run): the open objects' buffers
+    /// are the pool thread's; buffered_bytes() answers `encoding_snapshot_` meanwhile.
+    bool encoding_ = false;
+    std::uint64_t encoding_snapshot_ = 0;
 };
 
 }  // namespace iss::pipeline

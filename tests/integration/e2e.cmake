@@ -50,6 +50,20 @@ foreach(proto_case ${_e2e_g1_cases}
   iss_e2e_test(e2e.${_gen}.${_case} cases.py ${_case} ${_timeout} EXTRA_ENV ISS_E2E_PROTOCOL=${_ver})
 endforeach()
 
+# performance.workers: the exactly-once cases with formatting on the event-loop thread (1) and
+# on a pool of 4 threads; the cases above run with the default (one per core).
+foreach(case exactly_once crash_restart group_failover stale_writer bad_message_skip)
+  set(_timeout 300)
+  if(case STREQUAL "crash_restart")
+    set(_timeout 900)
+  endif()
+  foreach(_w 1 4)
+    iss_e2e_test(e2e.workers${_w}.${case} cases.py ${case} ${_timeout} EXTRA_ENV ISS_E2E_WORKERS=${_w})
+  endforeach()
+endforeach()
+iss_e2e_test(e2e.workers4.parquet_crashes typed_cases.py parquet_crashes 900 EXTRA_ENV ISS_E2E_WORKERS=4)
+iss_e2e_test(e2e.workers4.dst_crashes lake_cases.py dst_crashes 900 EXTRA_ENV ISS_E2E_WORKERS=4)
+
 # Typed formats end to end: Parquet and CSV objects read back by DuckDB (tests/readers),
 # exactly-once through SIGKILLs with Parquet. tests/integration/e2e/typed_cases.py.
 foreach(case parquet_queries csv_queries parquet_crashes)

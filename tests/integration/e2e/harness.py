@@ -148,6 +148,9 @@ class Env:
                "admin": {"listen": admin}}
         if delivery:
             cfg["delivery"] = delivery
+        # issue 18: ISS_E2E_WORKERS pins performance.workers (unset: the default, one per core).
+        if os.environ.get("ISS_E2E_WORKERS"):
+            cfg["performance"] = {"workers": int(os.environ["ISS_E2E_WORKERS"])}
         path = self.work / f"{name}.yaml"
         path.write_text(json.dumps(cfg, indent=2))  # JSON is YAML
         return path

@@ -529,3 +529,21 @@ TEST_CASE("check-config warns when the finest time field is finer than the rotat
     c.rotation.schedule = 0ms;
     CHECK(warnings(c).empty());
 }
+
+TEST_CASE("performance.workers: 0 (one per core) to 256", "[config][validate]") {
+    auto c = valid();
+    CHECK(c.performance.workers == 0);  // the default: one per core
+    for (std::uint32_t ok : {1u, 4u, 256u}) {
+        c.performance.workers = ok;
+        CHECK(validate(c).empty());
+    }
+    c.performance.workers = 257;
+    CHECK(mentions(only_problem(c), "performance.workers", "0 (one per core) to 256"));
+    // From YAML, and a value that is no number is named too.
+    auto l = parse(test::minimal_yaml() + "performance:\n  workers: 4\n", test::fixed_env({}));
+    REQUIRE(l.problems.empty());
+    CHECK(l.config.performance.workers == 4);
+    auto bad = parse(test::minimal_yaml() + "performance:\n  workers: many\n", test::fixed_env({}));
+    REQUIRE(bad.problems.size() == 1);
+    CHECK(bad.problems[0].path == "performance.workers");
+}

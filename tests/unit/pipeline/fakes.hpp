@@ -18,6 +18,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -330,7 +331,19 @@ struct world {
         rotation.idle = {};
     }
     pl::writer_ports ports() {
-        return pl::writer_ports{store, offsets, encoders, namer, sleeper, clock, &dead_letters};
+        pl::writer_ports p{store, offsets, encoders, namer, sleeper, clock, &dead_letters};
+        p.workers = test_workers();
+        return p;
+    }
+    /// performance.workers for every writer of the tests: ISS_TEST_WORKERS threads (unset or
+    /// 1: none, formatting inline). CTest runs the pipeline tests both ways.
+    static iss::worker_pool* test_workers() {
+        static iss::worker_pool pool{[] {
+            const char* v = std::getenv("ISS_TEST_WORKERS");
+            const std::size_t n = v ? std::strtoul(v, nullptr, 10) : 0;
+            return n > 1 ? n : std::size_t{0};
+        }()};
+        return &pool;
     }
     pl::rotation_policy policy() const { return *pl::rotation_policy::make(rotation); }
     std::unique_ptr<pl::router> make_router() { return std::make_unique<pl::router>(options, policy(), ports()); }

@@ -1,0 +1,98 @@
+// common/net/worker_pool.hpp: a job runs on a pool thread and the awaiting coroutine resumes
+// on its own (event-loop) thread with the result; exceptions come back; jobs of several
+// coroutines run at once; a pool without threads runs jobs inline.
+#include "common/net/worker_pool.hpp"
+
+#include "common/net/task_group.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+namespace net = boost::asio;
+
+namespace {
+template <class F>
+auto run(F f) {
+    net::io_context ioc{1};
+    auto fut = net::co_spawn(ioc, f(ioc.get_executor()), net::use_future);
+    ioc.run();
+    return fut.get();
+}
+}  // namespace
+
+TEST_CASE("worker pool: the job runs on a pool thread, the coroutine resumes on its own", "[net][worker_pool]") {
+    iss::worker_pool pool{2};
+    CHECK(pool.threads() == 2);
+    const auto loop = std::this_thread::get_id();
+    run([&](net::any_io_executor) -> net::awaitable<void> {
+        std::thread::id ran;
+        const int v = co_await pool.run([&] {
+            ran = std::this_thread::get_id();
+            return 42;
+        });
+        CHECK(v == 42);
+        CHECK(ran != loop);
+        CHECK(std::this_thread::get_id() == loop);
+    });
+}
+
+TEST_CASE("worker pool: an exception of the job is rethrown in the coroutine", "[net][worker_pool]") {
+    iss::worker_pool pool{1};
+    std::string caught;
+    run([&](net::any_io_executor) -> net::awaitable<void> {
+        try {
+            co_await pool.run([]() -> int { throw std::runtime_error{"job failed"}; });
+        } catch (const std::runtime_error& e) {
+            caught = e.what();
+        }
+    });
+    CHECK(caught == "job failed");
+}
+
+TEST_CASE("worker pool: jobs of concurrent coroutines run at the same time", "[net][worker_pool]") {
+    iss::worker_pool pool{2};
+    std::atomic<int> inside{0};
+    std::atomic<int> most{0};
+    run([&](net::any_io_executor ex) -> net::awaitable<void> {
+        iss::task_group g{ex};
+        for (int i = 0; i < 2; ++i) {
+            g.spawn(pool.run([&] {
+                const int n = ++inside;
+                int m = most.load();
+                while (n > m && !most.compare_exchange_weak(m, n)) {
+                }
+                // Wait (bounded) for the other job to be inside too: only a pool that runs
+                // both at once gets there.
+                for (int k = 0; k < 2000 && most.load() < 2; ++k) std::this_thread::sleep_for(std::chrono::milliseconds{1});
+                --inside;
+                return 0;
+            }),
+                    [](int) {});
+        }
+        co_await g.wait();
+    });
+    CHECK(most.load() == 2);
+}
+
+TEST_CASE("worker pool: without threads the job runs inline on the caller's thread", "[net][worker_pool]") {
+    iss::worker_pool pool{0};
+    CHECK(pool.threads() == 0);
+    const auto loop = std::this_thread::get_id();
+    run([&](net::any_io_executor) -> net::awaitable<void> {
+        std::thread::id ran;
+        co_await pool.run([&] {
+            ran = std::this_thread::get_id();
+            return 0;
+        });
+        CHECK(ran == loop);
+    });
+    CHECK(iss::available_cores() >= 1);
+}
