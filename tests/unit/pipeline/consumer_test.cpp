@@ -3,6 +3,8 @@
 #include "common/log.hpp"
 #include "fakes.hpp"
 
+#include <boost/asio/post.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -36,6 +38,7 @@ struct fake_source final : pl::message_source {
     std::set<std::uint32_t> missing_partitions;  // partitions whose polls answer fatal
     std::map<std::string, int> lookups;          // partitions() calls per topic
     int fatal_polls = 0;
+    std::map<std::uint32_t, int> slow;  // partition -> event-loop turns each of its polls takes
 
     void fill(std::uint32_t partition, std::size_t n) {
         auto& l = logs[partition];
@@ -53,6 +56,11 @@ struct fake_source final : pl::message_source {
             co_return r;
         }
         polls.emplace_back(partition, from, count);
+        if (partition && slow.count(*partition)) {
+            // A slow answer: other coroutines run meanwhile.
+            auto ex = co_await boost::asio::this_coro::executor;
+            for (int i = 0; i < slow.at(*partition); ++i) co_await boost::asio::post(ex, boost::asio::use_awaitable);
+        }
         std::uint32_t p = 0;
         if (!partition) {
             std::vector<std::uint32_t> pollable;
@@ -561,4 +569,35 @@ TEST_CASE("consumer: partitions that stay empty are polled at a doubling interva
     REQUIRE(run(every.start()));
     for (int i = 0; i < 10; ++i) run(every.round());
     CHECK(src2.polls.size() == 30);
+}
+
+TEST_CASE("consumer: partitions run free within a round: one with messages polls on while another is slow",
+          "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 8;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 40);  // 10 polls of 4
+    src.fill(1, 4);
+    src.slow[1] = 200;  // each poll of partition 1 takes 200 turns of the event loop
+    struct stopping_sleeper final : pl::sleeper {
+        pl::consumer_loop* loop = nullptr;
+        pl::task<void> sleep_for(std::chrono::milliseconds) override {
+            loop->request_stop();
+            co_return;
+        }
+    } sl;
+    pl::consumer_loop loop{options(pl::consumer_mode::single), src, *r, sl, w.clock};
+    sl.loop = &loop;
+    run(loop.start());
+    run(loop.run());
+    // One round drained partition 0 (10 polls with messages, one empty) while partition 1's
+    // slow polls ran; a second round found nothing and slept. With a barrier after every
+    // step, partition 0 would have needed one round per poll.
+    CHECK(loop.rounds() == 2);
+    std::size_t p0 = 0;
+    for (const auto& [part, from, count] : src.polls) p0 += part == 0u ? 1 : 0;
+    CHECK(p0 == 12);  // 11 in the first round, 1 in the second
+    CHECK(run(loop.shutdown()));
+    CHECK(w.bucket_records().size() == 44);  // every message once
 }
