@@ -67,11 +67,11 @@ TEST_CASE("worker pool: jobs of concurrent coroutines run at the same time", "[n
             g.spawn(pool.run([&] {
                 const int n = ++inside;
                 int m = most.load();
-                while (n > m && !most.compare_exchange_weak(m, n)) {
-                }
+                while (n > m && !most.compare_exchange_weak(m, n)) {}
                 // Wait (bounded) for the other job to be inside too: only a pool that runs
                 // both at once gets there.
-                for (int k = 0; k < 2000 && most.load() < 2; ++k) std::this_thread::sleep_for(std::chrono::milliseconds{1});
+                for (int k = 0; k < 2000 && most.load() < 2; ++k)
+                    std::this_thread::sleep_for(std::chrono::milliseconds{1});
                 --inside;
                 return 0;
             }),

@@ -98,8 +98,8 @@ void check_same(const outcome& a, const outcome& b) {
 
 TEST_CASE("workers: a pool writes the same objects and commits as formatting inline", "[pipeline][workers]") {
     const auto single_part = GENERATE(false, true);
-    const auto bad = GENERATE(pl::bad_message_policy::skip, pl::bad_message_policy::dead_letter,
-                              pl::bad_message_policy::fail);
+    const auto bad =
+        GENERATE(pl::bad_message_policy::skip, pl::bad_message_policy::dead_letter, pl::bad_message_policy::fail);
     INFO("single_part " << single_part << ", policy " << static_cast<int>(bad));
     iss::worker_pool inline_pool{0};
     iss::worker_pool pool{4};
