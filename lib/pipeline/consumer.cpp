@@ -213,7 +213,7 @@ void consumer_loop::watch_assignment() {
     next_unassigned_warning_ = now + backoff_ceiling(repeat, unassigned_warnings_);
 }
 
-task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
+task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead) {
     if (stop_) co_return 0;
     partition_writer* w = co_await router_.writer_for(p);
     if (!w) co_return 0;
@@ -245,7 +245,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
     }
     memory_budget::charge batch{&mem};
     batch.set(count * mem.average_message_bytes(), 0);  // the reply is on its way
-    const poll_result r = co_await source_.poll(t, p.partition, w->next_offset(), count);
+    poll_result r = co_await source_.poll(t, p.partition, w->next_offset(), count);
     switch (r.status) {
         case source_status::ok: break;
         case source_status::not_member:
@@ -277,27 +277,61 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p) {
     if (r.reply.current_offset > 0 || !r.reply.messages.empty()) heads_[p] = r.reply.current_offset;
     note_poll(p, r.reply.messages.empty());
     if (r.reply.messages.empty()) co_return 0;
-    std::uint64_t reply_bytes = 0;
-    for (const auto& m : r.reply.messages) {
-        const std::uint64_t n = m.payload.size() + m.user_headers.size() + sizeof(message) + 64;
-        reply_bytes += n;
-        mem.saw_message(n);
-    }
-    batch.set(reply_bytes, 0);
-    const feed_status st = co_await router_.feed(p, r.reply.messages);
-    if (st == feed_status::rewind) {
-        // Not all fed (the memory budget is full, or a delivery asked to re-read): polled
-        // again from next_offset(); counted as held back, so a round of these makes room.
-        ++paused_;
-        co_return 0;
-    }
-    if (st == feed_status::stopped) {
-        if (auto* ww = router_.find(p); ww && ww->state() == writer_state::revoked) {
-            router_.forget(p);
-            owned_.erase(p);
+    std::size_t fed = 0;
+    for (unsigned batches = 1;; ++batches) {
+        std::uint64_t reply_bytes = 0;
+        for (const auto& m : r.reply.messages) {
+            const std::uint64_t n = m.payload.size() + m.user_headers.size() + sizeof(message) + 64;
+            reply_bytes += n;
+            mem.saw_message(n);
         }
+        batch.set(reply_bytes, 0);
+        // Reading ahead (`run` only): a full batch says more is waiting, so the poll for the
+        // next one goes out now and is answered while this one is formatted and fed (one
+        // batch ahead, at most 4 batches per step, within the memory budget).
+        const std::uint64_t next_from = r.reply.messages.back().offset + 1;
+        std::uint32_t ahead_count = 0;
+        if (read_ahead && batches < 4 && r.reply.messages.size() >= count && !stop_ && !mem.soft_limit_reached())
+            ahead_count = mem.poll_allowance(o_.poll_messages);
+        memory_budget::charge ahead_batch{&mem};
+        std::optional<poll_result> ahead;
+        // `ahead` lives in this frame, which waits for the child below before it goes on.
+        iss::task_group group{co_await boost::asio::this_coro::executor};
+        if (ahead_count > 0) {
+            ahead_batch.set(ahead_count * mem.average_message_bytes(), 0);
+            group.spawn(source_.poll(t, p.partition, next_from, ahead_count),
+                        [&ahead](poll_result x) { ahead = std::move(x); });
+        }
+        const feed_status st = co_await router_.feed(p, r.reply.messages);
+        co_await group.wait();
+        if (st == feed_status::rewind) {
+            // Not all fed (the memory budget is full, or a delivery asked to re-read): polled
+            // again from next_offset(); counted as held back, so a round of these makes room.
+            // (A batch read ahead is dropped: it does not follow on from what was fed.)
+            ++paused_;
+            co_return fed;
+        }
+        if (st == feed_status::stopped) {
+            if (auto* ww = router_.find(p); ww && ww->state() == writer_state::revoked) {
+                router_.forget(p);
+                owned_.erase(p);
+            }
+            co_return fed + r.reply.messages.size();
+        }
+        fed += r.reply.messages.size();
+        // The batch read ahead is fed only when it follows on exactly from what was fed; any
+        // other answer (an error, another partition's, a gap) is dropped, and the next step
+        // polls as usual and sees it for itself.
+        const partition_writer* ww = router_.find(p);
+        if (!ahead || ahead->status != source_status::ok || ahead->reply.partition != p.partition ||
+            ahead->reply.messages.empty() || ahead->reply.messages.front().offset != next_from || !ww ||
+            ww->state() != writer_state::running || ww->next_offset() != next_from)
+            co_return fed;
+        heads_[p] = ahead->reply.current_offset;
+        r = std::move(*ahead);
+        count = ahead_count;
+        batch = std::move(ahead_batch);
     }
-    co_return r.reply.messages.size();
 }
 
 task<std::size_t> consumer_loop::round() { co_return co_await round(std::chrono::milliseconds{0}); }
@@ -359,7 +393,7 @@ task<std::size_t> consumer_loop::poll_worker(work_queue* q) {
     while (!q->parts.empty()) {
         const partition_ref p = q->parts.front();
         q->parts.pop_front();
-        const std::size_t fed = co_await poll_partition(p);
+        const std::size_t fed = co_await poll_partition(p, q->until.has_value());
         n += fed;
         // Free-running: it had messages, so poll it again now (behind the partitions waiting).
         if (fed > 0 && q->until && !stop_ && q->steps_left > 0 && clock_.steady_now() < *q->until) {

@@ -145,8 +145,10 @@ private:
     task<bool> join_or_back_off(const topic_ref& t);
     task<void> check_session();
     /// One partition's step: poll from its writer's next offset, feed (which may upload and
-    /// commit). Takes `p` by value: it runs as its own coroutine (poll_all).
-    task<std::size_t> poll_partition(partition_ref p);
+    /// commit). `read_ahead` (free-running rounds): while a full batch is fed, the next one
+    /// is polled, and fed in the same step when it follows on (up to 4 batches). Takes `p` by
+    /// value: it runs as its own coroutine (poll_all).
+    task<std::size_t> poll_partition(partition_ref p, bool read_ahead);
     /// The partitions of a round, taken in turn by the workers of poll_all; with a slice, a
     /// partition whose step fed messages goes to the back again.
     struct work_queue {
