@@ -3,6 +3,8 @@
 // none for an IP literal, the CA file honoured, host-name verification, the step deadline.
 #include "common/net/connect.hpp"
 
+#include "run_coro.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -134,13 +136,7 @@ struct tls_listener {
     std::optional<std::string> sni;  ///< set once a ClientHello arrived
 };
 
-template <class F>
-auto run(F f) {
-    net::io_context ioc{1};
-    auto fut = net::co_spawn(ioc, f(ioc.get_executor()), net::use_future);
-    ioc.run();
-    return fut.get();
-}
+using test::run;
 
 /// Connects to 127.0.0.1:`port` and handshakes as `name`; the failure, or nullopt on success.
 /// (Plain parameters: GCC 12 destroys a brace-initialised aggregate argument of a coroutine

@@ -2,6 +2,8 @@
 // the first exception is rethrown after every child finished.
 #include "common/net/task_group.hpp"
 
+#include "run_coro.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -29,13 +31,7 @@ net::awaitable<void> failing(std::size_t turns, std::string what) {
     throw std::runtime_error{what};
 }
 
-template <class F>
-auto run(F f) {
-    net::io_context ioc{1};
-    auto fut = net::co_spawn(ioc, f(ioc.get_executor()), net::use_future);
-    ioc.run();
-    return fut.get();
-}
+using test::run;
 }  // namespace
 
 TEST_CASE("task group: wait resumes after the last child, with every result", "[net][task_group]") {

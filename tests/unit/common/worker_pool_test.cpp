@@ -4,10 +4,7 @@
 #include "common/net/worker_pool.hpp"
 
 #include "common/net/task_group.hpp"
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
+#include "run_coro.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -17,16 +14,7 @@
 #include <thread>
 
 namespace net = boost::asio;
-
-namespace {
-template <class F>
-auto run(F f) {
-    net::io_context ioc{1};
-    auto fut = net::co_spawn(ioc, f(ioc.get_executor()), net::use_future);
-    ioc.run();
-    return fut.get();
-}
-}  // namespace
+using test::run;
 
 TEST_CASE("worker pool: the job runs on a pool thread, the coroutine resumes on its own", "[net][worker_pool]") {
     iss::worker_pool pool{2};
