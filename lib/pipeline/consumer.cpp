@@ -243,6 +243,10 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
             co_return 0;
         }
     }
+    // Busy from here to the end of the step (not busy now: checked above, with no wait since):
+    // a relief started by another partition while this poll is in flight must not close
+    // objects of this writer while the step then feeds it.
+    const auto step = router_.hold(*w);
     memory_budget::charge batch{&mem};
     batch.set(count * mem.average_message_bytes(), 0);  // the reply is on its way
     poll_result r = co_await source_.poll(t, p.partition, w->next_offset(), count);

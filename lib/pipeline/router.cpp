@@ -11,7 +11,7 @@ router::router(writer_options o, rotation_policy rotation, writer_ports ports)
 }
 
 router::busy_guard router::hold(const partition_writer& w) {
-    busy_.insert(&w);
+    ++busy_[&w];
     return busy_guard{busy_, &w};
 }
 

@@ -70,15 +70,28 @@ public:
     [[nodiscard]] const delivery_timings& timings() const noexcept { return *ports_.timings; }
     [[nodiscard]] const writer_options& options() const noexcept { return o_; }
 
+    /// Marks a writer busy for the lifetime of the guard (counted: holds nest). The consumer
+    /// holds a partition's writer for its whole step (poll, feed, read-ahead), so no relief
+    /// or tick runs in the writer while the step's poll is in flight.
+    class busy_guard {
+    public:
+        busy_guard(std::map<const partition_writer*, unsigned>& holds, const partition_writer* w) noexcept
+            : holds_{holds}, w_{w} {}
+        busy_guard(const busy_guard&) = delete;
+        busy_guard& operator=(const busy_guard&) = delete;
+        ~busy_guard() {
+            const auto it = holds_.find(w_);
+            if (it != holds_.end() && --it->second == 0) holds_.erase(it);
+        }
+
+    private:
+        std::map<const partition_writer*, unsigned>& holds_;
+        const partition_writer* w_;
+    };
+    [[nodiscard]] busy_guard hold(const partition_writer& w);
+
 private:
     void add_to_retired(const partition_writer& w);
-    /// Marks a writer busy for the lifetime of the guard.
-    struct busy_guard {
-        std::set<const partition_writer*>& set;
-        const partition_writer* w;
-        ~busy_guard() { set.erase(w); }
-    };
-    busy_guard hold(const partition_writer& w);
     writer_options o_;
     rotation_policy rotation_;
     writer_ports ports_;
@@ -87,7 +100,7 @@ private:
     std::map<topic_ref, writer_counters> retired_;
     delivery_timings timings_;
     memory_budget memory_;
-    std::set<const partition_writer*> busy_;
+    std::map<const partition_writer*, unsigned> busy_;  ///< writers in a step, and how many holds
 };
 
 /// Adds every counter of `c` to `t`.

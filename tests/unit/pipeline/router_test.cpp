@@ -113,3 +113,29 @@ TEST_CASE("router: time_to_due is the earliest of its writers; tick flushes the 
     CHECK(w.store.objects.size() == 1);
     CHECK(r->time_to_due() == std::chrono::nanoseconds{4s});
 }
+
+TEST_CASE("router: relieve leaves a writer held for a step alone (holds nest)", "[pipeline][router][memory]") {
+    world w;
+    w.options.part_size = 1 << 20;
+    pl::memory_budget budget{{2400, 1 << 20}};
+    auto ports = w.ports();
+    ports.memory = &budget;
+    pl::router r{w.options, w.policy(), ports};
+    auto big = batch::range(0, 40);    // partition 0: the larger open object
+    auto small = batch::range(0, 10);  // partition 1
+    REQUIRE(run(r.feed(part(0), big.span())) == pl::feed_status::ok);
+    REQUIRE(run(r.feed(part(1), small.span())) == pl::feed_status::ok);
+    REQUIRE(budget.buffered() > budget.relief_target());
+    {
+        // The consumer holds partition 0 for its step (its poll in flight); router::feed's
+        // own hold nests inside and must not end the step's.
+        const auto step = r.hold(*r.find(part(0)));
+        { const auto inner = r.hold(*r.find(part(0))); }
+        CHECK(r.busy(part(0)));
+        run(r.relieve());
+        CHECK(r.find(part(0))->holds_data());        // untouched
+        CHECK_FALSE(r.find(part(1))->holds_data());  // the other one was closed instead
+        CHECK(w.store.objects.count(w.namer.key(part(1), 0).get()) == 1);
+    }
+    CHECK_FALSE(r.busy(part(0)));
+}
