@@ -288,6 +288,12 @@ class Bench:
         if self.args.profile:
             Path(self.args.profile).mkdir(parents=True, exist_ok=True)
             perf_data = Path(self.args.profile) / f"{target}-{c.slug()}.data"
+            # `perf record -p` follows only the threads that exist when it attaches: wait until
+            # the daemon has made its worker pool (its "formatting and compression" line).
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and "formatting and compression:" not in \
+                    (self.work / f"{cell}.log").read_text(errors="replace"):
+                time.sleep(0.01)
             perf = subprocess.Popen(["perf", "record", "--call-graph", "dwarf,16384", "-F", "299", "-p", str(d.pid), "-o",
                                      str(perf_data)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         scraper = Scraper(self.work / f"{cell}.log", self.args.scrape_ms) if self.args.scrape_ms else None

@@ -10,10 +10,13 @@
 #include "iggy/client.hpp"
 #include "pipeline/ports.hpp"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace iss::pipeline {
+
+class batch_buffers;
 
 struct iggy_ports_options {
     bool group_mode = true;
@@ -45,6 +48,8 @@ private:
     iggy::client& c_;
     iggy_ports_options o_;
     std::vector<message> messages_;  ///< reused per poll
+    /// Buffers of poll batches that were let go, kept for the next polls (iggy_ports.cpp).
+    std::shared_ptr<batch_buffers> buffers_;
     iss::log::logger log_{"iggy"};
 };
 
