@@ -215,6 +215,10 @@ void consumer_loop::watch_assignment() {
 
 task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead) {
     if (stop_) co_return 0;
+    // A reconnect since the round began (a new group member): what the writers hold belongs
+    // to the old one; the next round's check_session drops it. Until then nothing is polled.
+    const std::uint64_t session = source_.session();
+    if (session_ && session != *session_) co_return 0;
     partition_writer* w = co_await router_.writer_for(p);
     if (!w) co_return 0;
     if (w->state() == writer_state::revoked) {
@@ -268,6 +272,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
         case source_status::fatal: source_failed(t, p.partition, fmt::format("poll: {}", r.detail)); co_return 0;
     }
     source_ok(t, p.partition);
+    if (source_.session() != session) co_return 0;  // answered on a new connection: re-polled then
     if (o_.mode == consumer_mode::group && r.reply.partition != p.partition) {
         // An explicit poll of a partition neither owned nor pending revocation answers as
         // partition 0: it is someone else's now. Hand over what we hold at once.
@@ -306,8 +311,16 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
             group.spawn(source_.poll(t, p.partition, next_from, ahead_count),
                         [&ahead](poll_result x) { ahead = std::move(x); });
         }
-        const feed_status st = co_await router_.feed(p, r.reply.messages);
+        // The child refers to this frame: it is waited for even when the feed throws.
+        feed_status st = feed_status::stopped;
+        std::exception_ptr failed;
+        try {
+            st = co_await router_.feed(p, r.reply.messages);
+        } catch (...) {
+            failed = std::current_exception();
+        }
         co_await group.wait();
+        if (failed) std::rethrow_exception(failed);
         if (st == feed_status::rewind) {
             // Not all fed (the memory budget is full, or a delivery asked to re-read): polled
             // again from next_offset(); counted as held back, so a round of these makes room.
@@ -328,8 +341,9 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
         // polls as usual and sees it for itself.
         const partition_writer* ww = router_.find(p);
         if (!ahead || ahead->status != source_status::ok || ahead->reply.partition != p.partition ||
-            ahead->reply.messages.empty() || ahead->reply.messages.front().offset != next_from || !ww ||
-            ww->state() != writer_state::running || ww->next_offset() != next_from)
+            source_.session() != session || ahead->reply.messages.empty() ||
+            ahead->reply.messages.front().offset != next_from || !ww || ww->state() != writer_state::running ||
+            ww->next_offset() != next_from)
             co_return fed;
         heads_[p] = ahead->reply.current_offset;
         r = std::move(*ahead);
@@ -400,7 +414,10 @@ task<std::size_t> consumer_loop::poll_worker(work_queue* q) {
         const std::size_t fed = co_await poll_partition(p, q->until.has_value());
         n += fed;
         // Free-running: it had messages, so poll it again now (behind the partitions waiting).
-        if (fed > 0 && q->until && !stop_ && q->steps_left > 0 && clock_.steady_now() < *q->until) {
+        // (Not when it was handed over or revoked meanwhile, nor after a reconnect: the next
+        // round sorts those out.)
+        if (fed > 0 && q->until && !stop_ && q->steps_left > 0 && clock_.steady_now() < *q->until &&
+            owned_.count(p) > 0 && (!session_ || source_.session() == *session_)) {
             --q->steps_left;
             q->parts.push_back(p);
         }

@@ -337,14 +337,15 @@ task<feed_status> partition_writer::feed_run(std::span<const message> rest, std:
     open_object* const op = appended_to_;
     appended_to_ = nullptr;
     if (!op || !reread_from_.empty() || !done_through_.empty()) co_return feed_status::ok;
-    const auto it = open_.find(op->encoded);
-    if (it == open_.end() || it->second.get() != op) co_return feed_status::ok;  // closed since
+    // Still open? (By address only: after_append may have closed and freed it.)
+    if (std::none_of(open_.begin(), open_.end(), [op](const auto& kv) { return kv.second.get() == op; }))
+        co_return feed_status::ok;
     open_object& o = *op;
     // Keys from the records (or time buckets): the namer keeps parse buffers, so it runs
     // here; the run ends before the first message that belongs elsewhere.
     if (ports_.namer.record_dependent() || ports_.namer.closes_on_later_bucket()) {
         std::size_t same = 0;
-        for (; same < rest.size() && same < 4096; ++same) {
+        for (; same < rest.size() && same < 512; ++same) {
             const auto enc = ports_.namer.encode(p_, rest[same]);
             if (!enc || enc->id != o.encoded || enc->bucket != o.bucket) break;
         }
@@ -358,11 +359,16 @@ task<feed_status> partition_writer::feed_run(std::span<const message> rest, std:
         need = append_need(need, m) - 512;
         if (need >= o_.part_size) break;
     }
-    need = std::min<std::size_t>(need + 512, o_.part_size + 4096);
+    // At most 1 MiB beyond what the object holds at once (an object that rotates soon does not
+    // keep a part's worth charged); past it the run stops and feed_one grows the buffer as it
+    // always does.
+    need = std::min<std::size_t>({need + 512, o_.part_size + 4096, o.buf.size() + (std::size_t{1} << 20)});
     if (ports_.memory && ports_.memory->limited())
         need = std::min<std::size_t>(need, o.buf.capacity() + ports_.memory->free());
     reserve_for(o, need);
-    recharge(o);
+    recharge(o);  // (before anything else: what was reserved is charged)
+    // Not even the first record fits: no round trip to the pool for nothing.
+    if (append_need(o.buf.size(), rest.front()) > o.buf.capacity()) co_return feed_status::ok;
     encoding_snapshot_ = buffered_bytes();
     encoding_ = true;
     struct done_encoding {

@@ -43,7 +43,9 @@ struct tenant_namer final : pl::key_namer {
 struct tworld : world {
     tenant_namer tnamer;
     pl::writer_ports tports() {
-        return pl::writer_ports{store, offsets, encoders, tnamer, sleeper, clock, &dead_letters};
+        pl::writer_ports wp{store, offsets, encoders, tnamer, sleeper, clock, &dead_letters};
+        wp.workers = test_workers();
+        return wp;
     }
     std::unique_ptr<pl::partition_writer> writer(const pl::rotation_policy& rp,
                                                  std::optional<std::uint64_t> committed = {}) {

@@ -40,6 +40,24 @@ struct thread_noting_encoders final : pl::encoder_factory {
     mutable std::set<std::thread::id> threads;
 };
 
+/// Keys by tenant: payload "A:..." belongs to encoded partition A (several objects open).
+struct tenant_namer final : pl::key_namer {
+    static std::string tenant_of(const pl::message& m) {
+        std::string_view s{reinterpret_cast<const char*>(m.payload.data()), m.payload.size()};
+        return std::string{s.substr(0, s.find(':'))};
+    }
+    iss::object_key key(const pl::partition_ref& p, std::uint64_t first) const override {
+        return iss::object_key{fmt::format("{}/t=?/{:020}", p.partition, first)};
+    }
+    iss::result<pl::encoded_partition> encode(const pl::partition_ref&, const pl::message& m) const override {
+        return pl::encoded_partition{tenant_of(m), std::nullopt};
+    }
+    iss::object_key key_for(const pl::partition_ref& p, const pl::message& first) const override {
+        return iss::object_key{fmt::format("{}/t={}/{:020}", p.partition, tenant_of(first), first.offset)};
+    }
+    bool record_dependent() const override { return true; }
+};
+
 /// 1 000 messages in batches of 100, with bad messages (BAD) here and there, fed to one
 /// writer whose formatting runs on `pool`; then a clean stop.
 struct outcome {
@@ -50,7 +68,7 @@ struct outcome {
     std::set<std::thread::id> threads;
 };
 
-outcome feed_all(iss::worker_pool& pool, bool single_part, pl::bad_message_policy bad) {
+outcome feed_all(iss::worker_pool& pool, bool single_part, pl::bad_message_policy bad, bool by_tenant = false) {
     world w;
     w.options.part_size = 1024;
     if (single_part)
@@ -62,14 +80,20 @@ outcome feed_all(iss::worker_pool& pool, bool single_part, pl::bad_message_polic
     w.rotation.max_span = std::chrono::milliseconds{90};  // record times 1 ms apart: every 90 messages
     auto rp = w.policy();
     thread_noting_encoders enc;
-    pl::writer_ports ports{w.store, w.offsets, enc, w.namer, w.sleeper, w.clock, &w.dead_letters};
+    tenant_namer tenants;
+    const pl::key_namer& namer = by_tenant ? static_cast<const pl::key_namer&>(tenants) : w.namer;
+    pl::writer_ports ports{w.store, w.offsets, enc, namer, w.sleeper, w.clock, &w.dead_letters};
     ports.workers = &pool;
     pl::partition_writer wr{w.p, w.options, rp, ports, std::nullopt};
     for (std::uint64_t from = 0; from < 1000; from += 100) {
         batch b;
         for (std::uint64_t o = from; o < from + 100; ++o) {
             const bool bad_one = o % 97 == 13 || o % 250 == 249;
-            std::string payload = bad_one ? "BAD" : fmt::format("m{}{}", o, std::string(o % 23, 'x'));
+            // By tenant: runs of 7 messages of A, 5 of B, 3 of C, in turn.
+            const char* tenant = o % 15 < 7 ? "A:" : o % 15 < 12 ? "B:" : "C:";
+            std::string payload = bad_one
+                                      ? std::string{"BAD"}
+                                      : fmt::format("{}m{}{}", by_tenant ? tenant : "", o, std::string(o % 23, 'x'));
             b.add(o, 1'000'000 + o * 1000, std::move(payload));
         }
         const auto st = run(wr.feed(b.span()));
@@ -126,4 +150,20 @@ TEST_CASE("workers: a run stops where an object rotates, so no object passes its
         // (at most ~40 bytes here) may cross it, never more.
         CHECK(o.body.size() < 700 + 64);
     }
+}
+
+TEST_CASE("workers: keys from the records (several objects open) come out the same with a pool",
+          "[pipeline][workers]") {
+    const auto single_part = GENERATE(false, true);
+    iss::worker_pool inline_pool{0};
+    iss::worker_pool pool{4};
+    const outcome a = feed_all(inline_pool, single_part, pl::bad_message_policy::skip, true);
+    const outcome b = feed_all(pool, single_part, pl::bad_message_policy::skip, true);
+    check_same(a, b);
+    std::set<std::string> tenants;
+    for (const auto& [key, o] : a.objects) tenants.insert(key.substr(0, key.rfind('/')));
+    CHECK(tenants.size() == 3);  // A, B and C each had objects
+    std::set<std::thread::id> others = b.threads;
+    others.erase(std::this_thread::get_id());
+    CHECK_FALSE(others.empty());
 }
