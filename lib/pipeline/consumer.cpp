@@ -213,7 +213,7 @@ void consumer_loop::watch_assignment() {
     next_unassigned_warning_ = now + backoff_ceiling(repeat, unassigned_warnings_);
 }
 
-task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead) {
+task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead, bool* more) {
     if (stop_) co_return 0;
     // A reconnect since the round began (a new group member): what the writers hold belongs
     // to the old one; the next round's check_session drops it. Until then nothing is polled.
@@ -339,6 +339,9 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
         // The batch read ahead is fed only when it follows on exactly from what was fed; any
         // other answer (an error, another partition's, a gap) is dropped, and the next step
         // polls as usual and sees it for itself.
+        // More waiting? (A full batch, unless the one read ahead found nothing after it.)
+        *more = r.reply.messages.size() >= count &&
+                !(ahead && ahead->status == source_status::ok && ahead->reply.messages.empty());
         const partition_writer* ww = router_.find(p);
         if (!ahead || ahead->status != source_status::ok || ahead->reply.partition != p.partition ||
             source_.session() != session || ahead->reply.messages.empty() ||
@@ -411,12 +414,13 @@ task<std::size_t> consumer_loop::poll_worker(work_queue* q) {
     while (!q->parts.empty()) {
         const partition_ref p = q->parts.front();
         q->parts.pop_front();
-        const std::size_t fed = co_await poll_partition(p, q->until.has_value());
+        bool more = false;
+        const std::size_t fed = co_await poll_partition(p, q->until.has_value(), &more);
         n += fed;
-        // Free-running: it had messages, so poll it again now (behind the partitions waiting).
-        // (Not when it was handed over or revoked meanwhile, nor after a reconnect: the next
-        // round sorts those out.)
-        if (fed > 0 && q->until && !stop_ && q->steps_left > 0 && clock_.steady_now() < *q->until &&
+        // Free-running: its last batch was full, so more is waiting: poll it again now (behind
+        // the partitions waiting). A partition that is caught up waits for the next round, as
+        // do one handed over or revoked meanwhile and every one after a reconnect.
+        if (fed > 0 && more && q->until && !stop_ && q->steps_left > 0 && clock_.steady_now() < *q->until &&
             owned_.count(p) > 0 && (!session_ || source_.session() == *session_)) {
             --q->steps_left;
             q->parts.push_back(p);

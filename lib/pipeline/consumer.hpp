@@ -67,8 +67,8 @@ struct consumer_options {
     /// At most this many partitions are polled, fed and uploaded at once in a round (each
     /// may hold a poll batch and have one object upload in flight); 0 = all of them.
     std::size_t max_parallel_partitions = 8;
-    /// Free-running partitions (`run`): within a round, a partition whose step fed messages
-    /// is polled again as soon as that step ends (not when the slowest partition of the round
+    /// Free-running partitions (`run`): within a round, a partition whose step fed a full
+    /// batch is polled again as soon as that step ends (not when the slowest partition of the round
     /// is done), until the round has run this long or taken 64 steps per partition; then the
     /// round ends for the coordination (reconnect check, assignment, ticks). 0: one step per
     /// partition per round (what `round()` always does).
@@ -147,8 +147,9 @@ private:
     /// One partition's step: poll from its writer's next offset, feed (which may upload and
     /// commit). `read_ahead` (free-running rounds): while a full batch is fed, the next one
     /// is polled, and fed in the same step when it follows on (up to 4 batches). Takes `p` by
-    /// value: it runs as its own coroutine (poll_all).
-    task<std::size_t> poll_partition(partition_ref p, bool read_ahead);
+    /// value: it runs as its own coroutine (poll_all). `*more`: the last batch fed was full
+    /// (more is likely waiting); left alone when nothing was fed.
+    task<std::size_t> poll_partition(partition_ref p, bool read_ahead, bool* more);
     /// The partitions of a round, taken in turn by the workers of poll_all; with a slice, a
     /// partition whose step fed messages goes to the back again.
     struct work_queue {

@@ -369,13 +369,21 @@ task<feed_status> partition_writer::feed_run(std::span<const message> rest, std:
     recharge(o);  // (before anything else: what was reserved is charged)
     // Not even the first record fits: no round trip to the pool for nothing.
     if (append_need(o.buf.size(), rest.front()) > o.buf.capacity()) co_return feed_status::ok;
-    encoding_snapshot_ = buffered_bytes();
-    encoding_ = true;
-    struct done_encoding {
-        bool& flag;
-        ~done_encoding() { flag = false; }
-    } guard{encoding_};
-    const std::size_t n = co_await ports_.workers->run([this, &o, rest] { return encode_run(o, rest); });
+    // A short run (a trickle) costs less here than the round trip to a pool thread.
+    std::size_t payload = 0;
+    for (std::size_t i = 0; i < rest.size() && i < 16; ++i) payload += rest[i].payload.size();
+    std::size_t n = 0;
+    if (rest.size() < 16 && payload < (std::size_t{64} << 10)) {
+        n = encode_run(o, rest);
+    } else {
+        encoding_snapshot_ = buffered_bytes();
+        encoding_ = true;
+        struct done_encoding {
+            bool& flag;
+            ~done_encoding() { flag = false; }
+        } guard{encoding_};
+        n = co_await ports_.workers->run([this, &o, rest] { return encode_run(o, rest); });
+    }
     taken = n;
     if (n == 0) co_return feed_status::ok;
     for (std::size_t k = 0; k < n; ++k) appended(o, rest[k]);

@@ -89,8 +89,9 @@ outcome feed_all(iss::worker_pool& pool, bool single_part, pl::bad_message_polic
         batch b;
         for (std::uint64_t o = from; o < from + 100; ++o) {
             const bool bad_one = o % 97 == 13 || o % 250 == 249;
-            // By tenant: runs of 7 messages of A, 5 of B, 3 of C, in turn.
-            const char* tenant = o % 15 < 7 ? "A:" : o % 15 < 12 ? "B:" : "C:";
+            // By tenant: runs of 30 messages of A, 20 of B, 10 of C, in turn (C's runs are
+            // short enough to be formatted inline, the others go to the pool).
+            const char* tenant = o % 60 < 30 ? "A:" : o % 60 < 50 ? "B:" : "C:";
             std::string payload = bad_one
                                       ? std::string{"BAD"}
                                       : fmt::format("{}m{}{}", by_tenant ? tenant : "", o, std::string(o % 23, 'x'));
