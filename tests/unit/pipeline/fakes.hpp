@@ -253,6 +253,25 @@ struct offset_namer final : pl::key_namer {
     }
 };
 
+/// Keys by tenant: payload "A:..." belongs to tenant A, the encoded partition is the text
+/// before ':' (record-dependent keys: several objects open per partition).
+struct tenant_namer final : pl::key_namer {
+    static std::string tenant_of(const pl::message& m) {
+        std::string_view s{reinterpret_cast<const char*>(m.payload.data()), m.payload.size()};
+        return std::string{s.substr(0, s.find(':'))};
+    }
+    iss::object_key key(const pl::partition_ref& p, std::uint64_t first) const override {
+        return iss::object_key{fmt::format("{}/t=?/{:020}", p.partition, first)};
+    }
+    iss::result<pl::encoded_partition> encode(const pl::partition_ref&, const pl::message& m) const override {
+        return pl::encoded_partition{tenant_of(m), std::nullopt};
+    }
+    iss::object_key key_for(const pl::partition_ref& p, const pl::message& first) const override {
+        return iss::object_key{fmt::format("{}/t={}/{:020}", p.partition, tenant_of(first), first.offset)};
+    }
+    bool record_dependent() const override { return true; }
+};
+
 struct clock_sleeper final : pl::sleeper {
     explicit clock_sleeper(iss::manual_clock& c) : clock_{c} {}
     int sleeps = 0;

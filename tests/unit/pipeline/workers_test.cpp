@@ -40,23 +40,7 @@ struct thread_noting_encoders final : pl::encoder_factory {
     mutable std::set<std::thread::id> threads;
 };
 
-/// Keys by tenant: payload "A:..." belongs to encoded partition A (several objects open).
-struct tenant_namer final : pl::key_namer {
-    static std::string tenant_of(const pl::message& m) {
-        std::string_view s{reinterpret_cast<const char*>(m.payload.data()), m.payload.size()};
-        return std::string{s.substr(0, s.find(':'))};
-    }
-    iss::object_key key(const pl::partition_ref& p, std::uint64_t first) const override {
-        return iss::object_key{fmt::format("{}/t=?/{:020}", p.partition, first)};
-    }
-    iss::result<pl::encoded_partition> encode(const pl::partition_ref&, const pl::message& m) const override {
-        return pl::encoded_partition{tenant_of(m), std::nullopt};
-    }
-    iss::object_key key_for(const pl::partition_ref& p, const pl::message& first) const override {
-        return iss::object_key{fmt::format("{}/t={}/{:020}", p.partition, tenant_of(first), first.offset)};
-    }
-    bool record_dependent() const override { return true; }
-};
+using fakes::tenant_namer;
 
 /// 1 000 messages in batches of 100, with bad messages (BAD) here and there, fed to one
 /// writer whose formatting runs on `pool`; then a clean stop.
