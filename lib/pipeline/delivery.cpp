@@ -404,8 +404,8 @@ std::size_t partition_writer::encode_run(open_object& o, std::span<const message
         if (!o.encoder->append(m, p_, o.buf)) break;  // a bad message: feed_one applies the policy
         ++k;
         last = m.offset;
-        st.records += 1;
-        st.bytes = o.spilled.size() + o.buf.size() + o.encoder->buffered();
+        st = rotation_state(o);  // (o.records counts the run only once it is back: add it)
+        st.records += k;
         // The decisions after an append (after_append) wait for the event loop.
         if (!one_part && o.buf.size() >= o_.part_size) break;
         if (rotation_.full(st, cap)) break;
