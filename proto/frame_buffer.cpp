@@ -1,6 +1,7 @@
 #include "proto/frame_buffer.hpp"
 
 #include <cstring>
+#include <utility>
 
 namespace iss::proto {
 
@@ -21,6 +22,17 @@ void frame_buffer::feed(bytes_view data) {
     auto space = prepare(data.size());
     if (!data.empty()) std::memcpy(space.data(), data.data(), data.size());
     commit(data.size());
+}
+
+byte_buffer frame_buffer::exchange_storage(byte_buffer fresh) {
+    const std::size_t rest_at = begin_ + release_;
+    const std::size_t rest = end_ - rest_at;
+    if (fresh.size() < rest) fresh.resize(rest);
+    if (rest > 0) std::memcpy(fresh.data(), buf_.data() + rest_at, rest);
+    byte_buffer old = std::exchange(buf_, std::move(fresh));
+    begin_ = release_ = 0;
+    end_ = rest;
+    return old;
 }
 
 std::span<std::byte> frame_buffer::prepare(std::size_t n) {

@@ -43,6 +43,12 @@ public:
         return {buf_.data() + begin_, n};
     }
 
+    /// Hands the storage over: returns the buffer that holds the frame handed out last (its
+    /// views stay valid for as long as the returned buffer lives, wherever it goes) and goes
+    /// on in `fresh`, into which the bytes received after that frame, if any, are copied.
+    /// `fresh` keeps its size, so reading into it up to that size writes no zeros first.
+    byte_buffer exchange_storage(byte_buffer fresh);
+
     /// The error that stopped this buffer, if any.
     [[nodiscard]] const std::optional<iss::error>& failure() const noexcept { return failed_; }
     /// Stops the buffer with `e` and returns it.

@@ -24,6 +24,7 @@
 #include <ostream>
 #include <span>
 #include <string_view>
+#include <utility>
 
 namespace iss::proto {
 
@@ -125,6 +126,9 @@ public:
     /// Forgets every byte and a failure (a new connection); views handed out before stay
     /// readable until the next `feed` or `prepare`.
     void reset() noexcept { buf_.reset(); }
+    /// Hands the buffer holding the frame returned last over and goes on in `fresh`
+    /// (`frame_buffer::exchange_storage`).
+    byte_buffer exchange_storage(byte_buffer fresh) { return buf_.exchange_storage(std::move(fresh)); }
 
     /// How many more bytes complete the frame being received (at least 1 when no frame is
     /// ready; the header's 8 bytes when nothing is known yet). For sized reads.

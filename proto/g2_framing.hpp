@@ -34,6 +34,7 @@
 #include <ostream>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <variant>
 
 namespace iss::proto::g2 {
@@ -301,6 +302,9 @@ public:
     /// Forgets every byte and a failure (a new connection); views handed out before stay
     /// readable until the next `feed` or `prepare`.
     void reset() noexcept { buf_.reset(); }
+    /// Hands the buffer holding the frame returned last over and goes on in `fresh`
+    /// (`frame_buffer::exchange_storage`).
+    byte_buffer exchange_storage(byte_buffer fresh) { return buf_.exchange_storage(std::move(fresh)); }
     /// Bytes still needed to complete the current frame (the header's 256 when nothing is known).
     [[nodiscard]] std::size_t bytes_wanted() const noexcept;
     [[nodiscard]] std::size_t buffered() const noexcept { return buf_.buffered(); }

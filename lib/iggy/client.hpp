@@ -116,12 +116,16 @@ struct outgoing_message {
     proto::bytes_view user_headers;      ///< a built §2.6 block (proto::append_user_header), may be empty
 };
 
-/// A poll's answer. `messages` are views into the client's poll buffer: valid until the next
-/// poll on this client (other calls do not touch it). Copy what you keep.
+/// A poll's answer. `messages` are views into the buffer the reply was read into, which the
+/// client hands over with the batch (`owner`): the bytes they point to stay valid for as long
+/// as `owner` (or a copy of it) lives, after later polls too, and were never copied. The
+/// `messages` span itself is the client's and valid until the next poll: copy the views
+/// (small) if you keep them.
 struct poll_batch {
     std::uint32_t partition_id = 0;    ///< the partition polled (0 when a group poll found none)
     std::uint64_t current_offset = 0;  ///< the partition's newest offset (0 when empty)
     std::span<const proto::message_view> messages;
+    std::shared_ptr<const void> owner;  ///< holds the bytes of `messages` (null when there are none)
 };
 
 class session;

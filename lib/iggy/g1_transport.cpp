@@ -132,8 +132,9 @@ net::awaitable<result<poll_batch>> g1_transport::poll(session& s, poll_args a) {
     o.max_reply = ctx_.opts.max_reply_bytes;
     if (auto d = proto::decode_poll_reply_into(*reply, poll_, o); !d)
         co_return iss::error{errc::protocol_error, d.error().message()};
-    co_return poll_batch{poll_.partition_id, poll_.current_offset,
-                         std::span<const proto::message_view>{poll_.messages}};
+    poll_batch b{poll_.partition_id, poll_.current_offset, std::span<const proto::message_view>{poll_.messages}, {}};
+    if (!poll_.messages.empty()) b.owner = poll_buffers_.hand_over(poll_in_, reply->size() + 64);
+    co_return b;
 }
 
 }  // namespace iss::iggy

@@ -35,9 +35,10 @@ private:
 
     transport_context ctx_;
     proto::frame_assembler in_;       // replies other than polls
-    proto::frame_assembler poll_in_;  // poll replies: the views handed out point here
+    proto::frame_assembler poll_in_;  // poll replies: each buffer is handed over with its batch
     proto::byte_buffer out_;          // the login request
     proto::poll_reply poll_;
+    poll_buffers poll_buffers_;
 };
 
 }  // namespace iss::iggy

@@ -283,7 +283,13 @@ net::awaitable<result<poll_batch>> g2_transport::poll(session& s, poll_args a) {
     g2::poll_options o;
     o.max_reply = ctx_.opts.max_reply_bytes;
     o.producer_fields = protocol_ == proto::wire_protocol::g2_0_10;  // PROVISIONAL: 0.10 batch flags/producer bytes
-    co_return co_await groups_.poll(s, std::move(a), o, poll_);
+    auto b = co_await groups_.poll(s, std::move(a), o, poll_);
+    if (b && !b->messages.empty()) {
+        std::size_t bytes = g2::header_size;
+        for (const proto::message_view& m : b->messages) bytes += m.raw.size() + 64;
+        b->owner = poll_buffers_.hand_over(poll_in_, bytes);
+    }
+    co_return b;
 }
 
 }  // namespace iss::iggy

@@ -69,6 +69,7 @@ private:
     proto::g2::frame_assembler poll_in_;
     proto::byte_buffer out_;  // the Register request
     proto::poll_reply poll_;
+    poll_buffers poll_buffers_;  // each poll reply's buffer is handed over with its batch
     g2_groups groups_;
 };
 

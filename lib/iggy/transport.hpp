@@ -13,8 +13,10 @@
 /// A new wire generation is one more implementation of this interface.
 ///
 /// A transport object lives as long as its session (a reconnect reuses it, `login` starts it
-/// over), so the poll buffer behind the views of the last `poll_batch` survives other calls.
+/// over). The buffer a poll reply was read into goes with the batch (`poll_batch::owner`,
+/// `poll_buffers` below), so the batch's bytes are never copied.
 
+#include "common/buffer_pool.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "iggy/client.hpp"
@@ -26,6 +28,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <variant>
@@ -56,6 +59,30 @@ using request =
 /// Which receive buffer a reply goes to: poll replies have their own, because the views of a
 /// `poll_batch` point into it until the next poll.
 enum class reply_slot { general, poll };
+
+/// The receive buffers of poll replies. Once a reply is decoded, `hand_over` takes the buffer
+/// it was read into out of the assembler (`exchange_storage`) for the batch to own, and the
+/// assembler goes on in a kept one: when the last copy of the batch's owner goes, its buffer
+/// comes back here (at most 8 of them, 16 MiB in all; common/buffer_pool.hpp). Kept buffers
+/// keep their size, so reading the next reply into one writes no zeros and faults no pages.
+class poll_buffers {
+public:
+    /// The owner of the frame `in` returned last (`bytes`: about its size, to pick a buffer).
+    template <class Assembler>
+    std::shared_ptr<const void> hand_over(Assembler& in, std::size_t bytes) {
+        auto fresh = pool_->take(bytes);
+        auto* held = new proto::byte_buffer{in.exchange_storage(fresh ? std::move(*fresh) : proto::byte_buffer{})};
+        return std::shared_ptr<const void>{held, [pool = pool_](const void* p) {
+                                               auto* b = static_cast<proto::byte_buffer*>(const_cast<void*>(p));
+                                               pool->give(std::move(*b));
+                                               delete b;
+                                           }};
+    }
+
+private:
+    std::shared_ptr<buffer_pool<proto::byte_buffer>> pool_ =
+        std::make_shared<buffer_pool<proto::byte_buffer>>(8, std::size_t{16} << 20);
+};
 
 /// The arguments of PollMessages as the public client got them.
 struct poll_args {

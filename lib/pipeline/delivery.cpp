@@ -139,7 +139,7 @@ open_object_state partition_writer::rotation_state(const open_object& o) const {
 }
 
 void partition_writer::recharge(open_object& o) const noexcept {
-    o.held.set(o.buf.capacity() + o.part_capacity + (o.encoder ? o.encoder->buffered() : 0), o.spilled.size());
+    o.held.set(o.buf.capacity() + (o.encoder ? o.encoder->buffered() : 0), o.spilled.size());
 }
 
 namespace {
@@ -173,11 +173,18 @@ void partition_writer::reserve_for(open_object& o, std::size_t need) const {
     if (ports_.memory && ports_.memory->limited())
         grow = std::min<std::size_t>(grow, o.buf.capacity() + ports_.memory->free());
     // std::string::reserve rounds a growth below twice the capacity up to twice: allocate
-    // the new capacity exactly instead, and move the bytes over (what a reallocation does).
+    // the new capacity exactly instead (or take a kept part buffer), and move the bytes over
+    // (what a reallocation does).
+    const std::size_t want = std::max(need, grow);
     std::string bigger;
-    bigger.reserve(std::max(need, grow));
+    if (ports_.memory) {
+        bigger = ports_.memory->take_buffer(want);
+    } else {
+        bigger.reserve(want);
+    }
     bigger.append(o.buf);
     o.buf.swap(bigger);
+    if (ports_.memory) ports_.memory->give_buffer(std::move(bigger));
 }
 
 std::uint64_t partition_writer::memory_bytes() const noexcept {
@@ -519,20 +526,23 @@ task<feed_status> partition_writer::after_append(open_object& o) {
         cap = o_.part_size;  // invariant 4: never multipart where Complete ignores the condition
     } else if (o.buf.size() >= o_.part_size) {
         // Memory per open object stays about one part: the rest waits in the spool file,
-        // within memory.max_spool.
-        if (ports_.memory && !ports_.memory->spool_allows(o.buf.size())) {
+        // within memory.max_spool. Whole parts only: the spool then holds parts 1..k exactly
+        // and the buffer the rest, so each part is mapped back from one place at the upload
+        // (upload_multipart), never pieced together from both.
+        const std::size_t whole = o.buf.size() - o.buf.size() % static_cast<std::size_t>(o_.part_size);
+        if (ports_.memory && !ports_.memory->spool_allows(whole)) {
             recharge(o);
             log_.info({iss::log::kv("spooled", ports_.memory->spooled())},
                       "memory.max_spool reached: closing the object instead of spooling another part");
             const delivered d = co_await close_and_deliver(just(o.encoded), rotate_reason::spool_limit);
             co_return to_feed(d);
         }
-        if (auto w = o.spilled.append(o.buf); !w) {
+        if (auto w = o.spilled.append(std::string_view{o.buf}.substr(0, whole)); !w) {
             log_.warn("cannot spool beyond one part ({}); closing the object now", w.error());
             const delivered d = co_await close_and_deliver(just(o.encoded), rotate_reason::part_size);
             co_return to_feed(d);
         }
-        o.buf.clear();
+        o.buf.erase(0, whole);  // (moves what is left: less than a part, usually less than a record)
     }
     recharge(o);
     if (auto why = rotation_.full(rotation_state(o), cap)) {

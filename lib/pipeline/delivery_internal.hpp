@@ -18,16 +18,22 @@ namespace iss::pipeline {
 /// One open (or in-flight) object of a partition writer: its key, encoder, bytes (in memory
 /// and spilled), memory charge and the range of offsets it accounts for.
 struct partition_writer::open_object {
-    open_object(std::string spool_dir, memory_budget* budget) : spilled{std::move(spool_dir)}, held{budget} {}
+    open_object(std::string spool_dir, memory_budget* budget)
+        : spilled{std::move(spool_dir)}, held{budget}, budget_{budget} {}
+    open_object(const open_object&) = delete;
+    open_object& operator=(const open_object&) = delete;
+    /// Gives `buf` back to the budget's kept buffers (memory.hpp).
+    ~open_object() {
+        if (budget_) budget_->give_buffer(std::move(buf));
+    }
     std::string encoded;                 ///< the encoded partition (key without {start_offset})
     std::optional<std::int64_t> bucket;  ///< time bucket of the first message, when the key has one
     object_key key;
     std::unique_ptr<record_encoder> encoder;
-    std::string buf;                ///< encoder output not yet spilled (at most about one part)
-    spool spilled;                  ///< encoder output beyond one part (multipart objects)
-    std::unique_ptr<char[]> part;   ///< a part read back from `spilled` while a multipart upload runs
-    std::size_t part_capacity = 0;  ///< bytes allocated for `part`
-    memory_budget::charge held;     ///< what `buf`, `part`, the encoder and `spilled` hold, charged
+    std::string buf;             ///< encoder output not yet spilled (at most about one part)
+    spool spilled;               ///< encoder output beyond one part, in whole parts (multipart objects)
+    spool::mapping part;         ///< the part of `spilled` being uploaded, mapped
+    memory_budget::charge held;  ///< what `buf`, the encoder and `spilled` hold, charged
     std::uint64_t first_offset = 0;
     std::uint64_t last_offset = 0;  ///< last offset accounted for (records, skipped, dead-lettered)
     std::uint64_t records = 0;
@@ -35,6 +41,9 @@ struct partition_writer::open_object {
     std::uint64_t first_timestamp_us = 0;
     clock::steady_time last_append{};
     std::optional<clock::system_time> schedule_deadline;
+
+private:
+    memory_budget* budget_;
 };
 
 namespace detail {

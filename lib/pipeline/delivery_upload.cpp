@@ -152,20 +152,16 @@ task<store_result<none>> partition_writer::upload(open_object& o, const object_r
 task<store_result<none>> partition_writer::upload_multipart(open_object& o, const object_range& r) {
     const std::uint64_t spooled = o.spilled.size();
     const std::uint64_t total = spooled + o.buf.size();
-    // Parts that lie in `o.buf` go up as views into it; a part (partly) in the spool file is
-    // read into `o.part`, allocated once per upload, never zero-filled, and charged to the
-    // memory budget with the object.
-    part_reader read = [this, &o, spooled](std::uint64_t off, std::size_t len) -> result<std::string_view> {
+    // Parts that lie in `o.buf` go up as views into it; the spool file holds whole parts
+    // (after_append), each mapped (`spool::map`) while it goes up: no copy into a buffer.
+    part_reader read = [&o, spooled](std::uint64_t off, std::size_t len) -> result<std::string_view> {
         if (off >= spooled) return std::string_view{o.buf}.substr(static_cast<std::size_t>(off - spooled), len);
-        if (!o.part) {
-            o.part.reset(new char[static_cast<std::size_t>(o_.part_size)]);  // NOLINT: uninitialised on purpose
-            o.part_capacity = static_cast<std::size_t>(o_.part_size);
-            recharge(o);
-        }
-        const auto from_spool = static_cast<std::size_t>(std::min<std::uint64_t>(len, spooled - off));
-        if (auto rd = o.spilled.read(off, std::span<char>{o.part.get(), from_spool}); !rd) return rd.error();
-        if (from_spool < len) std::memcpy(o.part.get() + from_spool, o.buf.data(), len - from_spool);
-        return std::string_view{o.part.get(), len};
+        if (off + len > spooled) return error{iss::errc::invalid_argument, "a part lies partly in the spool file"};
+        o.part = {};
+        auto m = o.spilled.map(off, len);
+        if (!m) return m.error();
+        o.part = std::move(*m);
+        return o.part.bytes();
     };
     co_return co_await ports_.store.put_multipart(o.key, total, o_.part_size, std::move(read), r,
                                                   ports_.encoders.content_type(), o_.plan.if_none_match);

@@ -31,6 +31,31 @@ void memory_budget::charge::set(std::uint64_t memory, std::uint64_t spool) noexc
     spool_ = spool;
 }
 
+std::string memory_budget::take_buffer(std::size_t bytes) {
+    std::string b;
+    // (A kept buffer larger than asked is charged whole: only when the excess is free.)
+    if (auto kept = kept_.take(bytes); kept && kept->capacity() >= bytes && kept->capacity() - bytes <= free()) {
+        b = std::move(*kept);
+    } else if (kept) {
+        kept_.give(std::move(*kept));  // too small for this one: it may fit the next
+    }
+    b.clear();
+    if (b.capacity() < bytes) {
+        std::string exact;
+        exact.reserve(bytes);  // (a reserve from empty allocates exactly: no doubling)
+        b.swap(exact);
+    }
+    return b;
+}
+
+void memory_budget::give_buffer(std::string b) {
+    constexpr std::size_t large = std::size_t{1} << 20;
+    if (b.capacity() < large) return;
+    const std::uint64_t after = buffered_ + kept_.kept_bytes() + b.capacity();
+    if (limited() && after > soft_limit()) return;  // the objects may need the room: freed
+    kept_.give(std::move(b));
+}
+
 bool memory_budget::above_fair_share(std::uint64_t bytes) const noexcept {
     return bytes > 0 && bytes >= soft_limit() / std::max<std::uint64_t>(holders_, 1);
 }

@@ -4,9 +4,9 @@
 ///
 /// Everything the pipeline holds for data not yet durable is charged here: each open or
 /// in-flight object's buffer (its capacity: what the allocator really holds), the encoder's
-/// pending bytes (a Parquet row group, compressor state), the part read back for a multipart
-/// upload, and each poll batch from the poll request until the batch has been fed. Spool
-/// files are charged separately against `max_spool`.
+/// pending bytes (a Parquet row group, compressor state), and each poll batch from the poll
+/// request until the batch has been fed. Spool files are charged separately against
+/// `max_spool` (a multipart upload maps its parts back from the spool: page cache, no buffer).
 ///
 /// What the budget drives (lib/pipeline/consumer.cpp, lib/pipeline/router.cpp):
 /// - a poll asks for at most as many messages as fit twice in what is free (the batch and its
@@ -25,8 +25,16 @@
 ///   still moves); object buffers grow by no more than what is free;
 /// - an object whose next part would not fit in `max_spool` is closed instead of spooled.
 ///
+/// It also keeps up to two object buffers of about one part between objects
+/// (`take_buffer` / `give_buffer`, common/buffer_pool.hpp), so that a new object does not
+/// fault a fresh part in page by page: only while what is charged plus what is kept stays
+/// below the soft limit, so kept buffers never hold room the objects need.
+///
 /// Single-threaded (the event loop), like the rest of the pipeline.
 
+#include "common/buffer_pool.hpp"
+
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -104,6 +112,15 @@ public:
     /// moves), 0 when none fits.
     [[nodiscard]] std::uint32_t poll_allowance(std::uint32_t wanted) const noexcept;
 
+    /// An empty string with capacity for `bytes` (a kept object buffer when one is large
+    /// enough, else a new allocation of exactly `bytes`). Charge it as its capacity.
+    [[nodiscard]] std::string take_buffer(std::size_t bytes);
+    /// An object buffer that is no longer needed: kept if it is large (at least 1 MiB) and
+    /// the bounds above allow, else freed.
+    void give_buffer(std::string b);
+    /// Capacity of the object buffers kept now (not charged: no object holds them).
+    [[nodiscard]] std::size_t kept_buffer_bytes() const { return kept_.kept_bytes(); }
+
     /// "256 MiB: up to 32 objects of 8 MiB in memory" for the start log.
     [[nodiscard]] std::string describe(std::uint64_t part_size) const;
 
@@ -115,6 +132,7 @@ private:
     std::uint64_t holders_ = 0;
     std::uint64_t seen_messages_ = 0;
     std::uint64_t seen_bytes_ = 0;
+    buffer_pool<std::string> kept_{2, std::numeric_limits<std::size_t>::max()};
 };
 
 }  // namespace iss::pipeline

@@ -1,6 +1,7 @@
 #include "pipeline/spool.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -63,19 +64,36 @@ result<void> spool::append(std::string_view bytes) {
     return {};
 }
 
-result<void> spool::read(std::uint64_t offset, std::span<char> out) const {
-    const std::size_t n = out.size();
-    std::size_t got = 0;
-    while (got < n) {
-        const ssize_t r = ::pread(fd_, out.data() + got, n - got, static_cast<off_t>(offset + got));
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return io_error("read");
-        }
-        if (r == 0) return error{iss::errc::io_error, "spool read: file shorter than expected"};
-        got += static_cast<std::size_t>(r);
+spool::mapping::mapping(mapping&& o) noexcept
+    : base_{std::exchange(o.base_, nullptr)}, mapped_{std::exchange(o.mapped_, 0)}, view_{std::exchange(o.view_, {})} {}
+
+spool::mapping& spool::mapping::operator=(mapping&& o) noexcept {
+    if (this != &o) {
+        if (base_) ::munmap(base_, mapped_);
+        base_ = std::exchange(o.base_, nullptr);
+        mapped_ = std::exchange(o.mapped_, 0);
+        view_ = std::exchange(o.view_, {});
     }
-    return {};
+    return *this;
+}
+
+spool::mapping::~mapping() {
+    if (base_) ::munmap(base_, mapped_);
+}
+
+result<spool::mapping> spool::map(std::uint64_t offset, std::size_t length) const {
+    if (offset + length > size_ || fd_ < 0) return error{iss::errc::io_error, "spool map: beyond the end of the file"};
+    mapping m;
+    if (length == 0) return m;
+    static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t start = offset - offset % page;  // mmap offsets are page-aligned
+    const auto skip = static_cast<std::size_t>(offset - start);
+    void* p = ::mmap(nullptr, skip + length, PROT_READ, MAP_SHARED | MAP_POPULATE, fd_, static_cast<off_t>(start));
+    if (p == MAP_FAILED) return io_error("map");
+    m.base_ = p;
+    m.mapped_ = skip + length;
+    m.view_ = std::string_view{static_cast<const char*>(p) + skip, length};
+    return m;
 }
 
 void spool::clear() {

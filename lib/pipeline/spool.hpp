@@ -8,7 +8,8 @@
 /// range (`x-amz-meta-iggy-last-offset`, `-count`) in that metadata (delivery.hpp). The
 /// range is only known at rotation, so the upload is created then and the parts are read
 /// back from here. Blocking file I/O on the event loop: writes go to the page cache; a part
-/// is read back only at rotation.
+/// is mapped back (`map`: the page-cache pages themselves, no copy into a buffer of ours)
+/// only at rotation.
 
 #include "common/error.hpp"
 
@@ -32,9 +33,29 @@ public:
 
     /// Appends `bytes`; errc::io_error naming the file operation on failure.
     result<void> append(std::string_view bytes);
-    /// Reads exactly `out.size()` bytes at `offset` into `out` (memory the caller owns and
-    /// need not initialise: no zero-fill pass over a part).
-    result<void> read(std::uint64_t offset, std::span<char> out) const;
+    /// `length` bytes at `offset`, mapped read-only (mmap, populated at once): the spool
+    /// file's page-cache pages, so a part goes to the socket without being copied into a
+    /// buffer first, and without an anonymous buffer to fault in. Unmapped when the mapping
+    /// goes. The spool must not be cleared or appended to below `offset + length` meanwhile.
+    class mapping {
+    public:
+        mapping() noexcept = default;
+        mapping(mapping&& o) noexcept;
+        mapping& operator=(mapping&& o) noexcept;
+        mapping(const mapping&) = delete;
+        mapping& operator=(const mapping&) = delete;
+        ~mapping();
+        /// The bytes asked for.
+        [[nodiscard]] std::string_view bytes() const noexcept { return view_; }
+
+    private:
+        friend class spool;
+        void* base_ = nullptr;  // page-aligned start of the mapped range
+        std::size_t mapped_ = 0;
+        std::string_view view_;
+    };
+    /// errc::io_error naming the operation when the range is not in the file or mmap fails.
+    [[nodiscard]] result<mapping> map(std::uint64_t offset, std::size_t length) const;
     [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
     /// Forgets the content (truncates the file).
     void clear();

@@ -193,6 +193,33 @@ TEST_CASE("G2 client: topics, send, poll with verified checksums, offsets", "[g2
     });
 }
 
+TEST_CASE("G2 client: a poll batch keeps its reply's buffer, so its bytes outlive later polls", "[g2][client][owner]") {
+    broker_process broker{{"--protocol", "0.9"}};
+    run([&](auto ex) -> net::awaitable<void> {
+        iggy::client c{ex, options_for(broker, wire_protocol::g2_0_9)};
+        must(co_await c.connect(), "connect");
+        co_await seed(c, 2, 50);
+        const auto me = consumer::single(identifier::named("sink"));
+        std::vector<std::vector<proto::message_view>> views;
+        std::vector<std::shared_ptr<const void>> owners;
+        for (std::uint64_t from = 0; from < 50; from += 10) {
+            auto b = must(co_await c.poll_messages(me, identifier::named("s"), identifier::named("t"), 1u,
+                                                   polling_strategy::at_offset(from), 10, false),
+                          "poll");
+            REQUIRE(b.messages.size() == 10);
+            REQUIRE(b.owner);
+            views.emplace_back(b.messages.begin(), b.messages.end());
+            owners.push_back(b.owner);
+        }
+        for (std::size_t k = 0; k < views.size(); ++k)
+            for (std::size_t i = 0; i < 10; ++i) {
+                CHECK(proto::as_text(views[k][i].payload) == "message-" + std::to_string(k * 10 + i));
+                CHECK(views[k][i].checksum_ok());
+            }
+        co_await c.close();
+    });
+}
+
 TEST_CASE("G2 groups: join, sync, explicit-partition polls and stores, leave", "[g2][group]") {
     broker_process broker{{"--protocol", "0.9"}};
     run([&](auto ex) -> net::awaitable<void> {

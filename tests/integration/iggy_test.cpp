@@ -258,6 +258,53 @@ TEST_CASE("100 000 messages over 8 partitions come back in order with offsets, i
     });
 }
 
+TEST_CASE("a poll batch keeps the buffer its reply was read into: its bytes outlive later polls", "[client][owner]") {
+    broker_process broker;
+    run([&](auto ex) -> net::awaitable<void> {
+        iggy::client c{ex, options_for(broker)};
+        must(co_await c.create_stream("own"), "create stream");
+        must(co_await c.create_topic(identifier::named("own"), "t", 1), "create topic");
+        std::vector<std::string> payloads;
+        std::vector<iggy::outgoing_message> out;
+        for (int i = 0; i < 40; ++i)
+            payloads.push_back(fmt::format("message-{}-{}", i, std::string(100, static_cast<char>('a' + i % 26))));
+        for (const auto& p : payloads) out.push_back({0, 0, proto::as_bytes(p), {}});
+        must(co_await c.send_messages(identifier::named("own"), identifier::named("t"), partitioning::to_partition(0),
+                                      out),
+             "send");
+        // Four batches held at once, as the pipeline holds a batch it feeds and one read ahead.
+        struct held {
+            std::vector<proto::message_view> views;
+            std::shared_ptr<const void> owner;
+        };
+        std::vector<held> batches;
+        for (std::uint64_t from = 0; from < 40; from += 10) {
+            auto r =
+                must(co_await c.poll_messages(consumer::single(identifier::numeric(1)), identifier::named("own"),
+                                              identifier::named("t"), 0, polling_strategy::at_offset(from), 10, false),
+                     "poll");
+            REQUIRE(r.messages.size() == 10);
+            REQUIRE(r.owner);
+            batches.push_back({{r.messages.begin(), r.messages.end()}, r.owner});
+        }
+        for (std::size_t b = 0; b < batches.size(); ++b)
+            for (std::size_t i = 0; i < 10; ++i) CHECK(text(batches[b].views[i].payload) == payloads[b * 10 + i]);
+        // Let them go (their buffers are kept for the next polls), then poll again.
+        batches.clear();
+        auto again =
+            must(co_await c.poll_messages(consumer::single(identifier::numeric(1)), identifier::named("own"),
+                                          identifier::named("t"), 0, polling_strategy::at_offset(35), 10, false),
+                 "poll");
+        REQUIRE(again.messages.size() == 5);
+        CHECK(text(again.messages[4].payload) == payloads[39]);
+        auto none =
+            must(co_await c.poll_messages(consumer::single(identifier::numeric(1)), identifier::named("own"),
+                                          identifier::named("t"), 0, polling_strategy::at_offset(40), 10, false),
+                 "poll");
+        CHECK(none.messages.empty());
+    });
+}
+
 TEST_CASE("stored offsets are the last consumed; Next resumes after them", "[offsets]") {
     broker_process broker;
     run([&](auto ex) -> net::awaitable<void> {

@@ -5,9 +5,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include <cstring>
 #include <memory>
-#include <mutex>
 
 namespace iss::pipeline {
 
@@ -17,19 +15,12 @@ using proto::server_errc;
 
 proto::bytes_view bytes_of(std::string_view s) { return std::as_bytes(std::span{s.data(), s.size()}); }
 
-/// A poll batch copied out of the client's poll buffer.
+/// A poll batch: the reply's buffer, handed over by the client (`iggy::poll_batch::owner`),
+/// and the message views into it.
 struct owned_batch {
-    std::unique_ptr<std::byte[]> bytes;  ///< `capacity` bytes, not initialised
-    std::size_t capacity = 0;
+    std::shared_ptr<const void> bytes;
     std::vector<proto::message_view> views;  ///< into `bytes`; never reallocated after filling
 };
-
-/// `part` (a view inside `raw`) moved to the same place inside a copy of `raw` at `base`.
-proto::bytes_view rebase(proto::bytes_view part, proto::bytes_view raw, const std::byte* base) {
-    if (part.empty()) return {};
-    const auto at = static_cast<std::size_t>(part.data() - raw.data());
-    return proto::bytes_view{base + at, part.size()};
-}
 }  // namespace
 
 source_status source_status_of(const iss::error& e) noexcept {
@@ -44,61 +35,7 @@ offset_status offset_status_of(const iss::error& e) noexcept {
     return iggy::classify(e) == iggy::outcome::retry ? offset_status::retryable : offset_status::fatal;
 }
 
-// Naive version: a fresh buffer per poll. Batches are larger than glibc's mmap threshold
-// (fixed at 128 KiB, daemon/main.cpp), so each one is mapped, faulted in page by page,
-// zero-filled and unmapped again: in a profile of the end-to-end benchmark, page faults were
-// the biggest kernel cost after the socket copies. So the buffers of batches that were let
-// go are kept (at most 8 of them, 16 MiB in all) and the next polls copy into them.
-class batch_buffers : public std::enable_shared_from_this<batch_buffers> {
-public:
-    /// A batch with room for `bytes`; when the last reference goes, it comes back here.
-    std::shared_ptr<owned_batch> get(std::size_t bytes) {
-        owned_batch* b = nullptr;
-        {
-            const std::lock_guard lock{mu_};
-            // The smallest free buffer that is large enough, else the largest one (grown).
-            std::size_t pick = free_.size();
-            for (std::size_t i = 0; i < free_.size(); ++i) {
-                const std::size_t c = free_[i]->capacity;
-                if (pick == free_.size()) {
-                    pick = i;
-                    continue;
-                }
-                const std::size_t best = free_[pick]->capacity;
-                if ((c >= bytes && (best < bytes || c < best)) || (best < bytes && c > best)) pick = i;
-            }
-            if (pick < free_.size()) {
-                b = free_[pick].release();
-                free_bytes_ -= b->capacity;
-                free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(pick));
-            }
-        }
-        if (!b) b = new owned_batch;
-        if (b->capacity < bytes) {
-            b->bytes.reset(new std::byte[bytes]);  // (uninitialised: every byte is copied in)
-            b->capacity = bytes;
-        }
-        b->views.clear();
-        return std::shared_ptr<owned_batch>{b, [self = shared_from_this()](owned_batch* x) { self->put(x); }};
-    }
-
-private:
-    void put(owned_batch* b) {
-        std::unique_ptr<owned_batch> owned{b};
-        const std::lock_guard lock{mu_};
-        if (free_.size() >= max_free || free_bytes_ + b->capacity > max_free_bytes) return;  // freed
-        free_bytes_ += b->capacity;
-        free_.push_back(std::move(owned));
-    }
-    static constexpr std::size_t max_free = 8;
-    static constexpr std::size_t max_free_bytes = 16u << 20;
-    std::mutex mu_;  // (batches are let go on the event loop; the lock keeps that an assumption only)
-    std::vector<std::unique_ptr<owned_batch>> free_;
-    std::size_t free_bytes_ = 0;
-};
-
-iggy_ports::iggy_ports(iggy::client& c, iggy_ports_options o)
-    : c_{c}, o_{std::move(o)}, buffers_{std::make_shared<batch_buffers>()} {}
+iggy_ports::iggy_ports(iggy::client& c, iggy_ports_options o) : c_{c}, o_{std::move(o)} {}
 
 proto::consumer iggy_ports::consumer() const {
     return o_.group_mode ? proto::consumer::group(identifier::named(o_.consumer_name))
@@ -120,24 +57,12 @@ task<poll_result> iggy_ports::poll(const topic_ref& t, std::optional<std::uint32
     }
     out.reply.partition = r->partition_id;
     out.reply.current_offset = r->current_offset;
-    // The client's poll buffer is overwritten by the next poll on this connection, and the
-    // consumer polls several partitions concurrently (each feeds its batch across uploads):
-    // copy the batch into storage the reply owns (about one batch per polled partition).
-    std::size_t total = 0;
-    for (const proto::message_view& v : r->messages) total += v.raw.size();
-    auto owned = buffers_->get(total);
-    owned->views.reserve(r->messages.size());
-    std::size_t pos = 0;
-    for (const proto::message_view& src : r->messages) {
-        std::byte* base = owned->bytes.get() + pos;
-        if (!src.raw.empty()) std::memcpy(base, src.raw.data(), src.raw.size());
-        proto::message_view v = src;
-        v.raw = proto::bytes_view{base, src.raw.size()};
-        v.payload = rebase(src.payload, src.raw, base);
-        v.user_headers = rebase(src.user_headers, src.raw, base);
-        owned->views.push_back(v);
-        pos += src.raw.size();
-    }
+    // The consumer polls several partitions concurrently and feeds each batch across uploads:
+    // the batch keeps the buffer the client read the reply into (handed over, not copied) and
+    // its own copy of the views (the client's span is reused by the next poll).
+    auto owned = std::make_shared<owned_batch>();
+    owned->bytes = std::move(r->owner);
+    owned->views.assign(r->messages.begin(), r->messages.end());
     out.reply.messages.reserve(owned->views.size());
     for (const proto::message_view& v : owned->views) {
         message m;

@@ -16,8 +16,6 @@
 
 namespace iss::pipeline {
 
-class batch_buffers;
-
 struct iggy_ports_options {
     bool group_mode = true;
     std::string consumer_name;    ///< the group's name (group mode) or the single consumer's name
@@ -48,8 +46,6 @@ private:
     iggy::client& c_;
     iggy_ports_options o_;
     std::vector<message> messages_;  ///< reused per poll
-    /// Buffers of poll batches that were let go, kept for the next polls (iggy_ports.cpp).
-    std::shared_ptr<batch_buffers> buffers_;
     iss::log::logger log_{"iggy"};
 };
 

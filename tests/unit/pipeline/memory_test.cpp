@@ -118,6 +118,46 @@ TEST_CASE("memory: charges add up, move, and are given back", "[pipeline][memory
     CHECK(b.peak_buffered() == 1000);
 }
 
+TEST_CASE("memory: part buffers of closed objects are kept for the next objects, within the budget",
+          "[pipeline][memory]") {
+    constexpr std::size_t mib = std::size_t{1} << 20;
+    pl::memory_budget b{{100 * mib, ~0ull}};
+    std::string part = b.take_buffer(8 * mib);
+    CHECK(part.capacity() >= 8 * mib);
+    part.assign(5 * mib, 'x');
+    const char* where = part.data();
+    b.give_buffer(std::move(part));
+    CHECK(b.kept_buffer_bytes() >= 8 * mib);
+    // The next object gets the same memory (no fresh mapping to fault in), empty.
+    std::string next = b.take_buffer(8 * mib);
+    CHECK(next.data() == where);
+    CHECK(next.empty());
+    CHECK(b.kept_buffer_bytes() == 0);
+    // Small buffers are not kept; at most two are.
+    b.give_buffer(std::string(1000, 'y'));
+    CHECK(b.kept_buffer_bytes() == 0);
+    std::string a = b.take_buffer(8 * mib);
+    std::string c = b.take_buffer(8 * mib);
+    b.give_buffer(std::move(a));
+    b.give_buffer(std::move(c));
+    b.give_buffer(std::move(next));
+    CHECK(b.kept_buffer_bytes() >= 16 * mib);
+    CHECK(b.kept_buffer_bytes() < 24 * mib);
+    // Near the soft limit (90 MiB) nothing more is kept: the objects may need the room.
+    pl::memory_budget tight{{20 * mib, ~0ull}};
+    pl::memory_budget::charge held{&tight};
+    held.set(11 * mib, 0);
+    tight.give_buffer(tight.take_buffer(8 * mib));
+    CHECK(tight.kept_buffer_bytes() == 0);
+    // A kept buffer larger than asked is handed out only when the excess is free.
+    held.set(0, 0);
+    tight.give_buffer(tight.take_buffer(8 * mib));
+    REQUIRE(tight.kept_buffer_bytes() >= 8 * mib);
+    held.set(19 * mib, 0);
+    CHECK(tight.take_buffer(mib).capacity() < 2 * mib);  // 1 MiB free: a new 1 MiB buffer
+    CHECK(tight.kept_buffer_bytes() >= 8 * mib);
+}
+
 TEST_CASE("memory: a poll asks for no more messages than fit, and something when nothing is held",
           "[pipeline][memory]") {
     pl::memory_budget b{{10'000, 0}};

@@ -127,6 +127,34 @@ TEST_CASE("replies read into the assembler directly with prepare/commit and byte
     CHECK(sizes == std::vector<std::size_t>{4, 0, 0});
 }
 
+TEST_CASE("exchange_storage hands the buffer of the last reply over; the bytes after it go on in the new one",
+          "[proto][framing]") {
+    byte_buffer stream;
+    append_user_id_reply(stream, 7);
+    append_user_id_reply(stream, 9);
+    frame_assembler a{frame_direction::reply};
+    // The first reply whole and three bytes of the second.
+    a.feed(bytes_view{stream}.first(12 + 3));
+    auto first = a.next_reply().value();
+    REQUIRE(first);
+    const bytes_view payload = first->payload;
+    CHECK(to_hex(payload) == "07000000");
+    byte_buffer fresh(64, std::byte{0xee});
+    const byte_buffer owned = a.exchange_storage(std::move(fresh));
+    // The handed-over buffer still holds the first reply where its view points, whatever the
+    // assembler does next.
+    CHECK(payload.data() >= owned.data());
+    CHECK(payload.data() + payload.size() <= owned.data() + owned.size());
+    a.feed(bytes_view{stream}.subspan(15));
+    auto second = a.next_reply().value();
+    REQUIRE(second);
+    CHECK(to_hex(second->payload) == "09000000");
+    CHECK(to_hex(payload) == "07000000");
+    CHECK(a.buffered() == 12);  // the second reply, until the next call
+    CHECK_FALSE(a.next_reply().value());
+    CHECK(a.buffered() == 0);
+}
+
 TEST_CASE("oversized and undersized frames stop the assembler with an error naming the length",
           "[proto][framing][hostile]") {
     {
