@@ -117,12 +117,35 @@ TEST_CASE("valid JSON payloads are minified to one line", "[format][json]") {
     CHECK(minified("null") == "null");
     CHECK(minified("123456789012345678901234567890") == "123456789012345678901234567890");
     CHECK(minified("[1e300, -0.5E-7, 1e-400]") == "[1e300,-0.5E-7,1e-400]");
+    // Already compact (no whitespace outside strings): appended as it is. Escaped quotes and
+    // backslashes end no string, so what follows them inside it is text, never a number.
+    CHECK(minified(R"({"a":"q\"uote 1e400","b":"back\\","c":"x y\\\" 0e999","d":[1,-2.5e3]})") ==
+          R"({"a":"q\"uote 1e400","b":"back\\","c":"x y\\\" 0e999","d":[1,-2.5e3]})");
+    CHECK(minified(R"({"k" : "a \" b" ,"n":1})") == R"({"k":"a \" b","n":1})");
 }
 
 TEST_CASE("invalid JSON payloads are refused and leave the output alone", "[format][json]") {
-    for (std::string_view bad :
-         {"", "{", "{\"a\":1,}", "[01]", "1.", "-", "tru", "{\"a\" 1}", "[1] [2]", "\"\xff\"", "\"a\\ud800\"",
-          "'single'", "12abc", "\"unterminated", "1e400", "[-1E+309]", "1e-00012345", "0e309", "-0.0e731"}) {
+    for (std::string_view bad : {"",
+                                 "{",
+                                 "{\"a\":1,}",
+                                 "[01]",
+                                 "1.",
+                                 "-",
+                                 "tru",
+                                 "{\"a\" 1}",
+                                 "[1] [2]",
+                                 "\"\xff\"",
+                                 "\"a\\ud800\"",
+                                 R"("escaped quote at the end\")",
+                                 R"({"a":"x\\"1e400})",
+                                 "'single'",
+                                 "12abc",
+                                 "\"unterminated",
+                                 "1e400",
+                                 "[-1E+309]",
+                                 "1e-00012345",
+                                 "0e309",
+                                 "-0.0e731"}) {
         INFO(bad);
         bool ok = true;
         (void)minified(bad, &ok);
