@@ -383,13 +383,30 @@ task<feed_status> partition_writer::feed_run(std::span<const message> rest, std:
     if (rest.size() < 16 && payload < (std::size_t{64} << 10)) {
         n = encode_run(o, rest);
     } else {
+        // A run that fills a part spools it on the pool thread too (the copy into the page
+        // cache is the biggest cost after formatting): one part, charged to max_spool before
+        // it is written, and only where after_append would spool it (a multipart object,
+        // room in max_spool); anything else is left to after_append.
+        const std::size_t spill_room = o_.plan.strategy != upload_strategy::single_part_conditional &&
+                                               (!ports_.memory || ports_.memory->spool_allows(o_.part_size))
+                                           ? static_cast<std::size_t>(o_.part_size)
+                                           : 0;
+        if (spill_room > 0) o.held.set(o.held.memory(), o.spilled.size() + spill_room);
         encoding_snapshot_ = buffered_bytes();
         encoding_ = true;
         struct done_encoding {
             bool& flag;
             ~done_encoding() { flag = false; }
         } guard{encoding_};
-        n = co_await ports_.workers->run([this, &o, rest] { return encode_run(o, rest); });
+        n = co_await ports_.workers->run([this, &o, rest, spill_room] {
+            const std::size_t k = encode_run(o, rest);
+            if (spill_room > 0 && o.buf.size() >= spill_room && o.buf.size() < 2 * spill_room) {
+                // (A failed write leaves the buffer as it was: after_append tries and decides.)
+                if (o.spilled.append(std::string_view{o.buf}.substr(0, spill_room))) o.buf.erase(0, spill_room);
+            }
+            return k;
+        });
+        recharge(o);
     }
     taken = n;
     if (n == 0) co_return feed_status::ok;

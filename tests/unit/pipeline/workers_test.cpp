@@ -52,15 +52,25 @@ struct outcome {
     std::set<std::thread::id> threads;
 };
 
-outcome feed_all(iss::worker_pool& pool, bool single_part, pl::bad_message_policy bad, bool by_tenant = false) {
+/// Object limits: the defaults rotate often; `parts` makes objects of several parts (each
+/// spooled, on the pool thread when a run fills it).
+struct limits {
+    std::uint64_t part_size = 1024;
+    std::uint64_t max_records = 37;
+    std::uint64_t max_bytes = 700;
+};
+constexpr limits parts{256, 150, 5000};
+
+outcome feed_all(iss::worker_pool& pool, bool single_part, pl::bad_message_policy bad, bool by_tenant = false,
+                 limits l = {}) {
     world w;
-    w.options.part_size = 1024;
+    w.options.part_size = l.part_size;
     if (single_part)
         w.options.plan =
             *pl::plan_delivery({true, false}, pl::conditional_writes::auto_detect, pl::consumer_mode::single);
     w.options.on_bad_message = bad;
-    w.rotation.max_records = 37;
-    w.rotation.max_bytes = 700;
+    w.rotation.max_records = l.max_records;
+    w.rotation.max_bytes = l.max_bytes;
     w.rotation.max_span = std::chrono::milliseconds{90};  // record times 1 ms apart: every 90 messages
     auto rp = w.policy();
     thread_noting_encoders enc;
@@ -123,6 +133,22 @@ TEST_CASE("workers: a pool writes the same objects and commits as formatting inl
     std::set<std::thread::id> others = b.threads;
     others.erase(std::this_thread::get_id());
     CHECK_FALSE(others.empty());
+}
+
+TEST_CASE("workers: objects of several parts (spooled on the pool thread) come out the same", "[pipeline][workers]") {
+    const auto bad = GENERATE(pl::bad_message_policy::skip, pl::bad_message_policy::dead_letter);
+    iss::worker_pool inline_pool{0};
+    iss::worker_pool pool{4};
+    const outcome a = feed_all(inline_pool, false, bad, false, parts);
+    const outcome b = feed_all(pool, false, bad, false, parts);
+    check_same(a, b);
+    std::size_t multipart = 0;
+    for (const auto& [key, o] : b.objects) {
+        if (!o.multipart) continue;
+        ++multipart;
+        CHECK(b.objects.at(key).body == a.objects.at(key).body);
+    }
+    CHECK(multipart >= 4);
 }
 
 TEST_CASE("workers: a run stops where an object rotates, so no object passes its limits", "[pipeline][workers]") {
