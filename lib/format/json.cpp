@@ -246,15 +246,22 @@ bool payload_checker::append_minified(std::string_view payload, std::string& out
         }
         return n;
     };
-    bool spaced = false;  // whitespace outside strings: minify; else the payload is minified already
+    // Whitespace between tokens: minify. Else the payload is minified already, but for
+    // whitespace before its first token or after its last (padding), which is cut off.
+    bool spaced = false;
+    bool pending_space = false;  // whitespace since the last token
+    bool seen_token = false;
     for (std::size_t i = 0; i < p.size(); ++i) {
         const char c = p[i];
-        if (c == '"') {
-            i = skip_string(i + 1);
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+            pending_space = true;
             continue;
         }
-        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-            spaced = true;
+        if (pending_space && seen_token) spaced = true;
+        pending_space = false;
+        seen_token = true;
+        if (c == '"') {
+            i = skip_string(i + 1);
             continue;
         }
         if (c == '-' || (c >= '0' && c <= '9')) {
@@ -278,7 +285,10 @@ bool payload_checker::append_minified(std::string_view payload, std::string& out
         return false;
     }
     if (!spaced) {
-        out.append(payload);  // (no copy through minify, no zero-fill of the room for it)
+        // (No pass through minify, no zero-fill of the room for it.)
+        constexpr std::string_view ws = " \n\r\t";
+        const std::size_t from = payload.find_first_not_of(ws);
+        out.append(payload.substr(from, payload.find_last_not_of(ws) + 1 - from));
         return true;
     }
     const std::size_t start = out.size();

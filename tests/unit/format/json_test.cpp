@@ -122,6 +122,10 @@ TEST_CASE("valid JSON payloads are minified to one line", "[format][json]") {
     CHECK(minified(R"({"a":"q\"uote 1e400","b":"back\\","c":"x y\\\" 0e999","d":[1,-2.5e3]})") ==
           R"({"a":"q\"uote 1e400","b":"back\\","c":"x y\\\" 0e999","d":[1,-2.5e3]})");
     CHECK(minified(R"({"k" : "a \" b" ,"n":1})") == R"({"k":"a \" b","n":1})");
+    // Padding before the first token or after the last is cut off.
+    CHECK(minified(" \t{\"a\":\"b c\"}  \n") == R"({"a":"b c"})");
+    CHECK(minified("7   ") == "7");
+    CHECK(minified("[1 ,2]  ") == "[1,2]");
 }
 
 TEST_CASE("invalid JSON payloads are refused and leave the output alone", "[format][json]") {
