@@ -27,6 +27,8 @@
 #include "pipeline/adapters/iggy_ports.hpp"
 #include "pipeline/adapters/key_namer.hpp"
 #include "pipeline/consumer.hpp"
+#include "s3/checksum.hpp"
+#include "s3/client.hpp"
 #include "s3/error.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -239,6 +241,8 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     const std::size_t workers = cfg.performance.workers == 0 ? iss::available_cores() : cfg.performance.workers;
     iss::worker_pool pool{workers > 1 ? workers : 0};
     ports.workers = &pool;
+    // Requests carry CRC-32C: each part's is computed while its bytes are produced.
+    if (s3->client && s3->client->checksum() == s3::checksum_kind::crc32c) ports.part_crc32c = &s3::crc32c;
     log.info({iss::log::kv("workers", workers)}, "formatting and compression: {}",
              workers > 1 ? fmt::format("{} worker threads", workers) : std::string{"on the event-loop thread"});
     pipeline::router router{wo, std::move(*rotation), ports};

@@ -434,7 +434,39 @@ std::size_t partition_writer::encode_run(open_object& o, std::span<const message
         if (!one_part && o.buf.size() >= o_.part_size) break;
         if (rotation_.full(st, cap)) break;
     }
+    checksum_new_bytes(o);  // (here, while the run's bytes are still in this core's cache)
     return k;
+}
+
+void partition_writer::checksum_new_bytes(open_object& o) const noexcept {
+    if (!ports_.part_crc32c) return;
+    const std::uint64_t spilled = o.spilled.size();
+    const std::uint64_t end = spilled + o.buf.size();
+    const std::uint64_t part = o_.part_size;
+    while (o.crc_through < end) {
+        const std::uint64_t part_end = (o.crc_through / part + 1) * part;
+        const std::uint64_t upto = std::min(end, part_end);
+        const std::string_view bytes{o.buf.data() + (o.crc_through - spilled),
+                                     static_cast<std::size_t>(upto - o.crc_through)};
+        o.crc = ports_.part_crc32c(bytes, o.crc);
+        o.crc_through = upto;
+        if (upto == part_end) {
+            o.part_crcs.push_back(o.crc);
+            o.crc = 0;
+        }
+    }
+}
+
+std::optional<std::uint32_t> partition_writer::part_checksum(const open_object& o, std::uint64_t offset,
+                                                             std::uint64_t length) const noexcept {
+    const std::uint64_t total = o.spilled.size() + o.buf.size();
+    if (!ports_.part_crc32c || o.crc_through != total || length == 0) return std::nullopt;
+    const std::uint64_t part = o_.part_size;
+    if (offset % part != 0 || length > part) return std::nullopt;  // not one of the parts counted
+    const std::uint64_t k = offset / part;
+    if (k < o.part_crcs.size()) return length == part ? std::optional{o.part_crcs[k]} : std::nullopt;
+    if (k == o.part_crcs.size() && offset + length == total) return o.crc;
+    return std::nullopt;
 }
 
 feed_status partition_writer::to_feed(delivered d) noexcept {
@@ -538,6 +570,7 @@ void partition_writer::appended(open_object& o, const message& m) {
 }
 
 task<feed_status> partition_writer::after_append(open_object& o) {
+    checksum_new_bytes(o);  // (before any byte leaves the buffer for the spool)
     std::uint64_t cap = 0;
     if (o_.plan.strategy == upload_strategy::single_part_conditional) {
         cap = o_.part_size;  // invariant 4: never multipart where Complete ignores the condition

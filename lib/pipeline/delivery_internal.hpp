@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace iss::pipeline {
 
@@ -34,6 +35,12 @@ struct partition_writer::open_object {
     spool spilled;               ///< encoder output beyond one part, in whole parts (multipart objects)
     spool::mapping part;         ///< the part of `spilled` being uploaded, mapped
     memory_budget::charge held;  ///< what `buf`, the encoder and `spilled` hold, charged
+    /// Part checksums as the bytes were produced (writer_ports::part_crc32c): the CRC-32C of
+    /// each whole part so far, of the part being filled, and how far the object's bytes
+    /// (spilled + buf) are covered.
+    std::vector<std::uint32_t> part_crcs;
+    std::uint32_t crc = 0;
+    std::uint64_t crc_through = 0;
     std::uint64_t first_offset = 0;
     std::uint64_t last_offset = 0;  ///< last offset accounted for (records, skipped, dead-lettered)
     std::uint64_t records = 0;

@@ -44,6 +44,7 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
     assert(!closing_.empty());
     open_object& o = *closing_.front();
     o.encoder->finish(o.buf);
+    checksum_new_bytes(o);
     recharge(o);
     const object_range r{o.first_offset, o.last_offset, o.records};
     const iss::log::fields ctx{iss::log::kv("key", o.key),
@@ -138,7 +139,8 @@ task<store_result<none>> partition_writer::upload(open_object& o, const object_r
         }
         store_result<none> res;
         if (o.spilled.size() == 0) {
-            res = co_await ports_.store.put_object(o.key, o.buf, r, content_type, o_.plan.if_none_match);
+            res = co_await ports_.store.put_object(o.key, o.buf, r, content_type, o_.plan.if_none_match,
+                                                   part_checksum(o, 0, o.buf.size()));
         } else {
             res = co_await upload_multipart(o, r);
         }
@@ -154,14 +156,16 @@ task<store_result<none>> partition_writer::upload_multipart(open_object& o, cons
     const std::uint64_t total = spooled + o.buf.size();
     // Parts that lie in `o.buf` go up as views into it; the spool file holds whole parts
     // (after_append), each mapped (`spool::map`) while it goes up: no copy into a buffer.
-    part_reader read = [&o, spooled](std::uint64_t off, std::size_t len) -> result<std::string_view> {
-        if (off >= spooled) return std::string_view{o.buf}.substr(static_cast<std::size_t>(off - spooled), len);
+    part_reader read = [this, &o, spooled](std::uint64_t off, std::size_t len) -> result<part_view> {
+        const auto crc = part_checksum(o, off, len);
+        if (off >= spooled)
+            return part_view{std::string_view{o.buf}.substr(static_cast<std::size_t>(off - spooled), len), crc};
         if (off + len > spooled) return error{iss::errc::invalid_argument, "a part lies partly in the spool file"};
         o.part = {};
         auto m = o.spilled.map(off, len);
         if (!m) return m.error();
         o.part = std::move(*m);
-        return o.part.bytes();
+        return part_view{o.part.bytes(), crc};
     };
     co_return co_await ports_.store.put_multipart(o.key, total, o_.part_size, std::move(read), r,
                                                   ports_.encoders.content_type(), o_.plan.if_none_match);

@@ -54,9 +54,18 @@ struct store_result {
 };
 struct none {};
 
+/// One part's bytes (valid until the next read) and, when the writer computed it while the
+/// bytes were produced (`writer_ports::part_crc32c`), their CRC-32C: the store sends it
+/// instead of reading the part a second time to compute it.
+struct part_view {
+    part_view(std::string_view b, std::optional<std::uint32_t> c = std::nullopt) : bytes{b}, crc32c{c} {}  // NOLINT
+    std::string_view bytes;
+    std::optional<std::uint32_t> crc32c;
+};
+
 /// Gives a multipart upload one part's bytes: `(offset, length)` within the object -> a view
 /// of exactly `length` bytes, valid until the next call; an error ends the upload (`fatal`).
-using part_reader = std::function<result<std::string_view>(std::uint64_t offset, std::size_t length)>;
+using part_reader = std::function<result<part_view>(std::uint64_t offset, std::size_t length)>;
 
 /// What the pipeline needs from S3. Implementations apply the client's retry policy and,
 /// in consumer-group mode, the per-operation deadline (`s3.retry.deadline`) inside each call.
@@ -64,9 +73,11 @@ class object_store {
 public:
     virtual ~object_store() = default;
     /// PutObject with user metadata (`range` as `x-amz-meta-iggy-*`), and `If-None-Match: *`
-    /// when `if_none_match`. A 412 answers `exists`.
+    /// when `if_none_match`. A 412 answers `exists`. `crc32c`: the body's CRC-32C when the
+    /// writer computed it already (as `part_view::crc32c`).
     virtual task<store_result<none>> put_object(const object_key& key, std::string_view body, const object_range& range,
-                                                std::string_view content_type, bool if_none_match) = 0;
+                                                std::string_view content_type, bool if_none_match,
+                                                std::optional<std::uint32_t> crc32c) = 0;
     /// A multipart upload of a `size`-byte object in `part_size` parts read through `read`:
     /// created with the object's final metadata (S3 fixes user metadata at Create, so the
     /// pipeline uploads once the range is known), completed with `If-None-Match: *` when

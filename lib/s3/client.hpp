@@ -33,6 +33,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 
 namespace iss::s3 {
@@ -116,8 +117,10 @@ public:
     /// CreateMultipartUpload (metadata and content type of the final object) -> upload id.
     task<result<std::string>> create_multipart(std::string bucket, std::string key, put_options o);
     /// UploadPart -> ETag (quotes kept). Every part but the last must be >= 5 MiB.
+    /// `known_crc32c`: the body's CRC-32C if the caller has it (as `put_options::known_crc32c`).
     task<result<completed_part>> upload_part(std::string bucket, std::string key, std::string upload_id,
-                                             int part_number, std::vector<std::string_view> body);
+                                             int part_number, std::vector<std::string_view> body,
+                                             std::optional<std::uint32_t> known_crc32c = std::nullopt);
     /// CompleteMultipartUpload with the parts in order (`If-None-Match: *` when asked). A
     /// retried Complete that answers NoSuchUpload is checked with HeadObject: the earlier
     /// attempt's response was lost, the object exists.
@@ -131,10 +134,17 @@ public:
     /// ListObjectsV2, one page.
     task<result<list_objects_page>> list_objects_v2(std::string bucket, list_options o);
 
+    /// One part's bytes, and their CRC-32C when the caller computed it while producing them
+    /// (sent instead of computing it, when the client's checksum is CRC-32C).
+    struct part_body {
+        part_body(std::string_view b, std::optional<std::uint32_t> c = std::nullopt) : bytes{b}, crc32c{c} {}  // NOLINT
+        std::string_view bytes;
+        std::optional<std::uint32_t> crc32c;
+    };
     /// Gives the multipart sequence one part's bytes: `(offset, length)` within the object ->
     /// a view of exactly `length` bytes, valid until the next call. An error ends the upload
     /// (it is aborted and the error returned as the upload's).
-    using part_reader = std::function<result<std::string_view>(std::uint64_t offset, std::size_t length)>;
+    using part_reader = std::function<result<part_body>(std::uint64_t offset, std::size_t length)>;
 
     /// The multipart sequence, the one in the project: CreateMultipartUpload with `o`'s
     /// metadata and content type, one UploadPart per `part_size` bytes of the `size`-byte
@@ -154,6 +164,8 @@ public:
     /// Changes the checksum of the requests built from now on (`s3.checksum: auto` after the
     /// probe decided). Call it before uploads start: a multipart upload keeps one checksum.
     void use_checksum(checksum_kind k) noexcept;
+    /// The checksum requests carry now.
+    [[nodiscard]] checksum_kind checksum() const noexcept;
     /// The clock offset learnt from a RequestTimeTooSkewed answer (server - local).
     [[nodiscard]] std::chrono::milliseconds clock_offset() const noexcept;
     [[nodiscard]] http::client_stats http_stats() const;

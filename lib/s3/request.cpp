@@ -282,6 +282,8 @@ result<request_spec> build_put_object(std::string_view bucket, std::string_view 
     s.body = std::move(body);
     if (auto m = add_metadata(s, o); !m) return m.error();
     if (!o.crc32c_value.empty()) s.headers.emplace_back("x-amz-checksum-crc32c", o.crc32c_value);
+    else if (sum == checksum_kind::crc32c && o.known_crc32c)
+        s.headers.emplace_back("x-amz-checksum-crc32c", crc32c_header_value(*o.known_crc32c));
     else add_checksum(s, sum);
     s.bad_digest_expected = o.bad_digest_expected;
     return s;
@@ -320,7 +322,8 @@ result<request_spec> build_create_multipart(std::string_view bucket, std::string
 }
 
 result<request_spec> build_upload_part(std::string_view bucket, std::string_view key, std::string_view upload_id,
-                                       int part_number, std::vector<std::string_view> body, checksum_kind sum) {
+                                       int part_number, std::vector<std::string_view> body, checksum_kind sum,
+                                       std::optional<std::uint32_t> known_crc32c) {
     if (auto c = check_bucket(bucket); !c) return c.error();
     if (auto c = check_key(key); !c) return c.error();
     if (part_number < 1 || part_number > 10000) return invalid("part number must be 1 .. 10000");
@@ -329,7 +332,9 @@ result<request_spec> build_upload_part(std::string_view bucket, std::string_view
     s.query.push_back({"partNumber", std::to_string(part_number)});
     s.query.push_back({"uploadId", std::string{upload_id}});
     s.body = std::move(body);
-    add_checksum(s, sum);
+    if (sum == checksum_kind::crc32c && known_crc32c)
+        s.headers.emplace_back("x-amz-checksum-crc32c", crc32c_header_value(*known_crc32c));
+    else add_checksum(s, sum);
     return s;
 }
 

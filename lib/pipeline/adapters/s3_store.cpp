@@ -35,10 +35,12 @@ store_result<T> failed(const iss::error& e) {
 }  // namespace
 
 task<store_result<none>> s3_store::put_object(const object_key& key, std::string_view body, const object_range& range,
-                                              std::string_view content_type, bool if_none_match) {
+                                              std::string_view content_type, bool if_none_match,
+                                              std::optional<std::uint32_t> crc32c) {
     std::vector<std::string_view> views{body};  // (GCC 12: no braced lists as coroutine arguments)
-    auto r =
-        co_await c_.put_object(bucket_, key.get(), std::move(views), options_for(range, content_type, if_none_match));
+    auto o = options_for(range, content_type, if_none_match);
+    o.known_crc32c = crc32c;
+    auto r = co_await c_.put_object(bucket_, key.get(), std::move(views), std::move(o));
     if (!r) co_return failed<none>(r.error());
     co_return store_result<none>{};
 }
@@ -46,7 +48,13 @@ task<store_result<none>> s3_store::put_object(const object_key& key, std::string
 task<store_result<none>> s3_store::put_multipart(const object_key& key, std::uint64_t size, std::uint64_t part_size,
                                                  part_reader read, const object_range& range,
                                                  std::string_view content_type, bool if_none_match) {
-    auto r = co_await c_.upload_multipart(bucket_, key.get(), size, part_size, std::move(read),
+    s3::client::part_reader parts = [read = std::move(read)](std::uint64_t off,
+                                                             std::size_t len) -> result<s3::client::part_body> {
+        auto v = read(off, len);
+        if (!v) return v.error();
+        return s3::client::part_body{v->bytes, v->crc32c};
+    };
+    auto r = co_await c_.upload_multipart(bucket_, key.get(), size, part_size, std::move(parts),
                                           options_for(range, content_type, if_none_match));
     if (!r) co_return failed<none>(r.error());
     co_return store_result<none>{};

@@ -19,7 +19,8 @@ public:
     s3_store(s3::client& c, std::string bucket) : c_{c}, bucket_{std::move(bucket)} {}
 
     task<store_result<none>> put_object(const object_key& key, std::string_view body, const object_range& range,
-                                        std::string_view content_type, bool if_none_match) override;
+                                        std::string_view content_type, bool if_none_match,
+                                        std::optional<std::uint32_t> crc32c) override;
     task<store_result<none>> put_multipart(const object_key& key, std::uint64_t size, std::uint64_t part_size,
                                            part_reader read, const object_range& range, std::string_view content_type,
                                            bool if_none_match) override;

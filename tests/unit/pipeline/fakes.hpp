@@ -8,6 +8,7 @@
 #include "pipeline/delivery.hpp"
 #include "pipeline/ports.hpp"
 #include "pipeline/router.hpp"
+#include "s3/checksum.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -75,6 +76,17 @@ struct fake_store final : pl::object_store {
     int puts = 0, creates = 0, parts = 0, completes = 0, aborts = 0, heads = 0, overwrites = 0;
     std::size_t largest_part = 0;
     std::vector<bool> complete_conditions;
+    /// Bodies (puts and parts) that came with the writer's CRC-32C, and those whose CRC-32C
+    /// was wrong (answered as S3 does: BadDigest, fatal).
+    int checksums_given = 0, bad_checksums = 0;
+    bool checksum_ok(std::string_view body, std::optional<std::uint32_t> crc) {
+        if (!crc) return true;
+        ++checksums_given;
+        if (*crc == iss::s3::crc32c(body)) return true;
+        ++bad_checksums;
+        log_.push_back("bad-digest");
+        return false;
+    }
     /// When set, the first PutObject of a key with this prefix waits until another key's
     /// PutObject starts (or 5 s of real time, a safety valve); `hold_released_by_other` says
     /// which (the consumer's partitions must upload concurrently).
@@ -94,7 +106,8 @@ struct fake_store final : pl::object_store {
 
     pl::task<pl::store_result<pl::none>> put_object(const iss::object_key& key, std::string_view body,
                                                     const pl::object_range& range, std::string_view ct,
-                                                    bool if_none_match) override {
+                                                    bool if_none_match, std::optional<std::uint32_t> crc32c) override {
+        if (!checksum_ok(body, crc32c)) co_return pl::store_result<pl::none>{pl::store_status::fatal, {}, "BadDigest"};
         if (!hold_prefix.empty()) {
             if (!hold_done && key.get().rfind(hold_prefix, 0) == 0) {
                 hold_done = true;
@@ -147,13 +160,14 @@ struct fake_store final : pl::object_store {
         for (std::uint64_t off = 0; off < size; off += part_size, ++n) {
             auto body = read(off, static_cast<std::size_t>(std::min(part_size, size - off)));
             if (!body) return {pl::store_status::fatal, {}, body.error().message()};
+            if (!checksum_ok(body->bytes, body->crc32c)) return {pl::store_status::fatal, {}, "BadDigest"};
             ++parts;
-            largest_part = std::max(largest_part, body->size());
+            largest_part = std::max(largest_part, body->bytes.size());
             if (fail_next > 0) {
                 --fail_next;
                 return {failure, {}, "injected"};
             }
-            uploads.at(id).parts[n] = std::string{*body};
+            uploads.at(id).parts[n] = std::string{body->bytes};
         }
         ++completes;
         complete_conditions.push_back(if_none_match);
@@ -352,6 +366,7 @@ struct world {
     pl::writer_ports ports() {
         pl::writer_ports p{store, offsets, encoders, namer, sleeper, clock, &dead_letters};
         p.workers = test_workers();
+        p.part_crc32c = &iss::s3::crc32c;  // (the fake store checks every one it is given)
         return p;
     }
     /// performance.workers for every writer of the tests: ISS_TEST_WORKERS threads (unset or

@@ -1,5 +1,6 @@
 #include "s3/request.hpp"
 
+#include "s3/checksum.hpp"
 #include "s3/error.hpp"
 
 #include <catch2/catch.hpp>
@@ -91,6 +92,35 @@ TEST_CASE("multipart builders validate part numbers and part order", "[s3][build
     auto ok = s3::build_complete_multipart("bucket-a", "k", "id", {{1, "\"a\"", ""}, {2, "\"b\"", ""}}, true);
     REQUIRE(ok.has_value());
     CHECK(ok->method == "POST");
+}
+
+TEST_CASE("a CRC-32C the caller computed while producing the body is sent as it is, with CRC-32C only",
+          "[s3][builders]") {
+    const std::vector<std::string_view> body{"hello ", "world"};
+    auto header = [](const s3::request_spec& s, std::string_view name) {
+        std::string v;
+        for (const auto& h : s.headers)
+            if (http::iequals(h.first, name)) v = h.second;
+        return v;
+    };
+    const std::uint32_t given = 0x12345678;  // not the body's: shows it is not recomputed
+    s3::put_options o;
+    o.known_crc32c = given;
+    auto put = s3::build_put_object("bucket-a", "k", body, o, s3::checksum_kind::crc32c);
+    REQUIRE(put.has_value());
+    CHECK(header(*put, "x-amz-checksum-crc32c") == s3::crc32c_header_value(given));
+    auto part = s3::build_upload_part("bucket-a", "k", "id", 1, body, s3::checksum_kind::crc32c, given);
+    REQUIRE(part.has_value());
+    CHECK(header(*part, "x-amz-checksum-crc32c") == s3::crc32c_header_value(given));
+    // Without one: computed over the body.
+    auto own = s3::build_upload_part("bucket-a", "k", "id", 1, body, s3::checksum_kind::crc32c);
+    CHECK(header(*own, "x-amz-checksum-crc32c") == s3::crc32c_base64(body));
+    // With MD5 in force it is ignored: the request carries MD5 alone.
+    auto md5 = s3::build_upload_part("bucket-a", "k", "id", 1, body, s3::checksum_kind::md5, given);
+    CHECK(header(*md5, "x-amz-checksum-crc32c").empty());
+    CHECK_FALSE(header(*md5, "content-md5").empty());
+    auto md5_put = s3::build_put_object("bucket-a", "k", body, o, s3::checksum_kind::md5);
+    CHECK(header(*md5_put, "x-amz-checksum-crc32c").empty());
 }
 
 TEST_CASE("prepare encodes the key once for the wire, as the signer signs it", "[s3][prepare]") {
