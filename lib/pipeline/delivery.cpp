@@ -178,7 +178,7 @@ void partition_writer::reserve_for(open_object& o, std::size_t need) const {
     const std::size_t want = std::max(need, grow);
     std::string bigger;
     if (ports_.memory) {
-        bigger = ports_.memory->take_buffer(want);
+        bigger = ports_.memory->take_buffer(want, o.buf.capacity());
     } else {
         bigger.reserve(want);
     }

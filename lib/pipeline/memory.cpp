@@ -31,10 +31,14 @@ void memory_budget::charge::set(std::uint64_t memory, std::uint64_t spool) noexc
     spool_ = spool;
 }
 
-std::string memory_budget::take_buffer(std::size_t bytes) {
+std::string memory_budget::take_buffer(std::size_t bytes, std::size_t replaces) {
     std::string b;
-    // (A kept buffer larger than asked is charged whole: only when the excess is free.)
-    if (auto kept = kept_.take(bytes); kept && kept->capacity() >= bytes && kept->capacity() - bytes <= free()) {
+    // (A kept buffer larger than asked is charged whole, in place of `replaces`: only when
+    // that growth is free.)
+    const auto fits = [&](std::size_t capacity) {
+        return !limited() || capacity <= replaces || capacity - replaces <= free();
+    };
+    if (auto kept = kept_.take(bytes); kept && kept->capacity() >= bytes && fits(kept->capacity())) {
         b = std::move(*kept);
     } else if (kept) {
         kept_.give(std::move(*kept));  // too small for this one: it may fit the next

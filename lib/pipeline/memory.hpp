@@ -113,8 +113,9 @@ public:
     [[nodiscard]] std::uint32_t poll_allowance(std::uint32_t wanted) const noexcept;
 
     /// An empty string with capacity for `bytes` (a kept object buffer when one is large
-    /// enough, else a new allocation of exactly `bytes`). Charge it as its capacity.
-    [[nodiscard]] std::string take_buffer(std::size_t bytes);
+    /// enough and, charged in place of a buffer of `replaces` bytes, stays within what is
+    /// free; else a new allocation of exactly `bytes`). Charge it as its capacity.
+    [[nodiscard]] std::string take_buffer(std::size_t bytes, std::size_t replaces = 0);
     /// An object buffer that is no longer needed: kept if it is large (at least 1 MiB) and
     /// the bounds above allow, else freed.
     void give_buffer(std::string b);

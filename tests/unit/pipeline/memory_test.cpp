@@ -156,6 +156,11 @@ TEST_CASE("memory: part buffers of closed objects are kept for the next objects,
     held.set(19 * mib, 0);
     CHECK(tight.take_buffer(mib).capacity() < 2 * mib);  // 1 MiB free: a new 1 MiB buffer
     CHECK(tight.kept_buffer_bytes() >= 8 * mib);
+    // The growth is what counts: 1 MiB free, replacing a 7.5 MiB buffer, an 8 MiB one fits;
+    // replacing 6 MiB it does not.
+    held.set(19 * mib, 0);
+    CHECK(tight.take_buffer(7 * mib, 6 * mib).capacity() < 8 * mib);
+    CHECK(tight.take_buffer(7 * mib, 7 * mib + mib / 2).capacity() >= 8 * mib);
 }
 
 TEST_CASE("memory: a poll asks for no more messages than fit, and something when nothing is held",
