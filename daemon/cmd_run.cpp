@@ -26,6 +26,7 @@
 #include "pipeline/adapters/format_encoder.hpp"
 #include "pipeline/adapters/iggy_ports.hpp"
 #include "pipeline/adapters/key_namer.hpp"
+#include "pipeline/adapters/s3_store.hpp"
 #include "pipeline/consumer.hpp"
 #include "s3/checksum.hpp"
 #include "s3/client.hpp"
@@ -241,8 +242,9 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     const std::size_t workers = cfg.performance.workers == 0 ? iss::available_cores() : cfg.performance.workers;
     iss::worker_pool pool{workers > 1 ? workers : 0};
     ports.workers = &pool;
-    // Requests carry CRC-32C: each part's is computed while its bytes are produced.
-    if (s3->client && s3->client->checksum() == s3::checksum_kind::crc32c) ports.part_crc32c = &s3::crc32c;
+    // The digests requests carry (CRC-32C or MD5, a signed payload's SHA-256): each part's are
+    // computed while its bytes are produced (after the probe: s3.checksum auto decided).
+    if (s3->client) ports.part_hashers = pipeline::part_hashers_for(*s3->client);
     log.info({iss::log::kv("workers", workers)}, "formatting and compression: {}",
              workers > 1 ? fmt::format("{} worker threads", workers) : std::string{"on the event-loop thread"});
     pipeline::router router{wo, std::move(*rotation), ports};

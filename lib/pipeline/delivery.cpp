@@ -237,6 +237,7 @@ partition_writer::open_object& partition_writer::open(const message& m, const en
     // first message's own data only.
     o->key = ports_.namer.key_for(p_, m);
     o->encoder = ports_.encoders.make();
+    if (ports_.part_hashers) o->hasher = ports_.part_hashers();
     o->encoder->begin(o->buf);
     o->first_offset = o->last_offset = m.offset;
     o->first_timestamp_us = m.timestamp_us;
@@ -438,35 +439,33 @@ std::size_t partition_writer::encode_run(open_object& o, std::span<const message
     return k;
 }
 
-void partition_writer::checksum_new_bytes(open_object& o) const noexcept {
-    if (!ports_.part_crc32c) return;
+void partition_writer::checksum_new_bytes(open_object& o) const {
+    if (!o.hasher) return;
     const std::uint64_t spilled = o.spilled.size();
     const std::uint64_t end = spilled + o.buf.size();
+    if (o.tail && o.sum_through < end) o.hasher.reset();  // bytes after the tail was summed: none known
+    if (!o.hasher) return;
     const std::uint64_t part = o_.part_size;
-    while (o.crc_through < end) {
-        const std::uint64_t part_end = (o.crc_through / part + 1) * part;
+    while (o.sum_through < end) {
+        const std::uint64_t part_end = (o.sum_through / part + 1) * part;
         const std::uint64_t upto = std::min(end, part_end);
-        const std::string_view bytes{o.buf.data() + (o.crc_through - spilled),
-                                     static_cast<std::size_t>(upto - o.crc_through)};
-        o.crc = ports_.part_crc32c(bytes, o.crc);
-        o.crc_through = upto;
-        if (upto == part_end) {
-            o.part_crcs.push_back(o.crc);
-            o.crc = 0;
-        }
+        o.hasher->update({o.buf.data() + (o.sum_through - spilled), static_cast<std::size_t>(upto - o.sum_through)});
+        o.sum_through = upto;
+        if (upto == part_end) o.part_sums.push_back(o.hasher->finish());
     }
 }
 
-std::optional<std::uint32_t> partition_writer::part_checksum(const open_object& o, std::uint64_t offset,
-                                                             std::uint64_t length) const noexcept {
+body_digests partition_writer::part_checksum(open_object& o, std::uint64_t offset,
+                                             std::uint64_t length) const noexcept {
     const std::uint64_t total = o.spilled.size() + o.buf.size();
-    if (!ports_.part_crc32c || o.crc_through != total || length == 0) return std::nullopt;
+    if (!o.hasher || o.sum_through != total || length == 0) return {};
     const std::uint64_t part = o_.part_size;
-    if (offset % part != 0 || length > part) return std::nullopt;  // not one of the parts counted
+    if (offset % part != 0 || length > part) return {};  // not one of the parts summed
     const std::uint64_t k = offset / part;
-    if (k < o.part_crcs.size()) return length == part ? std::optional{o.part_crcs[k]} : std::nullopt;
-    if (k == o.part_crcs.size() && offset + length == total) return o.crc;
-    return std::nullopt;
+    if (k < o.part_sums.size()) return length == part ? o.part_sums[k] : body_digests{};
+    if (k != o.part_sums.size() || offset + length != total) return {};
+    if (!o.tail) o.tail = o.hasher->finish();  // the last, partial part: summed once, kept for retries
+    return *o.tail;
 }
 
 feed_status partition_writer::to_feed(delivered d) noexcept {

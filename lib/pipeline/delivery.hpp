@@ -212,11 +212,12 @@ struct writer_ports {
     /// performance.workers: where runs of records are formatted and compressed (nullptr or a
     /// pool without threads: inline, on the event-loop thread). See `partition_writer::feed`.
     iss::worker_pool* workers = nullptr;
-    /// CRC-32C continuing from a previous value (`s3::crc32c`): when set (the S3 client sends
-    /// CRC-32C), each part's checksum is computed as its bytes are produced, on the thread that
-    /// produced them (a pool thread for a run), and handed to the store with the part
-    /// (`part_view::crc32c`), so the upload does not read every part a second time.
-    std::uint32_t (*part_crc32c)(std::string_view bytes, std::uint32_t crc) noexcept = nullptr;
+    /// Makes the hasher of each open object's parts (pipeline/adapters/s3_store.hpp
+    /// `part_hashers_for`: the CRC-32C or MD5 and the signed payload's SHA-256 the S3 client
+    /// needs): when set, each part's digests are computed as its bytes are produced, on the
+    /// thread that produced them (a pool thread for a run), and handed to the store with the
+    /// part (`part_view::digests`), so the upload does not read every part a second time.
+    part_hasher_factory part_hashers;
 };
 
 /// Counters of one writer (also summed by the router for logs and the lag view).
@@ -326,13 +327,12 @@ private:
     /// with nothing to decide (see feed_run); touches `o`'s buffer and encoder only.
     /// Returns the number appended.
     [[nodiscard]] std::size_t encode_run(open_object& o, std::span<const message> rest) const;
-    /// Extends `o`'s part checksums (writer_ports::part_crc32c) over the bytes appended since
+    /// Extends `o`'s part digests (writer_ports::part_hashers) over the bytes appended since
     /// the last call; before any of them leaves the buffer. Touches only `o`.
-    void checksum_new_bytes(open_object& o) const noexcept;
-    /// The CRC-32C of the part at `offset` (`length` bytes), when every byte of it was
-    /// checksummed as it was produced.
-    [[nodiscard]] std::optional<std::uint32_t> part_checksum(const open_object& o, std::uint64_t offset,
-                                                             std::uint64_t length) const noexcept;
+    void checksum_new_bytes(open_object& o) const;
+    /// The digests of the part at `offset` (`length` bytes) when every byte of it was summed
+    /// as it was produced (else empty); the last partial part's are finished on first ask.
+    [[nodiscard]] body_digests part_checksum(open_object& o, std::uint64_t offset, std::uint64_t length) const noexcept;
     /// The bookkeeping of `m` appended to `o` (counts, offsets, the commit point's inputs).
     void appended(open_object& o, const message& m);
     /// The decisions after an append to `o`: spool a full part, rotate, unblock the commit.

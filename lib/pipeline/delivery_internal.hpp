@@ -35,12 +35,13 @@ struct partition_writer::open_object {
     spool spilled;               ///< encoder output beyond one part, in whole parts (multipart objects)
     spool::mapping part;         ///< the part of `spilled` being uploaded, mapped
     memory_budget::charge held;  ///< what `buf`, the encoder and `spilled` hold, charged
-    /// Part checksums as the bytes were produced (writer_ports::part_crc32c): the CRC-32C of
-    /// each whole part so far, of the part being filled, and how far the object's bytes
-    /// (spilled + buf) are covered.
-    std::vector<std::uint32_t> part_crcs;
-    std::uint32_t crc = 0;
-    std::uint64_t crc_through = 0;
+    /// Part digests as the bytes were produced (writer_ports::part_hashers; no hasher: none):
+    /// those of each whole part so far, how far the object's bytes (spilled + buf) are summed,
+    /// and, once asked for at the upload, those of the last partial part.
+    std::unique_ptr<part_hasher> hasher;
+    std::vector<body_digests> part_sums;
+    std::uint64_t sum_through = 0;
+    std::optional<body_digests> tail;
     std::uint64_t first_offset = 0;
     std::uint64_t last_offset = 0;  ///< last offset accounted for (records, skipped, dead-lettered)
     std::uint64_t records = 0;

@@ -10,6 +10,7 @@
 /// exceptions and error codes become these outcomes (docs/architecture.md §8.4.4). Cancellation
 /// (`operation_aborted`) is the exception: it propagates as an exception.
 
+#include "common/digests.hpp"
 #include "common/net/sleeper.hpp"
 #include "common/types.hpp"
 #include "pipeline/types.hpp"
@@ -54,14 +55,28 @@ struct store_result {
 };
 struct none {};
 
-/// One part's bytes (valid until the next read) and, when the writer computed it while the
-/// bytes were produced (`writer_ports::part_crc32c`), their CRC-32C: the store sends it
-/// instead of reading the part a second time to compute it.
+/// One part's bytes (valid until the next read) and the digests the writer computed while
+/// the bytes were produced (`writer_ports::part_hashers`): the store sends them instead of
+/// reading the part a second time to compute them.
 struct part_view {
-    part_view(std::string_view b, std::optional<std::uint32_t> c = std::nullopt) : bytes{b}, crc32c{c} {}  // NOLINT
+    part_view(std::string_view b, body_digests d = {}) : bytes{b}, digests{d} {}  // NOLINT
     std::string_view bytes;
-    std::optional<std::uint32_t> crc32c;
+    body_digests digests;
 };
+
+/// Computes one part's digests as its bytes are produced (the daemon's is `s3::body_digester`
+/// with the digests the S3 client needs: pipeline/adapters/s3_store.hpp). One per open object;
+/// used by one thread at a time (the event loop, or the pool thread running a run).
+class part_hasher {
+public:
+    virtual ~part_hasher() = default;
+    /// Adds the next bytes of the part.
+    virtual void update(std::string_view bytes) noexcept = 0;
+    /// The digests of the bytes since the last finish(); then starts over.
+    [[nodiscard]] virtual body_digests finish() noexcept = 0;
+};
+/// Makes a part_hasher (writer_ports::part_hashers).
+using part_hasher_factory = std::function<std::unique_ptr<part_hasher>()>;
 
 /// Gives a multipart upload one part's bytes: `(offset, length)` within the object -> a view
 /// of exactly `length` bytes, valid until the next call; an error ends the upload (`fatal`).
@@ -73,11 +88,11 @@ class object_store {
 public:
     virtual ~object_store() = default;
     /// PutObject with user metadata (`range` as `x-amz-meta-iggy-*`), and `If-None-Match: *`
-    /// when `if_none_match`. A 412 answers `exists`. `crc32c`: the body's CRC-32C when the
-    /// writer computed it already (as `part_view::crc32c`).
+    /// when `if_none_match`. A 412 answers `exists`. `digests`: the body's digests the writer
+    /// computed already (as `part_view::digests`).
     virtual task<store_result<none>> put_object(const object_key& key, std::string_view body, const object_range& range,
                                                 std::string_view content_type, bool if_none_match,
-                                                std::optional<std::uint32_t> crc32c) = 0;
+                                                body_digests digests) = 0;
     /// A multipart upload of a `size`-byte object in `part_size` parts read through `read`:
     /// created with the object's final metadata (S3 fixes user metadata at Create, so the
     /// pipeline uploads once the range is known), completed with `If-None-Match: *` when

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstring>
+#include <utility>
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
@@ -24,14 +25,48 @@ std::string base64_encode(std::span<const std::uint8_t> bytes) {
 }
 
 std::string content_md5(std::span<const std::string_view> parts) {
-    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-    EVP_DigestInit_ex(ctx, EVP_md5(), nullptr);
-    for (auto p : parts) EVP_DigestUpdate(ctx, p.data(), p.size());
-    std::array<std::uint8_t, 16> d{};
-    unsigned len = 0;
-    EVP_DigestFinal_ex(ctx, d.data(), &len);
-    EVP_MD_CTX_free(ctx);
-    return base64_encode(d);
+    body_digester d{digest_set{.md5 = true}};
+    for (auto p : parts) d.update(p);
+    return content_md5_value(*d.finish().md5);
+}
+
+std::string content_md5_value(const std::array<std::uint8_t, 16>& md5) { return base64_encode(md5); }
+
+struct body_digester::md5_ctx {
+    md5_ctx() : ctx{EVP_MD_CTX_new()} { start(); }
+    ~md5_ctx() { EVP_MD_CTX_free(ctx); }
+    md5_ctx(const md5_ctx&) = delete;
+    md5_ctx& operator=(const md5_ctx&) = delete;
+    void start() noexcept { EVP_DigestInit_ex(ctx, EVP_md5(), nullptr); }
+    EVP_MD_CTX* ctx;
+};
+
+body_digester::body_digester(digest_set which) : which_{which} {
+    if (which_.md5) md5_ = std::make_unique<md5_ctx>();
+    if (which_.sha256) sha256_.emplace();
+}
+body_digester::~body_digester() = default;
+body_digester::body_digester(body_digester&&) noexcept = default;
+body_digester& body_digester::operator=(body_digester&&) noexcept = default;
+
+void body_digester::update(std::string_view data) noexcept {
+    if (which_.crc32c) crc_ = crc32c(data, crc_);
+    if (md5_) EVP_DigestUpdate(md5_->ctx, data.data(), data.size());
+    if (sha256_) sha256_->update(data);
+}
+
+body_digests body_digester::finish() noexcept {
+    body_digests d;
+    if (which_.crc32c) d.crc32c = std::exchange(crc_, 0);
+    if (md5_) {
+        std::array<std::uint8_t, 16> m{};
+        unsigned len = 0;
+        EVP_DigestFinal_ex(md5_->ctx, m.data(), &len);
+        md5_->start();
+        d.md5 = m;
+    }
+    if (sha256_) d.sha256 = sha256_->finish();
+    return d;
 }
 
 namespace {

@@ -210,6 +210,12 @@ const client_stats& client::stats() const noexcept { return impl_->stats; }
 const client_options& client::options() const noexcept { return impl_->opts; }
 void client::use_checksum(checksum_kind k) noexcept { impl_->opts.checksum = k; }
 checksum_kind client::checksum() const noexcept { return impl_->opts.checksum; }
+
+digest_set client::digests_needed() const noexcept {
+    return {.crc32c = impl_->opts.checksum == checksum_kind::crc32c,
+            .md5 = impl_->opts.checksum == checksum_kind::md5,
+            .sha256 = impl_->opts.payload == payload_signing::signed_payload};
+}
 std::chrono::milliseconds client::clock_offset() const noexcept { return impl_->skew; }
 http::client_stats client::http_stats() const { return impl_->http.stats(); }
 
@@ -307,9 +313,8 @@ task<result<std::string>> client::create_multipart(std::string bucket, std::stri
 
 task<result<completed_part>> client::upload_part(std::string bucket, std::string key, std::string upload_id,
                                                  int part_number, std::vector<std::string_view> body,
-                                                 std::optional<std::uint32_t> known_crc32c) {
-    auto spec =
-        build_upload_part(bucket, key, upload_id, part_number, std::move(body), impl_->opts.checksum, known_crc32c);
+                                                 iss::body_digests known) {
+    auto spec = build_upload_part(bucket, key, upload_id, part_number, std::move(body), impl_->opts.checksum, known);
     if (!spec) co_return spec.error();
     add_object_headers(*spec, impl_->opts.objects, object_request::upload_part);
     std::string crc;
@@ -439,8 +444,8 @@ task<result<complete_result>> client::upload_multipart(std::string bucket, std::
             break;
         }
         std::vector<std::string_view> views{bytes->bytes};
-        auto p =
-            co_await upload_part(bucket, key, *id, static_cast<int>(parts.size() + 1), std::move(views), bytes->crc32c);
+        auto p = co_await upload_part(bucket, key, *id, static_cast<int>(parts.size() + 1), std::move(views),
+                                      bytes->digests);
         if (!p) {
             failed = p.error();
             break;

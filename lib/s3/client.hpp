@@ -117,10 +117,10 @@ public:
     /// CreateMultipartUpload (metadata and content type of the final object) -> upload id.
     task<result<std::string>> create_multipart(std::string bucket, std::string key, put_options o);
     /// UploadPart -> ETag (quotes kept). Every part but the last must be >= 5 MiB.
-    /// `known_crc32c`: the body's CRC-32C if the caller has it (as `put_options::known_crc32c`).
+    /// `known`: the body's digests the caller computed while producing it (as `put_options::known`).
     task<result<completed_part>> upload_part(std::string bucket, std::string key, std::string upload_id,
                                              int part_number, std::vector<std::string_view> body,
-                                             std::optional<std::uint32_t> known_crc32c = std::nullopt);
+                                             iss::body_digests known = {});
     /// CompleteMultipartUpload with the parts in order (`If-None-Match: *` when asked). A
     /// retried Complete that answers NoSuchUpload is checked with HeadObject: the earlier
     /// attempt's response was lost, the object exists.
@@ -137,9 +137,9 @@ public:
     /// One part's bytes, and their CRC-32C when the caller computed it while producing them
     /// (sent instead of computing it, when the client's checksum is CRC-32C).
     struct part_body {
-        part_body(std::string_view b, std::optional<std::uint32_t> c = std::nullopt) : bytes{b}, crc32c{c} {}  // NOLINT
+        part_body(std::string_view b, iss::body_digests d = {}) : bytes{b}, digests{d} {}  // NOLINT
         std::string_view bytes;
-        std::optional<std::uint32_t> crc32c;
+        iss::body_digests digests;  ///< computed while the part was produced (as `put_options::known`)
     };
     /// Gives the multipart sequence one part's bytes: `(offset, length)` within the object ->
     /// a view of exactly `length` bytes, valid until the next call. An error ends the upload
@@ -166,6 +166,10 @@ public:
     void use_checksum(checksum_kind k) noexcept;
     /// The checksum requests carry now.
     [[nodiscard]] checksum_kind checksum() const noexcept;
+    /// The digests a caller producing a body should compute for its requests (`put_options::known`,
+    /// `part_body::digests`) so that none is read again: the checksum (CRC-32C or MD5) and, for a
+    /// signed payload, its SHA-256. Valid until `use_checksum`.
+    [[nodiscard]] digest_set digests_needed() const noexcept;
     /// The clock offset learnt from a RequestTimeTooSkewed answer (server - local).
     [[nodiscard]] std::chrono::milliseconds clock_offset() const noexcept;
     [[nodiscard]] http::client_stats http_stats() const;

@@ -41,9 +41,15 @@ request_spec bucket_spec(std::string op, std::string method, std::string_view bu
     s.bucket = std::string{bucket};
     return s;
 }
-void add_checksum(request_spec& s, checksum_kind sum) {
-    if (sum == checksum_kind::md5) s.headers.emplace_back("Content-MD5", content_md5(s.body));
-    if (sum == checksum_kind::crc32c) s.headers.emplace_back("x-amz-checksum-crc32c", crc32c_base64(s.body));
+/// The body checksum `sum` (from `known` when the caller computed it) and, when known, the
+/// payload hash a signed request carries (prepare() computes it otherwise).
+void add_checksum(request_spec& s, checksum_kind sum, const iss::body_digests& known) {
+    if (sum == checksum_kind::md5)
+        s.headers.emplace_back("Content-MD5", known.md5 ? content_md5_value(*known.md5) : content_md5(s.body));
+    if (sum == checksum_kind::crc32c)
+        s.headers.emplace_back("x-amz-checksum-crc32c",
+                               known.crc32c ? crc32c_header_value(*known.crc32c) : crc32c_base64(s.body));
+    if (known.sha256) s.payload_sha256 = sigv4::to_hex(*known.sha256);
 }
 result<void> add_metadata(request_spec& s, const put_options& o) {
     for (const auto& [name, value] : o.metadata) {
@@ -282,9 +288,7 @@ result<request_spec> build_put_object(std::string_view bucket, std::string_view 
     s.body = std::move(body);
     if (auto m = add_metadata(s, o); !m) return m.error();
     if (!o.crc32c_value.empty()) s.headers.emplace_back("x-amz-checksum-crc32c", o.crc32c_value);
-    else if (sum == checksum_kind::crc32c && o.known_crc32c)
-        s.headers.emplace_back("x-amz-checksum-crc32c", crc32c_header_value(*o.known_crc32c));
-    else add_checksum(s, sum);
+    else add_checksum(s, sum, o.known);
     s.bad_digest_expected = o.bad_digest_expected;
     return s;
 }
@@ -323,7 +327,7 @@ result<request_spec> build_create_multipart(std::string_view bucket, std::string
 
 result<request_spec> build_upload_part(std::string_view bucket, std::string_view key, std::string_view upload_id,
                                        int part_number, std::vector<std::string_view> body, checksum_kind sum,
-                                       std::optional<std::uint32_t> known_crc32c) {
+                                       const iss::body_digests& known) {
     if (auto c = check_bucket(bucket); !c) return c.error();
     if (auto c = check_key(key); !c) return c.error();
     if (part_number < 1 || part_number > 10000) return invalid("part number must be 1 .. 10000");
@@ -332,9 +336,7 @@ result<request_spec> build_upload_part(std::string_view bucket, std::string_view
     s.query.push_back({"partNumber", std::to_string(part_number)});
     s.query.push_back({"uploadId", std::string{upload_id}});
     s.body = std::move(body);
-    if (sum == checksum_kind::crc32c && known_crc32c)
-        s.headers.emplace_back("x-amz-checksum-crc32c", crc32c_header_value(*known_crc32c));
-    else add_checksum(s, sum);
+    add_checksum(s, sum, known);
     return s;
 }
 

@@ -161,10 +161,11 @@ struct put_options {
     /// CRC-32C the caller computed while it produced the body, or the capability probe's
     /// deliberately wrong one. Empty: the client's own checksum.
     std::string crc32c_value;
-    /// The body's CRC-32C, computed by the caller while it produced the body: sent when the
-    /// client's checksum is CRC-32C instead of reading the body again to compute it; ignored
-    /// with any other checksum.
-    std::optional<std::uint32_t> known_crc32c;
+    /// The body's digests, computed by the caller while it produced the body, used instead of
+    /// reading the body again: `crc32c` when the client's checksum is CRC-32C, `md5` when it
+    /// is MD5 (`Content-MD5`), `sha256` as the signed payload's hash (`x-amz-content-sha256`;
+    /// unused with UNSIGNED-PAYLOAD). The others are computed as usual.
+    iss::body_digests known;
     /// A BadDigest answer is the outcome the caller expects (the probe's deliberately wrong
     /// checksum): the client logs it at debug instead of as an error. The result is the same.
     bool bad_digest_expected = false;
@@ -195,7 +196,7 @@ struct list_options {
 [[nodiscard]] result<request_spec> build_upload_part(std::string_view bucket, std::string_view key,
                                                      std::string_view upload_id, int part_number,
                                                      std::vector<std::string_view> body, checksum_kind sum,
-                                                     std::optional<std::uint32_t> known_crc32c = std::nullopt);
+                                                     const iss::body_digests& known = {});
 [[nodiscard]] result<request_spec> build_complete_multipart(std::string_view bucket, std::string_view key,
                                                             std::string_view upload_id,
                                                             const std::vector<completed_part>& parts,

@@ -480,10 +480,10 @@ TEST_CASE("s3_store: write once, 412 as exists, adopt the range from HEAD, multi
     const pl::object_range no_range{};
     const std::string body = "records 100..199";
     auto first = run<pl::store_result<pl::none>>(
-        ioc, [&]() { return store.put_object(key, body, range, "application/x-ndjson", true, std::nullopt); });
+        ioc, [&]() { return store.put_object(key, body, range, "application/x-ndjson", true, {}); });
     CHECK(first.status == pl::store_status::ok);
-    auto again = run<pl::store_result<pl::none>>(
-        ioc, [&]() { return store.put_object(key, "other", no_range, "", true, std::nullopt); });
+    auto again =
+        run<pl::store_result<pl::none>>(ioc, [&]() { return store.put_object(key, "other", no_range, "", true, {}); });
     CHECK(again.status == pl::store_status::exists);
     auto head = run<pl::store_result<pl::user_metadata>>(ioc, [&]() { return store.head_object(key); });
     REQUIRE(head.status == pl::store_status::ok);
@@ -707,9 +707,8 @@ TEST_CASE("start-up with s3.checksum auto (the default): CRC-32C where a wrong o
         const iss::object_key key{"p0/00000000000000000000.jsonl"};
         const std::string body = "{\"n\":1}\n{\"n\":2}\n";
         const pipeline::object_range range{0, 1, 2};
-        auto put = run<pipeline::store_result<pipeline::none>>(ioc, [&]() {
-            return setup->store->put_object(key, body, range, "application/x-ndjson", true, std::nullopt);
-        });
+        auto put = run<pipeline::store_result<pipeline::none>>(
+            ioc, [&]() { return setup->store->put_object(key, body, range, "application/x-ndjson", true, {}); });
         CHECK(put.status == pipeline::store_status::ok);
         const test::recorded_request* sent = nullptr;
         for (const auto& rq : front.requests())

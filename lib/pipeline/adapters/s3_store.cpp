@@ -35,11 +35,10 @@ store_result<T> failed(const iss::error& e) {
 }  // namespace
 
 task<store_result<none>> s3_store::put_object(const object_key& key, std::string_view body, const object_range& range,
-                                              std::string_view content_type, bool if_none_match,
-                                              std::optional<std::uint32_t> crc32c) {
+                                              std::string_view content_type, bool if_none_match, body_digests digests) {
     std::vector<std::string_view> views{body};  // (GCC 12: no braced lists as coroutine arguments)
     auto o = options_for(range, content_type, if_none_match);
-    o.known_crc32c = crc32c;
+    o.known = digests;
     auto r = co_await c_.put_object(bucket_, key.get(), std::move(views), std::move(o));
     if (!r) co_return failed<none>(r.error());
     co_return store_result<none>{};
@@ -52,12 +51,30 @@ task<store_result<none>> s3_store::put_multipart(const object_key& key, std::uin
                                                              std::size_t len) -> result<s3::client::part_body> {
         auto v = read(off, len);
         if (!v) return v.error();
-        return s3::client::part_body{v->bytes, v->crc32c};
+        return s3::client::part_body{v->bytes, v->digests};
     };
     auto r = co_await c_.upload_multipart(bucket_, key.get(), size, part_size, std::move(parts),
                                           options_for(range, content_type, if_none_match));
     if (!r) co_return failed<none>(r.error());
     co_return store_result<none>{};
+}
+
+namespace {
+class s3_part_hasher final : public part_hasher {
+public:
+    explicit s3_part_hasher(s3::digest_set which) : d_{which} {}
+    void update(std::string_view bytes) noexcept override { d_.update(bytes); }
+    body_digests finish() noexcept override { return d_.finish(); }
+
+private:
+    s3::body_digester d_;
+};
+}  // namespace
+
+part_hasher_factory part_hashers_for(const s3::client& c) {
+    const s3::digest_set which = c.digests_needed();
+    if (!which.any()) return {};
+    return [which] { return std::make_unique<s3_part_hasher>(which); };
 }
 
 task<store_result<user_metadata>> s3_store::head_object(const object_key& key) {

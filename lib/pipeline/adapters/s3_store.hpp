@@ -20,7 +20,7 @@ public:
 
     task<store_result<none>> put_object(const object_key& key, std::string_view body, const object_range& range,
                                         std::string_view content_type, bool if_none_match,
-                                        std::optional<std::uint32_t> crc32c) override;
+                                        body_digests digests) override;
     task<store_result<none>> put_multipart(const object_key& key, std::uint64_t size, std::uint64_t part_size,
                                            part_reader read, const object_range& range, std::string_view content_type,
                                            bool if_none_match) override;
@@ -30,6 +30,12 @@ private:
     s3::client& c_;
     std::string bucket_;
 };
+
+/// The part hashers for a writer feeding `c` (writer_ports::part_hashers): each computes,
+/// with one `s3::body_digester`, what `c.digests_needed()` says its requests need (CRC-32C or
+/// MD5, and a signed payload's SHA-256). Empty when they need none. Read `c` after the
+/// capability probe (`s3.checksum: auto` changes the checksum).
+[[nodiscard]] part_hasher_factory part_hashers_for(const s3::client& c);
 
 /// The store status for a final `s3::client` error; throws on cancellation (docs/architecture.md §8.4.5).
 [[nodiscard]] store_status store_status_of(const iss::error& e);

@@ -326,7 +326,8 @@ TEST_CASE(
     CHECK(o.body == expect);
 }
 
-TEST_CASE("each part goes up with the CRC-32C computed while its bytes were produced", "[pipeline][delivery]") {
+TEST_CASE("each part goes up with the digests computed while its bytes were produced, retries included",
+          "[pipeline][delivery]") {
     world w;
     w.options.part_size = 32;
     w.rotation.max_records = 40;
@@ -335,11 +336,18 @@ TEST_CASE("each part goes up with the CRC-32C computed while its bytes were prod
     // Records of varied sizes, so part boundaries fall inside records and spills.
     batch b;
     for (std::uint64_t o = 0; o < 100; ++o) b.add(o, 1'000'000 + o, fmt::format("m{}{}", o, std::string(o % 17, 'z')));
+    // Failed writes are retried (a multipart upload from its first part): the last partial
+    // part's digests, finished on the first attempt, must be the same on the next.
+    w.store.fail_next = 4;
+    w.store.fail_completes = 2;
     run(wr->feed(b.span()));
     run(wr->flush(pl::rotate_reason::stop));
+    CHECK(w.store.fail_next == 0);
+    CHECK(w.store.fail_completes == 0);
     CHECK(w.store.objects.size() == 3);
     CHECK(w.store.parts > 20);
-    // Every part and put came with the writer's CRC-32C, and the store found each one right.
+    // Every part and put came with the writer's digests (CRC-32C, MD5, SHA-256), and the store
+    // found each one right.
     CHECK(w.store.checksums_given == w.store.parts + w.store.puts);
     CHECK(w.store.bad_checksums == 0);
     CHECK(w.offsets.stored.at(w.p) == 99);

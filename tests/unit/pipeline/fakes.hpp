@@ -71,18 +71,24 @@ struct fake_store final : pl::object_store {
     int fail_next = 0;             ///< the next N writes (put/part/complete) answer `failure`
     pl::store_status failure = pl::store_status::retryable;
     int fail_heads = 0;
+    int fail_completes = 0;       ///< the next N CompleteMultipartUploads answer `failure` (after every part went up)
     bool strip_metadata = false;  ///< HEAD answers without the iggy-* metadata
     std::map<std::string, stored_object> objects;
     int puts = 0, creates = 0, parts = 0, completes = 0, aborts = 0, heads = 0, overwrites = 0;
     std::size_t largest_part = 0;
     std::vector<bool> complete_conditions;
-    /// Bodies (puts and parts) that came with the writer's CRC-32C, and those whose CRC-32C
-    /// was wrong (answered as S3 does: BadDigest, fatal).
+    /// Bodies (puts and parts) that came with the writer's digests, and those with any digest
+    /// wrong (answered as S3 does: BadDigest, fatal). Every digest given is checked.
     int checksums_given = 0, bad_checksums = 0;
-    bool checksum_ok(std::string_view body, std::optional<std::uint32_t> crc) {
-        if (!crc) return true;
+    bool checksum_ok(std::string_view body, const iss::body_digests& given) {
+        if (given.empty()) return true;
         ++checksums_given;
-        if (*crc == iss::s3::crc32c(body)) return true;
+        iss::s3::body_digester d{iss::s3::digest_set{.crc32c = true, .md5 = true, .sha256 = true}};
+        d.update(body);
+        const auto right = d.finish();
+        if ((!given.crc32c || given.crc32c == right.crc32c) && (!given.md5 || given.md5 == right.md5) &&
+            (!given.sha256 || given.sha256 == right.sha256))
+            return true;
         ++bad_checksums;
         log_.push_back("bad-digest");
         return false;
@@ -106,8 +112,8 @@ struct fake_store final : pl::object_store {
 
     pl::task<pl::store_result<pl::none>> put_object(const iss::object_key& key, std::string_view body,
                                                     const pl::object_range& range, std::string_view ct,
-                                                    bool if_none_match, std::optional<std::uint32_t> crc32c) override {
-        if (!checksum_ok(body, crc32c)) co_return pl::store_result<pl::none>{pl::store_status::fatal, {}, "BadDigest"};
+                                                    bool if_none_match, iss::body_digests digests) override {
+        if (!checksum_ok(body, digests)) co_return pl::store_result<pl::none>{pl::store_status::fatal, {}, "BadDigest"};
         if (!hold_prefix.empty()) {
             if (!hold_done && key.get().rfind(hold_prefix, 0) == 0) {
                 hold_done = true;
@@ -160,7 +166,7 @@ struct fake_store final : pl::object_store {
         for (std::uint64_t off = 0; off < size; off += part_size, ++n) {
             auto body = read(off, static_cast<std::size_t>(std::min(part_size, size - off)));
             if (!body) return {pl::store_status::fatal, {}, body.error().message()};
-            if (!checksum_ok(body->bytes, body->crc32c)) return {pl::store_status::fatal, {}, "BadDigest"};
+            if (!checksum_ok(body->bytes, body->digests)) return {pl::store_status::fatal, {}, "BadDigest"};
             ++parts;
             largest_part = std::max(largest_part, body->bytes.size());
             if (fail_next > 0) {
@@ -171,8 +177,8 @@ struct fake_store final : pl::object_store {
         }
         ++completes;
         complete_conditions.push_back(if_none_match);
-        if (fail_next > 0) {
-            --fail_next;
+        if (fail_next > 0 || fail_completes > 0) {
+            --(fail_next > 0 ? fail_next : fail_completes);
             return {failure, {}, "injected"};
         }
         if (objects.count(key.get())) {
@@ -340,6 +346,16 @@ struct batch {
 };
 
 /// One writer's world: fakes, options, clock.
+/// Part hashers computing CRC-32C, MD5 and SHA-256 (the daemon asks for what its client needs).
+inline pl::part_hasher_factory all_digests() {
+    struct hasher final : pl::part_hasher {
+        iss::s3::body_digester d{iss::s3::digest_set{.crc32c = true, .md5 = true, .sha256 = true}};
+        void update(std::string_view b) noexcept override { d.update(b); }
+        iss::body_digests finish() noexcept override { return d.finish(); }
+    };
+    return [] { return std::make_unique<hasher>(); };
+}
+
 struct world {
     event_log events;
     iss::manual_clock clock;
@@ -366,7 +382,7 @@ struct world {
     pl::writer_ports ports() {
         pl::writer_ports p{store, offsets, encoders, namer, sleeper, clock, &dead_letters};
         p.workers = test_workers();
-        p.part_crc32c = &iss::s3::crc32c;  // (the fake store checks every one it is given)
+        p.part_hashers = all_digests();  // (the fake store checks every digest it is given)
         return p;
     }
     /// performance.workers for every writer of the tests: ISS_TEST_WORKERS threads (unset or

@@ -2,6 +2,7 @@
 
 #include "s3/checksum.hpp"
 #include "s3/error.hpp"
+#include "sigv4/hash.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -94,7 +95,7 @@ TEST_CASE("multipart builders validate part numbers and part order", "[s3][build
     CHECK(ok->method == "POST");
 }
 
-TEST_CASE("a CRC-32C the caller computed while producing the body is sent as it is, with CRC-32C only",
+TEST_CASE("digests the caller computed while producing the body are sent as they are, each where it belongs",
           "[s3][builders]") {
     const std::vector<std::string_view> body{"hello ", "world"};
     auto header = [](const s3::request_spec& s, std::string_view name) {
@@ -103,24 +104,72 @@ TEST_CASE("a CRC-32C the caller computed while producing the body is sent as it 
             if (http::iequals(h.first, name)) v = h.second;
         return v;
     };
-    const std::uint32_t given = 0x12345678;  // not the body's: shows it is not recomputed
+    // Not the body's digests: shows they are not recomputed.
+    iss::body_digests given;
+    given.crc32c = 0x12345678;
+    given.md5 = std::array<std::uint8_t, 16>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    given.sha256 = std::array<std::uint8_t, 32>{};
+    (*given.sha256)[0] = 0xab;
+    const std::string given_sha = sigv4::to_hex(*given.sha256);
     s3::put_options o;
-    o.known_crc32c = given;
+    o.known = given;
     auto put = s3::build_put_object("bucket-a", "k", body, o, s3::checksum_kind::crc32c);
     REQUIRE(put.has_value());
-    CHECK(header(*put, "x-amz-checksum-crc32c") == s3::crc32c_header_value(given));
+    CHECK(header(*put, "x-amz-checksum-crc32c") == s3::crc32c_header_value(*given.crc32c));
+    CHECK(header(*put, "content-md5").empty());
+    CHECK(put->payload_sha256 == given_sha);
     auto part = s3::build_upload_part("bucket-a", "k", "id", 1, body, s3::checksum_kind::crc32c, given);
     REQUIRE(part.has_value());
-    CHECK(header(*part, "x-amz-checksum-crc32c") == s3::crc32c_header_value(given));
-    // Without one: computed over the body.
-    auto own = s3::build_upload_part("bucket-a", "k", "id", 1, body, s3::checksum_kind::crc32c);
-    CHECK(header(*own, "x-amz-checksum-crc32c") == s3::crc32c_base64(body));
-    // With MD5 in force it is ignored: the request carries MD5 alone.
+    CHECK(header(*part, "x-amz-checksum-crc32c") == s3::crc32c_header_value(*given.crc32c));
+    CHECK(part->payload_sha256 == given_sha);
+    // With MD5 in force: the given MD5, no CRC-32C.
     auto md5 = s3::build_upload_part("bucket-a", "k", "id", 1, body, s3::checksum_kind::md5, given);
     CHECK(header(*md5, "x-amz-checksum-crc32c").empty());
-    CHECK_FALSE(header(*md5, "content-md5").empty());
+    CHECK(header(*md5, "content-md5") == s3::content_md5_value(*given.md5));
     auto md5_put = s3::build_put_object("bucket-a", "k", body, o, s3::checksum_kind::md5);
     CHECK(header(*md5_put, "x-amz-checksum-crc32c").empty());
+    CHECK(header(*md5_put, "content-md5") == s3::content_md5_value(*given.md5));
+    // Without them: computed over the body (the payload hash later, by prepare()).
+    auto own = s3::build_upload_part("bucket-a", "k", "id", 1, body, s3::checksum_kind::crc32c);
+    CHECK(header(*own, "x-amz-checksum-crc32c") == s3::crc32c_base64(body));
+    CHECK(own->payload_sha256.empty());
+    auto own_md5 = s3::build_upload_part("bucket-a", "k", "id", 1, body, s3::checksum_kind::md5);
+    CHECK(header(*own_md5, "content-md5") == s3::content_md5(body));
+    // The signed request carries the given payload hash, in the header and the signature.
+    auto c = custom("http://127.0.0.1:9000");
+    sigv4::signing_key_cache keys;
+    auto signed_part = *s3::build_upload_part("bucket-a", "k", "id", 1, body, s3::checksum_kind::md5, given);
+    auto p = s3::prepare(signed_part, c, t0, keys);
+    REQUIRE(p.has_value());
+    CHECK(p->req.headers.get("x-amz-content-sha256") == given_sha);
+}
+
+TEST_CASE("body_digester: CRC-32C, MD5 and SHA-256 over pieces equal the one-shot digests, and it starts over",
+          "[s3][checksum]") {
+    const std::string whole(100000, 'x');
+    const std::vector<std::string_view> one{whole};
+    s3::body_digester d{s3::digest_set{.crc32c = true, .md5 = true, .sha256 = true}};
+    for (std::size_t at = 0; at < whole.size(); at += 4093) d.update(std::string_view{whole}.substr(at, 4093));
+    const auto got = d.finish();
+    REQUIRE(got.crc32c);
+    REQUIRE(got.md5);
+    REQUIRE(got.sha256);
+    CHECK(*got.crc32c == s3::crc32c(whole));
+    CHECK(s3::content_md5_value(*got.md5) == s3::content_md5(one));
+    CHECK(sigv4::to_hex(*got.sha256) == sigv4::sha256_hex(whole));
+    // After finish() it starts over: the digests of "abc" alone.
+    d.update("abc");
+    const auto again = d.finish();
+    CHECK(*again.crc32c == s3::crc32c("abc"));
+    CHECK(sigv4::to_hex(*again.sha256) == sigv4::sha256_hex("abc"));
+    CHECK(s3::content_md5_value(*again.md5) == "kAFQmDzST7DWlj99KOF/cg==");  // RFC 1321 test suite, base64
+    // Only what was asked for.
+    s3::body_digester md5_only{s3::digest_set{.md5 = true}};
+    md5_only.update("abc");
+    const auto m = md5_only.finish();
+    CHECK_FALSE(m.crc32c);
+    CHECK_FALSE(m.sha256);
+    CHECK(m.md5);
 }
 
 TEST_CASE("prepare encodes the key once for the wire, as the signer signs it", "[s3][prepare]") {
