@@ -5,6 +5,11 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -67,6 +72,34 @@ bool valid_number(std::string_view t) noexcept {
         if (std::isinf(std::strtod(copy.c_str(), nullptr))) return false;
     }
     return true;
+}
+
+/// Writes `v` as exactly `width` decimal digits (zero-padded; higher digits dropped).
+void put_digits(char* at, unsigned v, int width) noexcept {
+    for (int i = width - 1; i >= 0; --i) {
+        at[i] = static_cast<char>('0' + v % 10);
+        v /= 10;
+    }
+}
+
+/// Index of the first '"' or '\\' in `s[i, n)`, or `n`. Reads up to 15 bytes past `n`: the
+/// caller's buffer must have that much room (the checker's copy has simdjson's padding).
+std::size_t find_quote_or_backslash(const char* s, std::size_t i, std::size_t n) noexcept {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    for (; i < n; i += 16) {
+        const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+        const auto mask = static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash))));
+        if (mask != 0) return std::min(n, i + static_cast<std::size_t>(__builtin_ctz(mask)));
+    }
+    return n;
+#else
+    for (; i < n; ++i)
+        if (s[i] == '"' || s[i] == '\\') return i;
+    return n;
+#endif
 }
 
 bool is_number_char(char c) noexcept {
@@ -176,10 +209,15 @@ void append_decimal(std::string& out, proto::i128 v) {
 
 void append_hex128(std::string& out, proto::u128 v) {
     char buf[32];
-    for (int i = 31; i >= 0; --i) {
-        buf[i] = hex_lower[static_cast<unsigned>(v & 0xf)];
-        v >>= 4;
-    }
+    // Two 64-bit halves: 128-bit shifts cost more per digit.
+    auto half = [&buf](std::uint64_t h, int at) {
+        for (int i = at + 15; i >= at; --i) {
+            buf[i] = hex_lower[h & 0xf];
+            h >>= 4;
+        }
+    };
+    half(static_cast<std::uint64_t>(v >> 64), 0);
+    half(static_cast<std::uint64_t>(v), 16);
     out.append(buf, 32);
 }
 
@@ -200,8 +238,49 @@ void append_rfc3339_micros(std::string& out, std::uint64_t us) {
     const unsigned d = doy - (153 * mp + 2) / 5 + 1;
     const unsigned m = mp < 10 ? mp + 3 : mp - 9;
     const std::int64_t y = m <= 2 ? y0 + 1 : y0;
-    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", y, m, d, sod / 3600,
-                   sod / 60 % 60, sod % 60, frac);
+    // Fixed-width fields written in place (no format-string parsing: this runs per record).
+    if (y > 9999) {
+        append_uint(out, static_cast<std::uint64_t>(y));
+    } else {
+        char yb[4];
+        put_digits(yb, static_cast<unsigned>(y), 4);
+        out.append(yb, 4);
+    }
+    char b[23];  // -MM-DDTHH:MM:SS.ffffffZ
+    b[0] = '-';
+    put_digits(b + 1, m, 2);
+    b[3] = '-';
+    put_digits(b + 4, d, 2);
+    b[6] = 'T';
+    put_digits(b + 7, sod / 3600, 2);
+    b[9] = ':';
+    put_digits(b + 10, sod / 60 % 60, 2);
+    b[12] = ':';
+    put_digits(b + 13, sod % 60, 2);
+    b[15] = '.';
+    put_digits(b + 16, frac, 6);
+    b[22] = 'Z';
+    out.append(b, sizeof b);
+}
+
+void append_uint(std::string& out, std::uint64_t v) {
+    char buf[20];
+    char* p = buf + sizeof buf;
+    do {
+        *--p = static_cast<char>('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    out.append(p, static_cast<std::size_t>(buf + sizeof buf - p));
+}
+
+void append_int(std::string& out, std::int64_t v) {
+    if (v < 0) {
+        out += '-';
+        // -(v + 1) + 1 avoids overflow for the smallest int64.
+        append_uint(out, static_cast<std::uint64_t>(-(v + 1)) + 1);
+        return;
+    }
+    append_uint(out, static_cast<std::uint64_t>(v));
 }
 
 void append_number(std::string& out, double v) {
@@ -227,32 +306,32 @@ payload_checker::payload_checker(payload_checker&&) noexcept = default;
 payload_checker& payload_checker::operator=(payload_checker&&) noexcept = default;
 
 bool payload_checker::append_minified(std::string_view payload, std::string& out) {
+    // The copy gets simdjson's padding at once: the string scan below reads 16 bytes at a time
+    // and may look past the payload's end into it.
     auto& p = impl_->padded;
-    p.assign(payload);
+    const std::size_t len = payload.size();
+    p.resize(len + simdjson::SIMDJSON_PADDING);
+    std::memcpy(p.data(), payload.data(), len);
     // simdjson's number parser refuses values outside double/int64 range (a big integer, 1e400)
     // although RFC 8259 allows them. Check every number token against the grammar here and
     // let simdjson see a 0 in its place; strings, structure and UTF-8 stay simdjson's job.
-    // Most of a record's bytes are inside strings: those are skipped to the next quote with
-    // memchr (vectorised), stopping at a backslash only when the stretch holds one.
-    const auto skip_string = [&p](std::size_t i) {  // i: just after the opening quote
-        const char* const base = p.data();
-        const std::size_t n = p.size();
-        while (i < n) {
-            const auto* q = static_cast<const char*>(std::memchr(base + i, '"', n - i));
-            const std::size_t end = q ? static_cast<std::size_t>(q - base) : n;
-            const auto* b = static_cast<const char*>(std::memchr(base + i, '\\', end - i));
-            if (!b) return end;                          // the closing quote (or the end: simdjson refuses it)
-            i = static_cast<std::size_t>(b - base) + 2;  // past the escaped character
+    // Most of a record's bytes are inside strings: those are skipped to the next quote 16
+    // bytes at a time, stepping over each backslash and the character it escapes.
+    char* const base = p.data();
+    const auto skip_string = [base, len](std::size_t i) {  // i: just after the opening quote
+        for (;;) {
+            const std::size_t at = find_quote_or_backslash(base, i, len);
+            if (at >= len || base[at] == '"') return at;  // the closing quote (or the end: simdjson refuses it)
+            i = at + 2;                                   // past the escaped character
         }
-        return n;
     };
     // Whitespace between tokens: minify. Else the payload is minified already, but for
     // whitespace before its first token or after its last (padding), which is cut off.
     bool spaced = false;
     bool pending_space = false;  // whitespace since the last token
     bool seen_token = false;
-    for (std::size_t i = 0; i < p.size(); ++i) {
-        const char c = p[i];
+    for (std::size_t i = 0; i < len; ++i) {
+        const char c = base[i];
         if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
             pending_space = true;
             continue;
@@ -266,18 +345,16 @@ bool payload_checker::append_minified(std::string_view payload, std::string& out
         }
         if (c == '-' || (c >= '0' && c <= '9')) {
             std::size_t j = i;
-            while (j < p.size() && is_number_char(p[j])) ++j;
-            if (!valid_number(std::string_view{p}.substr(i, j - i))) {
+            while (j < len && is_number_char(base[j])) ++j;
+            if (!valid_number(std::string_view{base + i, j - i})) {
                 last_error_ = "a number does not follow the JSON grammar or is beyond double range";
                 return false;
             }
-            p[i] = '0';
-            for (std::size_t k = i + 1; k < j; ++k) p[k] = ' ';
+            base[i] = '0';
+            for (std::size_t k = i + 1; k < j; ++k) base[k] = ' ';
             i = j - 1;
         }
     }
-    const std::size_t len = p.size();
-    p.resize(len + simdjson::SIMDJSON_PADDING);
     simdjson::dom::element doc;
     const auto err = impl_->parser.parse(p.data(), len, false).get(doc);
     if (err != simdjson::SUCCESS) {
@@ -316,20 +393,20 @@ void append_header_value(std::string& out, proto::header_kind k, proto::bytes_vi
             else out += proto::as_text(v);
             return;
         case header_kind::boolean: out += std::to_integer<unsigned char>(v[0]) != 0 ? "true" : "false"; return;
-        case header_kind::int8: fmt::format_to(std::back_inserter(out), "{}", load<std::int8_t>(v)); return;
-        case header_kind::int16: fmt::format_to(std::back_inserter(out), "{}", load<std::int16_t>(v)); return;
-        case header_kind::int32: fmt::format_to(std::back_inserter(out), "{}", load<std::int32_t>(v)); return;
-        case header_kind::uint8: fmt::format_to(std::back_inserter(out), "{}", load<std::uint8_t>(v)); return;
-        case header_kind::uint16: fmt::format_to(std::back_inserter(out), "{}", load<std::uint16_t>(v)); return;
-        case header_kind::uint32: fmt::format_to(std::back_inserter(out), "{}", load<std::uint32_t>(v)); return;
+        case header_kind::int8: append_int(out, load<std::int8_t>(v)); return;
+        case header_kind::int16: append_int(out, load<std::int16_t>(v)); return;
+        case header_kind::int32: append_int(out, load<std::int32_t>(v)); return;
+        case header_kind::uint8: append_uint(out, load<std::uint8_t>(v)); return;
+        case header_kind::uint16: append_uint(out, load<std::uint16_t>(v)); return;
+        case header_kind::uint32: append_uint(out, load<std::uint32_t>(v)); return;
         case header_kind::int64:
         case header_kind::uint64:
         case header_kind::int128:
         case header_kind::uint128:
             // 64- and 128-bit integers: decimal strings, so JSON readers do not round them.
             if (as_json) out += '"';
-            if (k == header_kind::int64) fmt::format_to(std::back_inserter(out), "{}", load<std::int64_t>(v));
-            else if (k == header_kind::uint64) fmt::format_to(std::back_inserter(out), "{}", load<std::uint64_t>(v));
+            if (k == header_kind::int64) append_int(out, load<std::int64_t>(v));
+            else if (k == header_kind::uint64) append_uint(out, load<std::uint64_t>(v));
             else if (k == header_kind::int128) append_decimal(out, load<proto::i128>(v));
             else append_decimal(out, load<proto::u128>(v));
             if (as_json) out += '"';

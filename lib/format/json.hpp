@@ -28,6 +28,10 @@ void append_valid_string(std::string& out, std::string_view s);
 /// Standard base64 (RFC 4648 §4, with padding), no quotes.
 void append_base64(std::string& out, std::span<const std::byte> bytes);
 
+/// Decimal text of 64-bit integers (no format-string parsing: for per-record fields).
+void append_uint(std::string& out, std::uint64_t v);
+void append_int(std::string& out, std::int64_t v);
+
 /// Decimal text of 128-bit integers.
 void append_decimal(std::string& out, proto::u128 v);
 void append_decimal(std::string& out, proto::i128 v);

@@ -55,8 +55,8 @@
 /// Compression (`compressor.hpp`) is a separate stage: records are formatted, then fed to the
 /// compressor, whose output is appended to `out`. `bytes_out()` counts bytes appended to
 /// `out` (the object as uploaded); with gzip it lags the input by the block being gathered (at
-/// most 256 KiB plus one record), with zstd by what zstd buffers; rotation on `max_bytes` may
-/// overshoot by that.
+/// most 256 KiB plus one record), with zstd by its block being gathered (at most 128 KiB plus
+/// one record) and what zstd holds; rotation on `max_bytes` may overshoot by that.
 
 #include "format/compressor.hpp"
 #include "format/error.hpp"

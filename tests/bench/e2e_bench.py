@@ -294,7 +294,7 @@ class Bench:
             while time.monotonic() < deadline and "formatting and compression:" not in \
                     (self.work / f"{cell}.log").read_text(errors="replace"):
                 time.sleep(0.01)
-            perf = subprocess.Popen(["perf", "record", "--call-graph", "dwarf,16384", "-F", "299", "-p", str(d.pid), "-o",
+            perf = subprocess.Popen(["perf", "record", "--call-graph", "dwarf,16384", "-F", str(self.args.profile_hz), "-p", str(d.pid), "-o",
                                      str(perf_data)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         scraper = Scraper(self.work / f"{cell}.log", self.args.scrape_ms) if self.args.scrape_ms else None
         try:
@@ -505,6 +505,8 @@ def main() -> int:
     ap.add_argument("--profile", "--perf", dest="profile", metavar="DIR",
                     help="record each cell's daemon with `perf record --call-graph dwarf` into DIR and keep "
                          "`perf report` of it next to the data (DIR/CELL.txt: self time; DIR/CELL.children.txt)")
+    ap.add_argument("--profile-hz", type=int, default=299, metavar="HZ",
+                    help="samples per second for --profile (default 299; more samples, larger data)")
     ap.add_argument("--scrape-ms", type=int, default=0, metavar="MS",
                     help="scrape the daemon's /metrics every MS ms during each cell and report its CPU share")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (configs, logs)")

@@ -18,8 +18,9 @@ std::string b64(std::string_view s) {
     append_base64(out, proto::as_bytes(s));
     return out;
 }
-std::string minified(std::string_view s, bool* ok = nullptr) {
-    payload_checker c;
+std::string minified(std::string_view s, bool* ok = nullptr, payload_checker* reused = nullptr) {
+    payload_checker fresh;
+    payload_checker& c = reused ? *reused : fresh;
     std::string out = "prefix:";
     const bool r = c.append_minified(s, out);
     if (ok) *ok = r;
@@ -91,6 +92,23 @@ TEST_CASE("timestamps are RFC 3339 UTC with microseconds", "[format][json]") {
     out.clear();
     append_rfc3339_micros(out, 4'102'444'799'999'999ULL);
     CHECK(out == "2099-12-31T23:59:59.999999Z");
+    out.clear();
+    append_rfc3339_micros(out, 253'402'300'800'000'000ULL);  // the first instant past 9999
+    CHECK(out == "10000-01-01T00:00:00.000000Z");
+}
+
+TEST_CASE("64-bit integers print as exact decimals", "[format][json]") {
+    std::string out;
+    append_uint(out, 0);
+    append_uint(out, ~std::uint64_t{0});
+    CHECK(out == "018446744073709551615");
+    out.clear();
+    append_int(out, std::numeric_limits<std::int64_t>::min());
+    out += ' ';
+    append_int(out, -7);
+    out += ' ';
+    append_int(out, 42);
+    CHECK(out == "-9223372036854775808 -7 42");
 }
 
 TEST_CASE("floats print in shortest round-trip form, specials as strings", "[format][json]") {
@@ -126,6 +144,28 @@ TEST_CASE("valid JSON payloads are minified to one line", "[format][json]") {
     CHECK(minified(" \t{\"a\":\"b c\"}  \n") == R"({"a":"b c"})");
     CHECK(minified("7   ") == "7");
     CHECK(minified("[1 ,2]  ") == "[1,2]");
+}
+
+TEST_CASE("strings of every length end at their own quote, escapes anywhere in a block", "[format][json]") {
+    // The string scan reads 16 bytes at a time: put the closing quote, an escaped quote and an
+    // escaped backslash at every position around block edges, with number-looking text inside
+    // the string (text, never checked) and a bad number right after it (must be refused). One
+    // checker for all, longest first: its buffer holds the previous payload's bytes past the end.
+    payload_checker c;
+    for (std::size_t len = 40; len-- > 0;) {
+        for (std::size_t at = 0; at <= len; ++at) {
+            std::string body(len, 'x');
+            body.insert(at, "\\\"1e400");  // \\ then \" then text
+            const std::string good = "[\"" + body + "\",1]";
+            INFO(good);
+            CHECK(minified(good, nullptr, &c) == good);
+            bool ok = true;
+            (void)minified("[\"" + body + "\",1e400]", &ok, &c);
+            CHECK_FALSE(ok);
+            (void)minified("[\"" + body + "\\\",1]", &ok, &c);  // the closing quote escaped: unterminated
+            CHECK_FALSE(ok);
+        }
+    }
 }
 
 TEST_CASE("invalid JSON payloads are refused and leave the output alone", "[format][json]") {

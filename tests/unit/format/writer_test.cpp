@@ -432,6 +432,24 @@ TEST_CASE("gzip: an empty object is a valid gzip file, a bad message leaves no t
     CHECK(gunzip(out) == "{\"payload\":1}\n{\"payload\":2}\n");
 }
 
+TEST_CASE("zstd: a bad message leaves no trace in the block being gathered", "[format][writer][zstd]") {
+    test::message_store s;
+    writer_options o;
+    o.compression = compression::zstd;
+    o.payload = payload_mode::json;
+    o.metadata = false;
+    o.headers = false;
+    writer w{o};
+    std::string out;
+    w.begin(out);
+    REQUIRE(w.append(s.make(0, "1"), src, out).has_value());
+    CHECK(w.append(s.make(1, "[1, {\"a\": 2}, {bad"), src, out).has_error());
+    REQUIRE(w.append(s.make(2, "2"), src, out).has_value());
+    CHECK(out.size() <= 4);  // records wait in the block: nothing but zstd's frame start is out yet
+    w.finish(out);
+    CHECK(unzstd(out) == "{\"payload\":1}\n{\"payload\":2}\n");
+}
+
 TEST_CASE("a malformed headers block is a bad message only when headers are written", "[format][writer]") {
     // Build a message whose header block claims more bytes than it has.
     proto::byte_buffer block;
