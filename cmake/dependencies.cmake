@@ -14,7 +14,8 @@ find_package(ZLIB REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
-pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)  # gzip objects
+pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)  # gzip objects, levels 4..9
+pkg_check_modules(ISAL REQUIRED IMPORTED_TARGET libisal)  # gzip objects, levels 1..3 (ISA-L igzip)
 pkg_check_modules(SNAPPY REQUIRED IMPORTED_TARGET snappy)   # Parquet page compression
 pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET avro-c)     # Avro datum encoding
 find_package(Catch2 2 REQUIRED CONFIG)

@@ -46,7 +46,9 @@ bool valid_number(std::string_view t) noexcept {
         if (!digit(i)) return false;
         while (digit(i)) ++i;
     }
+    std::size_t e = std::string_view::npos;  // where the exponent starts (the grammar walk finds it)
     if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+        e = i;
         ++i;
         if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
         if (!digit(i)) return false;
@@ -56,7 +58,7 @@ bool valid_number(std::string_view t) noexcept {
     // The grammar has no limit, but JSON readers do: a value beyond double range (1e400) makes
     // many of them refuse the whole line, so it is not embedded as JSON (RFC 8259 §6 lets
     // implementations limit range). Underflow (1e-400) reads as 0 everywhere and stays.
-    if (const auto e = t.find_first_of("eE"); e != std::string_view::npos) {
+    if (e != std::string_view::npos) {
         // An exponent of more than 4 digits overflows some readers' exponent counters.
         std::string_view exp = t.substr(e + 1);
         const bool negative = !exp.empty() && exp.front() == '-';
@@ -67,7 +69,7 @@ bool valid_number(std::string_view t) noexcept {
         // readers turn 0e400 into NaN.
         if (!negative && (exp.size() > 3 || std::stoi(std::string{exp}) > 308)) return false;
     }
-    if (t.find_first_of("eE") != std::string_view::npos || t.size() > 300) {
+    if (e != std::string_view::npos || t.size() > 300) {
         const std::string copy{t};
         if (std::isinf(std::strtod(copy.c_str(), nullptr))) return false;
     }

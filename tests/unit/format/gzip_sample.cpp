@@ -1,7 +1,8 @@
 // Writes a gzip (or, with a second argument `zstd`, a zstd) json_lines object to argv[1], and
 // the same records uncompressed to argv[1] + ".plain", for the CTest checks that independent
 // readers (gzip -t / zcat / Python's gzip / DuckDB; zstd -t) give back exactly those bytes. The
-// gzip object is several members (one per 256 KiB of input).
+// gzip object is several members (one per 256 KiB of input); a second argument that is a
+// number is the gzip level (1..3: ISA-L igzip, else libdeflate; default 6).
 #include "format/writer.hpp"
 
 #include <cstdio>
@@ -10,13 +11,14 @@
 
 int main(int argc, char** argv) {
     if (argc != 2 && argc != 3) {
-        std::fprintf(stderr, "usage: gzip_sample OUT.jsonl.gz | OUT.jsonl.zst zstd\n");
+        std::fprintf(stderr, "usage: gzip_sample OUT.jsonl.gz [LEVEL] | OUT.jsonl.zst zstd\n");
         return 2;
     }
     namespace proto = iss::proto;
     iss::format::writer_options o;
-    o.compression =
-        argc == 3 && std::string{argv[2]} == "zstd" ? iss::format::compression::zstd : iss::format::compression::gzip;
+    const bool zstd = argc == 3 && std::string{argv[2]} == "zstd";
+    o.compression = zstd ? iss::format::compression::zstd : iss::format::compression::gzip;
+    if (argc == 3 && !zstd) o.level = std::stoi(argv[2]);
     iss::format::writer w{o};
     iss::format::writer plain_writer{iss::format::writer_options{}};
     std::string out, plain;
