@@ -411,7 +411,9 @@ task<feed_status> partition_writer::feed_run(std::span<const message> rest, std:
     }
     taken = n;
     if (n == 0) co_return feed_status::ok;
-    for (std::size_t k = 0; k < n; ++k) appended(o, rest[k]);
+    // One clock read for the run: its messages were appended at the same moment.
+    const clock::steady_time now = ports_.clock.steady_now();
+    for (std::size_t k = 0; k < n; ++k) appended(o, rest[k], now);
     co_return co_await after_append(o);
 }
 
@@ -553,16 +555,16 @@ task<feed_status> partition_writer::feed_one(const message& m) {
         const delivered d = co_await handle_bad_message(m, r.error(), &id);
         co_return to_feed(d);
     }
-    appended(o, m);
+    appended(o, m, ports_.clock.steady_now());
     appended_to_ = &o;
     co_return co_await after_append(o);
 }
 
-void partition_writer::appended(open_object& o, const message& m) {
+void partition_writer::appended(open_object& o, const message& m, clock::steady_time now) {
     o.records += 1;
     o.payload_bytes += m.payload.size();
     o.last_offset = m.offset;
-    o.last_append = ports_.clock.steady_now();
+    o.last_append = now;
     if (auto rr = reread_from_.find(o.encoded); rr != reread_from_.end()) rr->second = m.offset + 1;
     mark_handled(m.offset);
     next_ = m.offset + 1;

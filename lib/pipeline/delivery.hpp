@@ -334,7 +334,7 @@ private:
     /// as it was produced (else empty); the last partial part's are finished on first ask.
     [[nodiscard]] body_digests part_checksum(open_object& o, std::uint64_t offset, std::uint64_t length) const noexcept;
     /// The bookkeeping of `m` appended to `o` (counts, offsets, the commit point's inputs).
-    void appended(open_object& o, const message& m);
+    void appended(open_object& o, const message& m, clock::steady_time now);
     /// The decisions after an append to `o`: spool a full part, rotate, unblock the commit.
     task<feed_status> after_append(open_object& o);
     /// Whether appending `m` to the object `o` (nullptr: a new one) stays within
