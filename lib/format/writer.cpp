@@ -175,10 +175,15 @@ result<void> writer::format_record(const proto::message_view& m, const record_so
     if (o_.format == record_format::json_array) buf += records_ == 0 ? "\n" : ",\n";
     buf += '{';
     if (o_.metadata) {
-        buf += "\"stream\":";
-        json::append_string(buf, src.stream);
-        buf += ",\"topic\":";
-        json::append_string(buf, src.topic);
+        if (names_json_.empty() || src.stream != names_stream_ || src.topic != names_topic_) {
+            names_stream_.assign(src.stream);
+            names_topic_.assign(src.topic);
+            names_json_ = "\"stream\":";
+            json::append_string(names_json_, src.stream);
+            names_json_ += ",\"topic\":";
+            json::append_string(names_json_, src.topic);
+        }
+        buf += names_json_;
         // Numbers appended in place: format-string parsing per record cost more than the rest
         // of the metadata (tests/bench/e2e_bench.py --profile).
         buf += ",\"partition_id\":";

@@ -112,8 +112,8 @@ struct record_source {
 };
 
 /// Writes one object at a time. Not thread-safe. Holds a payload checker and, with gzip, a
-/// 256 KiB input block (the deflate compressor is shared per thread), or a zstd context,
-/// reused from object to object.
+/// 256 KiB input block (the deflate compressor is shared per thread), or a zstd context and
+/// its 128 KiB input block, reused from object to object.
 class writer {
 public:
     explicit writer(writer_options o);
@@ -156,6 +156,12 @@ private:
     std::unique_ptr<table_writer> table_;  ///< typed formats
     std::unique_ptr<row_reader> rows_;     ///< typed formats
     std::string scratch_;                  ///< one formatted record, when compressing
+    /// The envelope's `"stream":"..","topic":"..",` as last rendered, and the names it was
+    /// rendered from: a writer sees the same names record after record, so they are escaped
+    /// once, not per record.
+    std::string names_json_;
+    std::string names_stream_;
+    std::string names_topic_;
     std::uint64_t records_ = 0;
     std::uint64_t bytes_in_ = 0;
     std::uint64_t bytes_out_ = 0;

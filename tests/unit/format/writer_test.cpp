@@ -166,6 +166,30 @@ TEST_CASE("the json_lines envelope has every field in order", "[format][writer]"
           "\"headers\":{},\"payload\":{\"user\":7}}\n");
 }
 
+TEST_CASE("one writer follows the names it is given record by record", "[format][writer]") {
+    test::message_store s;
+    writer_options o;
+    o.headers = false;
+    writer w{o};
+    std::string out;
+    w.begin(out);
+    const auto m = s.make(1, "1");
+    REQUIRE(w.append(m, {"app", "requests", 2}, out).has_value());
+    REQUIRE(w.append(m, {"app", "requests", 2}, out).has_value());
+    REQUIRE(w.append(m, {"a\"pp", "requests", 3}, out).has_value());
+    REQUIRE(w.append(m, {"app", "orders", 3}, out).has_value());
+    REQUIRE(w.append(m, {"app", "requests", 2}, out).has_value());
+    w.finish(out);
+    check_lines_are_json(out);
+    std::vector<std::string> names;
+    for (std::size_t at = 0; (at = out.find("{\"stream\":", at)) != std::string::npos; ++at)
+        names.push_back(out.substr(at, out.find(",\"partition_id\"", at) - at));
+    CHECK(names ==
+          std::vector<std::string>{R"({"stream":"app","topic":"requests")", R"({"stream":"app","topic":"requests")",
+                                   R"({"stream":"a\"pp","topic":"requests")", R"({"stream":"app","topic":"orders")",
+                                   R"({"stream":"app","topic":"requests")"});
+}
+
 TEST_CASE("golden: every header value kind", "[format][writer][golden]") {
     test::message_store s;
     const auto out = write_all({}, {s.make(1, "{}", every_kind())});
