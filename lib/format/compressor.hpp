@@ -3,7 +3,8 @@
 /// The compression stage between a record writer and the part buffer: bytes in, compressed
 /// bytes appended to the caller's output, streamed (memory does not grow with the object).
 ///
-/// `gzip` is libdeflate's deflate with gzip headers and trailers (RFC 1952): the input is cut
+/// `gzip` is deflate with gzip headers and trailers (RFC 1952), from ISA-L's igzip at levels
+/// 1..3 and libdeflate at 4..12: the input is cut
 /// into blocks of 256 KiB, each compressed as one gzip member, and the members follow each
 /// other; a series of members is a valid `.gz` file (RFC 1952 §2.2), which gzip, zcat,
 /// Python's gzip, DuckDB and Spark read as one stream. The object is a valid `.gz` file: the writer gives it the extension `.gz` and Content-Type
@@ -42,9 +43,10 @@ public:
     virtual void staged(std::string& out) { (void)out; }
 };
 
-/// A gzip compressor; `level` 1 (fast) .. 12 (small, slow), libdeflate's levels, whose 1..9
-/// trade speed for size as zlib's same numbers do (each compresses at least about as well
-/// as zlib's, several times faster); the default 6.
+/// A gzip compressor; `level` 1 (fast) .. 12 (small, slow): 1..3 ISA-L igzip's levels 1..3,
+/// 4..12 libdeflate's; 1..9 trade speed for size as zlib's same numbers do (each compresses
+/// at least about as well as zlib's, several times faster; measured in compressor.cpp); the
+/// default 6. Out-of-range levels are clamped.
 [[nodiscard]] std::unique_ptr<compressor> make_gzip_compressor(int level = 6);
 /// A zstd compressor; `level` 1 (fast) .. 19 (small), zstd's default 3.
 [[nodiscard]] std::unique_ptr<compressor> make_zstd_compressor(int level = 3);
