@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
 namespace iss::format {
@@ -41,6 +42,8 @@ void isal_gzip_member(int level, std::string_view in, std::string& out) {
                                : level == 2 ? ISAL_DEF_LVL2_DEFAULT
                                             : ISAL_DEF_LVL3_DEFAULT);
     }
+    // (A member is 256 KiB plus one record; igzip counts in 32 bits.)
+    if (in.size() > std::numeric_limits<std::uint32_t>::max() / 2) zlib_fatal("isal_deflate: member too large", 0);
     isal_zstream& z = slot->z;
     isal_deflate_init(&z);
     z.level = static_cast<std::uint32_t>(level);

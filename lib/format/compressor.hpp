@@ -34,7 +34,7 @@ public:
     virtual void finish(std::string& out) = 0;
     /// Starts a new stream (next object), reusing the codec's memory.
     virtual void reset() = 0;
-    /// Block codecs (gzip): the codec's input buffer, for a caller that formats its next
+    /// Block codecs (gzip, zstd): the codec's input buffer, for a caller that formats its next
     /// input straight into it instead of into a buffer of its own (saves one copy); then it
     /// calls `staged`. nullptr: use `write`. The caller may cut back what it appended
     /// before calling `staged` (a record that failed half-way).

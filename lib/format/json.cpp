@@ -313,7 +313,7 @@ bool payload_checker::append_minified(std::string_view payload, std::string& out
     auto& p = impl_->padded;
     const std::size_t len = payload.size();
     p.resize(len + simdjson::SIMDJSON_PADDING);
-    std::memcpy(p.data(), payload.data(), len);
+    if (len != 0) std::memcpy(p.data(), payload.data(), len);
     // simdjson's number parser refuses values outside double/int64 range (a big integer, 1e400)
     // although RFC 8259 allows them. Check every number token against the grammar here and
     // let simdjson see a 0 in its place; strings, structure and UTF-8 stay simdjson's job.

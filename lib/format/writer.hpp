@@ -156,7 +156,7 @@ private:
     std::unique_ptr<table_writer> table_;  ///< typed formats
     std::unique_ptr<row_reader> rows_;     ///< typed formats
     std::string scratch_;                  ///< one formatted record, when compressing
-    /// The envelope's `"stream":"..","topic":"..",` as last rendered, and the names it was
+    /// The envelope's `"stream":"..","topic":".."` as last rendered, and the names it was
     /// rendered from: a writer sees the same names record after record, so they are escaped
     /// once, not per record.
     std::string names_json_;

@@ -147,23 +147,28 @@ TEST_CASE("valid JSON payloads are minified to one line", "[format][json]") {
 }
 
 TEST_CASE("strings of every length end at their own quote, escapes anywhere in a block", "[format][json]") {
-    // The string scan reads 16 bytes at a time: put the closing quote, an escaped quote and an
-    // escaped backslash at every position around block edges, with number-looking text inside
-    // the string (text, never checked) and a bad number right after it (must be refused). One
-    // checker for all, longest first: its buffer holds the previous payload's bytes past the end.
+    // The string scan reads 16 bytes at a time: put an escaped quote, an escaped backslash
+    // followed by an escaped quote, and an escaped backslash as the string's last character, at
+    // every position around block edges, with number-looking text inside the string (text,
+    // never checked). After the string: a big integer (valid JSON that simdjson refuses unless
+    // the scan found it and masked it: a scan that ran past the closing quote misses it) and a
+    // bad number (must be refused). One checker for all, longest first: its buffer holds the
+    // previous payload's bytes past the end.
     payload_checker c;
-    for (std::size_t len = 40; len-- > 0;) {
-        for (std::size_t at = 0; at <= len; ++at) {
-            std::string body(len, 'x');
-            body.insert(at, "\\\"1e400");  // \\ then \" then text
-            const std::string good = "[\"" + body + "\",1]";
-            INFO(good);
-            CHECK(minified(good, nullptr, &c) == good);
-            bool ok = true;
-            (void)minified("[\"" + body + "\",1e400]", &ok, &c);
-            CHECK_FALSE(ok);
-            (void)minified("[\"" + body + "\\\",1]", &ok, &c);  // the closing quote escaped: unterminated
-            CHECK_FALSE(ok);
+    for (std::string_view inserted : {R"(\"1e400)", R"(\\\"1e400)", R"(\\)"}) {
+        for (std::size_t len = 40; len-- > 0;) {
+            for (std::size_t at = 0; at <= len; ++at) {
+                std::string body(len, 'x');
+                body.insert(at, inserted);
+                const std::string good = "[\"" + body + "\",100000000000000000000000]";
+                INFO(good);
+                CHECK(minified(good, nullptr, &c) == good);
+                bool ok = true;
+                (void)minified("[\"" + body + "\",1e400]", &ok, &c);
+                CHECK_FALSE(ok);
+                (void)minified("[\"" + body + "\\\",1]", &ok, &c);  // the closing quote escaped: unterminated
+                CHECK_FALSE(ok);
+            }
         }
     }
 }

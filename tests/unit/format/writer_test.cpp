@@ -430,14 +430,22 @@ TEST_CASE("gzip: a large object is a series of members; compression_level keeps 
     // 1 is fast, 9 small, the default 6 in between (as zlib's levels).
     CHECK(size_at[1] > size_at[6]);
     CHECK(size_at[3] > size_at[6]);
-    // Levels 1..3 are ISA-L igzip's: at least about as small as zlib's same level (within 3%).
+    // Levels 1..3 are ISA-L igzip's: at least about as small as zlib's same level, compressed
+    // the same way (256 KiB blocks, each a stream of its own), within 3% (igzip's code path
+    // differs by CPU: AVX-512 or not).
     for (int level : {1, 2, 3}) {
         INFO("level " << level);
-        uLongf zlen = compressBound(static_cast<uLong>(expected.size()));
-        std::string z(zlen, '\0');
-        REQUIRE(compress2(reinterpret_cast<Bytef*>(z.data()), &zlen, reinterpret_cast<const Bytef*>(expected.data()),
-                          static_cast<uLong>(expected.size()), level) == Z_OK);
-        CHECK(static_cast<double>(size_at[level]) <= 1.03 * static_cast<double>(zlen));
+        std::size_t zlib_size = 0;
+        for (std::size_t at = 0; at < expected.size(); at += 256 * 1024) {
+            const std::size_t n = std::min<std::size_t>(256 * 1024, expected.size() - at);
+            uLongf zlen = compressBound(static_cast<uLong>(n));
+            std::string z(zlen, '\0');
+            REQUIRE(compress2(reinterpret_cast<Bytef*>(z.data()), &zlen,
+                              reinterpret_cast<const Bytef*>(expected.data() + at), static_cast<uLong>(n),
+                              level) == Z_OK);
+            zlib_size += zlen + 12;  // a gzip member's header and trailer are 12 bytes more than zlib's
+        }
+        CHECK(static_cast<double>(size_at[level]) <= 1.03 * static_cast<double>(zlib_size));
     }
     CHECK(size_at[6] >= size_at[9]);
     writer_options dflt;
@@ -449,6 +457,8 @@ TEST_CASE("gzip: an empty object is a valid gzip file, a bad message leaves no t
     test::message_store s;
     writer_options o;
     o.compression = compression::gzip;
+    o.level = GENERATE(1, 3, 6);  // ISA-L igzip and libdeflate
+    INFO("level " << o.level);
     o.payload = payload_mode::json;
     o.metadata = false;
     o.headers = false;
