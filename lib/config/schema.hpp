@@ -289,9 +289,10 @@ void visit_schema(V& v, C& c) {
                  "requires JSON (anything else is a bad message); `string` (invalid UTF-8 replaced by U+FFFD) and "
                  "`base64` force one form.");
         v.field("compression_level", f.compression_level,
-                "0: the codec's default (gzip 6, zstd 3). gzip 1 (fastest) to 9 (smallest): libdeflate's levels, which "
-                "keep zlib's meaning of each number (about zlib's size at the same level, in less CPU; parquet gzip "
-                "pages and avro deflate use zlib itself); zstd 1 to 19. See \"Formatting throughput\".");
+                "0: the codec's default (gzip 6, zstd 3). gzip 1 (fastest) to 9 (smallest), which keep zlib's meaning "
+                "of each number (at most about zlib's size at the same level, in less CPU): 1 to 3 are ISA-L igzip's "
+                "levels 1 to 3, 4 to 9 libdeflate's same levels (parquet gzip pages and avro deflate use zlib "
+                "itself); zstd 1 to 19. See \"Formatting throughput\".");
         v.field("separator", f.separator,
                 "`raw` only: written between payloads (YAML escapes: \"\\n\"); may be empty.");
         v.list("schema", f.schema,
