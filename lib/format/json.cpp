@@ -76,6 +76,30 @@ bool valid_number(std::string_view t) noexcept {
     return true;
 }
 
+/// Decimal text of an unsigned integer of up to 128 bits.
+template <class U>
+void append_unsigned(std::string& out, U v) {
+    char buf[40];
+    char* p = buf + sizeof buf;
+    do {
+        *--p = static_cast<char>('0' + static_cast<int>(v % 10));
+        v /= 10;
+    } while (v != 0);
+    out.append(p, static_cast<std::size_t>(buf + sizeof buf - p));
+}
+
+/// Decimal text of a signed integer; `U` is its unsigned counterpart.
+template <class U, class S>
+void append_signed(std::string& out, S v) {
+    if (v < 0) {
+        out += '-';
+        // -(v + 1) + 1 avoids overflow for the smallest value.
+        append_unsigned(out, static_cast<U>(-(v + 1)) + 1);
+        return;
+    }
+    append_unsigned(out, static_cast<U>(v));
+}
+
 /// Writes `v` as exactly `width` decimal digits (zero-padded; higher digits dropped).
 void put_digits(char* at, unsigned v, int width) noexcept {
     for (int i = width - 1; i >= 0; --i) {
@@ -189,25 +213,8 @@ void append_base64(std::string& out, std::span<const std::byte> bytes) {
     }
 }
 
-void append_decimal(std::string& out, proto::u128 v) {
-    char buf[40];
-    char* p = buf + sizeof buf;
-    do {
-        *--p = static_cast<char>('0' + static_cast<int>(v % 10));
-        v /= 10;
-    } while (v != 0);
-    out.append(p, static_cast<std::size_t>(buf + sizeof buf - p));
-}
-
-void append_decimal(std::string& out, proto::i128 v) {
-    if (v < 0) {
-        out += '-';
-        // -(v + 1) + 1 avoids overflow for the smallest i128.
-        append_decimal(out, static_cast<proto::u128>(-(v + 1)) + 1);
-        return;
-    }
-    append_decimal(out, static_cast<proto::u128>(v));
-}
+void append_decimal(std::string& out, proto::u128 v) { append_unsigned(out, v); }
+void append_decimal(std::string& out, proto::i128 v) { append_signed<proto::u128>(out, v); }
 
 void append_hex128(std::string& out, proto::u128 v) {
     char buf[32];
@@ -265,25 +272,8 @@ void append_rfc3339_micros(std::string& out, std::uint64_t us) {
     out.append(b, sizeof b);
 }
 
-void append_uint(std::string& out, std::uint64_t v) {
-    char buf[20];
-    char* p = buf + sizeof buf;
-    do {
-        *--p = static_cast<char>('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    out.append(p, static_cast<std::size_t>(buf + sizeof buf - p));
-}
-
-void append_int(std::string& out, std::int64_t v) {
-    if (v < 0) {
-        out += '-';
-        // -(v + 1) + 1 avoids overflow for the smallest int64.
-        append_uint(out, static_cast<std::uint64_t>(-(v + 1)) + 1);
-        return;
-    }
-    append_uint(out, static_cast<std::uint64_t>(v));
-}
+void append_uint(std::string& out, std::uint64_t v) { append_unsigned(out, v); }
+void append_int(std::string& out, std::int64_t v) { append_signed<std::uint64_t>(out, v); }
 
 void append_number(std::string& out, double v) {
     if (std::isnan(v)) out += "\"NaN\"";
