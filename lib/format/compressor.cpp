@@ -26,6 +26,18 @@ namespace {
 /// that an open object holds little.
 constexpr std::size_t gzip_block = 256 * 1024;
 
+/// The block codecs' `write`: appends `in` to the block being gathered (`pending`, at most
+/// `block` bytes), calling `staged()` (which compresses a full block) each time it fills.
+template <class Codec>
+void gather(Codec& codec, std::string& pending, std::size_t block, std::string_view in, std::string& out) {
+    while (!in.empty()) {
+        const std::size_t take = std::min(in.size(), block - std::min(block, pending.size()));
+        pending.append(in.substr(0, take));
+        in.remove_prefix(take);
+        codec.staged(out);
+    }
+}
+
 /// One gzip member of `in` appended to `out` with ISA-L's igzip (levels 1..3): one deflate
 /// call over the whole block, the output grown while igzip asks for room. The stream and its
 /// level buffer (about 420 KiB together) are kept per thread and level.
@@ -83,14 +95,7 @@ class gzip_compressor final : public compressor {
 public:
     explicit gzip_compressor(int level) : level_{std::clamp(level, 1, 12)} { pending_.reserve(gzip_block); }
 
-    void write(std::string_view in, std::string& out) override {
-        while (!in.empty()) {
-            const std::size_t take = std::min(in.size(), gzip_block - pending_.size());
-            pending_.append(in.substr(0, take));
-            in.remove_prefix(take);
-            if (pending_.size() == gzip_block) flush_member(out);
-        }
-    }
+    void write(std::string_view in, std::string& out) override { gather(*this, pending_, gzip_block, in, out); }
 
     std::string* staging() override { return &pending_; }
     void staged(std::string& out) override {
@@ -110,21 +115,20 @@ public:
 
 private:
     void flush_member(std::string& out) {
-        if (level_ <= 3) {
-            isal_gzip_member(level_, pending_, out);
-            pending_.clear();
-            ++members_;
-            return;
-        }
-        libdeflate_compressor* c = compressor_for(level_);
-        const std::size_t bound = libdeflate_gzip_compress_bound(c, pending_.size());
-        const std::size_t start = out.size();
-        out.resize(start + bound);
-        const std::size_t n = libdeflate_gzip_compress(c, pending_.data(), pending_.size(), out.data() + start, bound);
-        if (n == 0) zlib_fatal("libdeflate_gzip_compress", 0);  // cannot happen with the bound's room
-        out.resize(start + n);
+        if (level_ <= 3) isal_gzip_member(level_, pending_, out);
+        else libdeflate_gzip_member(level_, pending_, out);
         pending_.clear();
         ++members_;
+    }
+
+    static void libdeflate_gzip_member(int level, std::string_view in, std::string& out) {
+        libdeflate_compressor* c = compressor_for(level);
+        const std::size_t bound = libdeflate_gzip_compress_bound(c, in.size());
+        const std::size_t start = out.size();
+        out.resize(start + bound);
+        const std::size_t n = libdeflate_gzip_compress(c, in.data(), in.size(), out.data() + start, bound);
+        if (n == 0) zlib_fatal("libdeflate_gzip_compress", 0);  // cannot happen with the bound's room
+        out.resize(start + n);
     }
 
     /// One libdeflate compressor per thread and level (4..12), made on first use.
@@ -168,14 +172,7 @@ public:
     zstd_compressor(const zstd_compressor&) = delete;
     zstd_compressor& operator=(const zstd_compressor&) = delete;
 
-    void write(std::string_view in, std::string& out) override {
-        while (!in.empty()) {
-            const std::size_t take = std::min(in.size(), block_ - std::min(block_, pending_.size()));
-            pending_.append(in.substr(0, take));
-            in.remove_prefix(take);
-            staged(out);
-        }
-    }
+    void write(std::string_view in, std::string& out) override { gather(*this, pending_, block_, in, out); }
     std::string* staging() override { return &pending_; }
     void staged(std::string& out) override {
         if (pending_.size() < block_) return;
