@@ -14,6 +14,10 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -41,7 +45,7 @@ const log::logger& logger() {
 /// bytes past the previous response; none for a well-behaved server).
 struct connection {
     std::unique_ptr<beast::tcp_stream> tcp;
-    std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+    std::unique_ptr<tls_stream> tls;
     beast::flat_buffer buffer;
     steady::time_point idle_since{};
 
@@ -59,8 +63,86 @@ struct pool_key {
 
 bool is_cancel(const boost::system::error_code& ec) { return ec == net::error::operation_aborted; }
 
+/// Plaintext sealed into TLS records per socket write of a request body over TLS.
+constexpr std::size_t tls_batch = 256 * 1024;
+
+/// Seals a request body into TLS application-data records in batches, past Asio's TLS
+/// engine. That engine moves ciphertext through a BIO pair of one record (17 KiB): one
+/// SSL_write, one copy out of the pair, one socket write and one completion per 16 KiB.
+/// Here, for the writer's life, the SSL object's write BIO is one whose writes append to
+/// `records_`: SSL_write seals up to `tls_batch` bytes of plaintext (16 records) there, and
+/// the caller sends them with one socket write.
+///
+/// Safe between Asio operations only: the engine holds no output then (every Asio write
+/// completes after its ciphertext is on the socket), and the record sequence stays the SSL
+/// object's. The engine's own BIO (read and write BIO alike) is put back by the destructor.
+class tls_record_writer {
+public:
+    explicit tls_record_writer(SSL* ssl) : ssl_{ssl}, engine_bio_{SSL_get_wbio(ssl)} {
+        static BIO_METHOD* const method = make_method();
+        if (method == nullptr || (bio_ = BIO_new(method)) == nullptr) return;
+        BIO_set_data(bio_, &records_);
+        BIO_set_init(bio_, 1);
+        BIO_up_ref(engine_bio_);  // SSL_set0_wbio drops the SSL's reference to the old write BIO
+        SSL_set0_wbio(ssl_, bio_);
+    }
+    tls_record_writer(const tls_record_writer&) = delete;
+    tls_record_writer& operator=(const tls_record_writer&) = delete;
+    ~tls_record_writer() {
+        if (bio_ != nullptr) SSL_set0_wbio(ssl_, engine_bio_);  // frees bio_, keeps our reference
+    }
+
+    /// Seals all of `plain` into records after those not yet taken; false with what
+    /// OpenSSL said when it cannot.
+    result<void> seal(std::string_view plain) {
+        if (bio_ == nullptr) return error{errc::write_failed, "TLS: cannot set up the record BIO"};
+        while (!plain.empty()) {
+            const int n =
+                SSL_write(ssl_, plain.data(), static_cast<int>(std::min<std::size_t>(plain.size(), 1U << 30)));
+            if (n <= 0) {
+                const int code = SSL_get_error(ssl_, n);
+                char reason[256] = "unknown";
+                if (const unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, reason, sizeof reason);
+                ERR_clear_error();
+                return error{errc::write_failed, fmt::format("TLS: SSL_write failed ({}): {}", code, reason)};
+            }
+            plain.remove_prefix(static_cast<std::size_t>(n));
+        }
+        return {};
+    }
+    /// The records sealed since the last `clear`.
+    [[nodiscard]] std::string_view records() const noexcept { return records_; }
+    void clear() noexcept { records_.clear(); }  // (keeps the capacity)
+
+private:
+    static BIO_METHOD* make_method() {
+        BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "iss tls records");
+        if (m == nullptr) return nullptr;
+        BIO_meth_set_write_ex(m, [](BIO* b, const char* data, std::size_t len, std::size_t* written) {
+            static_cast<std::string*>(BIO_get_data(b))->append(data, len);
+            *written = len;
+            return 1;
+        });
+        BIO_meth_set_ctrl(m, [](BIO*, int cmd, long, void*) -> long { return cmd == BIO_CTRL_FLUSH ? 1 : 0; });
+        return m;
+    }
+
+    SSL* ssl_;
+    BIO* engine_bio_;
+    BIO* bio_ = nullptr;
+    std::string records_;
+};
+
 error timeout_error(std::string_view step, const endpoint& ep) {
     return error{errc::timeout, fmt::format("{} to {}", step, ep.to_string())};
+}
+
+/// The error of a failed body write (none when `ec` is success).
+std::optional<error> write_error(const boost::system::error_code& ec, const endpoint& ep) {
+    if (!ec) return std::nullopt;
+    if (is_cancel(ec)) return error{ec};
+    if (ec == beast::error::timeout) return timeout_error("write", ep);
+    return error{errc::write_failed, fmt::format("{}: {}", ep.to_string(), ec.message())};
 }
 
 }  // namespace
@@ -187,6 +269,17 @@ struct client::impl {
         co_return result<void>{};
     }
 
+    /// Sends the records `sealer` holds on `lowest` (one write step) and clears them.
+    net::awaitable<std::optional<error>> send_records(beast::tcp_stream& lowest, tls_record_writer& sealer,
+                                                      const endpoint& ep, std::optional<steady::time_point> deadline) {
+        lowest.expires_after(step_expiry(opts.timeout.write, deadline));
+        const std::string_view records = sealer.records();
+        auto [ec, n] = co_await net::async_write(lowest, net::buffer(records.data(), records.size()), use_tuple);
+        (void)n;
+        sealer.clear();
+        co_return write_error(ec, ep);
+    }
+
     /// Writes the request and reads the response on `stream`. `got_bytes` tells the caller
     /// whether any response byte arrived (a dead pooled connection fails before that).
     template <class Stream>
@@ -219,18 +312,40 @@ struct client::impl {
             // A dead keep-alive connection usually fails here or on the first read.
             co_return error{errc::closed_before_response, fmt::format("{}: write: {}", ep.to_string(), wec.message())};
         }
-        for (std::string_view part : req.body) {
-            while (!part.empty()) {
-                const std::size_t n = std::min(part.size(), write_slice);
-                lowest.expires_after(step_expiry(opts.timeout.write, deadline));
-                auto [bec, bn] = co_await net::async_write(stream, net::buffer(part.data(), n), use_tuple);
-                (void)bn;
-                if (bec) {
-                    if (is_cancel(bec)) co_return error{bec};
-                    if (bec == beast::error::timeout) co_return timeout_error("write", ep);
-                    co_return error{errc::write_failed, fmt::format("{}: {}", ep.to_string(), bec.message())};
+        if constexpr (std::is_same_v<Stream, tls_stream>) {
+            tls_record_writer sealer{stream.native_handle()};
+            // Views are gathered: one socket write per `tls_batch` of plaintext, whatever
+            // the views' sizes.
+            std::size_t batched = 0;
+            for (std::string_view part : req.body) {
+                while (!part.empty()) {
+                    const std::size_t n = std::min(part.size(), tls_batch - batched);
+                    if (auto sealed = sealer.seal(part.substr(0, n)); !sealed)
+                        co_return error{sealed.error().code(),
+                                        fmt::format("{}: {}", ep.to_string(), sealed.error().detail())};
+                    batched += n;
+                    part.remove_prefix(n);
+                    if (batched == tls_batch) {
+                        std::optional<error> e = co_await send_records(lowest, sealer, ep, deadline);
+                        if (e) co_return std::move(*e);
+                        batched = 0;
+                    }
                 }
-                part.remove_prefix(n);
+            }
+            if (batched > 0) {
+                std::optional<error> e = co_await send_records(lowest, sealer, ep, deadline);
+                if (e) co_return std::move(*e);
+            }
+        } else {
+            for (std::string_view part : req.body) {
+                while (!part.empty()) {
+                    const std::size_t n = std::min(part.size(), write_slice);
+                    lowest.expires_after(step_expiry(opts.timeout.write, deadline));
+                    auto [bec, bn] = co_await net::async_write(stream, net::buffer(part.data(), n), use_tuple);
+                    (void)bn;
+                    if (auto e = write_error(bec, ep)) co_return std::move(*e);
+                    part.remove_prefix(n);
+                }
             }
         }
 

@@ -1,6 +1,7 @@
 // bench_s3: upload every regular file of --dir to s3://BUCKET/PREFIX/<name> with lib/s3.
 //   bench_s3 --env RGW_ENV_FILE --dir DIR --bucket B [--prefix P] [--payload signed|unsigned]
 //            [--checksum md5|crc32c|none] [--concurrency N]
+// RGW_CA_FILE in the env file: the CA of an https endpoint (e.g. discard-s3 --tls-cert).
 // Prints {"files":..,"bytes":..,"seconds":..,"cpu_user":..,"cpu_sys":..,"retries":..,"connections":..}.
 #include "s3/client.hpp"
 
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
     o.checksum = a["--checksum"] == "crc32c" ? s3::checksum_kind::crc32c
                  : a["--checksum"] == "none" ? s3::checksum_kind::none
                                              : s3::checksum_kind::md5;
+    if (env.contains("RGW_CA_FILE")) o.http.tls.ca_file = env.at("RGW_CA_FILE");  // an https endpoint's CA
     o.retry.deadline = std::chrono::seconds{120};
     o.http.max_idle_per_endpoint = 64;
     const int concurrency = std::max(1, std::stoi(a["--concurrency"]));
