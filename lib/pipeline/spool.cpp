@@ -4,9 +4,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -16,26 +18,96 @@ namespace {
 error io_error(std::string_view what) {
     return error{iss::errc::io_error, fmt::format("spool {}: {}", what, std::strerror(errno))};
 }
+
+/// The spare files (see spool.hpp): unlinked, open, their directory and length.
+struct spare_file {
+    std::string dir;
+    int fd;
+    std::uint64_t length;
+};
+struct spare_registry {
+    std::mutex mu;
+    std::vector<spare_file> files;
+};
+spare_registry& registry() {
+    static spare_registry r;
+    return r;
+}
+
+/// Keeps `fd` (of `length` bytes, in `dir`) for the next spool in `dir`, cut to
+/// spool::max_spare_bytes, or closes it when spool::max_spare_files are kept already.
+void give_back(const std::string& dir, int fd, std::uint64_t length) {
+    if (length > spool::max_spare_bytes) {
+        if (::ftruncate(fd, static_cast<off_t>(spool::max_spare_bytes)) != 0) {
+            ::close(fd);
+            return;
+        }
+        length = spool::max_spare_bytes;
+    }
+    auto& r = registry();
+    {
+        std::lock_guard lock{r.mu};
+        if (r.files.size() < spool::max_spare_files) {
+            r.files.push_back({dir, fd, length});
+            return;
+        }
+    }
+    ::close(fd);
+}
+
+/// A spare file of `dir`, or -1. `length` gets its length.
+int take_spare(const std::string& dir, std::uint64_t& length) {
+    auto& r = registry();
+    std::lock_guard lock{r.mu};
+    for (auto it = r.files.rbegin(); it != r.files.rend(); ++it) {
+        if (it->dir != dir) continue;
+        const int fd = it->fd;
+        length = it->length;
+        r.files.erase(std::next(it).base());
+        return fd;
+    }
+    return -1;
+}
 }  // namespace
 
+spool::spares_info spool::spares() noexcept {
+    auto& r = registry();
+    std::lock_guard lock{r.mu};
+    spares_info i;
+    for (const auto& f : r.files) {
+        ++i.files;
+        i.bytes += f.length;
+    }
+    return i;
+}
+
 spool::spool(spool&& o) noexcept
-    : dir_{std::move(o.dir_)}, fd_{std::exchange(o.fd_, -1)}, size_{std::exchange(o.size_, 0)} {}
+    : dir_{std::move(o.dir_)},
+      fd_{std::exchange(o.fd_, -1)},
+      size_{std::exchange(o.size_, 0)},
+      length_{std::exchange(o.length_, 0)} {}
 
 spool& spool::operator=(spool&& o) noexcept {
     if (this != &o) {
-        if (fd_ >= 0) ::close(fd_);
+        release();
         dir_ = std::move(o.dir_);
         fd_ = std::exchange(o.fd_, -1);
         size_ = std::exchange(o.size_, 0);
+        length_ = std::exchange(o.length_, 0);
     }
     return *this;
 }
 
-spool::~spool() {
-    if (fd_ >= 0) ::close(fd_);
+spool::~spool() { release(); }
+
+void spool::release() noexcept {
+    if (fd_ >= 0) give_back(dir_, std::exchange(fd_, -1), length_);
+    size_ = 0;
+    length_ = 0;
 }
 
 result<void> spool::append(std::string_view bytes) {
+    if (fd_ < 0) fd_ = take_spare(dir_, length_);
     if (fd_ < 0) {
         std::string dir = dir_;
         if (dir.empty()) {
@@ -48,6 +120,7 @@ result<void> spool::append(std::string_view bytes) {
         fd_ = ::mkstemp(buf.data());
         if (fd_ < 0) return io_error(fmt::format("create in {}", dir));
         ::unlink(buf.data());  // unlinked: a crash leaves nothing behind
+        length_ = 0;
     }
     const char* p = bytes.data();
     std::size_t left = bytes.size();
@@ -61,6 +134,7 @@ result<void> spool::append(std::string_view bytes) {
         left -= static_cast<std::size_t>(n);
         size_ += static_cast<std::uint64_t>(n);
     }
+    length_ = std::max(length_, size_);
     return {};
 }
 
@@ -96,14 +170,6 @@ result<spool::mapping> spool::map(std::uint64_t offset, std::size_t length) cons
     return m;
 }
 
-void spool::clear() {
-    if (fd_ >= 0 && size_ > 0) {
-        if (::ftruncate(fd_, 0) != 0) {
-            ::close(fd_);  // start over with a new file on the next append
-            fd_ = -1;
-        }
-    }
-    size_ = 0;
-}
+void spool::clear() { size_ = 0; }  // (the pages are overwritten by the next appends)
 
 }  // namespace iss::pipeline

@@ -10,6 +10,14 @@
 /// back from here. Blocking file I/O on the event loop: writes go to the page cache; a part
 /// is mapped back (`map`: the page-cache pages themselves, no copy into a buffer of ours)
 /// only at rotation.
+///
+/// Files are reused: when a spool goes (its object uploaded), its file is kept open as a
+/// spare, up to `max_spare_files` of them, each cut to `max_spare_bytes`, and the next spool
+/// in the same directory writes over it. Writing over page-cache pages costs a copy; a new
+/// file costs that plus allocating every page and block and, when the file goes, freeing
+/// them again (measured on the benchmark's raw cell: 1.97 -> 1.70 CPU-s/GB). Only the spool's
+/// own bytes (`size`) are ever mapped, never a previous object's tail. Spare files are not
+/// counted in memory.max_spool: at most max_spare_files x max_spare_bytes on disk.
 
 #include "common/error.hpp"
 
@@ -57,13 +65,26 @@ public:
     /// errc::io_error naming the operation when the range is not in the file or mmap fails.
     [[nodiscard]] result<mapping> map(std::uint64_t offset, std::size_t length) const;
     [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
-    /// Forgets the content (truncates the file).
+    /// Forgets the content; the file stays, and the next appends write over it.
     void clear();
 
+    /// Spare files kept for the next spools, and the bytes each may keep.
+    static constexpr std::size_t max_spare_files = 4;
+    static constexpr std::uint64_t max_spare_bytes = std::uint64_t{64} << 20;
+    struct spares_info {
+        std::size_t files = 0;
+        std::uint64_t bytes = 0;  ///< their lengths on disk
+    };
+    /// The spare files kept now (process-wide).
+    [[nodiscard]] static spares_info spares() noexcept;
+
 private:
+    void release() noexcept;  // the file to the spares (or closed); empty again
+
     std::string dir_;
     int fd_ = -1;
-    std::uint64_t size_ = 0;
+    std::uint64_t size_ = 0;    // this spool's bytes
+    std::uint64_t length_ = 0;  // the file's length (a reused file may be longer than size_)
 };
 
 }  // namespace iss::pipeline

@@ -1,10 +1,15 @@
-// The spool file (lib/pipeline/spool.hpp): whole parts appended, mapped back where they lie.
+// The spool file (lib/pipeline/spool.hpp): whole parts appended, mapped back where they lie;
+// files reused through a bounded set of spares.
 #include "pipeline/spool.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace pl = iss::pipeline;
 
@@ -43,4 +48,54 @@ TEST_CASE("spool: after clear the file starts over", "[pipeline][spool]") {
     auto m = s.map(0, 6);
     REQUIRE(m.has_value());
     CHECK(m->bytes() == "second");
+}
+
+TEST_CASE("spool: a reused file maps back only the new spool's bytes, never the previous object's tail",
+          "[pipeline][spool]") {
+    const std::string longer(20'000, 'a');
+    {
+        pl::spool first;
+        REQUIRE(first.append(longer).has_value());
+    }  // its file becomes a spare
+    const auto before = pl::spool::spares();
+    REQUIRE(before.files >= 1);
+    pl::spool second;
+    REQUIRE(second.append("bbbb").has_value());
+    CHECK(pl::spool::spares().files == before.files - 1);  // it took the spare
+    CHECK(second.size() == 4);
+    auto m = second.map(0, 4);
+    REQUIRE(m.has_value());
+    CHECK(m->bytes() == "bbbb");
+    CHECK_FALSE(second.map(0, 5).has_value());  // the old 'a's beyond are not its bytes
+    second.clear();
+    REQUIRE(second.append("cc").has_value());
+    auto c = second.map(0, 2);
+    REQUIRE(c.has_value());
+    CHECK(c->bytes() == "cc");
+    CHECK_FALSE(second.map(1, 2).has_value());
+}
+
+TEST_CASE("spool: spare files are bounded in number and length, and kept per directory", "[pipeline][spool]") {
+    {
+        std::vector<pl::spool> many(pl::spool::max_spare_files + 3);
+        for (auto& s : many) REQUIRE(s.append("x").has_value());
+        // One longer than a spare may stay: cut when it is given back.
+        pl::spool big;
+        const std::string chunk(1 << 20, 'y');
+        for (std::uint64_t n = 0; n <= pl::spool::max_spare_bytes; n += chunk.size())
+            REQUIRE(big.append(chunk).has_value());
+    }
+    const auto kept = pl::spool::spares();
+    CHECK(kept.files == pl::spool::max_spare_files);
+    CHECK(kept.bytes <= pl::spool::max_spare_files * pl::spool::max_spare_bytes);
+
+    // A spool in another directory makes its own file and leaves these spares alone.
+    const auto dir = std::filesystem::temp_directory_path() / fmt::format("iss-spool-test-{}", ::getpid());
+    std::filesystem::create_directories(dir);
+    {
+        pl::spool elsewhere{dir.string()};
+        REQUIRE(elsewhere.append("z").has_value());
+        CHECK(pl::spool::spares().files == pl::spool::max_spare_files);
+    }
+    std::filesystem::remove_all(dir);
 }
