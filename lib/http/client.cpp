@@ -81,6 +81,7 @@ public:
     explicit tls_record_writer(SSL* ssl) : ssl_{ssl}, engine_bio_{SSL_get_wbio(ssl)} {
         static BIO_METHOD* const method = make_method();
         if (method == nullptr || (bio_ = BIO_new(method)) == nullptr) return;
+        records_.reserve(tls_batch + tls_batch / 256);  // 16 records and their framing
         BIO_set_data(bio_, &records_);
         BIO_set_init(bio_, 1);
         BIO_up_ref(engine_bio_);  // SSL_set0_wbio drops the SSL's reference to the old write BIO
@@ -119,7 +120,11 @@ private:
         BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "iss tls records");
         if (m == nullptr) return nullptr;
         BIO_meth_set_write_ex(m, [](BIO* b, const char* data, std::size_t len, std::size_t* written) {
-            static_cast<std::string*>(BIO_get_data(b))->append(data, len);
+            try {  // (no exception through OpenSSL's frames: a failed write is 0)
+                static_cast<std::string*>(BIO_get_data(b))->append(data, len);
+            } catch (...) {
+                return 0;
+            }
             *written = len;
             return 1;
         });
@@ -313,28 +318,30 @@ struct client::impl {
             co_return error{errc::closed_before_response, fmt::format("{}: write: {}", ep.to_string(), wec.message())};
         }
         if constexpr (std::is_same_v<Stream, tls_stream>) {
-            tls_record_writer sealer{stream.native_handle()};
-            // Views are gathered: one socket write per `tls_batch` of plaintext, whatever
-            // the views' sizes.
-            std::size_t batched = 0;
-            for (std::string_view part : req.body) {
-                while (!part.empty()) {
-                    const std::size_t n = std::min(part.size(), tls_batch - batched);
-                    if (auto sealed = sealer.seal(part.substr(0, n)); !sealed)
-                        co_return error{sealed.error().code(),
-                                        fmt::format("{}: {}", ep.to_string(), sealed.error().detail())};
-                    batched += n;
-                    part.remove_prefix(n);
-                    if (batched == tls_batch) {
-                        std::optional<error> e = co_await send_records(lowest, sealer, ep, deadline);
-                        if (e) co_return std::move(*e);
-                        batched = 0;
+            if (body_size > 0) {  // (a GET, a HEAD: no record writer to set up)
+                tls_record_writer sealer{stream.native_handle()};
+                // Views are gathered: one socket write per `tls_batch` of plaintext, whatever
+                // the views' sizes.
+                std::size_t batched = 0;
+                for (std::string_view part : req.body) {
+                    while (!part.empty()) {
+                        const std::size_t n = std::min(part.size(), tls_batch - batched);
+                        if (auto sealed = sealer.seal(part.substr(0, n)); !sealed)
+                            co_return error{sealed.error().code(),
+                                            fmt::format("{}: {}", ep.to_string(), sealed.error().detail())};
+                        batched += n;
+                        part.remove_prefix(n);
+                        if (batched == tls_batch) {
+                            std::optional<error> e = co_await send_records(lowest, sealer, ep, deadline);
+                            if (e) co_return std::move(*e);
+                            batched = 0;
+                        }
                     }
                 }
-            }
-            if (batched > 0) {
-                std::optional<error> e = co_await send_records(lowest, sealer, ep, deadline);
-                if (e) co_return std::move(*e);
+                if (batched > 0) {
+                    std::optional<error> e = co_await send_records(lowest, sealer, ep, deadline);
+                    if (e) co_return std::move(*e);
+                }
             }
         } else {
             for (std::string_view part : req.body) {

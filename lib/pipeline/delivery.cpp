@@ -139,7 +139,7 @@ open_object_state partition_writer::rotation_state(const open_object& o) const {
 }
 
 void partition_writer::recharge(open_object& o) const noexcept {
-    o.held.set(o.buf.capacity() + (o.encoder ? o.encoder->buffered() : 0), o.spilled.size());
+    o.held.set(o.buf.capacity() + (o.encoder ? o.encoder->buffered() : 0), o.spilled.disk_bytes());
 }
 
 namespace {
@@ -392,7 +392,8 @@ task<feed_status> partition_writer::feed_run(std::span<const message> rest, std:
                                                (!ports_.memory || ports_.memory->spool_allows(o_.part_size))
                                            ? static_cast<std::size_t>(o_.part_size)
                                            : 0;
-        if (spill_room > 0) o.held.set(o.held.memory(), o.spilled.size() + spill_room);
+        if (spill_room > 0)
+            o.held.set(o.held.memory(), std::max(o.spilled.disk_bytes(), o.spilled.size() + spill_room));
         encoding_snapshot_ = buffered_bytes();
         encoding_ = true;
         struct done_encoding {

@@ -20,7 +20,10 @@ namespace iss::pipeline {
 /// and spilled), memory charge and the range of offsets it accounts for.
 struct partition_writer::open_object {
     open_object(std::string spool_dir, memory_budget* budget)
-        : spilled{std::move(spool_dir)}, held{budget}, budget_{budget} {}
+        : spilled{std::move(spool_dir),
+                  budget ? std::min(spool::max_spare_bytes, budget->limits().max_spool / 16) : spool::max_spare_bytes},
+          held{budget},
+          budget_{budget} {}
     open_object(const open_object&) = delete;
     open_object& operator=(const open_object&) = delete;
     /// Gives `buf` back to the budget's kept buffers (memory.hpp).
@@ -33,7 +36,8 @@ struct partition_writer::open_object {
     std::unique_ptr<record_encoder> encoder;
     std::string buf;             ///< encoder output not yet spilled (at most about one part)
     spool spilled;               ///< encoder output beyond one part, in whole parts (multipart objects)
-    spool::mapping part;         ///< the part of `spilled` being uploaded, mapped
+    spool::mapping part;         ///< the part of `spilled` being uploaded, mapped (declared after
+                                 ///< `spilled`: unmapped before its file goes back to the spares)
     memory_budget::charge held;  ///< what `buf`, the encoder and `spilled` hold, charged
     /// Part digests as the bytes were produced (writer_ports::part_hashers; no hasher: none):
     /// those of each whole part so far, how far the object's bytes (spilled + buf) are summed,

@@ -26,6 +26,7 @@ struct spare_file {
     std::uint64_t length;
 };
 struct spare_registry {
+    spare_registry() { files.reserve(spool::max_spare_files); }
     std::mutex mu;
     std::vector<spare_file> files;
 };
@@ -44,23 +45,24 @@ void give_back(const std::string& dir, int fd, std::uint64_t length) {
         }
         length = spool::max_spare_bytes;
     }
-    auto& r = registry();
-    {
+    try {
+        auto& r = registry();
         std::lock_guard lock{r.mu};
         if (r.files.size() < spool::max_spare_files) {
-            r.files.push_back({dir, fd, length});
+            r.files.push_back({dir, fd, length});  // (no reallocation: reserved)
             return;
         }
+    } catch (...) {  // (copying `dir` may fail to allocate: then the file is just closed)
     }
     ::close(fd);
 }
 
-/// A spare file of `dir`, or -1. `length` gets its length.
-int take_spare(const std::string& dir, std::uint64_t& length) {
+/// A spare file of `dir` at most `limit` bytes long, or -1. `length` gets its length.
+int take_spare(const std::string& dir, std::uint64_t limit, std::uint64_t& length) {
     auto& r = registry();
     std::lock_guard lock{r.mu};
     for (auto it = r.files.rbegin(); it != r.files.rend(); ++it) {
-        if (it->dir != dir) continue;
+        if (it->dir != dir || it->length > limit) continue;
         const int fd = it->fd;
         length = it->length;
         r.files.erase(std::next(it).base());
@@ -83,6 +85,7 @@ spool::spares_info spool::spares() noexcept {
 
 spool::spool(spool&& o) noexcept
     : dir_{std::move(o.dir_)},
+      reuse_limit_{o.reuse_limit_},
       fd_{std::exchange(o.fd_, -1)},
       size_{std::exchange(o.size_, 0)},
       length_{std::exchange(o.length_, 0)} {}
@@ -91,6 +94,7 @@ spool& spool::operator=(spool&& o) noexcept {
     if (this != &o) {
         release();
         dir_ = std::move(o.dir_);
+        reuse_limit_ = o.reuse_limit_;
         fd_ = std::exchange(o.fd_, -1);
         size_ = std::exchange(o.size_, 0);
         length_ = std::exchange(o.length_, 0);
@@ -107,7 +111,7 @@ void spool::release() noexcept {
 }
 
 result<void> spool::append(std::string_view bytes) {
-    if (fd_ < 0) fd_ = take_spare(dir_, length_);
+    if (fd_ < 0) fd_ = take_spare(dir_, reuse_limit_, length_);
     if (fd_ < 0) {
         std::string dir = dir_;
         if (dir.empty()) {
@@ -124,16 +128,19 @@ result<void> spool::append(std::string_view bytes) {
     }
     const char* p = bytes.data();
     std::size_t left = bytes.size();
+    std::uint64_t at = size_;
     while (left > 0) {
-        const ssize_t n = ::pwrite(fd_, p, left, static_cast<off_t>(size_));
+        const ssize_t n = ::pwrite(fd_, p, left, static_cast<off_t>(at));
         if (n < 0) {
             if (errno == EINTR) continue;
-            return io_error("write");
+            length_ = std::max(length_, at);  // (what a short write put there is on disk)
+            return io_error("write");         // size_ unchanged: the caller keeps the bytes
         }
         p += n;
         left -= static_cast<std::size_t>(n);
-        size_ += static_cast<std::uint64_t>(n);
+        at += static_cast<std::uint64_t>(n);
     }
+    size_ = at;
     length_ = std::max(length_, size_);
     return {};
 }

@@ -16,11 +16,14 @@
 /// in the same directory writes over it. Writing over page-cache pages costs a copy; a new
 /// file costs that plus allocating every page and block and, when the file goes, freeing
 /// them again (measured on the benchmark's raw cell: 1.97 -> 1.70 CPU-s/GB). Only the spool's
-/// own bytes (`size`) are ever mapped, never a previous object's tail. Spare files are not
-/// counted in memory.max_spool: at most max_spare_files x max_spare_bytes on disk.
+/// own bytes (`size`) are ever mapped, never a previous object's tail. A spool in use is
+/// charged its file's length (`disk_bytes`) against memory.max_spool; the spares are not:
+/// at most max_spare_files x max_spare_bytes on disk. The writer passes a `reuse_limit` of
+/// a sixteenth of max_spool, so a reused file never takes a small budget by surprise.
 
 #include "common/error.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -30,16 +33,22 @@ namespace iss::pipeline {
 
 class spool {
 public:
+    /// Spare files kept for the next spools, and the bytes each may keep.
+    static constexpr std::size_t max_spare_files = 4;
+    static constexpr std::uint64_t max_spare_bytes = std::uint64_t{64} << 20;
     /// `dir`: where the temporary file goes (empty: $TMPDIR or /tmp). Nothing is created
-    /// until the first `append`.
-    explicit spool(std::string dir = {}) : dir_{std::move(dir)} {}
+    /// until the first `append`, which takes a spare file of `dir` no longer than
+    /// `reuse_limit` bytes when there is one.
+    explicit spool(std::string dir = {}, std::uint64_t reuse_limit = max_spare_bytes)
+        : dir_{std::move(dir)}, reuse_limit_{reuse_limit} {}
     spool(const spool&) = delete;
     spool& operator=(const spool&) = delete;
     spool(spool&& o) noexcept;
     spool& operator=(spool&& o) noexcept;
     ~spool();
 
-    /// Appends `bytes`; errc::io_error naming the file operation on failure.
+    /// Appends `bytes`; errc::io_error naming the file operation on failure (then `size`
+    /// is as before the call).
     result<void> append(std::string_view bytes);
     /// `length` bytes at `offset`, mapped read-only (mmap, populated at once): the spool
     /// file's page-cache pages, so a part goes to the socket without being copied into a
@@ -65,12 +74,12 @@ public:
     /// errc::io_error naming the operation when the range is not in the file or mmap fails.
     [[nodiscard]] result<mapping> map(std::uint64_t offset, std::size_t length) const;
     [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+    /// The file's length on disk: `size`, or more while a reused file is longer (what
+    /// memory.max_spool is charged).
+    [[nodiscard]] std::uint64_t disk_bytes() const noexcept { return std::max(length_, size_); }
     /// Forgets the content; the file stays, and the next appends write over it.
     void clear();
 
-    /// Spare files kept for the next spools, and the bytes each may keep.
-    static constexpr std::size_t max_spare_files = 4;
-    static constexpr std::uint64_t max_spare_bytes = std::uint64_t{64} << 20;
     struct spares_info {
         std::size_t files = 0;
         std::uint64_t bytes = 0;  ///< their lengths on disk
@@ -82,6 +91,7 @@ private:
     void release() noexcept;  // the file to the spares (or closed); empty again
 
     std::string dir_;
+    std::uint64_t reuse_limit_ = max_spare_bytes;
     int fd_ = -1;
     std::uint64_t size_ = 0;    // this spool's bytes
     std::uint64_t length_ = 0;  // the file's length (a reused file may be longer than size_)

@@ -85,9 +85,28 @@ TEST_CASE("spool: spare files are bounded in number and length, and kept per dir
         for (std::uint64_t n = 0; n <= pl::spool::max_spare_bytes; n += chunk.size())
             REQUIRE(big.append(chunk).has_value());
     }
+    // `big` (65 MiB) went back first, cut to 64 MiB; three of the small ones (at most the
+    // 20 000 bytes of a reused file each) filled the rest.
     const auto kept = pl::spool::spares();
     CHECK(kept.files == pl::spool::max_spare_files);
-    CHECK(kept.bytes <= pl::spool::max_spare_files * pl::spool::max_spare_bytes);
+    CHECK(kept.bytes >= pl::spool::max_spare_bytes);
+    CHECK(kept.bytes < pl::spool::max_spare_bytes + (1U << 20));
+
+    // A spool whose reuse limit is below every spare's length makes a file of its own.
+    {
+        pl::spool limited{{}, 0};
+        REQUIRE(limited.append("q").has_value());
+        CHECK(pl::spool::spares().files == pl::spool::max_spare_files);
+        CHECK(limited.disk_bytes() == 1);
+    }
+    // A spool that reuses the 64 MiB file is charged its length until its own bytes pass it.
+    {
+        pl::spool reused;
+        REQUIRE(reused.append("r").has_value());
+        CHECK(reused.size() == 1);
+        CHECK(reused.disk_bytes() >= 1);
+        CHECK(pl::spool::spares().files == pl::spool::max_spare_files - 1);
+    }
 
     // A spool in another directory makes its own file and leaves these spares alone.
     const auto dir = std::filesystem::temp_directory_path() / fmt::format("iss-spool-test-{}", ::getpid());
