@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <vector>
 
 namespace iss::format::json {
 
@@ -108,24 +109,43 @@ void put_digits(char* at, unsigned v, int width) noexcept {
     }
 }
 
-/// Index of the first '"' or '\\' in `s[i, n)`, or `n`. Reads up to 15 bytes past `n`: the
-/// caller's buffer must have that much room (the checker's copy has simdjson's padding).
-std::size_t find_quote_or_backslash(const char* s, std::size_t i, std::size_t n) noexcept {
+/// Index of the first '"', '\\' or control character (U+0000..U+001F) in `s[i, n)`, or
+/// `n`: what ends a run of plain string bytes (RFC 8259 §7). Reads nothing past `n`: whole
+/// 16-byte blocks with SSE2, the tail byte by byte.
+std::size_t find_string_special(const char* s, std::size_t i, std::size_t n) noexcept {
+    const auto special = [](char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; };
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"');
     const __m128i backslash = _mm_set1_epi8('\\');
-    for (; i < n; i += 16) {
+    const __m128i below_space = _mm_set1_epi8(0x1f);
+    for (; i + 16 <= n; i += 16) {
         const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-        const auto mask = static_cast<unsigned>(
-            _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash))));
-        if (mask != 0) return std::min(n, i + static_cast<std::size_t>(__builtin_ctz(mask)));
+        // x <= 0x1f (unsigned) exactly when max(x, 0x1f) == 0x1f.
+        const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
+        const auto mask = static_cast<unsigned>(_mm_movemask_epi8(
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash)), control)));
+        if (mask != 0) return i + static_cast<std::size_t>(__builtin_ctz(mask));
     }
-    return n;
-#else
-    for (; i < n; ++i)
-        if (s[i] == '"' || s[i] == '\\') return i;
-    return n;
 #endif
+    for (; i < n; ++i)
+        if (special(s[i])) return i;
+    return n;
+}
+
+/// The value of the 4 hex digits at `s[i, i + 4)` (below `n`), or -1.
+long hex4(const char* s, std::size_t i, std::size_t n) noexcept {
+    if (i + 4 > n) return -1;
+    long v = 0;
+    for (std::size_t k = i; k < i + 4; ++k) {
+        const char c = s[k];
+        int d = 0;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else return -1;
+        v = v * 16 + d;
+    }
+    return v;
 }
 
 bool is_number_char(char c) noexcept {
@@ -288,8 +308,7 @@ void append_number(std::string& out, float v) {
 }
 
 struct payload_checker::impl {
-    simdjson::dom::parser parser;
-    std::string padded;  ///< the payload copied with SIMDJSON_PADDING bytes of room
+    std::vector<bool> in_object;  ///< per open array/object: whether it is an object
 };
 
 payload_checker::payload_checker() : impl_{std::make_unique<impl>()} {}
@@ -297,76 +316,168 @@ payload_checker::~payload_checker() = default;
 payload_checker::payload_checker(payload_checker&&) noexcept = default;
 payload_checker& payload_checker::operator=(payload_checker&&) noexcept = default;
 
+namespace {
+
+/// What the grammar walk of `append_minified` allows next (RFC 8259 §2, §4, §5).
+enum class expect : std::uint8_t {
+    value,           ///< a value (the document's, or one after ':' or an array's ',')
+    value_or_close,  ///< just after '[': a value or ']'
+    key_or_close,    ///< just after '{': a key (a string) or '}'
+    key,             ///< after an object's ',': a key
+    colon,           ///< after a key
+    comma_or_close,  ///< after a value inside an array or object
+    end,             ///< after the document's value: only whitespace
+};
+
+constexpr const char* bad_structure =
+    "improper structure: a missing or superfluous comma, colon, brace or bracket, or a key that is not a string";
+
+}  // namespace
+
 bool payload_checker::append_minified(std::string_view payload, std::string& out) {
-    // The copy gets simdjson's padding at once: the string scan below reads 16 bytes at a time
-    // and may look past the payload's end into it.
-    auto& p = impl_->padded;
+    // One walk over the payload: the RFC 8259 grammar with a stack of open arrays and objects,
+    // strings skipped to their next quote, backslash or control character 16 bytes at a time
+    // (escapes checked, \u surrogates paired), numbers checked by valid_number (digit for
+    // digit: big integers stay valid), literals compared whole. UTF-8 is validated over the
+    // whole payload first (simdjson's SIMD validator). What this accepts is what simdjson's
+    // DOM parser accepts, but for numbers beyond its int64/double parsing (valid here unless
+    // beyond double range) and nesting (refused past max_depth here: 1024 arrays and 1023
+    // objects there); tests/unit/format/json_test.cpp compares the two on generated inputs.
+    last_error_ = "";
+    const char* const base = payload.data();
     const std::size_t len = payload.size();
-    p.resize(len + simdjson::SIMDJSON_PADDING);
-    if (len != 0) std::memcpy(p.data(), payload.data(), len);
-    // simdjson's number parser refuses values outside double/int64 range (a big integer, 1e400)
-    // although RFC 8259 allows them. Check every number token against the grammar here and
-    // let simdjson see a 0 in its place; strings, structure and UTF-8 stay simdjson's job.
-    // Most of a record's bytes are inside strings: those are skipped to the next quote 16
-    // bytes at a time, stepping over each backslash and the character it escapes.
-    char* const base = p.data();
-    const auto skip_string = [base, len](std::size_t i) {  // i: just after the opening quote
-        for (;;) {
-            const std::size_t at = find_quote_or_backslash(base, i, len);
-            if (at >= len || base[at] == '"') return at;  // the closing quote (or the end: simdjson refuses it)
-            i = at + 2;                                   // past the escaped character
-        }
+    if (!simdjson::validate_utf8(base, len)) {
+        last_error_ = "not valid UTF-8";
+        return false;
+    }
+    auto& stack = impl_->in_object;
+    stack.clear();
+    expect state = expect::value;
+    const auto after_value = [&] { return stack.empty() ? expect::end : expect::comma_or_close; };
+    const auto fail = [this](const char* why) {
+        last_error_ = why;
+        return false;
     };
-    // Whitespace between tokens: minify. Else the payload is minified already, but for
-    // whitespace before its first token or after its last (padding), which is cut off.
-    bool spaced = false;
+    bool spaced = false;         // whitespace between two tokens: the output needs minify
     bool pending_space = false;  // whitespace since the last token
-    bool seen_token = false;
-    for (std::size_t i = 0; i < len; ++i) {
+    std::size_t first = len;     // where the first token starts
+    std::size_t last_end = 0;    // where the last token ends
+    std::size_t i = 0;
+    while (i < len) {
         const char c = base[i];
         if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
             pending_space = true;
+            ++i;
             continue;
         }
-        if (pending_space && seen_token) spaced = true;
+        if (pending_space && first < len) spaced = true;
         pending_space = false;
-        seen_token = true;
-        if (c == '"') {
-            i = skip_string(i + 1);
-            continue;
-        }
-        if (c == '-' || (c >= '0' && c <= '9')) {
-            std::size_t j = i;
-            while (j < len && is_number_char(base[j])) ++j;
-            if (!valid_number(std::string_view{base + i, j - i})) {
-                last_error_ = "a number does not follow the JSON grammar or is beyond double range";
-                return false;
+        if (first == len) first = i;
+        const bool value_allowed = state == expect::value || state == expect::value_or_close;
+        switch (c) {
+            case '{':
+            case '[':
+                if (!value_allowed) return fail(bad_structure);
+                if (stack.size() >= max_depth) return fail("nested deeper than 1023 arrays and objects");
+                stack.push_back(c == '{');
+                state = c == '{' ? expect::key_or_close : expect::value_or_close;
+                ++i;
+                break;
+            case '}':
+            case ']': {
+                const bool object = c == '}';
+                const bool may_close = state == expect::comma_or_close ||
+                                       state == (object ? expect::key_or_close : expect::value_or_close);
+                if (!may_close || stack.empty() || stack.back() != object) return fail(bad_structure);
+                stack.pop_back();
+                state = after_value();
+                ++i;
+                break;
             }
-            base[i] = '0';
-            for (std::size_t k = i + 1; k < j; ++k) base[k] = ' ';
-            i = j - 1;
+            case ',':
+                if (state != expect::comma_or_close) return fail(bad_structure);
+                state = stack.back() ? expect::key : expect::value;
+                ++i;
+                break;
+            case ':':
+                if (state != expect::colon) return fail(bad_structure);
+                state = expect::value;
+                ++i;
+                break;
+            case '"': {
+                const bool is_key = state == expect::key || state == expect::key_or_close;
+                if (!is_key && !value_allowed) return fail(bad_structure);
+                std::size_t at = i + 1;
+                for (;;) {
+                    at = find_string_special(base, at, len);
+                    if (at >= len) return fail("a string is not closed");
+                    if (base[at] == '"') break;
+                    if (base[at] != '\\')
+                        return fail("a string holds an unescaped control character (U+0000 to U+001F)");
+                    const char e = at + 1 < len ? base[at + 1] : '\0';
+                    if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+                        at += 2;
+                        continue;
+                    }
+                    if (e != 'u') return fail("a string holds an invalid escape");
+                    const long cp = hex4(base, at + 2, len);
+                    at += 6;
+                    if (cp < 0) return fail("a string holds an invalid \\u escape (four hex digits)");
+                    if (cp >= 0xdc00 && cp <= 0xdfff)
+                        return fail("a string holds a lone low surrogate (\\uDC00..\\uDFFF)");
+                    if (cp >= 0xd800 && cp < 0xdc00) {  // a high surrogate: a low one must follow
+                        const long low =
+                            at + 1 < len && base[at] == '\\' && base[at + 1] == 'u' ? hex4(base, at + 2, len) : -1;
+                        if (low < 0xdc00 || low > 0xdfff)
+                            return fail("a string holds a lone high surrogate (\\uD800..\\uDBFF)");
+                        at += 6;
+                    }
+                }
+                state = is_key ? expect::colon : after_value();
+                i = at + 1;
+                break;
+            }
+            case 't':
+            case 'f':
+            case 'n': {
+                if (!value_allowed) return fail(bad_structure);
+                const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+                const std::size_t j = i + word.size();
+                if (payload.substr(i, word.size()) != word ||
+                    (j < len && std::string_view{" \n\r\t,:[]{}\""}.find(base[j]) == std::string_view::npos))
+                    return fail("invalid literal (true, false and null are the only words)");
+                state = after_value();
+                i = j;
+                break;
+            }
+            default: {
+                if (c != '-' && (c < '0' || c > '9'))
+                    return fail("unexpected character: not the start of a value nor a structural character");
+                if (!value_allowed) return fail(bad_structure);
+                std::size_t j = i;
+                while (j < len && is_number_char(base[j])) ++j;
+                if (!valid_number(std::string_view{base + i, j - i}))
+                    return fail("a number does not follow the JSON grammar or is beyond double range");
+                state = after_value();
+                i = j;
+                break;
+            }
         }
+        last_end = i;
     }
-    simdjson::dom::element doc;
-    const auto err = impl_->parser.parse(p.data(), len, false).get(doc);
-    if (err != simdjson::SUCCESS) {
-        last_error_ = simdjson::error_message(err);
-        return false;
-    }
+    if (first == len) return fail("empty: no JSON value");
+    if (state != expect::end) return fail("the payload ends inside an array or object");
     if (!spaced) {
-        // (No pass through minify, no zero-fill of the room for it.)
-        constexpr std::string_view ws = " \n\r\t";
-        const std::size_t from = payload.find_first_not_of(ws);
-        out.append(payload.substr(from, payload.find_last_not_of(ws) + 1 - from));
+        // Minified already (whitespace at most before the first token or after the last).
+        out.append(base + first, last_end - first);
         return true;
     }
     const std::size_t start = out.size();
-    out.resize(start + payload.size());
+    out.resize(start + len);
     std::size_t written = 0;
-    if (simdjson::minify(payload.data(), payload.size(), out.data() + start, written) != simdjson::SUCCESS) {
+    if (simdjson::minify(base, len, out.data() + start, written) != simdjson::SUCCESS) {
         out.resize(start);
-        last_error_ = "minification failed";
-        return false;
+        return fail("minification failed");
     }
     out.resize(start + written);
     return true;

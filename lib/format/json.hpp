@@ -47,10 +47,14 @@ void append_rfc3339_micros(std::string& out, std::uint64_t us);
 void append_number(std::string& out, double v);
 void append_number(std::string& out, float v);
 
-/// Validates JSON payloads with simdjson (DOM, non-throwing) and appends them minified, so a
-/// record is always one line. Reuses its buffers: keep one per writer. Numbers are validated
-/// against the RFC 8259 grammar and kept digit for digit, so `123456789012345678901234567890`
-/// is valid; a number beyond double range (`1e400`) is not, since many readers refuse it.
+/// Validates JSON payloads against RFC 8259 in one pass (json.cpp: a grammar walk, strings
+/// skipped 16 bytes at a time, UTF-8 by simdjson's validator) and appends them minified, so a
+/// record is always one line (simdjson's minify where there is whitespace between tokens).
+/// Accepts what simdjson's DOM parser accepts (lone \u surrogates refused, as there), with
+/// two differences: numbers are checked against the grammar and kept digit for digit, so
+/// `123456789012345678901234567890` is valid, but a number beyond double range (`1e400`) is
+/// not, since many readers refuse it; nesting deeper than `max_depth` is refused. Reuses its
+/// buffers: keep one per writer.
 class payload_checker {
 public:
     payload_checker();
@@ -62,6 +66,8 @@ public:
     /// value (any type, surrounding whitespace allowed); otherwise leaves `out` as it was and
     /// returns false, with `last_error()` saying why.
     bool append_minified(std::string_view payload, std::string& out);
+    /// Arrays and objects nested deeper are refused.
+    static constexpr std::size_t max_depth = 1023;
     [[nodiscard]] const char* last_error() const noexcept { return last_error_; }
 
 private:

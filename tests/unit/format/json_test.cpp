@@ -1,8 +1,12 @@
 #include "format/json.hpp"
 
 #include <catch2/catch.hpp>
+#include <simdjson.h>
 
 #include <limits>
+#include <random>
+#include <string>
+#include <vector>
 
 using namespace iss::format::json;
 namespace proto = iss::proto;
@@ -200,4 +204,147 @@ TEST_CASE("invalid JSON payloads are refused and leave the output alone", "[form
         (void)minified(bad, &ok);
         CHECK_FALSE(ok);
     }
+}
+
+namespace {
+/// simdjson's DOM verdict on `s` (the reference the checker's grammar walk answers to).
+bool simdjson_accepts(simdjson::dom::parser& p, std::string_view s) {
+    simdjson::padded_string ps{s};
+    simdjson::dom::element e;
+    return p.parse(ps).get(e) == simdjson::SUCCESS;
+}
+/// Whether `s` may hold a number where the checker and simdjson differ by design (json.hpp):
+/// more than 15 digits in a row, or an exponent of 3 digits or more.
+bool has_edge_number(std::string_view s) {
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        run = s[i] >= '0' && s[i] <= '9' ? run + 1 : 0;
+        if (run > 15) return true;
+        if (s[i] == 'e' || s[i] == 'E') {
+            std::size_t j = i + 1;
+            if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
+            std::size_t digits = 0;
+            while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j, ++digits;
+            if (digits >= 3) return true;
+        }
+    }
+    return false;
+}
+/// simdjson's minified text of `s`.
+std::string simdjson_minified(std::string_view s) {
+    std::string out(s.size(), '\0');
+    std::size_t n = 0;
+    REQUIRE(simdjson::minify(s.data(), s.size(), out.data(), n) == simdjson::SUCCESS);
+    out.resize(n);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("the checker accepts exactly what simdjson's DOM parser accepts, on seeds and 150 000 mutations",
+          "[format][json]") {
+    // Seeds: the shapes payloads take (numbers kept inside int64/double: there the checker
+    // is meant to differ, see json.hpp). Mutations change, insert, delete or duplicate bytes
+    // with characters that matter to the grammar, so most variants are near-misses.
+    const std::vector<std::string> seeds{
+        R"({"ts":"2026-12-06T04:00:00Z","method":"GET","path":"/a/b?c=d","status":200,"bytes":5120,"ms":12.5,"ok":true,"ref":null,"tags":["x","y"],"geo":{"lat":-33.86,"lon":151.2}})",
+        R"([1,-2,3.5,4e10,-5E-3,0,0.0,[],{},[[]],[{}],"",true,false,null])",
+        R"( { "a" : [ 1 , 2 ] , "b" : { "c" : "d" } } )",
+        "\"esc \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u00e9 \\ud83d\\ude00 caf\xc3\xa9 \xe2\x82\xac\"",
+        R"({"k\u0041":{"nested":[{"deep":[[[1]]]}]},"e":""})",
+        "123",
+        "-0.5e-7",
+        "true",
+        "null",
+        "\"s\"",
+        "[ ]",
+        "{ }",
+    };
+    const std::string alphabet =
+        std::string{
+            "{}[]:,\"\\ut0123456789eE.+-nfl \n\t\r\x01\x1f\x7f\x80\xff"
+            "aAdD"} +
+        std::string(1, '\0');
+    simdjson::dom::parser reference;
+    payload_checker checker;
+    std::mt19937_64 rng{20261206};
+    std::size_t accepted = 0;
+    std::size_t refused = 0;
+    std::size_t skipped = 0;
+    const auto compare = [&](const std::string& s) {
+        if (has_edge_number(s)) {
+            ++skipped;
+            return;
+        }
+        std::string out;
+        const bool ours = checker.append_minified(s, out);
+        const bool theirs = simdjson_accepts(reference, s);
+        INFO("input: " << s);
+        REQUIRE(ours == theirs);
+        if (ours) {
+            CHECK(out == simdjson_minified(s));
+            ++accepted;
+        } else {
+            CHECK(out.empty());
+            CHECK(std::string_view{checker.last_error()}.size() > 0);
+            ++refused;
+        }
+    };
+    for (const auto& seed : seeds) compare(seed);
+    for (int n = 0; n < 150'000; ++n) {
+        std::string s = seeds[rng() % seeds.size()];
+        const int edits = 1 + static_cast<int>(rng() % 3);
+        for (int k = 0; k < edits; ++k) {
+            const std::size_t at = s.empty() ? 0 : rng() % s.size();
+            const char ch = alphabet[rng() % alphabet.size()];
+            switch (rng() % 4) {
+                case 0:
+                    if (!s.empty()) s[at] = ch;
+                    break;
+                case 1: s.insert(s.begin() + static_cast<std::ptrdiff_t>(at), ch); break;
+                case 2:
+                    if (!s.empty()) s.erase(at, 1);
+                    break;
+                default: {
+                    const std::size_t from = s.empty() ? 0 : rng() % s.size();
+                    const std::size_t count = std::min<std::size_t>(1 + rng() % 12, s.size() - from);
+                    s.insert(at, s.substr(from, count));
+                }
+            }
+        }
+        compare(s);
+    }
+    // Both verdicts occur often: the sweep tests the walk, not one answer.
+    CHECK(accepted > 5'000);
+    CHECK(refused > 50'000);
+    CHECK(skipped < 15'000);
+}
+
+TEST_CASE("the checker refuses nesting deeper than max_depth, and lone surrogates", "[format][json]") {
+    const auto nested = [](std::size_t depth, bool objects) {
+        std::string s;
+        for (std::size_t i = 0; i < depth; ++i) s += objects ? "{\"a\":" : "[";
+        s += "1";
+        for (std::size_t i = 0; i < depth; ++i) s += objects ? "}" : "]";
+        return s;
+    };
+    for (const bool objects : {false, true}) {
+        INFO((objects ? "objects" : "arrays"));
+        bool ok = false;
+        CHECK(minified(nested(payload_checker::max_depth, objects), &ok) ==
+              nested(payload_checker::max_depth, objects));
+        CHECK(ok);
+        (void)minified(nested(payload_checker::max_depth + 1, objects), &ok);
+        CHECK_FALSE(ok);
+    }
+    for (const char* bad : {R"("\ud800")", R"("\udc00")", R"("\ud800\u0041")", R"("\ud800x")", R"("\u12G4")", R"("\x")",
+                            "\"tab\tinside\"", "\"unterminated", "[1,]", "{\"a\":1,}", "tru", "nulls", "01", "[1 2]",
+                            "{\"a\" 1}", "\"a\"\"b\"", "", "  ", "]"}) {
+        bool ok = true;
+        (void)minified(bad, &ok);
+        INFO(bad);
+        CHECK_FALSE(ok);
+    }
+    bool ok = false;
+    CHECK(minified(R"( "\ud83d\ude00\uDBFF\uDFFF" )", &ok) == R"("\ud83d\ude00\uDBFF\uDFFF")");
+    CHECK(ok);
 }
