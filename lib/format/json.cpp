@@ -341,8 +341,9 @@ bool payload_checker::append_minified(std::string_view payload, std::string& out
     // digit: big integers stay valid), literals compared whole. UTF-8 is validated over the
     // whole payload first (simdjson's SIMD validator). What this accepts is what simdjson's
     // DOM parser accepts, but for numbers beyond its int64/double parsing (valid here unless
-    // beyond double range) and nesting (refused past max_depth here: 1024 arrays and 1023
-    // objects there); tests/unit/format/json_test.cpp compares the two on generated inputs.
+    // beyond double range) and nesting (refused past max_depth here; simdjson takes 1023
+    // non-empty levels plus an innermost empty one). tests/unit/format/json_test.cpp
+    // compares the two on generated inputs, tests/fuzz/json_check_fuzz.cpp on fuzzed ones.
     last_error_ = "";
     const char* const base = payload.data();
     const std::size_t len = payload.size();

@@ -348,3 +348,32 @@ TEST_CASE("the checker refuses nesting deeper than max_depth, and lone surrogate
     CHECK(minified(R"( "\ud83d\ude00\uDBFF\uDFFF" )", &ok) == R"("\ud83d\ude00\uDBFF\uDFFF")");
     CHECK(ok);
 }
+
+TEST_CASE(
+    "the string scan stops at a quote, backslash or control character in every lane of a 16-byte block and "
+    "in the tail",
+    "[format][json]") {
+    // Strings of k plain bytes then X: X falls in each lane of the SSE2 blocks and in the
+    // byte-by-byte tail, and the input ends exactly at or just past a 16-byte boundary.
+    for (std::size_t k = 0; k <= 40; ++k) {
+        const std::string plain(k, 'a');
+        INFO("k = " << k);
+        bool ok = true;
+        for (const char control : {'\0', '\x1f', '\n'}) {
+            (void)minified("\"" + plain + std::string(1, control) + "\"", &ok);
+            CHECK_FALSE(ok);
+        }
+        (void)minified("\"" + plain + "\"\"", &ok);  // a quote ends it: a second string follows
+        CHECK_FALSE(ok);
+        CHECK(minified("\"" + plain + "\\\"\"", &ok) == "\"" + plain + "\\\"\"");  // an escaped quote
+        CHECK(ok);
+        CHECK(minified("\"" + plain + "\x7f\"", &ok) == "\"" + plain + "\x7f\"");  // DEL is not a control here
+        CHECK(ok);
+        (void)minified("\"" + plain + "\\", &ok);  // a backslash at the very end
+        CHECK_FALSE(ok);
+        (void)minified("\"" + plain + "\\u12", &ok);  // \u cut short by the end
+        CHECK_FALSE(ok);
+        (void)minified("\"" + plain, &ok);  // never closed
+        CHECK_FALSE(ok);
+    }
+}
