@@ -45,6 +45,27 @@ TEST_CASE("crc32c: the hardware path and the tables agree at every length and al
             CHECK(s3::crc32c(v) == s3::crc32c_portable(v));
             CHECK(s3::crc32c(v, 0xDEADBEEFU) == s3::crc32c_portable(v, 0xDEADBEEFU));
         }
+    // Lengths around the three-stream blocks (3 x 4 KiB) of the hardware path, split at odd
+    // places: every length from 12 280 to 12 300, several blocks plus tails, and a part.
+    std::string big(3 * (1U << 20) + 77, '\0');
+    std::uint64_t x = 88172645463325252ULL;
+    for (auto& ch : big) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ch = static_cast<char>(x);
+    }
+    for (std::size_t len = 12'280; len <= 12'300; ++len) {
+        const auto v = std::string_view{big}.substr(3, len);
+        CHECK(s3::crc32c(v, 0x12345678U) == s3::crc32c_portable(v, 0x12345678U));
+    }
+    for (std::size_t len : {24'576UL, 36'865UL, 100'003UL, big.size() - 5}) {
+        const auto v = std::string_view{big}.substr(5, len);
+        CHECK(s3::crc32c(v) == s3::crc32c_portable(v));
+        const std::size_t cut = len / 3 + 1;  // as a part hasher sums it: in pieces
+        CHECK(s3::crc32c(v.substr(cut), s3::crc32c(v.substr(0, cut))) == s3::crc32c_portable(v));
+    }
+    CHECK(s3::crc32c(std::string(3 * 4096, '\0')) == s3::crc32c_portable(std::string(3 * 4096, '\0')));
     CHECK(s3::crc32c_portable("123456789") == 0xE3069283U);
     CHECK(s3::crc32c_header_value(0xE3069283U) == "4waSgw==");
 #if defined(__x86_64__)
