@@ -329,6 +329,32 @@ enum class expect : std::uint8_t {
     end,             ///< after the document's value: only whitespace
 };
 
+/// Steps `at` (just after a string's opening quote) to its closing quote in `s[0, n)`,
+/// checking escapes and \u surrogate pairs (RFC 8259 §7); nullptr, or why the string is bad.
+const char* scan_string(const char* s, std::size_t& at, std::size_t n) noexcept {
+    for (;;) {
+        at = find_string_special(s, at, n);
+        if (at >= n) return "a string is not closed";
+        if (s[at] == '"') return nullptr;
+        if (s[at] != '\\') return "a string holds an unescaped control character (U+0000 to U+001F)";
+        const char e = at + 1 < n ? s[at + 1] : '\0';
+        if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+            at += 2;
+            continue;
+        }
+        if (e != 'u') return "a string holds an invalid escape";
+        const long cp = hex4(s, at + 2, n);
+        at += 6;
+        if (cp < 0) return "a string holds an invalid \\u escape (four hex digits)";
+        if (cp >= 0xdc00 && cp <= 0xdfff) return "a string holds a lone low surrogate (\\uDC00..\\uDFFF)";
+        if (cp >= 0xd800 && cp < 0xdc00) {  // a high surrogate: a low one must follow
+            const long low = at + 1 < n && s[at] == '\\' && s[at + 1] == 'u' ? hex4(s, at + 2, n) : -1;
+            if (low < 0xdc00 || low > 0xdfff) return "a string holds a lone high surrogate (\\uD800..\\uDBFF)";
+            at += 6;
+        }
+    }
+}
+
 constexpr const char* bad_structure =
     "improper structure: a missing or superfluous comma, colon, brace or bracket, or a key that is not a string";
 
@@ -409,31 +435,7 @@ bool payload_checker::append_minified(std::string_view payload, std::string& out
                 const bool is_key = state == expect::key || state == expect::key_or_close;
                 if (!is_key && !value_allowed) return fail(bad_structure);
                 std::size_t at = i + 1;
-                for (;;) {
-                    at = find_string_special(base, at, len);
-                    if (at >= len) return fail("a string is not closed");
-                    if (base[at] == '"') break;
-                    if (base[at] != '\\')
-                        return fail("a string holds an unescaped control character (U+0000 to U+001F)");
-                    const char e = at + 1 < len ? base[at + 1] : '\0';
-                    if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
-                        at += 2;
-                        continue;
-                    }
-                    if (e != 'u') return fail("a string holds an invalid escape");
-                    const long cp = hex4(base, at + 2, len);
-                    at += 6;
-                    if (cp < 0) return fail("a string holds an invalid \\u escape (four hex digits)");
-                    if (cp >= 0xdc00 && cp <= 0xdfff)
-                        return fail("a string holds a lone low surrogate (\\uDC00..\\uDFFF)");
-                    if (cp >= 0xd800 && cp < 0xdc00) {  // a high surrogate: a low one must follow
-                        const long low =
-                            at + 1 < len && base[at] == '\\' && base[at + 1] == 'u' ? hex4(base, at + 2, len) : -1;
-                        if (low < 0xdc00 || low > 0xdfff)
-                            return fail("a string holds a lone high surrogate (\\uD800..\\uDBFF)");
-                        at += 6;
-                    }
-                }
+                if (const char* why = scan_string(base, at, len)) return fail(why);
                 state = is_key ? expect::colon : after_value();
                 i = at + 1;
                 break;

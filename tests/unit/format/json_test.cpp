@@ -1,5 +1,7 @@
 #include "format/json.hpp"
 
+#include "json_reference.hpp"
+
 #include <catch2/catch.hpp>
 #include <simdjson.h>
 
@@ -206,39 +208,9 @@ TEST_CASE("invalid JSON payloads are refused and leave the output alone", "[form
     }
 }
 
-namespace {
-/// simdjson's DOM verdict on `s` (the reference the checker's grammar walk answers to).
-bool simdjson_accepts(simdjson::dom::parser& p, std::string_view s) {
-    simdjson::padded_string ps{s};
-    simdjson::dom::element e;
-    return p.parse(ps).get(e) == simdjson::SUCCESS;
-}
-/// Whether `s` may hold a number where the checker and simdjson differ by design (json.hpp):
-/// more than 15 digits in a row, or an exponent of 3 digits or more.
-bool has_edge_number(std::string_view s) {
-    std::size_t run = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        run = s[i] >= '0' && s[i] <= '9' ? run + 1 : 0;
-        if (run > 15) return true;
-        if (s[i] == 'e' || s[i] == 'E') {
-            std::size_t j = i + 1;
-            if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
-            std::size_t digits = 0;
-            while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j, ++digits;
-            if (digits >= 3) return true;
-        }
-    }
-    return false;
-}
-/// simdjson's minified text of `s`.
-std::string simdjson_minified(std::string_view s) {
-    std::string out(s.size(), '\0');
-    std::size_t n = 0;
-    REQUIRE(simdjson::minify(s.data(), s.size(), out.data(), n) == simdjson::SUCCESS);
-    out.resize(n);
-    return out;
-}
-}  // namespace
+using iss::test::has_edge_number;
+using iss::test::simdjson_accepts;
+using iss::test::simdjson_minified;
 
 TEST_CASE("the checker accepts exactly what simdjson's DOM parser accepts, on seeds and 150 000 mutations",
           "[format][json]") {
