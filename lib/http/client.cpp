@@ -17,8 +17,11 @@
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -69,20 +72,24 @@ constexpr std::size_t tls_batch = 256 * 1024;
 /// Seals a request body into TLS application-data records in batches, past Asio's TLS
 /// engine. That engine moves ciphertext through a BIO pair of one record (17 KiB): one
 /// SSL_write, one copy out of the pair, one socket write and one completion per 16 KiB.
-/// Here, for the writer's life, the SSL object's write BIO is one whose writes append to
-/// `records_`: SSL_write seals up to `tls_batch` bytes of plaintext (16 records) there, and
-/// the caller sends them with one socket write.
+/// Here, for the writer's life, the SSL object's write BIO is one of ours: SSL_write seals up
+/// to `tls_batch` bytes of plaintext (16 records), and each record OpenSSL hands the BIO goes
+/// straight to the socket with a non-blocking send(2) from OpenSSL's own record buffer (no
+/// copy of the ciphertext in user space). What the socket does not take now (its send buffer
+/// is full) is kept, in order, in `pending()` from then on, and the caller writes it with one
+/// Asio write, which waits for room: the back-pressure of a blocking write, at most one batch
+/// held.
 ///
-/// Safe between Asio operations only: the engine holds no output then (every Asio write
-/// completes after its ciphertext is on the socket), and the record sequence stays the SSL
-/// object's. The engine's own BIO (read and write BIO alike) is put back by the destructor.
+/// Safe between Asio operations only: no Asio write is in flight then (every Asio write
+/// completes after its bytes are on the socket), so direct sends cannot interleave with one;
+/// the engine holds no output, and the record sequence stays the SSL object's. The engine's
+/// own BIO (read and write BIO alike) is put back by the destructor.
 class tls_record_writer {
 public:
-    explicit tls_record_writer(SSL* ssl) : ssl_{ssl}, engine_bio_{SSL_get_wbio(ssl)} {
+    tls_record_writer(SSL* ssl, int fd) : ssl_{ssl}, engine_bio_{SSL_get_wbio(ssl)}, sink_{fd} {
         static BIO_METHOD* const method = make_method();
         if (method == nullptr || (bio_ = BIO_new(method)) == nullptr) return;
-        records_.reserve(tls_batch + tls_batch / 256);  // 16 records and their framing
-        BIO_set_data(bio_, &records_);
+        BIO_set_data(bio_, &sink_);
         BIO_set_init(bio_, 1);
         BIO_up_ref(engine_bio_);  // SSL_set0_wbio drops the SSL's reference to the old write BIO
         SSL_set0_wbio(ssl_, bio_);
@@ -93,14 +100,17 @@ public:
         if (bio_ != nullptr) SSL_set0_wbio(ssl_, engine_bio_);  // frees bio_, keeps our reference
     }
 
-    /// Seals all of `plain` into records after those not yet taken; false with what
-    /// OpenSSL said when it cannot.
+    /// Seals all of `plain` into records and sends them or keeps them in `pending()`; an
+    /// error with what OpenSSL or the socket said when it cannot (the connection is then
+    /// unusable: the caller drops it).
     result<void> seal(std::string_view plain) {
         if (bio_ == nullptr) return error{errc::write_failed, "TLS: cannot set up the record BIO"};
         while (!plain.empty()) {
             const int n =
                 SSL_write(ssl_, plain.data(), static_cast<int>(std::min<std::size_t>(plain.size(), 1U << 30)));
             if (n <= 0) {
+                if (sink_.send_errno != 0)
+                    return error{errc::write_failed, fmt::format("send: {}", std::strerror(sink_.send_errno))};
                 const int code = SSL_get_error(ssl_, n);
                 char reason[256] = "unknown";
                 if (const unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, reason, sizeof reason);
@@ -111,23 +121,47 @@ public:
         }
         return {};
     }
-    /// The records sealed since the last `clear`.
-    [[nodiscard]] std::string_view records() const noexcept { return records_; }
-    void clear() noexcept { records_.clear(); }  // (keeps the capacity)
+    /// The records sealed and not yet on the socket (written by the caller, then `clear`).
+    [[nodiscard]] std::string_view pending() const noexcept { return sink_.pending; }
+    void clear() noexcept { sink_.pending.clear(); }  // (keeps the capacity)
 
 private:
+    struct sink {
+        int fd;
+        std::string pending;  ///< records the socket did not take yet, in order
+        int send_errno = 0;   ///< a send(2) that failed (not for want of room)
+    };
+
+    /// One record from OpenSSL: sent now if nothing waits before it and the socket takes it,
+    /// else (the rest) kept in `pending`.
+    static int write_record(BIO* b, const char* data, std::size_t len, std::size_t* written) {
+        auto& s = *static_cast<sink*>(BIO_get_data(b));
+        std::size_t sent = 0;
+        while (s.pending.empty() && sent < len) {
+            const ssize_t r = ::send(s.fd, data + sent, len - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (r >= 0) {
+                sent += static_cast<std::size_t>(r);
+                if (static_cast<std::size_t>(r) == 0) break;
+                continue;
+            }
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            s.send_errno = errno;
+            return 0;
+        }
+        try {  // (no exception through OpenSSL's frames: a failed write is 0)
+            s.pending.append(data + sent, len - sent);
+        } catch (...) {
+            return 0;
+        }
+        *written = len;
+        return 1;
+    }
+
     static BIO_METHOD* make_method() {
         BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "iss tls records");
         if (m == nullptr) return nullptr;
-        BIO_meth_set_write_ex(m, [](BIO* b, const char* data, std::size_t len, std::size_t* written) {
-            try {  // (no exception through OpenSSL's frames: a failed write is 0)
-                static_cast<std::string*>(BIO_get_data(b))->append(data, len);
-            } catch (...) {
-                return 0;
-            }
-            *written = len;
-            return 1;
-        });
+        BIO_meth_set_write_ex(m, write_record);
         BIO_meth_set_ctrl(m, [](BIO*, int cmd, long, void*) -> long { return cmd == BIO_CTRL_FLUSH ? 1 : 0; });
         return m;
     }
@@ -135,7 +169,7 @@ private:
     SSL* ssl_;
     BIO* engine_bio_;
     BIO* bio_ = nullptr;
-    std::string records_;
+    sink sink_;
 };
 
 error timeout_error(std::string_view step, const endpoint& ep) {
@@ -274,11 +308,13 @@ struct client::impl {
         co_return result<void>{};
     }
 
-    /// Sends the records `sealer` holds on `lowest` (one write step) and clears them.
+    /// Writes the records `sealer` could not send at once on `lowest` (one write step; none
+    /// when the socket took them all) and clears them.
     net::awaitable<std::optional<error>> send_records(beast::tcp_stream& lowest, tls_record_writer& sealer,
                                                       const endpoint& ep, std::optional<steady::time_point> deadline) {
+        const std::string_view records = sealer.pending();
+        if (records.empty()) co_return std::nullopt;
         lowest.expires_after(step_expiry(opts.timeout.write, deadline));
-        const std::string_view records = sealer.records();
         auto [ec, n] = co_await net::async_write(lowest, net::buffer(records.data(), records.size()), use_tuple);
         (void)n;
         sealer.clear();
@@ -319,7 +355,7 @@ struct client::impl {
         }
         if constexpr (std::is_same_v<Stream, tls_stream>) {
             if (body_size > 0) {  // (a GET, a HEAD: no record writer to set up)
-                tls_record_writer sealer{stream.native_handle()};
+                tls_record_writer sealer{stream.native_handle(), lowest.socket().native_handle()};
                 // Views are gathered: one socket write per `tls_batch` of plaintext, whatever
                 // the views' sizes.
                 std::size_t batched = 0;

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -465,6 +466,58 @@ TEST_CASE(
     }
     CHECK(c.stats().retries == 0);
     CHECK(c.http_stats().connections_reused >= 3);  // one connection carried all four requests
+}
+
+TEST_CASE(
+    "TLS: a body the server does not read for a while (full socket buffers) still arrives byte for byte; the "
+    "connection serves the next request",
+    "[s3][rgw][faults][tls]") {
+    // The record writer sends each record straight from OpenSSL's buffer while the socket
+    // takes it, and keeps the rest, in order, for an Asio write that waits for room
+    // (lib/http/client.cpp, tls_record_writer). A front that reads the headers and then
+    // stalls 300 ms before the body makes the socket refuse: 24 MiB is more than the
+    // kernel's loopback send and receive buffers hold together (4 + 6 MiB at most by
+    // default), so the rest of the body must go through the waiting write.
+    net::io_context ioc{1};
+    const auto upstream = http::parse_url(rgw().at("RGW_ENDPOINT")).value();
+    test::fault_front front{ioc.get_executor(), upstream,
+                            test::tls_files{rgw().at("RGW_TLS_CERT_FILE"), rgw().at("RGW_TLS_KEY_FILE")}};
+    front.add_rule({"PUT", "", test::fault::stall_body, 0, 1, std::chrono::milliseconds{300}});
+    auto o = base_options();
+    o.endpoint = front.url();
+    o.http.tls.ca_file = rgw().at("RGW_CA_FILE");
+    o.payload = s3::payload_signing::unsigned_payload;
+    o.checksum = s3::checksum_kind::crc32c;
+    s3::client c{ioc.get_executor(), o};
+    const auto bucket = unique_bucket("tlsstall");
+    make_bucket(ioc, c, bucket);
+    std::mt19937_64 rng{24};
+    std::string bytes(24 * (1U << 20) + 777, '\0');
+    for (std::size_t i = 0; i + 8 <= bytes.size(); i += 8) {
+        const std::uint64_t x = rng();
+        std::memcpy(bytes.data() + i, &x, 8);
+    }
+    const std::string_view all{bytes};
+    for (const std::string key : {"stalled", "next"}) {
+        INFO(key);
+        auto put = run<result<s3::put_result>>(ioc, [&]() {
+            std::vector<std::string_view> v{all.substr(0, 5 * (1U << 20) + 3), all.substr(5 * (1U << 20) + 3)};
+            return c.put_object(bucket, key, std::move(v), s3::put_options{});
+        });
+        INFO((put.has_value() ? std::string{} : put.error().message()));
+        REQUIRE(put.has_value());
+        auto got = run<result<s3::get_result>>(ioc, [&]() { return c.get_object(bucket, key); });
+        REQUIRE(got.has_value());
+        CHECK(got->body.size() == bytes.size());
+        CHECK(got->body == bytes);
+    }
+    const auto& seen = front.requests();
+    REQUIRE(std::count_if(seen.begin(), seen.end(),
+                          [](const auto& r) { return r.applied == test::fault::stall_body; }) == 1);
+    for (const auto& r : seen)
+        if (r.method == "PUT" && r.target.find("stalled") != std::string::npos) CHECK(r.body_size == bytes.size());
+    CHECK(c.stats().retries == 0);
+    CHECK(c.http_stats().connections_reused >= 3);
 }
 
 TEST_CASE("the capability probe finds RGW 16 honours conditional Put but not conditional Complete",

@@ -153,6 +153,12 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
                 hard_close(sock);
                 co_return;
             }
+            if (f == fault::stall_body) {
+                net::steady_timer t{ex};
+                t.expires_after(delay);
+                co_await t.async_wait(use_tuple);
+                if (stopped) co_return;
+            }
             auto [bec, bn] = co_await bhttp::async_read(stream, buf, p, use_tuple);
             if (bec) co_return;
             auto& msg = p.get();

@@ -35,9 +35,12 @@ enum class fault {
     reset_mid_request,      ///< read the headers and part of the body, then reset
     truncate_response,      ///< forward, then send the response with half its body and close
     delay,                  ///< wait `delay`, then forward
-    lowercase_headers,      ///< forward; write response header names in lower case (`etag`)
-    drop_response,          ///< forward, then close without answering (a lost response)
-    corrupt_body,           ///< flip one byte of the body, then forward
+    /// read the headers, wait `delay` before reading the body (the client's socket buffers
+    /// fill: its writes wait for room), then read it and forward
+    stall_body,
+    lowercase_headers,  ///< forward; write response header names in lower case (`etag`)
+    drop_response,      ///< forward, then close without answering (a lost response)
+    corrupt_body,       ///< flip one byte of the body, then forward
     /// Verify `x-amz-checksum-crc32c` as AWS does: a value that does not match the body is
     /// answered 400 BadDigest (not forwarded); a matching one, or none, is forwarded.
     /// (A store that checks CRC-32C, in front of one that does not.)
