@@ -73,16 +73,26 @@ iss::error server(server_errc e, std::string detail) { return iss::error{make_er
 
 /// One frame at the start of `in` decoded into a message_view (offset/timestamps resolved
 /// against `h`). `field` names it in errors.
+/// A frame's name in error messages, `<prefix>[<index>]<suffix>`: built only when an error is
+/// reported (formatting it for every frame cost more than reading the frame).
+struct frame_name {
+    std::string_view prefix;
+    std::uint32_t index = 0;
+    [[nodiscard]] std::string operator()(std::string_view suffix) const {
+        return fmt::format("{}[{}]{}", prefix, index, suffix);
+    }
+};
+
 result<message_view> read_frame(bytes_view in, const batch_header& h, const message_limits& limits,
-                                const std::string& field) {
-    if (in.size() < frame_header_size) return iss::error{errc::truncated, field + ".header"};
+                                const frame_name& field) {
+    if (in.size() < frame_header_size) return iss::error{errc::truncated, field(".header")};
     const std::byte* p = in.data();
     const auto uh_len = load_le<std::uint32_t>(p + fr_uh_len);
     const auto p_len = load_le<std::uint32_t>(p + fr_p_len);
-    if (p_len > limits.max_payload) return iss::error{errc::limit_exceeded, field + ".payload_length"};
-    if (uh_len > limits.max_user_headers) return iss::error{errc::limit_exceeded, field + ".user_headers_length"};
+    if (p_len > limits.max_payload) return iss::error{errc::limit_exceeded, field(".payload_length")};
+    if (uh_len > limits.max_user_headers) return iss::error{errc::limit_exceeded, field(".user_headers_length")};
     const std::size_t size = frame_header_size + std::size_t{p_len} + uh_len;
-    if (in.size() < size) return iss::error{errc::truncated, field + ".payload"};
+    if (in.size() < size) return iss::error{errc::truncated, field(".payload")};
     message_view m;
     m.checksum = load_le<std::uint64_t>(p + fr_checksum);
     m.id = load_le<u128>(p + fr_id);
@@ -199,13 +209,13 @@ result<void> decode_send_messages(bytes_view body, send_messages_batch_view& out
     out.messages.reserve(*count);
     bytes_view rest = r.rest();
     for (std::uint32_t i = 0; i < *count; ++i) {
-        const std::string field = fmt::format("send_messages.messages[{}]", i);
+        const frame_name field{"send_messages.messages", i};
         auto m = read_frame(rest, h, limits, field);
         if (!m) return m.error();
         if (m->payload.size() > max_payload_size)
-            return server(server_errc::too_big_message_payload, field + ".payload_length");
+            return server(server_errc::too_big_message_payload, field(".payload_length"));
         if (m->compute_checksum() != m->checksum)
-            return server(server_errc::invalid_message_checksum, field + ".checksum");
+            return server(server_errc::invalid_message_checksum, field(".checksum"));
         sums.push_back(m->checksum);
         m->offset = m->offset - h.base_offset;  // the delta: a client's base is 0
         rest = rest.subspan(m->raw.size());
@@ -264,6 +274,7 @@ result<void> decode_batch_poll_reply(bytes_view body, poll_reply& out, const pol
     auto count = r.u32("poll_reply.messages_count");
     if (!count) return count.error();
     bytes_view rest = r.rest();
+    out.messages.reserve(std::min<std::size_t>(*count, rest.size() / frame_header_size));
     std::vector<std::uint64_t> sums;
     std::size_t rec = 0;
     while (!rest.empty()) {
@@ -280,11 +291,12 @@ result<void> decode_batch_poll_reply(bytes_view body, poll_reply& out, const pol
             return iss::error{errc::inconsistent, "poll_reply.messages_count (fewer than the frames)"};
         bytes_view frames = rest.subspan(batch_header_size, h.batch_length - batch_header_size);
         sums.clear();
+        const std::string frames_name = rf + ".frames";
         for (std::uint32_t i = 0; i < h.message_count; ++i) {
-            const std::string ff = fmt::format("{}.frames[{}]", rf, i);
+            const frame_name ff{frames_name, i};
             auto m = read_frame(frames, h, o.message, ff);
             if (!m) return m.error();
-            if (o.verify_checksums && !m->checksum_ok()) return iss::error{errc::checksum_mismatch, ff + ".checksum"};
+            if (o.verify_checksums && !m->checksum_ok()) return iss::error{errc::checksum_mismatch, ff(".checksum")};
             sums.push_back(m->checksum);
             frames = frames.subspan(m->raw.size());
             out.messages.push_back(*m);

@@ -313,14 +313,13 @@ void partition_writer::mark_handled(std::uint64_t offset) {
 }
 
 task<feed_status> partition_writer::feed(std::span<const message> batch) {
-    const bool pooled = ports_.workers && ports_.workers->threads() > 0;
     for (std::size_t i = 0; i < batch.size();) {
         if (state_ != writer_state::running) co_return feed_status::stopped;
         const message& m = batch[i++];
         if (next_ && m.offset < *next_) continue;  // held already, or covered by an adopted object
         const feed_status s = co_await feed_one(m);
         if (s != feed_status::ok) co_return s;
-        if (pooled && i < batch.size()) {
+        if (i < batch.size()) {
             std::size_t taken = 0;
             const feed_status r = co_await feed_run(batch.subspan(i), taken);
             i += taken;
@@ -340,6 +339,9 @@ task<feed_status> partition_writer::feed(std::span<const message> batch) {
 // which touches only the object; the bookkeeping and every decision (spool, rotation, the
 // commit point) stay on the event loop, after the run, exactly as feed_one would have made
 // them. The partition is busy meanwhile (router), so nothing else touches the object.
+// Without a pool (performance.workers 1) the same run is formatted right here: one clock
+// read, one reservation and one after_append for the run instead of one per message
+// (benchmark raw cell, workers 1: see README "Throughput").
 task<feed_status> partition_writer::feed_run(std::span<const message> rest, std::size_t& taken) {
     taken = 0;
     open_object* const op = appended_to_;
@@ -381,7 +383,8 @@ task<feed_status> partition_writer::feed_run(std::span<const message> rest, std:
     std::size_t payload = 0;
     for (std::size_t i = 0; i < rest.size() && i < 16; ++i) payload += rest[i].payload.size();
     std::size_t n = 0;
-    if (rest.size() < 16 && payload < (std::size_t{64} << 10)) {
+    const bool pooled = ports_.workers && ports_.workers->threads() > 0;
+    if (!pooled || (rest.size() < 16 && payload < (std::size_t{64} << 10))) {
         n = encode_run(o, rest);
     } else {
         // A run that fills a part spools it on the pool thread too (the copy into the page

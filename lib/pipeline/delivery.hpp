@@ -319,11 +319,12 @@ private:
     /// reach twice the part size), nor past what memory.max_buffered has free.
     void reserve_for(open_object& o, std::size_t need) const;
     /// After feed_one put a message in `appended_to_`: formats the messages of `rest` that
-    /// follow it into the same object as one run on the worker pool (encode_run), then
+    /// follow it into the same object as one run (encode_run: on the worker pool, or here
+    /// without one or for a short run), then
     /// applies their bookkeeping and after_append. `taken`: how many of `rest` it consumed
     /// (0: none, feed_one takes the next).
     task<feed_status> feed_run(std::span<const message> rest, std::size_t& taken);
-    /// Runs on a pool thread: appends messages of `rest` to `o` while each stays in `o`
+    /// Runs on a pool thread or the event loop: appends messages of `rest` to `o` while each stays in `o`
     /// with nothing to decide (see feed_run); touches `o`'s buffer and encoder only.
     /// Returns the number appended.
     [[nodiscard]] std::size_t encode_run(open_object& o, std::span<const message> rest) const;

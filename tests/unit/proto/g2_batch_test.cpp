@@ -212,6 +212,15 @@ TEST_CASE("poll reply fixture decodes with verified checksums to the SDK's value
     REQUIRE_FALSE(bad.has_value());
     CHECK(bad.error().code() == make_error_code(errc::checksum_mismatch));
     CHECK(decode_batch_poll_reply(view(flipped), p, {}).has_value());  // not asked: not checked
+
+    // The error names the frame that failed (the name is built only then).
+    REQUIRE(decode_batch_poll_reply(f->body, p, o).has_value());
+    const auto second = static_cast<std::size_t>(p.messages[1].payload.data() - f->body.data());
+    byte_buffer flipped2{f->body.begin(), f->body.end()};
+    flipped2[second] ^= std::byte{1};
+    auto bad2 = decode_batch_poll_reply(view(flipped2), p, o);
+    REQUIRE_FALSE(bad2.has_value());
+    CHECK_THAT(bad2.error().message(), Catch::Contains("poll_reply.records[0].frames[1].checksum"));
 }
 
 TEST_CASE("poll replies: sliced records, several records, 0.10 producer bytes", "[proto][g2][batch]") {
