@@ -365,6 +365,7 @@ struct client::impl {
                         if (auto sealed = sealer.seal(part.substr(0, n)); !sealed)
                             co_return error{sealed.error().code(),
                                             fmt::format("{}: {}", ep.to_string(), sealed.error().detail())};
+                        if (req.body_sent) req.body_sent(part.substr(0, n));  // (sealed: not read again)
                         batched += n;
                         part.remove_prefix(n);
                         if (batched == tls_batch) {
@@ -387,6 +388,7 @@ struct client::impl {
                     auto [bec, bn] = co_await net::async_write(stream, net::buffer(part.data(), n), use_tuple);
                     (void)bn;
                     if (auto e = write_error(bec, ep)) co_return std::move(*e);
+                    if (req.body_sent) req.body_sent(part.substr(0, n));
                     part.remove_prefix(n);
                 }
             }

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -117,6 +118,11 @@ struct request {
     std::string target = "/";
     header_list headers;
     std::vector<std::string_view> body;
+    /// Optional: called with each stretch of `body`, in order, once this attempt no longer
+    /// needs it in memory (sealed into TLS records, or written to the socket). The bytes must
+    /// stay readable (another attempt sends them again): for a part mapped from a file, the
+    /// caller can let the stretch's pages go from the process (spool::mapping::release).
+    std::function<void(std::string_view)> body_sent;
 
     /// The total body size in bytes.
     [[nodiscard]] std::size_t body_size() const noexcept;

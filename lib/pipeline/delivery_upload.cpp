@@ -158,14 +158,17 @@ task<store_result<none>> partition_writer::upload_multipart(open_object& o, cons
     // (after_append), each mapped (`spool::map`) while it goes up: no copy into a buffer.
     part_reader read = [this, &o, spooled](std::uint64_t off, std::size_t len) -> result<part_view> {
         const auto sums = part_checksum(o, off, len);
+        o.part = {};  // the previous part is up (the reader is called part after part): unmapped
         if (off >= spooled)
             return part_view{std::string_view{o.buf}.substr(static_cast<std::size_t>(off - spooled), len), sums};
         if (off + len > spooled) return error{iss::errc::invalid_argument, "a part lies partly in the spool file"};
-        o.part = {};
         auto m = o.spilled.map(off, len);
         if (!m) return m.error();
         o.part = std::move(*m);
-        return part_view{o.part.bytes(), sums};
+        part_view v{o.part.bytes(), sums};
+        // Pages leave the process as the part goes up (they stay in the spool file).
+        v.sent = [&o](std::string_view stretch) { o.part.release(stretch); };
+        return v;
     };
     co_return co_await ports_.store.put_multipart(o.key, total, o_.part_size, std::move(read), r,
                                                   ports_.encoders.content_type(), o_.plan.if_none_match);

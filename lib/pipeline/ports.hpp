@@ -62,6 +62,8 @@ struct part_view {
     part_view(std::string_view b, body_digests d = {}) : bytes{b}, digests{d} {}  // NOLINT
     std::string_view bytes;
     body_digests digests;
+    /// Optional: told each stretch of `bytes` once an attempt has sent it (s3::client::part_body::sent).
+    std::function<void(std::string_view)> sent;
 };
 
 /// Computes one part's digests as its bytes are produced (the daemon's is `s3::body_digester`

@@ -146,13 +146,17 @@ result<void> spool::append(std::string_view bytes) {
 }
 
 spool::mapping::mapping(mapping&& o) noexcept
-    : base_{std::exchange(o.base_, nullptr)}, mapped_{std::exchange(o.mapped_, 0)}, view_{std::exchange(o.view_, {})} {}
+    : base_{std::exchange(o.base_, nullptr)},
+      mapped_{std::exchange(o.mapped_, 0)},
+      populated_{std::exchange(o.populated_, 0)},
+      view_{std::exchange(o.view_, {})} {}
 
 spool::mapping& spool::mapping::operator=(mapping&& o) noexcept {
     if (this != &o) {
         if (base_) ::munmap(base_, mapped_);
         base_ = std::exchange(o.base_, nullptr);
         mapped_ = std::exchange(o.mapped_, 0);
+        populated_ = std::exchange(o.populated_, 0);
         view_ = std::exchange(o.view_, {});
     }
     return *this;
@@ -162,18 +166,54 @@ spool::mapping::~mapping() {
     if (base_) ::munmap(base_, mapped_);
 }
 
+namespace {
+std::size_t page_size() noexcept {
+    static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    return page;
+}
+}  // namespace
+
+void spool::mapping::populate(std::size_t upto) noexcept {
+    upto = std::min(upto, mapped_);
+    if (base_ == nullptr || upto <= populated_) return;
+#ifdef MADV_POPULATE_READ
+    // (populated_ is page-aligned; a kernel without it answers EINVAL: the reads fault instead.)
+    (void)::madvise(static_cast<char*>(base_) + populated_, upto - populated_, MADV_POPULATE_READ);
+#endif
+    const std::size_t page = page_size();
+    populated_ = std::min(mapped_, (upto + page - 1) / page * page);
+}
+
+void spool::mapping::release(std::string_view stretch) noexcept {
+    const char* const lo = static_cast<const char*>(base_);
+    if (lo == nullptr || stretch.empty() || stretch.data() < lo || stretch.data() + stretch.size() > lo + mapped_)
+        return;
+    const std::size_t page = page_size();
+    const auto from = static_cast<std::size_t>(stretch.data() - lo);
+    const std::size_t to = from + stretch.size();
+    // From the page the stretch starts in (its head was sent with the stretch before) to the
+    // last page it fills: a page it shares with the next stretch goes with that one. (A
+    // released page read again would fault back in with its whole page-cache folio, the
+    // released pages around it too.)
+    const std::size_t first = from / page * page;
+    const std::size_t last = to == mapped_ ? mapped_ : to / page * page;
+    if (last > first) (void)::madvise(static_cast<char*>(base_) + first, last - first, MADV_DONTNEED);
+    populate(to + populate_window);
+}
+
 result<spool::mapping> spool::map(std::uint64_t offset, std::size_t length) const {
     if (offset + length > size_ || fd_ < 0) return error{iss::errc::io_error, "spool map: beyond the end of the file"};
     mapping m;
     if (length == 0) return m;
-    static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t page = page_size();
     const std::uint64_t start = offset - offset % page;  // mmap offsets are page-aligned
     const auto skip = static_cast<std::size_t>(offset - start);
-    void* p = ::mmap(nullptr, skip + length, PROT_READ, MAP_SHARED | MAP_POPULATE, fd_, static_cast<off_t>(start));
+    void* p = ::mmap(nullptr, skip + length, PROT_READ, MAP_SHARED, fd_, static_cast<off_t>(start));
     if (p == MAP_FAILED) return io_error("map");
     m.base_ = p;
     m.mapped_ = skip + length;
     m.view_ = std::string_view{static_cast<const char*>(p) + skip, length};
+    m.populate(skip + mapping::populate_window);
     return m;
 }
 

@@ -50,10 +50,13 @@ public:
     /// Appends `bytes`; errc::io_error naming the file operation on failure (then `size`
     /// is as before the call).
     result<void> append(std::string_view bytes);
-    /// `length` bytes at `offset`, mapped read-only (mmap, populated at once): the spool
-    /// file's page-cache pages, so a part goes to the socket without being copied into a
-    /// buffer first, and without an anonymous buffer to fault in. Unmapped when the mapping
-    /// goes. The spool must not be cleared or appended to below `offset + length` meanwhile.
+    /// `length` bytes at `offset`, mapped read-only: the spool file's page-cache pages, so a
+    /// part goes to the socket without being copied into a buffer first, and without an
+    /// anonymous buffer to fault in. Mapped ahead of the reader `populate_window` bytes at a
+    /// time (the first window at once, the next ones by `release`), so a part being sent
+    /// holds about a window of the process's memory (RSS), not the whole part. Unmapped when
+    /// the mapping goes. The spool must not be cleared or appended to below `offset + length`
+    /// meanwhile.
     class mapping {
     public:
         mapping() noexcept = default;
@@ -64,11 +67,22 @@ public:
         ~mapping();
         /// The bytes asked for.
         [[nodiscard]] std::string_view bytes() const noexcept { return view_; }
+        /// `stretch` (a piece of `bytes()`) has been sent: its pages leave the process
+        /// (madvise MADV_DONTNEED; the bytes stay readable: read again, they come back from
+        /// the page cache) and the next window after it is mapped in one step
+        /// (MADV_POPULATE_READ, Linux 5.14; without it the reads fault the pages in).
+        /// Anything outside `bytes()` is ignored.
+        void release(std::string_view stretch) noexcept;
+
+        /// Bytes mapped ahead of the reader.
+        static constexpr std::size_t populate_window = std::size_t{1} << 20;
 
     private:
         friend class spool;
+        void populate(std::size_t upto) noexcept;
         void* base_ = nullptr;  // page-aligned start of the mapped range
         std::size_t mapped_ = 0;
+        std::size_t populated_ = 0;  // bytes from base_ mapped ahead so far
         std::string_view view_;
     };
     /// errc::io_error naming the operation when the range is not in the file or mmap fails.

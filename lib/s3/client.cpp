@@ -313,9 +313,10 @@ task<result<std::string>> client::create_multipart(std::string bucket, std::stri
 
 task<result<completed_part>> client::upload_part(std::string bucket, std::string key, std::string upload_id,
                                                  int part_number, std::vector<std::string_view> body,
-                                                 iss::body_digests known) {
+                                                 iss::body_digests known, std::function<void(std::string_view)> sent) {
     auto spec = build_upload_part(bucket, key, upload_id, part_number, std::move(body), impl_->opts.checksum, known);
     if (!spec) co_return spec.error();
+    spec->body_sent = std::move(sent);
     add_object_headers(*spec, impl_->opts.objects, object_request::upload_part);
     std::string crc;
     for (const auto& [name, value] : spec->headers)
@@ -445,7 +446,7 @@ task<result<complete_result>> client::upload_multipart(std::string bucket, std::
         }
         std::vector<std::string_view> views{bytes->bytes};
         auto p = co_await upload_part(bucket, key, *id, static_cast<int>(parts.size() + 1), std::move(views),
-                                      bytes->digests);
+                                      bytes->digests, std::move(bytes->sent));
         if (!p) {
             failed = p.error();
             break;

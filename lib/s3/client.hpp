@@ -118,9 +118,11 @@ public:
     task<result<std::string>> create_multipart(std::string bucket, std::string key, put_options o);
     /// UploadPart -> ETag (quotes kept). Every part but the last must be >= 5 MiB.
     /// `known`: the body's digests the caller computed while producing it (as `put_options::known`).
+    /// `sent`: optional, as http::request::body_sent (each attempt calls it).
     task<result<completed_part>> upload_part(std::string bucket, std::string key, std::string upload_id,
                                              int part_number, std::vector<std::string_view> body,
-                                             iss::body_digests known = {});
+                                             iss::body_digests known = {},
+                                             std::function<void(std::string_view)> sent = {});
     /// CompleteMultipartUpload with the parts in order (`If-None-Match: *` when asked). A
     /// retried Complete that answers NoSuchUpload is checked with HeadObject: the earlier
     /// attempt's response was lost, the object exists.
@@ -140,6 +142,9 @@ public:
         part_body(std::string_view b, iss::body_digests d = {}) : bytes{b}, digests{d} {}  // NOLINT
         std::string_view bytes;
         iss::body_digests digests;  ///< computed while the part was produced (as `put_options::known`)
+        /// Optional: told each stretch of `bytes` an attempt has sent (http::request::body_sent),
+        /// e.g. to let a mapped part's pages go while it goes up.
+        std::function<void(std::string_view)> sent;
     };
     /// Gives the multipart sequence one part's bytes: `(offset, length)` within the object ->
     /// a view of exactly `length` bytes, valid until the next call. An error ends the upload

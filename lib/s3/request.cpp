@@ -449,6 +449,7 @@ result<prepared> prepare(request_spec& spec, const client_options& o, std::chron
     for (const auto& [n, v] : spec.headers) p.req.headers.add(n, v);
     for (const auto& h : signed_->headers) p.req.headers.add(h.name, h.value);
     p.req.body = spec.body;
+    p.req.body_sent = spec.body_sent;
     return p;
 }
 

@@ -29,6 +29,7 @@ class credentials_source;
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -138,9 +139,10 @@ struct request_spec {
     std::vector<sigv4::owned_query_param> query;
     std::vector<std::pair<std::string, std::string>> headers;  ///< besides Host and signing headers
     std::vector<std::string_view> body;
-    std::shared_ptr<const std::string> owned_body;  ///< when the builder made the body (XML)
-    std::string payload_sha256;                     ///< filled by prepare() once (signed payload)
-    bool bad_digest_expected = false;               ///< put_options::bad_digest_expected: BadDigest logged at debug
+    std::shared_ptr<const std::string> owned_body;    ///< when the builder made the body (XML)
+    std::function<void(std::string_view)> body_sent;  ///< passed on as http::request::body_sent
+    std::string payload_sha256;                       ///< filled by prepare() once (signed payload)
+    bool bad_digest_expected = false;                 ///< put_options::bad_digest_expected: BadDigest logged at debug
 };
 
 /// Which request the object options go on.

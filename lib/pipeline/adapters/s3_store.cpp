@@ -51,7 +51,9 @@ task<store_result<none>> s3_store::put_multipart(const object_key& key, std::uin
                                                              std::size_t len) -> result<s3::client::part_body> {
         auto v = read(off, len);
         if (!v) return v.error();
-        return s3::client::part_body{v->bytes, v->digests};
+        s3::client::part_body b{v->bytes, v->digests};
+        b.sent = std::move(v->sent);
+        return b;
     };
     auto r = co_await c_.upload_multipart(bucket_, key.get(), size, part_size, std::move(parts),
                                           options_for(range, content_type, if_none_match));

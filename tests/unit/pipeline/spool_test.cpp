@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,4 +119,56 @@ TEST_CASE("spool: spare files are bounded in number and length, and kept per dir
         CHECK(pl::spool::spares().files == pl::spool::max_spare_files);
     }
     std::filesystem::remove_all(dir);
+}
+
+namespace {
+/// The process's resident file-backed memory (/proc/self/status RssFile), in bytes.
+std::uint64_t rss_file_bytes() {
+    std::ifstream in{"/proc/self/status"};
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("RssFile:", 0) == 0) return std::stoull(line.substr(8)) * 1024;
+    return 0;
+}
+}  // namespace
+
+TEST_CASE("spool: a mapped part holds about one window of memory while it is read and released stretch by stretch",
+          "[pipeline][spool]") {
+    // A part mapped for an upload: before, the whole part was populated at once (8 MiB of
+    // RSS per part going up); now a window ahead of the reader, and what was sent leaves.
+    pl::spool s;
+    std::string bytes(16 << 20, '\0');
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>('a' + (i * 131 + i / 4099) % 26);
+    for (std::size_t at = 0; at < bytes.size(); at += 1 << 20)
+        REQUIRE(s.append(std::string_view{bytes}.substr(at, 1 << 20)).has_value());
+    const std::uint64_t off = 4097;  // off the page size
+    const std::size_t len = 12 << 20;
+    const std::string_view want = std::string_view{bytes}.substr(off, len);
+    // The kernel maps a window's page-cache folios whole (up to 2 MiB each), and the test's
+    // own code pages count too: 4 MiB of room, against the 12 MiB the part would hold.
+    constexpr std::uint64_t bound = 4 << 20;
+
+    const std::uint64_t base = rss_file_bytes();
+    auto m = s.map(off, len);
+    REQUIRE(m.has_value());
+    CHECK(rss_file_bytes() <= base + bound);
+    std::uint64_t peak = 0;
+    const std::string_view got = m->bytes();
+    for (std::size_t at = 0; at < len; at += 256 << 10) {
+        const std::string_view stretch = got.substr(at, 256 << 10);
+        REQUIRE(stretch == want.substr(at, 256 << 10));
+        m->release(stretch);
+        peak = std::max(peak, rss_file_bytes());
+    }
+    CHECK(peak <= base + bound);
+    m->release(std::string_view{"outside the mapping"});  // ignored
+    // Released pages come back from the page cache when read again (a retry): the same bytes.
+    CHECK(got == want);
+
+    // The same reads without release keep the whole part: the measure above can tell.
+    auto kept = s.map(off, len);
+    REQUIRE(kept.has_value());
+    const std::uint64_t before = rss_file_bytes();
+    CHECK(kept->bytes() == want);
+    CHECK(rss_file_bytes() >= before + len - (2 << 20));
 }
