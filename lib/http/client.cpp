@@ -2,6 +2,7 @@
 
 #include "common/log.hpp"
 #include "common/net/connect.hpp"
+#include "http/record_sink.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -17,10 +18,8 @@
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <sys/socket.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -86,7 +85,7 @@ constexpr std::size_t tls_batch = 256 * 1024;
 /// own BIO (read and write BIO alike) is put back by the destructor.
 class tls_record_writer {
 public:
-    tls_record_writer(SSL* ssl, int fd) : ssl_{ssl}, engine_bio_{SSL_get_wbio(ssl)}, sink_{fd} {
+    tls_record_writer(SSL* ssl, int fd) : ssl_{ssl}, engine_bio_{SSL_get_wbio(ssl)}, sink_{fd, {}, 0} {
         static BIO_METHOD* const method = make_method();
         if (method == nullptr || (bio_ = BIO_new(method)) == nullptr) return;
         BIO_set_data(bio_, &sink_);
@@ -126,42 +125,15 @@ public:
     void clear() noexcept { sink_.pending.clear(); }  // (keeps the capacity)
 
 private:
-    struct sink {
-        int fd;
-        std::string pending;  ///< records the socket did not take yet, in order
-        int send_errno = 0;   ///< a send(2) that failed (not for want of room)
-    };
-
-    /// One record from OpenSSL: sent now if nothing waits before it and the socket takes it,
-    /// else (the rest) kept in `pending`.
-    static int write_record(BIO* b, const char* data, std::size_t len, std::size_t* written) {
-        auto& s = *static_cast<sink*>(BIO_get_data(b));
-        std::size_t sent = 0;
-        while (s.pending.empty() && sent < len) {
-            const ssize_t r = ::send(s.fd, data + sent, len - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
-            if (r >= 0) {
-                sent += static_cast<std::size_t>(r);
-                if (static_cast<std::size_t>(r) == 0) break;
-                continue;
-            }
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-            s.send_errno = errno;
-            return 0;
-        }
-        try {  // (no exception through OpenSSL's frames: a failed write is 0)
-            s.pending.append(data + sent, len - sent);
-        } catch (...) {
-            return 0;
-        }
-        *written = len;
-        return 1;
-    }
-
     static BIO_METHOD* make_method() {
         BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "iss tls records");
         if (m == nullptr) return nullptr;
-        BIO_meth_set_write_ex(m, write_record);
+        // One record from OpenSSL: sent now or kept in order (record_sink.hpp); 0 fails SSL_write.
+        BIO_meth_set_write_ex(m, [](BIO* b, const char* data, std::size_t len, std::size_t* written) {
+            if (!static_cast<detail::record_sink*>(BIO_get_data(b))->write({data, len})) return 0;
+            *written = len;
+            return 1;
+        });
         BIO_meth_set_ctrl(m, [](BIO*, int cmd, long, void*) -> long { return cmd == BIO_CTRL_FLUSH ? 1 : 0; });
         return m;
     }
@@ -169,7 +141,7 @@ private:
     SSL* ssl_;
     BIO* engine_bio_;
     BIO* bio_ = nullptr;
-    sink sink_;
+    detail::record_sink sink_;
 };
 
 error timeout_error(std::string_view step, const endpoint& ep) {
