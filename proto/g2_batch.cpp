@@ -71,8 +71,6 @@ std::uint64_t write_frame(std::byte* p, const message_fields& m, std::uint32_t o
 
 iss::error server(server_errc e, std::string detail) { return iss::error{make_error_code(e), std::move(detail)}; }
 
-/// One frame at the start of `in` decoded into a message_view (offset/timestamps resolved
-/// against `h`). `field` names it in errors.
 /// A frame's name in error messages, `<prefix>[<index>]<suffix>`: built only when an error is
 /// reported (formatting it for every frame cost more than reading the frame).
 struct frame_name {
@@ -83,6 +81,8 @@ struct frame_name {
     }
 };
 
+/// One frame at the start of `in` decoded into a message_view (offset/timestamps resolved
+/// against `h`). `field` names it in errors.
 result<message_view> read_frame(bytes_view in, const batch_header& h, const message_limits& limits,
                                 const frame_name& field) {
     if (in.size() < frame_header_size) return iss::error{errc::truncated, field(".header")};

@@ -108,8 +108,10 @@ public:
             const int n =
                 SSL_write(ssl_, plain.data(), static_cast<int>(std::min<std::size_t>(plain.size(), 1U << 30)));
             if (n <= 0) {
-                if (sink_.send_errno != 0)
+                if (sink_.send_errno != 0) {
+                    ERR_clear_error();
                     return error{errc::write_failed, fmt::format("send: {}", std::strerror(sink_.send_errno))};
+                }
                 const int code = SSL_get_error(ssl_, n);
                 char reason[256] = "unknown";
                 if (const unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, reason, sizeof reason);

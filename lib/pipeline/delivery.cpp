@@ -313,6 +313,7 @@ void partition_writer::mark_handled(std::uint64_t offset) {
 }
 
 task<feed_status> partition_writer::feed(std::span<const message> batch) {
+    lookahead_.reset();
     for (std::size_t i = 0; i < batch.size();) {
         if (state_ != writer_state::running) co_return feed_status::stopped;
         const message& m = batch[i++];
@@ -351,13 +352,39 @@ task<feed_status> partition_writer::feed_run(std::span<const message> rest, std:
     if (std::none_of(open_.begin(), open_.end(), [op](const auto& kv) { return kv.second.get() == op; }))
         co_return feed_status::ok;
     open_object& o = *op;
+    // How far the buffer may grow for this run: at most 1 MiB beyond what the object holds at
+    // once (an object that rotates soon does not keep a part's worth charged), never past a
+    // part, within memory.max_buffered; and while the object is small (under 64 KiB) no
+    // further than its capacity or the next record: the buffer grows as reserve_for always
+    // grows it (doubling, then a whole part), never to an odd size in between, which would
+    // be allocated fresh and take a kept part buffer's place (measured: page faults and
+    // clears on every object of the json_lines cell). Past it the run stops and feed_one
+    // grows the buffer as it always does.
+    std::size_t room = std::min<std::size_t>(o_.part_size + 4096, o.buf.size() + (std::size_t{1} << 20));
+    if (ports_.memory && ports_.memory->limited())
+        room = std::min<std::size_t>(room, o.buf.capacity() + ports_.memory->free());
+    if (o.buf.size() < 64 * 1024)
+        room = std::min(room, std::max(o.buf.capacity(), append_need(o.buf.size(), rest.front())));
     // Keys from the records (or time buckets): the namer keeps parse buffers, so it runs
-    // here; the run ends before the first message that belongs elsewhere.
+    // here, only as far as the room reaches (estimated as feed_one estimates a record); the
+    // run ends before the first message that belongs elsewhere, whose key goes to feed_one
+    // parsed (lookahead_): no key is parsed twice.
     if (ports_.namer.record_dependent() || ports_.namer.closes_on_later_bucket()) {
+        // (Estimated as the need below: what reaches is reserved, and encode_run takes it
+        // unless a part boundary or a rotation limit comes first. The first record is checked
+        // against the room below.)
+        std::size_t reach = 1;
+        for (std::size_t at = append_need(o.buf.size(), rest.front()); reach < rest.size() && reach < 512; ++reach) {
+            at = append_need(at - 512, rest[reach]);
+            if (at > room) break;
+        }
         std::size_t same = 0;
-        for (; same < rest.size() && same < 512; ++same) {
-            const auto enc = ports_.namer.encode(p_, rest[same]);
-            if (!enc || enc->id != o.encoded || enc->bucket != o.bucket) break;
+        for (; same < reach; ++same) {
+            auto enc = ports_.namer.encode(p_, rest[same]);
+            if (!enc || enc->id != o.encoded || enc->bucket != o.bucket) {
+                if (enc) lookahead_.emplace(rest[same].offset, std::move(*enc));
+                break;
+            }
         }
         rest = rest.first(same);
         if (rest.empty()) co_return feed_status::ok;
@@ -369,18 +396,7 @@ task<feed_status> partition_writer::feed_run(std::span<const message> rest, std:
         need = append_need(need, m) - 512;
         if (need >= o_.part_size) break;
     }
-    // At most 1 MiB beyond what the object holds at once (an object that rotates soon does not
-    // keep a part's worth charged); past it the run stops and feed_one grows the buffer as it
-    // always does.
-    need = std::min<std::size_t>({need + 512, o_.part_size + 4096, o.buf.size() + (std::size_t{1} << 20)});
-    if (ports_.memory && ports_.memory->limited())
-        need = std::min<std::size_t>(need, o.buf.capacity() + ports_.memory->free());
-    // The buffer grows as reserve_for always grows it (doubling while small, a whole part
-    // past 64 KiB): a small object's run asks for no odd size in between, which would be
-    // allocated fresh and take a kept part buffer's place (measured: page faults and clears
-    // on every object of the json_lines cell).
-    if (o.buf.size() < 64 * 1024)
-        need = std::min(need, std::max(o.buf.capacity(), append_need(o.buf.size(), rest.front())));
+    need = std::min(need + 512, room);
     reserve_for(o, need);
     recharge(o);  // (before anything else: what was reserved is charged)
     // Not even the first record fits: no round trip to the pool for nothing.
@@ -492,7 +508,11 @@ feed_status partition_writer::to_feed(delivered d) noexcept {
 
 task<feed_status> partition_writer::feed_one(const message& m) {
     appended_to_ = nullptr;  // set below once `m` is in an object
-    auto enc = ports_.namer.encode(p_, m);
+    // (feed_run parsed this message's key already when it ended its run before it.)
+    result<encoded_partition> enc = lookahead_ && lookahead_->first == m.offset
+                                        ? result<encoded_partition>{std::move(lookahead_->second)}
+                                        : ports_.namer.encode(p_, m);
+    lookahead_.reset();
     if (!enc && handled_ && m.offset <= *handled_) {
         next_ = m.offset + 1;  // re-read after an adoption: handled (skipped or dead-lettered) before
         co_return feed_status::ok;

@@ -396,6 +396,8 @@ private:
     writer_counters counters_;
     std::mt19937_64 rng_;
     open_object* appended_to_ = nullptr;  ///< the object feed_one appended its message to
+    /// The key of the message feed_run ended its run before (offset, key), for feed_one.
+    std::optional<std::pair<std::uint64_t, encoded_partition>> lookahead_;
     /// True while a run is formatted on the worker pool (feed_run): the open objects' buffers
     /// are the pool thread's; buffered_bytes() answers `encoding_snapshot_` meanwhile.
     bool encoding_ = false;

@@ -54,7 +54,8 @@ public:
     /// part goes to the socket without being copied into a buffer first, and without an
     /// anonymous buffer to fault in. Mapped ahead of the reader `populate_window` bytes at a
     /// time (the first window at once, the next ones by `release`), so a part being sent
-    /// holds about a window of the process's memory (RSS), not the whole part. Unmapped when
+    /// holds about a window of the process's memory (RSS; the kernel maps page-cache folios
+    /// whole, so a few MiB), not the whole part. Unmapped when
     /// the mapping goes. The spool must not be cleared or appended to below `offset + length`
     /// meanwhile.
     class mapping {

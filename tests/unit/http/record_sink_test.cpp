@@ -2,10 +2,9 @@
 // the socket while it takes them, the rest in order for a write that waits for room.
 #include "http/record_sink.hpp"
 
+#include <catch2/catch.hpp>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <catch2/catch.hpp>
 
 #include <cerrno>
 #include <string>
@@ -55,8 +54,7 @@ TEST_CASE("record sink: records go straight to the socket while it takes them", 
     CHECK(p.drain() == record('a', 1000) + record('b', 10));
 }
 
-TEST_CASE("record sink: what the socket refuses waits, and every later record behind it, in order",
-          "[http][tls]") {
+TEST_CASE("record sink: what the socket refuses waits, and every later record behind it, in order", "[http][tls]") {
     socket_pair p;
     record_sink s{p.fd[0], {}, 0};
     std::string all;

@@ -83,6 +83,26 @@ TEST_CASE("encoded: each encoded partition gets its own object, keyed by its own
     CHECK(w.offsets.stored.at(w.p) == 4);
 }
 
+TEST_CASE("encoded: each message's key is parsed once where runs into one object end at another object's message",
+          "[pipeline][encoded]") {
+    // A run into one object ends before the first message that belongs elsewhere; that
+    // message's key goes on already parsed (with a real namer a parse is a JSON field read).
+    // (Parts larger than the objects here: a run also stops at a part boundary, and the
+    // records after it are parsed again there.)
+    tworld w;
+    w.options.part_size = 1 << 20;
+    auto rp = w.policy();
+    auto wr = w.writer(rp);
+    const std::string who = "AAAAAAAABABABABBBBBBBBAAB";
+    auto b = tenants(who);
+    CHECK(run(wr->feed(b.span())) == pl::feed_status::ok);
+    CHECK(w.tnamer.encodes.load() == static_cast<int>(who.size()));
+    CHECK(run(wr->flush(pl::rotate_reason::stop)));
+    REQUIRE(w.store.objects.size() == 2);
+    CHECK(w.store.objects.at(w.key("A", 0)).range.count == 13);
+    CHECK(w.store.objects.at(w.key("B", 8)).range.count == 12);
+}
+
 TEST_CASE("encoded: the stored offset is one below the lowest first offset among the open objects (G3)",
           "[pipeline][encoded][g3]") {
     tworld w;

@@ -18,6 +18,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <deque>
@@ -284,12 +285,14 @@ struct tenant_namer final : pl::key_namer {
         return iss::object_key{fmt::format("{}/t=?/{:020}", p.partition, first)};
     }
     iss::result<pl::encoded_partition> encode(const pl::partition_ref&, const pl::message& m) const override {
+        ++encodes;
         return pl::encoded_partition{tenant_of(m), std::nullopt};
     }
     iss::object_key key_for(const pl::partition_ref& p, const pl::message& first) const override {
         return iss::object_key{fmt::format("{}/t={}/{:020}", p.partition, tenant_of(first), first.offset)};
     }
     bool record_dependent() const override { return true; }
+    mutable std::atomic<int> encodes{0};  ///< encode calls (a key parse each, on a real namer)
 };
 
 struct clock_sleeper final : pl::sleeper {
