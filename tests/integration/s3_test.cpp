@@ -20,6 +20,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 
 using namespace iss;
@@ -69,6 +70,24 @@ std::string unique_bucket(std::string_view what) {
     return fmt::format("t-{}-{:08x}", what, static_cast<std::uint32_t>(rng()));
 }
 
+/// Options for RGW's https endpoint (or `endpoint`, a front before it) as AWS users get them
+/// there: UNSIGNED-PAYLOAD and CRC-32C.
+s3::client_options tls_options(std::string endpoint) {
+    auto o = base_options();
+    o.endpoint = std::move(endpoint);
+    o.http.tls.ca_file = rgw().at("RGW_CA_FILE");
+    o.payload = s3::payload_signing::unsigned_payload;
+    o.checksum = s3::checksum_kind::crc32c;
+    return o;
+}
+
+/// A front serving https with the fixture's certificate before RGW's plain endpoint.
+std::unique_ptr<test::fault_front> tls_front_to_rgw(net::io_context& ioc) {
+    const auto upstream = http::parse_url(rgw().at("RGW_ENDPOINT")).value();
+    return std::make_unique<test::fault_front>(
+        ioc.get_executor(), upstream, test::tls_files{rgw().at("RGW_TLS_CERT_FILE"), rgw().at("RGW_TLS_KEY_FILE")});
+}
+
 template <class T>
 T run(net::io_context& ioc, std::function<net::awaitable<T>()> task) {
     std::optional<T> out;
@@ -89,6 +108,20 @@ void make_bucket(net::io_context& ioc, s3::client& c, const std::string& bucket)
     auto r = run<result<void>>(ioc, [&]() { return c.create_bucket(bucket); });
     INFO(bucket);
     REQUIRE(r.has_value());
+}
+
+/// PUTs `views` (together `bytes`) as `key`, then GETs it and compares every byte.
+void put_then_compare(net::io_context& ioc, s3::client& c, const std::string& bucket, const std::string& key,
+                      std::vector<std::string_view> views, const std::string& bytes) {
+    INFO(key);
+    auto put = run<result<s3::put_result>>(
+        ioc, [&]() { return c.put_object(bucket, key, std::move(views), s3::put_options{}); });
+    INFO((put.has_value() ? std::string{} : put.error().message()));
+    REQUIRE(put.has_value());
+    auto got = run<result<s3::get_result>>(ioc, [&]() { return c.get_object(bucket, key); });
+    REQUIRE(got.has_value());
+    CHECK(got->body.size() == bytes.size());
+    CHECK(got->body == bytes);
 }
 
 std::string pattern(std::size_t n, unsigned seed) {
@@ -438,12 +471,7 @@ TEST_CASE(
     // compares every byte; the second PUT and GET on the same pooled connection would fail
     // its record MAC if the record sequence had been lost.
     net::io_context ioc{1};
-    auto o = base_options();
-    o.endpoint = rgw().at("RGW_TLS_ENDPOINT");
-    o.http.tls.ca_file = rgw().at("RGW_CA_FILE");
-    o.payload = s3::payload_signing::unsigned_payload;
-    o.checksum = s3::checksum_kind::crc32c;
-    s3::client c{ioc.get_executor(), o};
+    s3::client c{ioc.get_executor(), tls_options(rgw().at("RGW_TLS_ENDPOINT"))};
     const auto bucket = unique_bucket("tlsbig");
     make_bucket(ioc, c, bucket);
     std::mt19937_64 rng{18};
@@ -451,19 +479,8 @@ TEST_CASE(
     for (auto& ch : bytes) ch = static_cast<char>(rng());
     // Views of 1 byte, an odd size that straddles the first batch, and the rest.
     const std::string_view all{bytes};
-    for (const std::string key : {"first", "second"}) {
-        INFO(key);
-        auto put = run<result<s3::put_result>>(ioc, [&]() {
-            std::vector<std::string_view> v{all.substr(0, 1), all.substr(1, 300001), all.substr(300002)};
-            return c.put_object(bucket, key, std::move(v), s3::put_options{});
-        });
-        INFO((put.has_value() ? std::string{} : put.error().message()));
-        REQUIRE(put.has_value());
-        auto got = run<result<s3::get_result>>(ioc, [&]() { return c.get_object(bucket, key); });
-        REQUIRE(got.has_value());
-        CHECK(got->body.size() == bytes.size());
-        CHECK(got->body == bytes);
-    }
+    for (const std::string key : {"first", "second"})
+        put_then_compare(ioc, c, bucket, key, {all.substr(0, 1), all.substr(1, 300001), all.substr(300002)}, bytes);
     CHECK(c.stats().retries == 0);
     CHECK(c.http_stats().connections_reused >= 3);  // one connection carried all four requests
 }
@@ -479,16 +496,10 @@ TEST_CASE(
     // kernel's loopback send and receive buffers hold together (4 + 6 MiB at most by
     // default), so the rest of the body must go through the waiting write.
     net::io_context ioc{1};
-    const auto upstream = http::parse_url(rgw().at("RGW_ENDPOINT")).value();
-    test::fault_front front{ioc.get_executor(), upstream,
-                            test::tls_files{rgw().at("RGW_TLS_CERT_FILE"), rgw().at("RGW_TLS_KEY_FILE")}};
+    const auto front_owner = tls_front_to_rgw(ioc);
+    test::fault_front& front = *front_owner;
     front.add_rule({"PUT", "", test::fault::stall_body, 0, 1, std::chrono::milliseconds{300}});
-    auto o = base_options();
-    o.endpoint = front.url();
-    o.http.tls.ca_file = rgw().at("RGW_CA_FILE");
-    o.payload = s3::payload_signing::unsigned_payload;
-    o.checksum = s3::checksum_kind::crc32c;
-    s3::client c{ioc.get_executor(), o};
+    s3::client c{ioc.get_executor(), tls_options(front.url())};
     const auto bucket = unique_bucket("tlsstall");
     make_bucket(ioc, c, bucket);
     std::mt19937_64 rng{24};
@@ -498,19 +509,9 @@ TEST_CASE(
         std::memcpy(bytes.data() + i, &x, 8);
     }
     const std::string_view all{bytes};
-    for (const std::string key : {"stalled", "next"}) {
-        INFO(key);
-        auto put = run<result<s3::put_result>>(ioc, [&]() {
-            std::vector<std::string_view> v{all.substr(0, 5 * (1U << 20) + 3), all.substr(5 * (1U << 20) + 3)};
-            return c.put_object(bucket, key, std::move(v), s3::put_options{});
-        });
-        INFO((put.has_value() ? std::string{} : put.error().message()));
-        REQUIRE(put.has_value());
-        auto got = run<result<s3::get_result>>(ioc, [&]() { return c.get_object(bucket, key); });
-        REQUIRE(got.has_value());
-        CHECK(got->body.size() == bytes.size());
-        CHECK(got->body == bytes);
-    }
+    for (const std::string key : {"stalled", "next"})
+        put_then_compare(ioc, c, bucket, key, {all.substr(0, 5 * (1U << 20) + 3), all.substr(5 * (1U << 20) + 3)},
+                         bytes);
     // A part told what was sent (how a part mapped from the spool lets its pages go):
     // every stretch once, in order, as views of the part itself (sealed, not copied).
     auto id = run<result<std::string>>(ioc, [&]() { return c.create_multipart(bucket, "part", s3::put_options{}); });
@@ -844,8 +845,8 @@ TEST_CASE(
     // Two fronts before RGW's plain endpoint, one serving https with the fixture's certificate:
     // each records the x-amz-content-sha256 header the client sent it (inside TLS for one).
     const auto upstream = http::parse_url(rgw().at("RGW_ENDPOINT")).value();
-    test::fault_front tls_front{ioc.get_executor(), upstream,
-                                test::tls_files{rgw().at("RGW_TLS_CERT_FILE"), rgw().at("RGW_TLS_KEY_FILE")}};
+    const auto tls_front_owner = tls_front_to_rgw(ioc);
+    test::fault_front& tls_front = *tls_front_owner;
     test::fault_front plain_front{ioc.get_executor(), upstream};
     CHECK(tls_front.url().rfind("https://127.0.0.1:", 0) == 0);
     const std::string body = "a body whose hash is signed only over plain http";
