@@ -288,6 +288,10 @@ struct client::impl {
                                                       const endpoint& ep, std::optional<steady::time_point> deadline) {
         const std::string_view records = sealer.pending();
         if (records.empty()) co_return std::nullopt;
+        {
+            std::lock_guard lock{mu};
+            ++stats.body_waits;
+        }
         lowest.expires_after(step_expiry(opts.timeout.write, deadline));
         auto [ec, n] = co_await net::async_write(lowest, net::buffer(records.data(), records.size()), use_tuple);
         (void)n;

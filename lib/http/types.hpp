@@ -197,6 +197,9 @@ struct client_stats {
     std::uint64_t connections_reused = 0;  ///< requests sent on a pooled connection
     std::uint64_t stale_retries = 0;       ///< requests re-sent because a pooled connection was dead
     std::uint64_t requests = 0;            ///< requests completed with a response
+    /// TLS record batches the socket did not take at once (full send buffer: the peer reads
+    /// slower than the body is sealed), written by a write that waited for room.
+    std::uint64_t body_waits = 0;
 };
 
 }  // namespace iss::http

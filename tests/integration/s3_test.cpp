@@ -537,6 +537,9 @@ TEST_CASE(
         if (r.method == "PUT" && r.target.find("stalled") != std::string::npos) CHECK(r.body_size == bytes.size());
     CHECK(c.stats().retries == 0);
     CHECK(c.http_stats().connections_reused >= 3);
+    // The stalled body took the path under test: records the socket refused, kept in order
+    // and written once it had room.
+    CHECK(c.http_stats().body_waits >= 1);
 }
 
 TEST_CASE("the capability probe finds RGW 16 honours conditional Put but not conditional Complete",

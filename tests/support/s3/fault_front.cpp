@@ -154,6 +154,10 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
                 co_return;
             }
             if (f == fault::stall_body) {
+                // A small receive buffer, so the client's sends fill up on any host (not only
+                // where the default loopback buffers are smaller than the body).
+                boost::system::error_code ignored;
+                sock.set_option(net::socket_base::receive_buffer_size{64 << 10}, ignored);
                 net::steady_timer t{ex};
                 t.expires_after(delay);
                 co_await t.async_wait(use_tuple);

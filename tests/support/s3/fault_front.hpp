@@ -35,8 +35,9 @@ enum class fault {
     reset_mid_request,      ///< read the headers and part of the body, then reset
     truncate_response,      ///< forward, then send the response with half its body and close
     delay,                  ///< wait `delay`, then forward
-    /// read the headers, wait `delay` before reading the body (the client's socket buffers
-    /// fill: its writes wait for room), then read it and forward
+    /// read the headers, cut the connection's receive buffer to 64 KiB and wait `delay`
+    /// before reading the body (the client's socket buffers fill: its writes wait for room),
+    /// then read it and forward
     stall_body,
     lowercase_headers,  ///< forward; write response header names in lower case (`etag`)
     drop_response,      ///< forward, then close without answering (a lost response)
