@@ -237,7 +237,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     pipeline::memory_budget memory{memory_limits(cfg)};
     ports.memory = &memory;
     log.info({iss::log::kv("max_buffered", cfg.memory.max_buffered), iss::log::kv("max_spool", cfg.memory.max_spool)},
-             "memory budget: {}", memory.describe(cfg.s3.part_size));
+             "memory budget: {}", memory.describe(cfg.s3.part_size, encoders.state_bytes()));
     // performance.workers (0: one per core): 1 keeps formatting on this thread (no pool).
     const std::size_t workers = cfg.performance.workers == 0 ? iss::available_cores() : cfg.performance.workers;
     iss::worker_pool pool{workers > 1 ? workers : 0};

@@ -1,6 +1,7 @@
 // validate(): every rule a well-typed sink_config can break, each with its YAML path (the s3
 // section's rules in validate_s3.cpp).
 #include "config/validate_internal.hpp"
+#include "format/compressor.hpp"
 #include "format/key_fields.hpp"
 #include "format/key_template.hpp"
 #include "format/schema.hpp"
@@ -134,8 +135,14 @@ void check_sources(collector& add, const sink_config& c) {
 void check_format(collector& add, const format_section& f) {
     if (f.type != format_type::raw && f.separator != "\n")
         add("format.separator", "applies only to format.type raw (JSON records are separated by the format itself)");
-    if (f.compression == compression::none && f.compression_level != 0)
-        add("format.compression_level", "is set but format.compression is none");
+    if (f.compression == compression::none && f.compression_level != 0) {
+        if (f.type == format_type::parquet || f.type == format_type::avro)
+            add("format.compression_level",
+                "applies only to format.compression (gzip, zstd); {} compresses inside the file at its codec's "
+                "default level: remove format.compression_level",
+                f.type == format_type::parquet ? "Parquet (format.parquet.compression)" : "Avro (format.avro.codec)");
+        else add("format.compression_level", "is set but format.compression is none");
+    }
     if (f.compression == compression::gzip && f.compression_level > 9)
         add("format.compression_level", "must be 0 (default) or 1..9 for gzip, not {}", f.compression_level);
     if (f.compression == compression::zstd && f.compression_level > 19)
@@ -220,12 +227,35 @@ void check_rotation(collector& add, const sink_config& c) {
     }
 }
 
+/// Bytes each open object's compressor holds (format/compressor.hpp), as the writer makes it.
+std::uint64_t codec_memory(const format_section& f) noexcept {
+    if (f.compression == compression::gzip)
+        return format::gzip_compressor_memory(f.compression_level > 0 ? f.compression_level : 6);
+    if (f.compression == compression::zstd)
+        return format::zstd_compressor_memory(f.compression_level > 0 ? f.compression_level : 3);
+    return 0;
+}
+
+/// `bytes` in MiB to one decimal, as a reader wants a compressor's size ("89.6MiB").
+std::string mib_text(std::uint64_t bytes) {
+    return fmt::format("{:.1f}MiB", static_cast<double>(bytes) / static_cast<double>(mib));
+}
+
+const char* codec_name(const format_section& f) noexcept {
+    return f.compression == compression::zstd ? "zstd" : "gzip";
+}
+
 void check_memory(collector& add, const sink_config& c) {
     if (c.performance.workers > 256)
         add("performance.workers", "must be 0 (one per core) to 256, not {}", c.performance.workers);
     if (c.memory.max_buffered < mib)
         add("memory.max_buffered", "must be >= 1MiB (a poll batch and one object's buffer), not {}",
             format_size(c.memory.max_buffered));
+    else if (const std::uint64_t state = codec_memory(c.format); state >= c.memory.max_buffered)
+        add("memory.max_buffered",
+            "is {}, but every open object's {} compressor holds {} (format.compression_level {}): not one object "
+            "fits; raise memory.max_buffered or lower format.compression_level",
+            format_size(c.memory.max_buffered), codec_name(c.format), mib_text(state), c.format.compression_level);
 }
 
 void check_record_naming(collector& add, const sink_config& c) {
@@ -405,17 +435,22 @@ std::vector<problem> naming_warnings(const sink_config& c) {
                         c.rotation.max_records),
             0});
     }
-    if (c.memory.max_buffered < c.s3.part_size)
-        out.push_back(
-            problem{"memory.max_buffered",
-                    fmt::format("is less than s3.part_size ({} < {}): objects are closed before they fill one part, "
-                                "so none is uploaded in parts; raise it or lower s3.part_size",
-                                format_size(c.memory.max_buffered), format_size(c.s3.part_size)),
-                    0});
     return out;
 }
 
 void memory_warnings(std::vector<problem>& out, const sink_config& c) {
+    // A codec whose state takes a good share of the budget: few objects stay open at once.
+    if (const std::uint64_t state = codec_memory(c.format);
+        state > 0 && state < c.memory.max_buffered && state > c.memory.max_buffered / 8)
+        out.push_back(
+            problem{"format.compression_level",
+                    fmt::format("{} at this level holds {} per open object (its window and match tables), counted in "
+                                "memory.max_buffered ({}): it fits the state of {} open objects at most (with their "
+                                "buffers, fewer), and objects beyond are closed early; lower the level or raise "
+                                "memory.max_buffered",
+                                codec_name(c.format), mib_text(state), format_size(c.memory.max_buffered),
+                                c.memory.max_buffered / state),
+                    0});
     if (c.memory.max_buffered >= mib && c.memory.max_buffered < c.s3.part_size)
         out.push_back(
             problem{"memory.max_buffered",
@@ -430,6 +465,12 @@ void memory_warnings(std::vector<problem>& out, const sink_config& c) {
 std::vector<problem> warnings(const sink_config& c) {
     auto out = naming_warnings(c);
     memory_warnings(out, c);
+    if (c.s3.checksum == checksum_kind::none && c.s3.payload_signing == payload_signing::unsigned_payload)
+        out.push_back(problem{"s3.checksum",
+                              "none with s3.payload_signing unsigned: nothing but TLS checks the bodies (no checksum, "
+                              "no signed SHA-256), so a body corrupted before encryption is stored as it is; use "
+                              "auto, crc32c or md5",
+                              0});
     return out;
 }
 

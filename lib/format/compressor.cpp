@@ -2,6 +2,9 @@
 
 #include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
+// For ZSTD_estimateCStreamSize (zstd_compressor_memory): in zstd.h's "advanced" section,
+// exported by the shared library (Debian's libzstd1) and unchanged since zstd 1.3.
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include <algorithm>
@@ -220,5 +223,13 @@ private:
 
 std::unique_ptr<compressor> make_gzip_compressor(int level) { return std::make_unique<gzip_compressor>(level); }
 std::unique_ptr<compressor> make_zstd_compressor(int level) { return std::make_unique<zstd_compressor>(level); }
+
+std::uint64_t gzip_compressor_memory(int /*level*/) noexcept { return gzip_block; }
+
+std::uint64_t zstd_compressor_memory(int level) noexcept {
+    // The context's workspace for a frame of unknown size (what the streaming API compresses)
+    // at this level, as ZSTD_sizeof_CCtx reports it after the first block, and the block.
+    return ZSTD_estimateCStreamSize(level) + ZSTD_CStreamInSize();
+}
 
 }  // namespace iss::format

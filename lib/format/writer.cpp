@@ -60,6 +60,20 @@ std::string_view content_type(const writer_options& o) {
     return "application/octet-stream";
 }
 
+namespace {
+/// The compression level in force: `o.level`, or the codec's default for 0 (gzip 6, zstd 3).
+int level_or_default(const writer_options& o) noexcept {
+    return o.level > 0 ? o.level : o.compression == compression::gzip ? 6 : 3;
+}
+}  // namespace
+
+std::uint64_t codec_memory(const writer_options& o) noexcept {
+    if (o.format == record_format::parquet || o.format == record_format::avro) return 0;
+    if (o.compression == compression::gzip) return gzip_compressor_memory(level_or_default(o));
+    if (o.compression == compression::zstd) return zstd_compressor_memory(level_or_default(o));
+    return 0;
+}
+
 writer::writer(writer_options o) : o_{std::move(o)} {
     switch (o_.format) {
         case record_format::csv: table_ = make_csv_writer(effective_schema(o_), o_.csv); break;
@@ -70,8 +84,8 @@ writer::writer(writer_options o) : o_{std::move(o)} {
     if (table_) rows_ = std::make_unique<row_reader>(effective_schema(o_));
     // Parquet and Avro compress inside; an outer compressor would break the file.
     if (o_.format == record_format::parquet || o_.format == record_format::avro) o_.compression = compression::none;
-    if (o_.compression == compression::gzip) compressor_ = make_gzip_compressor(o_.level > 0 ? o_.level : 6);
-    if (o_.compression == compression::zstd) compressor_ = make_zstd_compressor(o_.level > 0 ? o_.level : 3);
+    if (o_.compression == compression::gzip) compressor_ = make_gzip_compressor(level_or_default(o_));
+    if (o_.compression == compression::zstd) compressor_ = make_zstd_compressor(level_or_default(o_));
 }
 writer::~writer() = default;
 writer::writer(writer&&) noexcept = default;

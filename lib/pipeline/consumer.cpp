@@ -326,6 +326,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
             // again from next_offset(); counted as held back, so a round of these makes room.
             // (A batch read ahead is dropped: it does not follow on from what was fed.)
             ++paused_;
+            if (const auto* ww = router_.find(p)) shortfall_ = std::max(shortfall_, ww->budget_shortfall());
             co_return fed;
         }
         if (st == feed_status::stopped) {
@@ -386,10 +387,14 @@ task<std::size_t> consumer_loop::round(std::chrono::milliseconds slice) {
         }
     }
     paused_ = 0;
+    shortfall_ = 0;
     const std::size_t n = co_await poll_all(due(assignment()), slice);
     // Near the memory budget with nothing fed: every partition that has data was held back,
-    // so none would reach the hard limit that makes room. Make room here.
-    if (n == 0 && paused_ > 0 && router_.memory().soft_limit_reached()) co_await router_.relieve();
+    // so none would reach the hard limit that makes room. Make room here: down to the relief
+    // target, and as much more as a held-back partition lacked (below the soft limit too: a
+    // new object's codec state, a zstd context, can be more than a tenth of the budget).
+    if (n == 0 && paused_ > 0 && (router_.memory().soft_limit_reached() || shortfall_ > 0))
+        co_await router_.relieve(shortfall_);
     for (const auto& t : rejoin_) co_await join(t);
     rejoin_.clear();
     ++rounds_;

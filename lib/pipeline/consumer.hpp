@@ -185,7 +185,8 @@ private:
     std::set<topic_ref> joined_;
     std::map<partition_ref, std::uint64_t> heads_;
     std::uint64_t rounds_ = 0;
-    std::size_t paused_ = 0;  ///< partitions of this round not polled because of the memory budget
+    std::size_t paused_ = 0;       ///< partitions of this round not polled because of the memory budget
+    std::uint64_t shortfall_ = 0;  ///< the most a writer of this round lacked (budget_shortfall)
     /// A partition whose polls came back empty: when to poll it next (absent: every round).
     struct idle_partition {
         clock::steady_time next{};

@@ -139,7 +139,9 @@ open_object_state partition_writer::rotation_state(const open_object& o) const {
 }
 
 void partition_writer::recharge(open_object& o) const noexcept {
-    o.held.set(o.buf.capacity() + (o.encoder ? o.encoder->buffered() : 0), o.spilled.disk_bytes());
+    // The encoder's codec state (a zstd context: MiBs) counts as much as the buffer does.
+    const std::uint64_t encoder = o.encoder ? o.encoder->buffered() + ports_.encoders.state_bytes() : 0;
+    o.held.set(o.buf.capacity() + encoder, o.spilled.disk_bytes());
 }
 
 namespace {
@@ -150,14 +152,19 @@ std::size_t append_need(std::size_t size, const message& m) noexcept {
 }
 }  // namespace
 
-bool partition_writer::fits_budget(const open_object* o, const message& m) const noexcept {
-    if (!ports_.memory || !ports_.memory->limited()) return true;
+std::uint64_t partition_writer::budget_lack(const open_object* o, const message& m) const noexcept {
+    if (!ports_.memory || !ports_.memory->limited()) return 0;
     const std::size_t size = o ? o->buf.size() : 0;
     const std::size_t capacity = o ? o->buf.capacity() : 0;
-    const std::size_t need = append_need(size, m);
-    if (need <= capacity || need - capacity <= ports_.memory->free()) return true;
+    // A new object also brings its encoder's codec state.
+    const std::size_t need = append_need(size, m) + (o ? 0 : ports_.encoders.state_bytes());
+    if (need <= capacity || need - capacity <= ports_.memory->free()) return 0;
+    // Nothing but the batch being fed holds memory: a message larger than the budget still
+    // moves, but into an object of its own. An object with records already is closed first
+    // (the shortfall makes the consumer relieve it), so no object grows past the budget.
     const std::uint64_t own = o && o->held.memory() > 0 ? 1 : 0;
-    return ports_.memory->holders() - own <= 1;  // the batch being fed, nothing else
+    if ((!o || o->records == 0) && ports_.memory->holders() - own <= 1) return 0;
+    return need - capacity - ports_.memory->free();
 }
 
 void partition_writer::reserve_for(open_object& o, std::size_t need) const {
@@ -168,7 +175,7 @@ void partition_writer::reserve_for(open_object& o, std::size_t need) const {
     if (o.buf.size() >= 64 * 1024 &&
         (!ports_.memory || !ports_.memory->limited() || ports_.memory->free() >= 4 * (o_.part_size + 4096)))
         grow = o_.part_size + 4096;
-    // Within the memory budget: grow by no more than what is free (`fits_budget` checked that
+    // Within the memory budget: grow by no more than what is free (`budget_lack` checked that
     // the record itself fits, unless nothing else holds memory).
     if (ports_.memory && ports_.memory->limited())
         grow = std::min<std::size_t>(grow, o.buf.capacity() + ports_.memory->free());
@@ -239,6 +246,7 @@ partition_writer::open_object& partition_writer::open(const message& m, const en
     o->encoder = ports_.encoders.make();
     if (ports_.part_hashers) o->hasher = ports_.part_hashers();
     o->encoder->begin(o->buf);
+    recharge(*o);
     o->first_offset = o->last_offset = m.offset;
     o->first_timestamp_us = m.timestamp_us;
     o->last_append = ports_.clock.steady_now();
@@ -314,6 +322,7 @@ void partition_writer::mark_handled(std::uint64_t offset) {
 
 task<feed_status> partition_writer::feed(std::span<const message> batch) {
     lookahead_.reset();
+    budget_shortfall_ = 0;
     for (std::size_t i = 0; i < batch.size();) {
         if (state_ != writer_state::running) co_return feed_status::stopped;
         const message& m = batch[i++];
@@ -561,7 +570,10 @@ task<feed_status> partition_writer::feed_one(const message& m) {
     auto it = open_.find(id);
     // memory.max_buffered full: leave this message and the rest of the batch to a later poll
     // (from next_offset()), once the consumer has made room by closing the largest objects.
-    if (!fits_budget(it == open_.end() ? nullptr : it->second.get(), m)) co_return feed_status::rewind;
+    if (const std::uint64_t lack = budget_lack(it == open_.end() ? nullptr : it->second.get(), m); lack > 0) {
+        budget_shortfall_ = lack;
+        co_return feed_status::rewind;
+    }
     if (it == open_.end()) {
         if (open_.size() >= std::max<std::uint32_t>(o_.max_open_objects, 1)) {
             // rotation.max_open_objects: the object with the oldest first message makes room.

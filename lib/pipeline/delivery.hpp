@@ -293,6 +293,10 @@ public:
     [[nodiscard]] std::uint64_t memory_bytes() const noexcept;
     /// The memory of this writer's largest open object (0: none open).
     [[nodiscard]] std::uint64_t largest_open_memory() const noexcept;
+    /// How many bytes of memory.max_buffered the last `feed` lacked to take its next message,
+    /// when the budget held it back (`rewind`); else 0. The consumer frees that much when
+    /// nothing else moves (router::relieve).
+    [[nodiscard]] std::uint64_t budget_shortfall() const noexcept { return budget_shortfall_; }
     /// Closes, uploads and commits the open object holding the most memory (the budget is
     /// full: memory_budget). Same outcome rules as `flush`; true when it was delivered.
     task<bool> shed_largest(rotate_reason why);
@@ -338,10 +342,12 @@ private:
     void appended(open_object& o, const message& m, clock::steady_time now);
     /// The decisions after an append to `o`: spool a full part, rotate, unblock the commit.
     task<feed_status> after_append(open_object& o);
-    /// Whether appending `m` to the object `o` (nullptr: a new one) stays within
-    /// memory.max_buffered: no growth needed, or the growth fits in what is free, or nothing
-    /// but the batch being fed holds memory (a message larger than the budget still moves).
-    [[nodiscard]] bool fits_budget(const open_object* o, const message& m) const noexcept;
+    /// 0 when appending `m` to the object `o` (nullptr: a new one, with its encoder's codec
+    /// state) stays within memory.max_buffered: no growth needed, or the growth fits in what
+    /// is free, or `o` holds no record yet and nothing but the batch being fed holds memory
+    /// (a message larger than the budget still moves, alone). Otherwise how many more bytes
+    /// would have to be free.
+    [[nodiscard]] std::uint64_t budget_lack(const open_object* o, const message& m) const noexcept;
     task<delivered> handle_bad_message(const message& m, const error& e, const std::string* encoded);
     task<store_result<none>> upload(open_object& o, const object_range& r);
     task<store_result<none>> upload_multipart(open_object& o, const object_range& r);
@@ -398,6 +404,7 @@ private:
     open_object* appended_to_ = nullptr;  ///< the object feed_one appended its message to
     /// The key of the message feed_run ended its run before (offset, key), for feed_one.
     std::optional<std::pair<std::uint64_t, encoded_partition>> lookahead_;
+    std::uint64_t budget_shortfall_ = 0;  ///< budget_shortfall()
     /// True while a run is formatted on the worker pool (feed_run): the open objects' buffers
     /// are the pool thread's; buffered_bytes() answers `encoding_snapshot_` meanwhile.
     bool encoding_ = false;

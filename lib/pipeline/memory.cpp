@@ -95,11 +95,13 @@ std::string mib(std::uint64_t b) {
 }
 }  // namespace
 
-std::string memory_budget::describe(std::uint64_t part_size) const {
+std::string memory_budget::describe(std::uint64_t part_size, std::uint64_t codec_state) const {
     if (!limited()) return "no limit";
-    const std::uint64_t objects = part_size == 0 ? 0 : limits_.max_buffered / part_size;
-    std::string s = fmt::format("{}: up to {} object{} of {} in memory", mib(limits_.max_buffered), objects,
-                                objects == 1 ? "" : "s", mib(part_size));
+    const std::uint64_t per_object = part_size + codec_state;
+    const std::uint64_t objects = per_object == 0 ? 0 : limits_.max_buffered / per_object;
+    std::string s = fmt::format(
+        "{}: up to {} object{} of {}{} in memory", mib(limits_.max_buffered), objects, objects == 1 ? "" : "s",
+        mib(part_size), codec_state == 0 ? std::string{} : fmt::format(" + {} of codec state", mib(codec_state)));
     if (objects == 0) s += " (less than one part: objects are closed before they reach s3.part_size)";
     if (limits_.max_spool != std::numeric_limits<std::uint64_t>::max())
         s += fmt::format("; spool files up to {}", mib(limits_.max_spool));

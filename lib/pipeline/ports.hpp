@@ -223,6 +223,10 @@ public:
     virtual ~encoder_factory() = default;
     [[nodiscard]] virtual std::unique_ptr<record_encoder> make() const = 0;
     [[nodiscard]] virtual std::string content_type() const = 0;
+    /// Bytes of memory each encoder holds from `make()` until it is destroyed, beyond its
+    /// `buffered()` bytes (a compressor's context and input block: format::codec_memory).
+    /// Charged to memory.max_buffered with every open object. Default 0.
+    [[nodiscard]] virtual std::uint64_t state_bytes() const { return 0; }
 };
 
 /// The encoded partition a message belongs to: its object key with `{start_offset}` left

@@ -20,10 +20,11 @@ bool router::busy(const partition_ref& p) const {
     return w && busy_.count(w) > 0;
 }
 
-task<std::size_t> router::relieve() {
+task<std::size_t> router::relieve(std::uint64_t lack) {
     std::size_t closed = 0;
     auto& m = memory();
-    while (m.limited() && m.buffered() > m.relief_target()) {
+    const std::uint64_t target = std::min(m.relief_target(), m.buffered() > lack ? m.buffered() - lack : 0);
+    while (m.limited() && m.buffered() > target) {
         partition_writer* best = nullptr;
         std::uint64_t most = 0;
         for (const auto& [p, w] : writers_) {

@@ -16,6 +16,7 @@ public:
     format_encoders(format::writer_options o, bool verify_checksum) : o_{std::move(o)}, verify_{verify_checksum} {}
     [[nodiscard]] std::unique_ptr<record_encoder> make() const override;
     [[nodiscard]] std::string content_type() const override { return std::string{format::content_type(o_)}; }
+    [[nodiscard]] std::uint64_t state_bytes() const override { return format::codec_memory(o_); }
     [[nodiscard]] std::string extension() const { return format::extension(o_); }
 
 private:

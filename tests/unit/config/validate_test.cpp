@@ -530,6 +530,51 @@ TEST_CASE("check-config warns when the finest time field is finer than the rotat
     CHECK(warnings(c).empty());
 }
 
+TEST_CASE("a compressor's state per open object is weighed against memory.max_buffered", "[config][validate]") {
+    auto c = valid();
+    c.format.compression = compression::zstd;
+    c.format.compression_level = 9;  // 17 MiB per open object: 15 fit in 256 MiB
+    CHECK(validate(c).empty());
+    CHECK(warnings(c).empty());
+    c.format.compression_level = 19;  // 89.6 MiB: 2 fit
+    CHECK(validate(c).empty());
+    auto w = warnings(c);
+    REQUIRE(w.size() == 1);
+    CHECK(mentions(w[0], "format.compression_level", "89.6MiB per open object"));
+    CHECK(mentions(w[0], "format.compression_level", "fits the state of 2 open objects"));
+    c.memory.max_buffered = 64ull << 20;  // not even one
+    CHECK(mentions(only_problem(c), "memory.max_buffered", "not one object fits"));
+    CHECK(mentions(only_problem(c), "memory.max_buffered", "89.6MiB (format.compression_level 19)"));
+    c.format.compression_level = 3;
+    CHECK(validate(c).empty());
+    CHECK(warnings(c).empty());
+    // Parquet and Avro compress inside: a level there is refused with what to do.
+    c = valid();
+    c.format.type = format_type::parquet;
+    c.format.compression_level = 9;
+    CHECK(mentions(only_problem(c), "format.compression_level", "remove format.compression_level"));
+    // Each warning once (a key with minutes and a budget below one part).
+    c = valid();
+    c.naming.key = "{prefix}/{stream}/{topic}/{date}/{HH}{mm}/{partition}-{start_offset:020}.{ext}";
+    c.memory.max_buffered = 4ull << 20;
+    w = warnings(c);
+    CHECK(std::count_if(w.begin(), w.end(), [](const auto& p) { return p.path == "memory.max_buffered"; }) == 1);
+}
+
+TEST_CASE("check-config warns when nothing but TLS checks the bodies", "[config][validate]") {
+    auto c = valid();
+    c.s3.endpoint = "https://s3.example.com";
+    c.s3.checksum = checksum_kind::none;
+    CHECK(warnings(c).empty());  // payload_signing auto: signed (the body keeps one check)
+    c.s3.payload_signing = payload_signing::unsigned_payload;
+    CHECK(validate(c).empty());
+    const auto w = warnings(c);
+    REQUIRE(w.size() == 1);
+    CHECK(mentions(w[0], "s3.checksum", "nothing but TLS checks the bodies"));
+    c.s3.checksum = checksum_kind::crc32c;
+    CHECK(warnings(c).empty());
+}
+
 TEST_CASE("performance.workers: 0 (one per core) to 256", "[config][validate]") {
     auto c = valid();
     CHECK(c.performance.workers == 0);  // the default: one per core

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include <catch2/catch.hpp>
+#include <malloc.h>
 #include <simdjson.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -492,6 +493,51 @@ TEST_CASE("zstd: a bad message leaves no trace in the block being gathered", "[f
     CHECK(out.size() <= 4);  // records wait in the block: nothing but zstd's frame start is out yet
     w.finish(out);
     CHECK(unzstd(out) == "{\"payload\":1}\n{\"payload\":2}\n");
+}
+
+TEST_CASE("codec_memory is what a writer's compressor takes from the heap", "[format][writer][zstd]") {
+    // What the pipeline charges to memory.max_buffered per open object (codec_memory) against
+    // what a zstd writer really allocates once its first 128 KiB block is compressed: glibc's
+    // own count of bytes in use (arena and mmapped chunks), before and after.
+    test::message_store s;
+    const std::string payload = fmt::format("{{\"pad\": \"{}\"}}", std::string(900, 'q'));
+    std::vector<proto::message_view> ms;
+    for (std::uint64_t i = 0; i < 300; ++i) ms.push_back(s.make(i, payload));
+    for (const int level : {1, 3, 9}) {
+        CAPTURE(level);
+        writer_options o;
+        o.compression = compression::zstd;
+        o.level = level;
+        std::string out;
+        out.reserve(4 << 20);  // (the output's growth is not the codec's)
+        const auto in_use = [] {
+            const struct mallinfo2 m = mallinfo2();
+            return m.uordblks + m.hblkhd;
+        };
+        const std::size_t before = in_use();
+        {
+            writer w{o};
+            w.begin(out);
+            for (const auto& m : ms) REQUIRE(w.append(m, src, out).has_value());
+            REQUIRE(out.size() > 4);  // a block was compressed: the context has its workspace
+            const std::size_t taken = in_use() - before;
+            CHECK(static_cast<double>(taken) >= 0.9 * static_cast<double>(codec_memory(o)));
+            CHECK(taken <= codec_memory(o) + (256U << 10));  // + the checker, the scratch record
+        }
+        CHECK(in_use() <= before + (64U << 10));  // and gives it back
+    }
+    writer_options o;
+    o.compression = compression::zstd;
+    CHECK(codec_memory(o) == zstd_compressor_memory(3));
+    o.level = 19;
+    CHECK(codec_memory(o) > 80U << 20);  // its window and match tables: why it is charged
+    o.compression = compression::gzip;
+    o.level = 0;
+    CHECK(codec_memory(o) == 256U << 10);
+    o.compression = compression::none;
+    CHECK(codec_memory(o) == 0);
+    o.format = record_format::parquet;
+    CHECK(codec_memory(o) == 0);
 }
 
 TEST_CASE("a malformed headers block is a bad message only when headers are written", "[format][writer]") {

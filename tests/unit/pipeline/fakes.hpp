@@ -254,6 +254,21 @@ private:
 /// "offset:payload\n" per record; a payload "BAD" is a bad message. begin/finish write
 /// nothing (so an object body is exactly its records).
 struct line_encoder final : pl::record_encoder {
+    /// Encoders alive now and at most, counted when `live` is set (line_encoders::live).
+    struct counts {
+        std::atomic<int> now{0};
+        std::atomic<int> peak{0};
+    };
+    explicit line_encoder(counts* live = nullptr) : live_{live} {
+        if (!live_) return;
+        const int n = ++live_->now;
+        for (int p = live_->peak.load(); n > p && !live_->peak.compare_exchange_weak(p, n);) {}
+    }
+    ~line_encoder() override {
+        if (live_) --live_->now;
+    }
+    line_encoder(const line_encoder&) = delete;
+    line_encoder& operator=(const line_encoder&) = delete;
     void begin(std::string&) override {}
     iss::result<void> append(const pl::message& m, const pl::partition_ref&, std::string& out) override {
         std::string_view payload{reinterpret_cast<const char*>(m.payload.data()), m.payload.size()};
@@ -262,10 +277,17 @@ struct line_encoder final : pl::record_encoder {
         return {};
     }
     void finish(std::string&) override {}
+
+private:
+    counts* live_;
 };
 struct line_encoders final : pl::encoder_factory {
-    std::unique_ptr<pl::record_encoder> make() const override { return std::make_unique<line_encoder>(); }
+    std::unique_ptr<pl::record_encoder> make() const override { return std::make_unique<line_encoder>(&live); }
     std::string content_type() const override { return "application/x-ndjson"; }
+    std::uint64_t state_bytes() const override { return state; }
+    /// What each encoder claims to hold beyond its output (as a zstd context does).
+    std::uint64_t state = 0;
+    mutable line_encoder::counts live;
 };
 
 struct offset_namer final : pl::key_namer {

@@ -225,6 +225,46 @@ TEST_CASE("memory: a backlog on many partitions stays within max_buffered and la
     CHECK(w.store.objects.size() > partitions);
 }
 
+TEST_CASE("memory: an encoder's codec state counts against max_buffered with its object", "[pipeline][memory]") {
+    // 20 partitions whose encoders each hold 24 KiB of codec state (as a zstd context holds
+    // MiBs): 480 KiB for all of them, against a 256 KiB budget. Charged with their objects,
+    // no more than 10 are open at once; uncharged, all 20 would be (and so would their state).
+    // With 96 KiB each (zstd level 19 against the default budget is about that share), a new
+    // object needs more than the 25 % that closing down to the relief target frees: the
+    // consumer makes as much room as a held-back partition lacks, or nothing would move.
+    const std::uint64_t state = GENERATE(std::uint64_t{24} << 10, std::uint64_t{96} << 10);
+    CAPTURE(state);
+    world w;
+    w.options.part_size = 1 << 20;
+    w.rotation.max_records = 0;
+    w.rotation.max_bytes = 0;
+    w.encoders.state = state;
+    constexpr std::uint64_t budget = 256 << 10;
+    pl::memory_budget mem{{budget, ~0ull}};
+    auto ports = w.ports();
+    ports.memory = &mem;
+    pl::router r{w.options, w.policy(), ports};
+    sized_source src;
+    for (std::uint32_t p = 0; p < 20; ++p) src.fill(p, 400, 200);
+    pl::consumer_loop loop{single_options(100), src, r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    drain(loop, r, src, 20000);
+    REQUIRE(run(r.stop()));
+    const auto got = w.bucket_records();
+    CHECK(got.size() == total_records(src));
+    for (const auto& [k, n] : got) CHECK(n == 1);
+    CHECK(w.encoders.live.peak.load() * w.encoders.state <= budget);
+    CHECK(w.encoders.live.peak.load() >= 2);
+    CHECK(w.encoders.live.now.load() == 0);
+    CHECK(mem.peak_buffered() <= budget);
+    CHECK(mem.buffered() == 0);
+}
+
+TEST_CASE("memory: the start log counts the codec state of each object", "[pipeline][memory]") {
+    CHECK(pl::memory_budget{{256ull << 20, ~0ull}}.describe(8ull << 20, (7ull << 20) / 2) ==
+          "256 MiB: up to 22 objects of 8 MiB + 3.5 MiB of codec state in memory");
+}
+
 TEST_CASE("memory: one partition with a backlog larger than the budget does not stall", "[pipeline][memory]") {
     world w;
     w.options.part_size = 1 << 20;
@@ -245,6 +285,29 @@ TEST_CASE("memory: one partition with a backlog larger than the budget does not 
     REQUIRE(run(r.stop()));
     CHECK(w.bucket_records().size() == 2000);
     CHECK(mem.peak_buffered() <= (64 << 10));
+}
+
+TEST_CASE("memory: records larger than the budget move, each in an object of its own", "[pipeline][memory]") {
+    // 64 KiB budget, 100 KB records: one alone passes the budget and still moves, but a
+    // second one is not appended to its object (that would grow it to twice the budget and
+    // more): the object is closed first.
+    world w;
+    w.options.part_size = 1 << 20;
+    w.rotation.max_records = 0;
+    w.rotation.max_bytes = 0;
+    pl::memory_budget mem{{64 << 10, ~0ull}};
+    auto ports = w.ports();
+    ports.memory = &mem;
+    pl::router r{w.options, w.policy(), ports};
+    sized_source src;
+    src.fill(0, 6, 100'000);
+    pl::consumer_loop loop{single_options(4), src, r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    drain(loop, r, src, 200);
+    REQUIRE(run(r.stop()));
+    CHECK(w.bucket_records().size() == 6);
+    CHECK(w.store.objects.size() == 6);
+    for (const auto& [k, o] : w.store.objects) CHECK(o.body.size() < 2 * 100'000);
 }
 
 TEST_CASE("memory: max_spool closes an object instead of spooling past it", "[pipeline][memory]") {
