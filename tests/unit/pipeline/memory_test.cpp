@@ -88,6 +88,31 @@ void drain(pl::consumer_loop& loop, pl::router& r, const sized_source& src, int 
     }
 }
 
+/// Objects that close only on memory (no part size reached, no record or byte limit), fed
+/// from `src` by a consumer loop under memory.max_buffered `budget`.
+struct memory_run {
+    world w;
+    pl::memory_budget mem;
+    sized_source src;
+    explicit memory_run(std::uint64_t budget) : mem{{budget, ~0ull}} {
+        w.options.part_size = 1 << 20;  // no object reaches a part: everything waits in memory
+        w.rotation.max_records = 0;
+        w.rotation.max_bytes = 0;
+    }
+    /// Polls `poll` messages at a time until every message is fed or `rounds` have passed,
+    /// calls `before_stop` with the router, and stops it (what is open is uploaded).
+    void feed_all(std::uint32_t poll, int rounds, const std::function<void(pl::router&)>& before_stop = {}) {
+        auto ports = w.ports();
+        ports.memory = &mem;
+        pl::router r{w.options, w.policy(), ports};
+        pl::consumer_loop loop{single_options(poll), src, r, w.sleeper, w.clock};
+        REQUIRE(run(loop.start()));
+        drain(loop, r, src, rounds);
+        if (before_stop) before_stop(r);
+        REQUIRE(run(r.stop()));
+    }
+};
+
 }  // namespace
 
 TEST_CASE("memory: charges add up, move, and are given back", "[pipeline][memory]") {
@@ -199,21 +224,11 @@ TEST_CASE("memory: a backlog on many partitions stays within max_buffered and la
     const auto [partitions, per_partition, bytes, poll] = GENERATE(
         table<std::uint32_t, std::size_t, std::size_t, std::uint32_t>({{20, 400, 200, 100}, {200, 30, 1024, 10}}));
     CAPTURE(partitions);
-    world w;
-    w.options.part_size = 1 << 20;  // no object reaches a part: everything waits in memory
-    w.rotation.max_records = 0;
-    w.rotation.max_bytes = 0;
     constexpr std::uint64_t budget = 256 << 10;
-    pl::memory_budget mem{{budget, ~0ull}};
-    auto ports = w.ports();
-    ports.memory = &mem;
-    pl::router r{w.options, w.policy(), ports};
-    sized_source src;
+    memory_run m{budget};
+    auto& [w, mem, src] = m;
     for (std::uint32_t p = 0; p < partitions; ++p) src.fill(p, per_partition, bytes);
-    pl::consumer_loop loop{single_options(poll), src, r, w.sleeper, w.clock};
-    REQUIRE(run(loop.start()));
-    drain(loop, r, src, 20000);
-    REQUIRE(run(r.stop()));
+    m.feed_all(poll, 20000);
     const auto got = w.bucket_records();
     CHECK(got.size() == total_records(src));
     for (const auto& [k, n] : got) CHECK(n == 1);
@@ -234,22 +249,12 @@ TEST_CASE("memory: an encoder's codec state counts against max_buffered with its
     // consumer makes as much room as a held-back partition lacks, or nothing would move.
     const std::uint64_t state = GENERATE(std::uint64_t{24} << 10, std::uint64_t{96} << 10);
     CAPTURE(state);
-    world w;
-    w.options.part_size = 1 << 20;
-    w.rotation.max_records = 0;
-    w.rotation.max_bytes = 0;
-    w.encoders.state = state;
     constexpr std::uint64_t budget = 256 << 10;
-    pl::memory_budget mem{{budget, ~0ull}};
-    auto ports = w.ports();
-    ports.memory = &mem;
-    pl::router r{w.options, w.policy(), ports};
-    sized_source src;
+    memory_run m{budget};
+    auto& [w, mem, src] = m;
+    w.encoders.state = state;
     for (std::uint32_t p = 0; p < 20; ++p) src.fill(p, 400, 200);
-    pl::consumer_loop loop{single_options(100), src, r, w.sleeper, w.clock};
-    REQUIRE(run(loop.start()));
-    drain(loop, r, src, 20000);
-    REQUIRE(run(r.stop()));
+    m.feed_all(100, 20000);
     const auto got = w.bucket_records();
     CHECK(got.size() == total_records(src));
     for (const auto& [k, n] : got) CHECK(n == 1);
@@ -266,23 +271,14 @@ TEST_CASE("memory: the start log counts the codec state of each object", "[pipel
 }
 
 TEST_CASE("memory: one partition with a backlog larger than the budget does not stall", "[pipeline][memory]") {
-    world w;
-    w.options.part_size = 1 << 20;
-    w.rotation.max_records = 0;
-    w.rotation.max_bytes = 0;
-    pl::memory_budget mem{{64 << 10, ~0ull}};
-    auto ports = w.ports();
-    ports.memory = &mem;
-    pl::router r{w.options, w.policy(), ports};
-    sized_source src;
+    memory_run m{64 << 10};
+    auto& [w, mem, src] = m;
     src.fill(0, 2000, 100);  // 200 KB through a 64 KiB budget
-    pl::consumer_loop loop{single_options(50), src, r, w.sleeper, w.clock};
-    REQUIRE(run(loop.start()));
-    drain(loop, r, src, 2000);
-    const auto* wr = r.find({"app", "requests", 0});
-    REQUIRE(wr);
-    CHECK(wr->next_offset() == 2000u);  // everything was fed: nothing stalled near the limit
-    REQUIRE(run(r.stop()));
+    m.feed_all(50, 2000, [](pl::router& r) {
+        const auto* wr = r.find({"app", "requests", 0});
+        REQUIRE(wr);
+        CHECK(wr->next_offset() == 2000u);  // everything was fed: nothing stalled near the limit
+    });
     CHECK(w.bucket_records().size() == 2000);
     CHECK(mem.peak_buffered() <= (64 << 10));
 }
@@ -291,20 +287,11 @@ TEST_CASE("memory: records larger than the budget move, each in an object of its
     // 64 KiB budget, 100 KB records: one alone passes the budget and still moves, but a
     // second one is not appended to its object (that would grow it to twice the budget and
     // more): the object is closed first.
-    world w;
-    w.options.part_size = 1 << 20;
-    w.rotation.max_records = 0;
-    w.rotation.max_bytes = 0;
-    pl::memory_budget mem{{64 << 10, ~0ull}};
-    auto ports = w.ports();
-    ports.memory = &mem;
-    pl::router r{w.options, w.policy(), ports};
-    sized_source src;
+    memory_run m{64 << 10};
+    auto& [w, mem, src] = m;
     src.fill(0, 6, 100'000);
-    pl::consumer_loop loop{single_options(4), src, r, w.sleeper, w.clock};
-    REQUIRE(run(loop.start()));
-    drain(loop, r, src, 200);
-    REQUIRE(run(r.stop()));
+    m.feed_all(4, 200);
+    CHECK(mem.buffered() == 0);
     CHECK(w.bucket_records().size() == 6);
     CHECK(w.store.objects.size() == 6);
     for (const auto& [k, o] : w.store.objects) CHECK(o.body.size() < 2 * 100'000);
