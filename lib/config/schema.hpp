@@ -292,7 +292,7 @@ void visit_schema(V& v, C& c) {
                 "0: the codec's default (gzip 6, zstd 3). gzip 1 (fastest) to 9 (smallest), which keep zlib's meaning "
                 "of each number (at most about zlib's size at the same level, in less CPU): 1 to 3 are ISA-L igzip's "
                 "levels 1 to 3, 4 to 9 libdeflate's same levels; zstd 1 to 19, each open object holding zstd's state "
-                "for the level within `memory.max_buffered` (3.6 MiB at 3, 89.6 MiB at 19: see \"Memory\"). Only with "
+                "for the level within `memory.max_buffered` (3.7 MiB at 3, 89.8 MiB at 19: see \"Memory\"). Only with "
                 "`format.compression`: Parquet pages and Avro blocks are compressed at their codec's default level. "
                 "See \"Formatting throughput\".");
         v.field("separator", f.separator,

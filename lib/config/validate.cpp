@@ -236,7 +236,7 @@ std::uint64_t codec_memory(const format_section& f) noexcept {
     return 0;
 }
 
-/// `bytes` in MiB to one decimal, as a reader wants a compressor's size ("89.6MiB").
+/// `bytes` in MiB to one decimal, as a reader wants a compressor's size ("89.8MiB").
 std::string mib_text(std::uint64_t bytes) {
     return fmt::format("{:.1f}MiB", static_cast<double>(bytes) / static_cast<double>(mib));
 }
@@ -445,11 +445,11 @@ void memory_warnings(std::vector<problem>& out, const sink_config& c) {
         out.push_back(
             problem{"format.compression_level",
                     fmt::format("{} at this level holds {} per open object (its window and match tables), counted in "
-                                "memory.max_buffered ({}): it fits the state of {} open objects at most (with their "
+                                "memory.max_buffered ({}): it fits the state of {} open object{} at most (with their "
                                 "buffers, fewer), and objects beyond are closed early; lower the level or raise "
                                 "memory.max_buffered",
                                 codec_name(c.format), mib_text(state), format_size(c.memory.max_buffered),
-                                c.memory.max_buffered / state),
+                                c.memory.max_buffered / state, c.memory.max_buffered / state == 1 ? "" : "s"),
                     0});
     if (c.memory.max_buffered >= mib && c.memory.max_buffered < c.s3.part_size)
         out.push_back(

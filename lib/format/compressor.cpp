@@ -104,6 +104,7 @@ public:
     void staged(std::string& out) override {
         if (pending_.size() >= gzip_block) flush_member(out);
     }
+    [[nodiscard]] std::uint64_t memory() const noexcept override { return pending_.capacity(); }
 
     void finish(std::string& out) override {
         // A stream with no member at all is not a gzip file: an empty object gets an empty member.
@@ -177,6 +178,9 @@ public:
 
     void write(std::string_view in, std::string& out) override { gather(*this, pending_, block_, in, out); }
     std::string* staging() override { return &pending_; }
+    [[nodiscard]] std::uint64_t memory() const noexcept override {
+        return pending_.capacity() + ZSTD_sizeof_CCtx(cctx_);
+    }
     void staged(std::string& out) override {
         if (pending_.size() < block_) return;
         run(pending_, out, ZSTD_e_continue);
@@ -224,12 +228,14 @@ private:
 std::unique_ptr<compressor> make_gzip_compressor(int level) { return std::make_unique<gzip_compressor>(level); }
 std::unique_ptr<compressor> make_zstd_compressor(int level) { return std::make_unique<zstd_compressor>(level); }
 
-std::uint64_t gzip_compressor_memory(int /*level*/) noexcept { return gzip_block; }
+// The input block's capacity: a record is formatted into it (staging) before the full block
+// is compressed, so the string grows once past the block, to twice its size.
+std::uint64_t gzip_compressor_memory(int /*level*/) noexcept { return 2 * gzip_block; }
 
 std::uint64_t zstd_compressor_memory(int level) noexcept {
     // The context's workspace for a frame of unknown size (what the streaming API compresses)
     // at this level, as ZSTD_sizeof_CCtx reports it after the first block, and the block.
-    return ZSTD_estimateCStreamSize(level) + ZSTD_CStreamInSize();
+    return ZSTD_estimateCStreamSize(level) + 2 * ZSTD_CStreamInSize();
 }
 
 }  // namespace iss::format

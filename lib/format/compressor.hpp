@@ -41,6 +41,10 @@ public:
     virtual std::string* staging() { return nullptr; }
     /// After appending to `staging()`: compresses whatever is due into `out`.
     virtual void staged(std::string& out) { (void)out; }
+    /// Bytes of memory this compressor holds now: its input block and, for zstd, its context
+    /// as allocated (`ZSTD_sizeof_CCtx`: small until the first block is compressed, then the
+    /// level's window and match tables: at most `zstd_compressor_memory(level)`).
+    [[nodiscard]] virtual std::uint64_t memory() const noexcept = 0;
 };
 
 /// A gzip compressor; `level` 1 (fast) .. 12 (small, slow): 1..3 ISA-L igzip's levels 1..3,
@@ -51,15 +55,16 @@ public:
 /// A zstd compressor; `level` 1 (fast) .. 19 (small), zstd's default 3.
 [[nodiscard]] std::unique_ptr<compressor> make_zstd_compressor(int level = 3);
 
-/// Bytes of memory one compressor of `make_gzip_compressor(level)` holds from its creation
-/// until it is destroyed: its 256 KiB input block (the deflate state is per thread, not per
-/// compressor).
+/// Bytes of memory one compressor of `make_gzip_compressor(level)` holds at most: its input
+/// block, 512 KiB once a record has been formatted past the 256 KiB a member takes (the
+/// deflate state is per thread, not per compressor).
 [[nodiscard]] std::uint64_t gzip_compressor_memory(int level = 6) noexcept;
-/// Bytes of memory one compressor of `make_zstd_compressor(level)` holds once it has
-/// compressed its first block, until it is destroyed: its 128 KiB input block and its
-/// context (`ZSTD_estimateCStreamSize`: the window and match tables of the level; libzstd
-/// 1.5.4: 1.3 MiB at level 1, 3.5 MiB at 3, 17 MiB at 9, 89.5 MiB at 19). The context is
-/// kept while the object's frame is open, so every open zstd object holds this much.
+/// Bytes of memory one compressor of `make_zstd_compressor(level)` holds at most: once it has
+/// compressed a first full block of a frame, until it is destroyed: its input block (256 KiB
+/// once a record has been formatted past the 128 KiB a block takes) and its context
+/// (`ZSTD_estimateCStreamSize`: the window and match tables of the level; libzstd 1.5.4,
+/// with the block: 1.6 MiB at level 1, 3.7 MiB at 3, 17.0 MiB at 9, 89.8 MiB at 19). A frame that ends before its first full block sizes a small context for its
+/// known length.
 [[nodiscard]] std::uint64_t zstd_compressor_memory(int level = 3) noexcept;
 
 }  // namespace iss::format

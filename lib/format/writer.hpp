@@ -104,9 +104,9 @@ struct writer_options {
 /// (and no Content-Encoding).
 [[nodiscard]] std::string_view content_type(const writer_options& o);
 
-/// Bytes of memory one writer with these options holds for its compressor for as long as it
-/// lives, beyond `buffered_bytes()`: the gzip or zstd compressor's (compressor.hpp:
-/// `gzip_compressor_memory`, `zstd_compressor_memory`; zstd level 3: 3.6 MiB, 19: 89.6 MiB);
+/// Bytes of memory one writer with these options holds for its compressor at most, beyond
+/// `buffered_bytes()` (what it holds now: `codec_bytes()`): the gzip or zstd compressor's (compressor.hpp:
+/// `gzip_compressor_memory`, `zstd_compressor_memory`; zstd level 3: 3.7 MiB, 19: 89.8 MiB);
 /// 0 without compression and for Parquet and Avro (their pages and blocks are compressed
 /// one at a time, with no state kept between them).
 [[nodiscard]] std::uint64_t codec_memory(const writer_options& o) noexcept;
@@ -146,6 +146,9 @@ public:
     /// Bytes held for the current object and not yet in `out` (Parquet: the open row group,
     /// uncompressed); 0 for the other formats.
     [[nodiscard]] std::uint64_t buffered_bytes() const noexcept { return table_ ? table_->buffered_bytes() : 0; }
+    /// Bytes of memory the compressor holds now (compressor::memory: its block and, with
+    /// zstd, its context as allocated); at most `codec_memory(options())`.
+    [[nodiscard]] std::uint64_t codec_bytes() const noexcept { return compressor_ ? compressor_->memory() : 0; }
     [[nodiscard]] const writer_options& options() const noexcept { return o_; }
     [[nodiscard]] std::string extension() const { return format::extension(o_); }
     [[nodiscard]] std::string_view content_type() const { return format::content_type(o_); }

@@ -140,8 +140,7 @@ open_object_state partition_writer::rotation_state(const open_object& o) const {
 
 void partition_writer::recharge(open_object& o) const noexcept {
     // The encoder's codec state (a zstd context: MiBs) counts as much as the buffer does.
-    const std::uint64_t encoder = o.encoder ? o.encoder->buffered() + ports_.encoders.state_bytes() : 0;
-    o.held.set(o.buf.capacity() + encoder, o.spilled.disk_bytes());
+    o.held.set(o.buf.capacity() + (o.encoder ? o.encoder->memory() : 0), o.spilled.disk_bytes());
 }
 
 namespace {
@@ -156,8 +155,9 @@ std::uint64_t partition_writer::budget_lack(const open_object* o, const message&
     if (!ports_.memory || !ports_.memory->limited()) return 0;
     const std::size_t size = o ? o->buf.size() : 0;
     const std::size_t capacity = o ? o->buf.capacity() : 0;
-    // A new object also brings its encoder's codec state.
-    const std::size_t need = append_need(size, m) + (o ? 0 : ports_.encoders.state_bytes());
+    // (A new object's codec state is charged once it exists: a zstd context appears with its
+    // first full block, and a small object never has one; the relief that follows makes room.)
+    const std::size_t need = append_need(size, m);
     if (need <= capacity || need - capacity <= ports_.memory->free()) return 0;
     // Nothing but the batch being fed holds memory: a message larger than the budget still
     // moves, but into an object of its own. An object with records already is closed first

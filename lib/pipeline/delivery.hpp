@@ -342,11 +342,12 @@ private:
     void appended(open_object& o, const message& m, clock::steady_time now);
     /// The decisions after an append to `o`: spool a full part, rotate, unblock the commit.
     task<feed_status> after_append(open_object& o);
-    /// 0 when appending `m` to the object `o` (nullptr: a new one, with its encoder's codec
-    /// state) stays within memory.max_buffered: no growth needed, or the growth fits in what
-    /// is free, or `o` holds no record yet and nothing but the batch being fed holds memory
-    /// (a message larger than the budget still moves, alone). Otherwise how many more bytes
-    /// would have to be free.
+    /// 0 when appending `m` to the object `o` (nullptr: a new one) stays within
+    /// memory.max_buffered: no growth needed, or the growth fits in what is free, or `o`
+    /// holds no record yet and nothing but the batch being fed holds memory (a message larger
+    /// than the budget still moves; its object is not grown past the budget again, though
+    /// later records may fill the room it has). Otherwise how many more bytes would have to
+    /// be free.
     [[nodiscard]] std::uint64_t budget_lack(const open_object* o, const message& m) const noexcept;
     task<delivered> handle_bad_message(const message& m, const error& e, const std::string* encoded);
     task<store_result<none>> upload(open_object& o, const object_range& r);

@@ -19,14 +19,16 @@
 ///   the largest open objects are closed and uploaded early (any cut is exactly-once: the
 ///   delivery contract in delivery.hpp does not depend on where an object ends) until use
 ///   is down to 75%, and after a round in which nothing could be fed (below 90% too) until
-///   what a held-back writer lacked is free (partition_writer::budget_shortfall: a new
-///   object's codec state, a zstd context of up to 90 MiB, can be more than 25%);
+///   what a held-back writer lacked is free (partition_writer::budget_shortfall);
 /// - a record whose append would grow its object past `max_buffered` is not appended: it and
 ///   the rest of its batch are polled again later from the writer's next offset (feed answers
 ///   `rewind`), unless its object holds no record yet and nothing but that batch holds
-///   memory (a record larger than the budget still moves, alone); object buffers grow by no
-///   more than what is free. An open object is charged its buffer, its encoder's pending
-///   bytes and its encoder's codec state (encoder_factory::state_bytes);
+///   memory (a record larger than the budget still moves, and its object is not grown past
+///   the budget again); object buffers grow by no more than what is free. An open object is
+///   charged its buffer and what its encoder holds (record_encoder::memory: pending bytes, a
+///   compressor's block and zstd context). A zstd context appears when the object's first
+///   block is compressed (up to 90 MiB at level 19): use can pass the budget by the contexts
+///   that appear in one step, and the next poll closes the largest objects;
 /// - an object whose next part would not fit in `max_spool` is closed instead of spooled.
 ///
 /// It also keeps up to two object buffers of about one part between objects
@@ -127,8 +129,8 @@ public:
     [[nodiscard]] std::size_t kept_buffer_bytes() const { return kept_.kept_bytes(); }
 
     /// "256 MiB: up to 32 objects of 8 MiB in memory" for the start log; with `codec_state`
-    /// (bytes each open object's encoder holds: encoder_factory::state_bytes) "up to 22
-    /// objects of 8 MiB + 3.6 MiB of codec state".
+    /// (bytes each open object's encoder holds: encoder_factory::state_bytes) "up to 21
+    /// objects of 8 MiB + 3.7 MiB of codec state".
     [[nodiscard]] std::string describe(std::uint64_t part_size, std::uint64_t codec_state = 0) const;
 
 private:

@@ -215,6 +215,10 @@ public:
     /// Bytes held inside the encoder for this object and not yet in `out` (Parquet: the open
     /// row group, uncompressed), counted by rotation on `max_bytes`. Default 0.
     [[nodiscard]] virtual std::uint64_t buffered() const { return 0; }
+    /// Bytes of memory the encoder holds now: `buffered()` and its codec's state (a
+    /// compressor's input block, a zstd context once its first block is compressed), charged
+    /// to memory.max_buffered with its object. Default `buffered()`.
+    [[nodiscard]] virtual std::uint64_t memory() const { return buffered(); }
 };
 
 /// Makes one encoder per object; knows the object's content type.
@@ -223,9 +227,8 @@ public:
     virtual ~encoder_factory() = default;
     [[nodiscard]] virtual std::unique_ptr<record_encoder> make() const = 0;
     [[nodiscard]] virtual std::string content_type() const = 0;
-    /// Bytes of memory each encoder holds from `make()` until it is destroyed, beyond its
-    /// `buffered()` bytes (a compressor's context and input block: format::codec_memory).
-    /// Charged to memory.max_buffered with every open object. Default 0.
+    /// The most each encoder's codec state can take (format::codec_memory: a zstd context at
+    /// its level), for the start log and check-config. Default 0.
     [[nodiscard]] virtual std::uint64_t state_bytes() const { return 0; }
 };
 

@@ -21,6 +21,7 @@ public:
     }
     void finish(std::string& out) override { w_.finish(out); }
     [[nodiscard]] std::uint64_t buffered() const override { return w_.buffered_bytes(); }
+    [[nodiscard]] std::uint64_t memory() const override { return w_.buffered_bytes() + w_.codec_bytes(); }
 
 private:
     format::writer w_;

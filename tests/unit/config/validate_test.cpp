@@ -536,15 +536,15 @@ TEST_CASE("a compressor's state per open object is weighed against memory.max_bu
     c.format.compression_level = 9;  // 17 MiB per open object: 15 fit in 256 MiB
     CHECK(validate(c).empty());
     CHECK(warnings(c).empty());
-    c.format.compression_level = 19;  // 89.6 MiB: 2 fit
+    c.format.compression_level = 19;  // 89.8 MiB: 2 fit
     CHECK(validate(c).empty());
     auto w = warnings(c);
     REQUIRE(w.size() == 1);
-    CHECK(mentions(w[0], "format.compression_level", "89.6MiB per open object"));
+    CHECK(mentions(w[0], "format.compression_level", "89.8MiB per open object"));
     CHECK(mentions(w[0], "format.compression_level", "fits the state of 2 open objects"));
     c.memory.max_buffered = 64ull << 20;  // not even one
     CHECK(mentions(only_problem(c), "memory.max_buffered", "not one object fits"));
-    CHECK(mentions(only_problem(c), "memory.max_buffered", "89.6MiB (format.compression_level 19)"));
+    CHECK(mentions(only_problem(c), "memory.max_buffered", "89.8MiB (format.compression_level 19)"));
     c.format.compression_level = 3;
     CHECK(validate(c).empty());
     CHECK(warnings(c).empty());

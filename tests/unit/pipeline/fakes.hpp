@@ -259,7 +259,7 @@ struct line_encoder final : pl::record_encoder {
         std::atomic<int> now{0};
         std::atomic<int> peak{0};
     };
-    explicit line_encoder(counts* live = nullptr) : live_{live} {
+    explicit line_encoder(counts* live = nullptr, std::uint64_t state = 0) : live_{live}, state_{state} {
         if (!live_) return;
         const int n = ++live_->now;
         for (int p = live_->peak.load(); n > p && !live_->peak.compare_exchange_weak(p, n);) {}
@@ -277,15 +277,18 @@ struct line_encoder final : pl::record_encoder {
         return {};
     }
     void finish(std::string&) override {}
+    std::uint64_t memory() const override { return state_; }
 
 private:
     counts* live_;
+    std::uint64_t state_;
 };
 struct line_encoders final : pl::encoder_factory {
-    std::unique_ptr<pl::record_encoder> make() const override { return std::make_unique<line_encoder>(&live); }
+    std::unique_ptr<pl::record_encoder> make() const override { return std::make_unique<line_encoder>(&live, state); }
     std::string content_type() const override { return "application/x-ndjson"; }
     std::uint64_t state_bytes() const override { return state; }
-    /// What each encoder claims to hold beyond its output (as a zstd context does).
+    /// What each encoder holds beyond its output from the start (as a zstd context does once
+    /// its first block is compressed).
     std::uint64_t state = 0;
     mutable line_encoder::counts live;
 };
