@@ -1,10 +1,10 @@
 // validate(): every rule a well-typed sink_config can break, each with its YAML path (the s3
 // section's rules in validate_s3.cpp).
 #include "config/validate_internal.hpp"
-#include "format/compressor.hpp"
 #include "format/key_fields.hpp"
 #include "format/key_template.hpp"
 #include "format/schema.hpp"
+#include "format/writer.hpp"
 
 #include <arpa/inet.h>
 #include <date/tz.h>
@@ -227,13 +227,15 @@ void check_rotation(collector& add, const sink_config& c) {
     }
 }
 
-/// Bytes each open object's compressor holds (format/compressor.hpp), as the writer makes it.
-std::uint64_t codec_memory(const format_section& f) noexcept {
-    if (f.compression == compression::gzip)
-        return format::gzip_compressor_memory(f.compression_level > 0 ? f.compression_level : 6);
-    if (f.compression == compression::zstd)
-        return format::zstd_compressor_memory(f.compression_level > 0 ? f.compression_level : 3);
-    return 0;
+/// The most each open object's compressor holds (format::codec_memory; Parquet and Avro keep
+/// format.compression none).
+std::uint64_t codec_memory(const format_section& f) {
+    format::writer_options o;
+    o.compression = f.compression == compression::gzip   ? format::compression::gzip
+                    : f.compression == compression::zstd ? format::compression::zstd
+                                                         : format::compression::none;
+    o.level = f.compression_level;
+    return format::codec_memory(o);
 }
 
 /// `bytes` in MiB to one decimal, as a reader wants a compressor's size ("89.8MiB").

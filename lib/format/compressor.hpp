@@ -63,8 +63,8 @@ public:
 /// compressed a first full block of a frame, until it is destroyed: its input block (256 KiB
 /// once a record has been formatted past the 128 KiB a block takes) and its context
 /// (`ZSTD_estimateCStreamSize`: the window and match tables of the level; libzstd 1.5.4,
-/// with the block: 1.6 MiB at level 1, 3.7 MiB at 3, 17.0 MiB at 9, 89.8 MiB at 19). A frame that ends before its first full block sizes a small context for its
-/// known length.
+/// with the block: 1.6 MiB at level 1, 3.7 MiB at 3, 17.0 MiB at 9, 89.8 MiB at 19). A
+/// frame that ends before its first full block sizes a small context for its known length.
 [[nodiscard]] std::uint64_t zstd_compressor_memory(int level = 3) noexcept;
 
 }  // namespace iss::format

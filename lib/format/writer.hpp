@@ -105,10 +105,10 @@ struct writer_options {
 [[nodiscard]] std::string_view content_type(const writer_options& o);
 
 /// Bytes of memory one writer with these options holds for its compressor at most, beyond
-/// `buffered_bytes()` (what it holds now: `codec_bytes()`): the gzip or zstd compressor's (compressor.hpp:
-/// `gzip_compressor_memory`, `zstd_compressor_memory`; zstd level 3: 3.7 MiB, 19: 89.8 MiB);
-/// 0 without compression and for Parquet and Avro (their pages and blocks are compressed
-/// one at a time, with no state kept between them).
+/// `buffered_bytes()` (what it holds now: `codec_bytes()`): the gzip or zstd compressor's
+/// (compressor.hpp: `gzip_compressor_memory`, `zstd_compressor_memory`; zstd level 3:
+/// 3.7 MiB, 19: 89.8 MiB); 0 without compression and for Parquet and Avro (their pages and
+/// blocks are compressed one at a time, with no state kept between them).
 [[nodiscard]] std::uint64_t codec_memory(const writer_options& o) noexcept;
 
 /// Where a message came from (its names are in the envelope).

@@ -391,8 +391,8 @@ task<std::size_t> consumer_loop::round(std::chrono::milliseconds slice) {
     const std::size_t n = co_await poll_all(due(assignment()), slice);
     // Near the memory budget with nothing fed: every partition that has data was held back,
     // so none would reach the hard limit that makes room. Make room here: down to the relief
-    // target, and as much more as a held-back partition lacked (below the soft limit too: a
-    // new object's codec state, a zstd context, can be more than a tenth of the budget).
+    // target, and as much more as a held-back partition lacked (below the soft limit too: what
+    // it lacks can be more than the relief target leaves).
     if (n == 0 && paused_ > 0 && (router_.memory().soft_limit_reached() || shortfall_ > 0))
         co_await router_.relieve(shortfall_);
     for (const auto& t : rejoin_) co_await join(t);

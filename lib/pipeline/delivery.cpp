@@ -160,8 +160,8 @@ std::uint64_t partition_writer::budget_lack(const open_object* o, const message&
     const std::size_t need = append_need(size, m);
     if (need <= capacity || need - capacity <= ports_.memory->free()) return 0;
     // Nothing but the batch being fed holds memory: a message larger than the budget still
-    // moves, but into an object of its own. An object with records already is closed first
-    // (the shortfall makes the consumer relieve it), so no object grows past the budget.
+    // moves, but only into an object without records yet. One with records is closed first
+    // (the shortfall makes the consumer relieve it): no object is grown past the budget.
     const std::uint64_t own = o && o->held.memory() > 0 ? 1 : 0;
     if ((!o || o->records == 0) && ports_.memory->holders() - own <= 1) return 0;
     return need - capacity - ports_.memory->free();

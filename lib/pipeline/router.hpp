@@ -33,8 +33,8 @@ public:
     /// Closes and uploads the largest open objects of writers not in the middle of a step
     /// until the memory budget is down to its relief target (memory.hpp) and, when `lack`
     /// is set, until `lack` more bytes are free than now (a held-back writer's
-    /// budget_shortfall: a new object's codec state can be more than the relief target
-    /// leaves). Returns the number of objects closed.
+    /// budget_shortfall, which can be more than the relief target leaves). Returns the number
+    /// of objects closed.
     task<std::size_t> relieve(std::uint64_t lack = 0);
     /// True while a step of `p`'s writer (feed, tick, flush, relief) is running: its
     /// partition must not be polled or fed meanwhile.
