@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ccache when present; CCACHE_BASEDIR makes a fresh clone in another folder hit the cache (docs/architecture.md §7).
 find_program(CCACHE_PROGRAM ccache)
 if(CCACHE_PROGRAM)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every dependency is a Debian 12 package (README.md (Dependencies)); scripts/install-deps installs them.
 # Imported targets get SYSTEM include directories so third-party warnings never trip -Werror.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The version comes from project(); the binary prints it with --version.
 set(ISS_VERSION "${PROJECT_VERSION}")
 find_package(Git QUIET)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The same warning flags in every build; -Werror with ISS_WERROR=ON, which scripts/test (and so
 # CI) sets.
 # Third-party headers are included as SYSTEM, so their warnings never trip -Werror.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `iggy-s3-sink check-config --config FILE`: reads and validates the configuration before any
 // connection is made; prints the effective config (secrets as ****) or every problem.
 #include "config/config.hpp"

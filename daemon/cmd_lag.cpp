@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `iggy-s3-sink lag --config FILE [--wait-zero DURATION] [--json]`: per stream/topic/partition,
 // the head offset, the committed offset and the lag of the configured consumer (group).
 // Exit 0; 2 when Iggy cannot be reached; 1 when a configured topic or partition does not

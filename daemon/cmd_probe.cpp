@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `iggy-s3-sink probe --config FILE` (or flags): checks the S3 side, one line per fact:
 // reachability, authentication, bucket access, conditional PutObject, conditional
 // CompleteMultipartUpload, cleanup. Exit 0 when the store is usable, 1 when not, 2 usage,

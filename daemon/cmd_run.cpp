@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `iggy-s3-sink run --config FILE`: the daemon. Iggy -> pipeline -> S3 until SIGTERM/SIGINT.
 //
 // Shutdown sequence (docs/architecture.md §8.3.6, docs/architecture.md §3.6), naive version first: "on SIGTERM, exit"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `iggy-s3-sink sigv4`: signs a request given in the SigV4 test suite's request.txt form with
 // the credentials, time and flags of a context.json, and prints the signed request. For
 // debugging SignatureDoesNotMatch against a store: compare --verbose's canonical request with

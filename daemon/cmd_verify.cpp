@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `iggy-s3-sink verify --config FILE [--json] [--stream S --topic T --partition P]`: reads the
 // bucket the way the config lays it out and proves, per partition, that every offset from
 // the lowest one present up to the committed one is in exactly one object

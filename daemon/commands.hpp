@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The subcommands of `iggy-s3-sink`. Each is `int run(args)` in its own cmd_<name>.cpp and

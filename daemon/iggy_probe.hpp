@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The Iggy half of `iggy-s3-sink probe`: reachability, login, the configured streams and

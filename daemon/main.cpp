@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // iggy-s3-sink: the daemon's entry point. Dispatches to subcommands (daemon/commands.cpp);
 // `--help` and `--version` are answered here.
 #include "common/version.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/notify.hpp"
 
 #include "common/log.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// systemd's notification protocol (sd_notify(3)): READY=1, STATUS=..., WATCHDOG=1,

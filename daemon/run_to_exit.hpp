@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The report subcommands' common tail (`lag`, `verify`): an Iggy client that gives up soon,

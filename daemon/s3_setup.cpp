@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/s3_setup.hpp"
 
 #include "common/log.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Builds the pipeline's object store over lib/s3 from the configuration and probes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// `s3.*` of the configuration -> s3::client_options, once (docs/architecture.md §8.6.4). Pure: no I/O.

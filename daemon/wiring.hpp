@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Maps the configuration (config::sink_config) to each module's own options, once, for the

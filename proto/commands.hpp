@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// G1 command requests and replies (docs/protocol.md §5), both sides:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Errors of the Iggy protocol codecs (docs/architecture.md §8.4) and the names of the server's error codes

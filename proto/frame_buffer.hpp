@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The receive buffer behind both frame assemblers (`proto::frame_assembler` for G1,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// G1 framing (docs/protocol.md §3) and the incremental frame assembler.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The G2 message batch (docs/protocol.md §8.6; docs/protocol.md §12.1, §4.6):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// G2 request bodies and reply bodies (docs/protocol.md §8.4-8.7), both sides. Bodies that are

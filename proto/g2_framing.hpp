@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// G2: the consensus (VSR) framing of Iggy 0.9+ (docs/protocol.md §8.1-8.5;

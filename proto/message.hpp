@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Iggy messages in G1 (docs/protocol.md §6.1) and their user headers (§2.6), as views into a

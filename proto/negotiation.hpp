@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Which Iggy wire protocol a connection speaks: the login negotiation as a sans-io state

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// PollMessages (100) reply payload (docs/protocol.md §5.6):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Records in G1 replies (docs/protocol.md §5.3, §5.7-5.9): Stream, TopicHeader, Partition,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// SendMessages (101) request (docs/protocol.md §6.2):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The shared encodings of G1 request bodies (docs/protocol.md §2.1-2.5): Identifier,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Little-endian primitives of the Iggy wire format (docs/protocol.md, "Conventions"): a

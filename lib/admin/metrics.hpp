@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The Prometheus metrics of the daemon (`GET /metrics`), rendered at scrape time from each

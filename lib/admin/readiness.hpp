@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// `GET /readyz` and systemd's READY=1: the daemon is ready when Iggy is connected and logged

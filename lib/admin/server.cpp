@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "admin/server.hpp"
 
 #include "admin/metrics.hpp"

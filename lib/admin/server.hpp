@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The admin HTTP server: `GET /metrics`, `GET /healthz`, `GET /readyz` on the daemon's own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Credentials as the providers hand them out, the awaitable provider interface, and the

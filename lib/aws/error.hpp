@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Errors of the credential providers (lib/aws). Each names what was looked at (a file, a

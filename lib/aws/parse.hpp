@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Pure parsing and building for the credential providers (no I/O): the shared config and

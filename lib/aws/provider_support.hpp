@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// What the credential providers (lib/aws/providers.cpp) and their STS calls

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "aws/refresh.hpp"
 
 #include "aws/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // STS for the providers (lib/aws/providers.hpp): AssumeRoleWithWebIdentity (unsigned) and
 // AssumeRole (signed with SigV4, service "sts"), as form-encoded POSTs to the STS endpoint;
 // the answer parsed by parse_sts_credentials / parse_sts_error (lib/aws/parse.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Full-jitter exponential backoff (docs/architecture.md §8.4.7; the AWS SDKs' standard): before retry n

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// A small free list of large buffers (`std::string`, `std::vector<std::byte>`: anything with

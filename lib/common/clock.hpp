@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The injected clock (docs/architecture.md §8.7.4). Time-dependent logic (rotation by age, schedules,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Checksums of a body that its producer computed while it wrote the bytes, handed along

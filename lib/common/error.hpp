@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The error model (docs/architecture.md §8.4): every module has its own `enum class errc`, an error

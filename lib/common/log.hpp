@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Logging over fmt (docs/architecture.md §8.5): one named logger per module (`s3`, `sigv4`, `iggy`,

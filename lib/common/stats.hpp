@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Building blocks of the modules' statistics seams: plain values that a module updates on

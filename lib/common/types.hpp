@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Strong types for domain strings (docs/architecture.md §8.2.4). `named_type` prints its value;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// UTF-8 validation and JSON string escaping shared by the log writer (common/log.cpp) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The daemon's configuration: one YAML file -> `sink_config`, plain structs that mirror the

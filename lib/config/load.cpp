@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // YAML -> sink_config: the loader visitor over the schema (schema.hpp).
 #include "config/config.hpp"
 #include "config/schema.hpp"

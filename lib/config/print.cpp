@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sink_config -> YAML (secrets as ****), and the key documentation table.
 #include "config/config.hpp"
 #include "config/schema.hpp"

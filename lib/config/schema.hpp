@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The schema, declared once (docs/architecture.md §8.6.2): `visit_schema` walks every key of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // validate(): every rule a well-typed sink_config can break, each with its YAML path (the s3
 // section's rules in validate_s3.cpp).
 #include "config/validate_internal.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// What the parts of `validate()` share (lib/config/validate.cpp; the `s3` section's rules in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // validate(), the `s3` section: every rule of s3.* with its YAML path (lib/config/validate.cpp
 // runs it with the other sections).
 #include "config/validate_internal.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar value syntax: sizes, durations, ${VAR} interpolation.
 #include "config/config.hpp"
 

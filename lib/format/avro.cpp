@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Avro object container files (Avro 1.11 specification, "Object Container Files"):
 //   header: "Obj" 0x01, the file metadata as an Avro map<bytes> (`avro.schema`, `avro.codec`),
 //           a 16-byte sync marker;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The compression stage between a record writer and the part buffer: bytes in, compressed

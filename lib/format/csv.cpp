@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CSV writer (RFC 4180): a header row with the column names, then one line per record, each
 // ending in CRLF. A field is quoted ("...", with " doubled) when it holds the delimiter, a
 // quote, CR or LF, or when it could be read as a null: the empty string while `null_text` is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// JSON building blocks for the record writers: string escaping, base64, 128-bit decimals,

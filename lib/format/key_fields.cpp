@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "format/key_fields.hpp"
 
 #include "proto/message.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Reading the record placeholders' values out of one message (key_template.hpp renders them):

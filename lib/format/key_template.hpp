@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The object key template (docs/architecture.md §3.2, "deterministic keys").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parquet writer, written from the Parquet format specification (apache/parquet-format:
 // README.md "File format", Encodings.md, LogicalTypes.md, src/main/thrift/parquet.thrift).
 //

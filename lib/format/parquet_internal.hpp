@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The Parquet writer's shared model (lib/format/parquet.cpp encodes, parquet_metadata.cpp

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Parquet footer: FileMetaData in the Thrift compact protocol (apache/parquet-format
 // src/main/thrift/parquet.thrift: FileMetaData, SchemaElement, RowGroup, ColumnChunk,
 // ColumnMetaData, Statistics; LogicalTypes.md for the converted and logical types).

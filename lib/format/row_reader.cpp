@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // row_reader: a message -> one row of cells by the column schema (lib/format/schema.hpp):
 // header fields, user headers, and JSON payload paths parsed once per message (simdjson DOM),
 // converted by the rules in schema.hpp.

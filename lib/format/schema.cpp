@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The column schema of the typed formats (lib/format/schema.hpp): type and source names,
 // column checks, the envelope schema, and the date/time text helpers. Reading a message into
 // a row is lib/format/row_reader.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The column schema of the typed formats (Parquet, Avro, CSV): which columns a record has,

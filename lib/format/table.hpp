@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The typed formats (Parquet, Avro, CSV) behind one interface: rows of cells

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// A write-only encoder for the Thrift compact protocol, the encoding of Parquet's page

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Record writers: Iggy messages (`proto::message_view`) -> the bytes of ONE object, streamed.

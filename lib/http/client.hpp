@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The HTTP/1.1 client (Beast, Asio, OpenSSL): a keep-alive connection pool per endpoint,

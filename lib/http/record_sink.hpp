@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Where the TLS record writer of lib/http/client.cpp (`tls_record_writer`) puts the records

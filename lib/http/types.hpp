@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Plain HTTP types of the transport (no Asio here, so S3 request builders and their tests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "iggy/client.hpp"
 
 #include "iggy/session.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The awaitable Iggy client (G1 = server 0.8.x, G2 = 0.9.x/0.10.x): one TCP or TLS connection

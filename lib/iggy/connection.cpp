@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "iggy/connection.hpp"
 
 #include "common/net/connect.hpp"

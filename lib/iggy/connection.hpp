@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The byte stream under one Iggy client: TCP or TLS (docs/protocol.md §9: TLS wraps the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Errors of the Iggy client (docs/architecture.md §8.4) and the one classification every caller uses.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "iggy/g1_transport.hpp"
 
 #include "iggy/connection.hpp"

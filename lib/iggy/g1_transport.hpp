@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The G1 transport (Iggy server 0.8.x; docs/protocol.md §3): `[length][code]` requests,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// G2 consumer-group polls (docs/protocol.md §8.7): a G2 server does not pick a partition for

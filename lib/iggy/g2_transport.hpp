@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The G2 transport (Iggy server 0.9.x and 0.10.x; docs/protocol.md §8): 256-byte consensus

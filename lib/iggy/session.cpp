@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "iggy/session.hpp"
 
 #include <boost/asio/as_tuple.hpp>

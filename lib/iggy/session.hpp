@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The session under `iggy::client`: one connection at a time, one request in flight, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// What differs between Iggy's wire generations, behind one interface: a transport frames

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The consumer loop: decides which partitions to poll, from which offset, and tells the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The delivery contract: see the essay at the top of delivery.hpp before changing anything
 // here. Every function below says which invariant it serves. This file: the plan, the key
 // check and the partition writer's intake (feed, rotation, open objects, the commit point);

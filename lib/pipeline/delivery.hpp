@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// THE DELIVERY CONTRACT (docs/architecture.md §3): exactly-once in the bucket's final state.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The delivery contract, storing offsets (invariant 1; the essay at the top of delivery.hpp):
 // the one place an offset is stored, and the messages that are not written (skipped or
 // dead-lettered) accounted for by the open object or the stored offset.

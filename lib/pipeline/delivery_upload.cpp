@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The delivery contract, getting objects into the store (invariants 3, 4 and 5; the essay at
 // the top of delivery.hpp): in-flight objects delivered in order, the upload with
 // If-None-Match (PutObject or the store's multipart sequence), adoption of an existing object

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The pipeline's error category (docs/architecture.md §8.4.1).

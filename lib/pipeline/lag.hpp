@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Consumer lag per partition (`iggy-s3-sink lag`): pure arithmetic and rendering.

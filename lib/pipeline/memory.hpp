@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The daemon-wide memory and spool budget (`memory.max_buffered`, `memory.max_spool`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The ports of the pipeline: small interfaces it defines for what it needs from the outside

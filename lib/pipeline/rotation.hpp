@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Rotation: when an open object is closed and uploaded. Pure: every decision takes the

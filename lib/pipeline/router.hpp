@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The router: one partition_writer per (stream, topic, partition), made on first use with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// A byte spool for an object larger than one part: an unlinked temporary file, so memory

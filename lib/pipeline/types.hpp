@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Plain values shared by the pipeline and its ports: which partition, one message as the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// `iggy-s3-sink verify`: what the bucket holds for one partition, checked against the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Body checksums, exactly one per request (chosen by `s3::checksum_kind`):

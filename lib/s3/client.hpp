@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The awaitable S3 client: every operation the sink needs, each with the same retry loop.

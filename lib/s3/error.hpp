@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// S3 errors and THE classification (docs/architecture.md §8.4.6): every failed attempt (a transport error,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "s3/probe.hpp"
 
 #include "http/types.hpp"

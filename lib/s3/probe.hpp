@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The capability probe (docs/architecture.md §3.4: store capabilities are probed, not assumed). Run at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Pure S3 request building (docs/architecture.md §8.4.2: no I/O, `result<T>`, never throws on bad input):

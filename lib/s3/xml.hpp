@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// S3 XML bodies (pugixml): error documents, multipart results, list results, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// aws-chunked streaming upload signing (`STREAMING-AWS4-HMAC-SHA256-PAYLOAD`), sans-io.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// URI encoding for SigV4 and for the wire, so that the path and query that are signed are

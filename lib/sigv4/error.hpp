@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Errors of the SigV4 signer (docs/architecture.md §8.4.1). Every function of `iss::sigv4` that can fail on

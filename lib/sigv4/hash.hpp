@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// SHA-256 and HMAC-SHA256 over OpenSSL 3 (one-shot EVP/HMAC APIs, docs/architecture.md §8.0), and hex.

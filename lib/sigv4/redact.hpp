@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Redaction of signing artefacts before they are logged (docs/architecture.md §8.5.4): the session token in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sigv4/request_file.hpp"
 
 #include <boost/json/parse.hpp>

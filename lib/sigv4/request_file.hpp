@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The SigV4 test suite's text formats, for the `iggy-s3-sink sigv4` subcommand and the
 /// data-driven tests: a request in `request.txt` form, a `context.json`, and the signed
 /// request in `header-signed-request.txt` / `query-signed-request.txt` form
-/// (../shared/testdata/sigv4/README.md). Pure; the caller reads the files.
+/// (tests/data/sigv4/README.md). Pure; the caller reads the files.
 ///
 /// Target `sigv4_file` (links Boost.JSON); the signer itself (`sigv4`) does not need it.
 

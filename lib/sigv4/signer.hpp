@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The AWS Signature Version 4 signer: pure (no I/O, no Asio), time given as a parameter.

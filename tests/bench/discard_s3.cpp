@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // discard-s3: an S3 endpoint that throws every body away, for measuring the daemon and not
 // the store (tests/bench/e2e_bench.py). It answers, path-style and without checking
 // signatures, the requests the daemon and its capability probe send:

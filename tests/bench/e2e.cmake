@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end benchmark (issue 8 point 8): broker -> iggy-s3-sink -> S3, 1 KiB JSON messages,
 # json_lines and raw, gzip on and off, against discard-s3 (below: measures the daemon, not
 # the store) and a real Ceph RGW. Built by the default build, never run by ctest:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end throughput of iggy-s3-sink: broker -> daemon -> S3.
 
     tests/bench/e2e_bench.py --build build [--messages 500000] [--size 1024] [--partitions 3]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench_format: formatting throughput (messages/s, MB/s of output and of payload) for 1 KiB
 # JSON payloads: json_lines and raw, with and without gzip.
 #   build/tests/bench/bench_format [seconds-per-measurement, default 2]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Micro-benchmark of lib/format (issue 7): formatting throughput for 1 KiB JSON payloads.
 // Wall-clock timing is fine here: this is a benchmark, not a test.
 // Usage: bench_format [seconds per measurement, default 2].

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench_iggy: lib/iggy poll throughput from iggy-test-broker on loopback (1 KiB messages,
 # batches of 1000: messages/s, MB/s, client CPU seconds) and iggy-produce throughput.
 #   build/tests/bench/bench_iggy [messages, default 200000] [message bytes, default 1024]

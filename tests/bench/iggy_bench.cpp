@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_iggy: client-from-broker poll throughput on loopback and iggy-produce throughput.
 //   build/tests/bench/bench_iggy [messages, default 200000] [message bytes, default 1024]
 // Starts iggy-test-broker (a separate process, so the client's CPU time is its own), fills one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench_proto: poll replies of 1000 x 1 KiB messages decoded into views (messages/s, GB/s), with
 # and without checksum verification and through the frame assembler; SendMessages encoding.
 #   build/tests/bench/bench_proto [seconds-per-measurement, default 1]

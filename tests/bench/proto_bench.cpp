@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Micro-benchmark of proto/ (issue 3): poll replies of 1000 x 1 KiB messages. Wall-clock
 // timing is fine here: this is a benchmark, not a test.
 // Usage: bench_proto [seconds per measurement, default 1].

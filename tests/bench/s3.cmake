@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench_s3: uploads every file of a directory to RGW with lib/s3 (PutObject, or multipart
 # above s3 part size), N in flight; prints one JSON line (seconds, CPU seconds, bytes).
 # s3_compare.py runs it (signed and unsigned payload) next to Debian's awscli and rclone on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_s3: upload every regular file of --dir to s3://BUCKET/PREFIX/<name> with lib/s3.
 //   bench_s3 --env RGW_ENV_FILE --dir DIR --bucket B [--prefix P] [--payload signed|unsigned]
 //            [--checksum md5|crc32c|none] [--concurrency N]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark: lib/s3 (signed and unsigned payload) vs Debian's awscli (/usr/bin/aws) and
 rclone, uploading the same files to the same Ceph RGW in one run.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bench_sigv4: signatures per second (header, presign, with and without the key cache),
 # SHA-256 of signed payloads (GB/s), aws-chunked signing (GB/s), URI encoding.
 #   build/tests/bench/bench_sigv4 [seconds-per-measurement, default 1]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Micro-benchmark of lib/sigv4 (issue 5). Wall-clock timing is fine here: this is a benchmark,
 // not a test. Usage: bench_sigv4 [seconds per measurement, default 1].
 #include "sigv4/chunked.hpp"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """How long `iggy-s3-sink verify` takes on a large bucket (a benchmark, not a test).
 
     tests/bench/verify_bench.py --build build [--objects 10000] [--partitions 4] [--repeat 3]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the credential documents lib/aws parses (aws/parse.hpp): the shared
 // config and credentials files (INI), the JSON answers of the container endpoint and IMDS,
 // the STS AssumeRole / AssumeRoleWithWebIdentity answers and STS error documents, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the configuration loader (lib/config), the path `check-config` takes
 // (daemon/cmd_check_config.cpp): YAML text -> `parse` (syntax, unknown and duplicate keys,
 // types, `${VAR}` / `${VAR:-default}` / `$${` from an injected environment, sizes, durations,

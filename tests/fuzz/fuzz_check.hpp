@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Shared by the libFuzzer targets in this folder: a property check that says which property

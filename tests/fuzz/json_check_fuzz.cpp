@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the JSON payload check (lib/format/json.cpp, `payload_checker`): the
 // one-pass RFC 8259 grammar walk that decides whether a message's payload goes into a
 // json_lines / json_array object or to the bad-message policy.

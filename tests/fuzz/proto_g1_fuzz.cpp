@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the G1 codecs of proto/ (Iggy 0.8 framing): request and reply frames
 // through the frame assembler, every request decoder, every client-side reply decoder, user
 // headers, SendMessages bodies and poll replies (with checksum verification).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the G2 codecs of proto/ (Iggy 0.9+, 256-byte consensus header): frames
 // through the G2 frame assembler, request frames and bodies (server side), server frames
 // (replies and evictions), batch poll replies, SendMessages batches, and the reply bodies the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the protocol negotiation (proto/negotiation.hpp) fed by what servers
 // answer to a login. Each login's answer is bytes from the input, read the way the client's
 // transports read them (lib/iggy/g1_transport.cpp, lib/iggy/g2_transport.cpp `login`):

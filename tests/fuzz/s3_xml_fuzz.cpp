@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over what lib/s3 reads from an S3 server's answers: every XML body parser
 // (s3/xml.hpp: Error documents, InitiateMultipartUpload, CompleteMultipartUpload, ListParts,
 // ListMultipartUploads, ListObjectsV2 with and without url encoding, ListBuckets) and the

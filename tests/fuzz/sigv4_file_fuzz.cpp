@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the SigV4 test suite's text formats (sigv4/request_file.hpp), which the
 // `iggy-s3-sink sigv4` subcommand reads from user-given files: a request in `request.txt`
 // form (`parse_request_file`, then its query through `parse_query`) and a `context.json`

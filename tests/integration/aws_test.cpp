@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lib/aws against a real Ceph RGW (the `rgw` CTest fixture): short-lived credentials from the
 // loopback test server renewed several times while objects go up to RGW (through the
 // server's re-signing S3 front), and RGW's own STS (AssumeRole) as a real issuer of session

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Starts `iggy-test-broker` as a child process for the integration tests and reads the port

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A sleeper (common/net/sleeper.hpp) that does not sleep: it records each wait and moves a
 // manual clock forward by `slowdown` times it (a wake-up later than asked), so tests drive a

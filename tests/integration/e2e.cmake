@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end tests of the daemon: the Iggy test broker + Ceph RGW (fixture `rgw`) +
 # `iggy-s3-sink` as a process, checked with Debian's awscli. tests/integration/e2e/*.py.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)

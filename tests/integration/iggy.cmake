@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ---- Iggy: lib/iggy's client against iggy-test-broker, captured requests replayed against
 # the broker, and the iggy-produce CLI. One binary; one CTest test per tag so failures are
 # reported by topic and each has its own TIMEOUT.

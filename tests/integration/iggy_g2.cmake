@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ---- Iggy G2 (issue 9): lib/iggy's client in `0.9` / `auto` mode against iggy-test-broker in
 # G2 mode. One binary; one CTest test per tag.
 add_executable(integration_iggy_g2 ${CMAKE_CURRENT_LIST_DIR}/iggy_g2_test.cpp)

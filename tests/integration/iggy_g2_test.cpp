@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration tests (labels integration;iggy) of the G2 transport (issue 9): lib/iggy's client
 // in `0.9` / `auto` mode against iggy-test-broker in G2 mode (started here on port 0).
 // Semantics: docs/protocol.md §8, docs/protocol.md §12.1-4 (the double's rules are in

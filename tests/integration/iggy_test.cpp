@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration tests (labels integration;iggy): lib/iggy's client against iggy-test-broker
 // (started here as a process on port 0), captured SDK requests replayed against the broker,
 // and the iggy-produce CLI. Semantics checked: docs/protocol.md §3-7 (server 0.8.0).
@@ -648,7 +649,7 @@ TEST_CASE("TLS: verified connection with a CA file; an untrusted certificate is 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Captured Node SDK 0.8.0 requests (../shared/testdata/iggy-g1/requests) replayed against the
+// Captured Node SDK 0.8.0 requests (tests/data/iggy-g1/requests) replayed against the
 // broker, in a world set up to match their .txt files.
 
 namespace {

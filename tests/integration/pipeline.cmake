@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ---- Pipeline (issue 8): the consumer loop and the Iggy adapters against iggy-test-broker,
 # with an in-memory object store (the fakes of the unit tests): the group hand-over, the
 # failover and explicit-offset polling as the 0.8.0 server semantics make them happen.

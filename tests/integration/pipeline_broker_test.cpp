@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pipeline's consumer loop and Iggy adapters against iggy-test-broker (0.8.0 semantics),
 // with the unit tests' in-memory object store. What the server does to a group (cooperative
 // hand-over, full rebalance on disconnect) drives the loop; the bucket must end up with each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The consumer loop, the Iggy adapters and the S3 store against iggy-test-broker and the real
 // Ceph RGW of the `rgw` fixture, through the fault front (tests/support/s3/fault_front.hpp):
 // the front holds the first PutObject while the broker evicts the group member (its test

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `iggy-s3-sink probe` against the rgw fixture: exit 0, one line per fact, RGW 16's answers.
 set -euo pipefail
 bin=$1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The sink's uploads (probe: PutObject, GET, DELETE, conditional writes) to the rgw fixture
 # through a real proxy (Debian's tinyproxy, with Basic proxy credentials): plain http in
 # absolute form, https through CONNECT; with NO_PROXY the same goes direct. The proxy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The `rgw` CTest fixture: one throwaway Ceph RGW for the whole test run (scripts/rgw).
 # A test that needs S3 declares FIXTURES_REQUIRED rgw and reads ${ISS_RGW_DIR}/env
 # (contract: tests/integration/README.md).

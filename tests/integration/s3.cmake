@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # S3 client integration tests (owner: s3): lib/s3 + lib/http against the real Ceph RGW of the
 # `rgw` fixture, directly and through the fault-injecting front.
 # daemon/s3_wiring.cpp (s3.* -> client options) and daemon/s3_setup.cpp (client + probe at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lib/s3 + lib/http against a real Ceph RGW (the `rgw` CTest fixture: RGW_DIR/env), directly
 // and through the fault front, and the pipeline's store layer over them (pipeline::s3_store).
 // Each test case uses its own bucket.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The tools `cmake --build build --target package` runs come from `scripts/install-deps --build`
 # on a bare Debian 12 (docker/Dockerfile's build stage starts from debian:12): each tool's
 # Debian package must be in the dependency closure (Depends and Pre-Depends, no Recommends:

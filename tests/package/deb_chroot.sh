@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package in a fresh Debian 12: installs build/iggy-s3-sink_*.deb the way
 # docker/Dockerfile's runtime stage does (its COPY and RUN lines, read from the Dockerfile), into
 # a copy of a clean Debian 12 root, then checks what a user gets:

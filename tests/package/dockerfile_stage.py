@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prints one stage of a Dockerfile as JSON, so a test can run what the image build would run.
 
     dockerfile_stage.py DOCKERFILE [STAGE]      STAGE: a name (FROM ... AS name) or "last"

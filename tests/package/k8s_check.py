@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Structural check of the Kubernetes manifests in docker/k8s (base and every overlay).
 
     k8s_check.py --source REPO --binary path/to/iggy-s3-sink

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Debian's package checker on the .deb: prints every tag (errors, warnings, info) and fails on
 # an error or a warning that is not overridden in packaging/debian/lintian-overrides (each
 # override there says why).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """python3-avro (Debian) as the independent reader of the Avro objects the sink writes.
 
   check_avro.py types DIR   DIR/types.avro holds the rows of DIR/types.expected.json

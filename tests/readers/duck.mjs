@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DuckDB (npm @duckdb/node-api) as the independent reader of the Parquet and CSV objects the
 // sink writes. Test-only; installed by scripts/install-deps into tests/readers/node_modules.
 //

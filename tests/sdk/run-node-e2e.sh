@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the official Apache Iggy Node.js SDK's e2e suite (src/e2e/*.e2e.ts) against a fresh
 # iggy-test-broker and prints the suite's TAP summary.
 #

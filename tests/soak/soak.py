@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Soak: three daemons (`iggy-s3-sink run`) in one consumer group over 3 topics x 10 partitions,
 the Iggy test broker on a data directory (so it can be restarted), Ceph RGW (the `rgw` CTest
 fixture) behind the S3 fault front (s3-fault-front), and a producer at a steady rate for the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # AWS credential endpoint doubles (owner: aws): IMDSv2, the container endpoint, STS and a
 # re-signing S3 front on one loopback server (tests/support/aws/aws_test_server.hpp).
 add_library(iss_aws_test_server STATIC ${CMAKE_CURRENT_LIST_DIR}/aws/aws_test_server.cpp)

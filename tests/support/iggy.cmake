@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ---- Iggy: the test broker (a test double of server 0.8.0) and the producer tool.
 # iggy_broker_core: the broker's semantic core, no I/O but its --data files; unit-tested in
 # tests/unit/iggy.

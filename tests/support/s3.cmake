@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # S3 test doubles (owner: s3): the fault-injecting S3 front (tests/support/s3/fault_front.hpp).
 add_library(iss_s3_fault_front STATIC ${CMAKE_CURRENT_LIST_DIR}/s3/fault_front.cpp)
 target_include_directories(iss_s3_fault_front PUBLIC ${CMAKE_CURRENT_LIST_DIR})

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// A FIFO mutex for coroutines on one executor, the project's one lock between coroutines (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The one connection setup of every client (the HTTP client, the Iggy client): resolve,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The wait between retries, behind an interface so that tests advance an injected clock

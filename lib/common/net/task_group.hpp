@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Child coroutines on one executor, and one wait for all of them: the project's one join

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/net/worker_pool.hpp"
 
 #include <pthread.h>

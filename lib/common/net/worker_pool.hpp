@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The worker pool (`performance.workers`): threads that run CPU-heavy jobs (formatting and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pipeline/adapters/asio_sleeper.hpp"
 
 #include <boost/asio/as_tuple.hpp>

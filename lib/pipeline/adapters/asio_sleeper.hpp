@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The production `sleeper`: a steady_timer wait that `interrupt()` ends early (stop). Callers

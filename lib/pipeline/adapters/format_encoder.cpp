@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pipeline/adapters/format_encoder.hpp"
 
 #include "pipeline/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The production encoders: `format::writer` (json_lines / json_array / raw / csv / parquet /

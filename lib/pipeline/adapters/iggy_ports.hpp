@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Thin adapters from the pipeline's Iggy ports (ports.hpp) to `iggy::client`: polls with

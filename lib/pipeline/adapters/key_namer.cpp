@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pipeline/adapters/key_namer.hpp"
 
 #include <date/tz.h>

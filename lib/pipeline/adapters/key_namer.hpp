@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The production `key_namer`: `naming.key` (format::key_template) with `s3.prefix`, the

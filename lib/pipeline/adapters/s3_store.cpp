@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pipeline/adapters/s3_store.hpp"
 
 #include "s3/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The production `object_store`, the one store layer over `s3::client` for one bucket: maps

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end runs of the daemon with short-lived AWS credentials: the Iggy test broker, the
 daemon as a process, and Ceph RGW behind aws-test-server (tests/support/aws/main.cpp), which
 hands out credentials valid a few seconds (container endpoint, or web identity + STS

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end cases of issue 8 (docs/architecture.md §3): broker + RGW + the daemon as a process.
 Usage: cases.py CASE   (ISS_BINARY_DIR and RGW_DIR from CTest)."""
 from __future__ import annotations

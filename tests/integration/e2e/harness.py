@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end harness: the Iggy test broker, a real Ceph RGW (the `rgw` CTest fixture), the
 daemon as a process, and Debian's awscli as the independent reader of what landed.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end cases of the lake layout: object keys rendered from each message's tenant header
 and its own time (a payload field, in Europe/Berlin), checked by a computation of this script
 (Python's zoneinfo, not the daemon's code) and by DuckDB reading the bucket with

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end cases of scale: the memory budget over a backlog on many partitions, and many
 mostly idle partitions in one daemon.
 Usage: scale_cases.py CASE   (ISS_BINARY_DIR and RGW_DIR from CTest; harness.py).

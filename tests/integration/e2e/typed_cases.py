@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end cases of the typed formats: JSON web-request messages over 3 partitions, a
 declared schema of 8 columns, Parquet or CSV objects on RGW, read back by DuckDB
 (tests/readers/duck.mjs) and compared with what this script computed from the messages.

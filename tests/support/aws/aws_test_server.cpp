@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "aws/aws_test_server.hpp"
 
 #include "http/client.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// A loopback test double of the AWS credential endpoints (tests only): one HTTP/1.1 server

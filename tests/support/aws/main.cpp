@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // aws-test-server: the loopback AWS credential doubles of aws_test_server.hpp (IMDSv2, the
 // container endpoint, STS, and the re-signing S3 front) as a process, for end-to-end tests
 // of the daemon (tests/integration/e2e/aws_cases.py). A TEST DOUBLE: never point anything

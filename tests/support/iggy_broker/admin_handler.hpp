@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Applies the Iggy test broker's administrative commands (admin_wire.hpp) to `broker_state`

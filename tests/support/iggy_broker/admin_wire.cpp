@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "iggy_broker/admin_wire.hpp"
 
 #include "proto/message.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Wire codecs of the Iggy test broker's administrative commands (the G1 layouts of server

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "iggy_broker/broker_internal.hpp"
 
 namespace iss::broker {

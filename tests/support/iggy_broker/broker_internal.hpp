@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The test broker's internal state, shared by the files that implement `broker_state`
 // (broker_state.cpp: streams, topics, messages; broker_auth.cpp: clients and logins;

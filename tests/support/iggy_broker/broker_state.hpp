@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The semantic core of the Iggy test broker: a TEST DOUBLE of Apache Iggy server 0.8.0's

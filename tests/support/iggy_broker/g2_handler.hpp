@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The G2 side of the Iggy test broker (issue 9): a TEST DOUBLE of Iggy server 0.9.0's

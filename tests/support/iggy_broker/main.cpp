@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // iggy-test-broker: a TEST DOUBLE of Apache Iggy server 0.8.0 speaking the G1 TCP protocol
 // (docs/protocol.md §3-7) over proto/, with the semantics of broker_state.hpp. Not a server
 // to run in production: it exists for the tests, the demo and the benchmarks.

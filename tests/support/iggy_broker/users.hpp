@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// Users, permissions and personal access tokens of the Iggy test broker: a TEST DOUBLE of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // iggy-produce: sends lines (or synthetic JSON messages) to an Iggy stream/topic with the
 // project's own client (lib/iggy). For the demo, users' smoke tests and the benchmarks.
 

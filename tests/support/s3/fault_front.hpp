@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// The S3 fault-injecting front (test double, docs/architecture.md §5): a small HTTP/1.1 server on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // s3-fault-front: the fault-injecting S3 front of fault_front.hpp as a process, for runs of the
 // daemon as a process (tests/soak/soak.py). A TEST DOUBLE: it forwards to --upstream what no
 // rule faults. One io_context, one thread.

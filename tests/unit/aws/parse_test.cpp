@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "aws/parse.hpp"
 
 #include "aws/error.hpp"

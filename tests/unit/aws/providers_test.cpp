@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "aws/providers.hpp"
 
 #include "aws/aws_test_server.hpp"

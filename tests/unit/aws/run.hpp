@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs one coroutine to completion on a test io_context (servers keep the context busy, so
 // the completion handler stops it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // common/net/async_mutex.hpp: one holder at a time, waiters served in arrival order, a
 // cancelled waiter leaves the queue, cancel_all wakes everyone.
 #include "common/net/async_mutex.hpp"

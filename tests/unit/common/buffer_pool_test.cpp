@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // common/buffer_pool.hpp: which kept buffer a take returns, and the bounds on what is kept.
 #include "common/buffer_pool.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // common/net/connect.hpp against a TLS listener on 127.0.0.1:0 in this process, with a
 // certificate made here (CN and SAN localhost, SAN IP 127.0.0.1): SNI for a host name and
 // none for an IP literal, the CA file honoured, host-name verification, the step deadline.

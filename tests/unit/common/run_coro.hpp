@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // For the common/net tests: runs the coroutine `f(executor)` on a fresh one-thread io_context
 // until everything on it is done, and returns its result (rethrows its exception).

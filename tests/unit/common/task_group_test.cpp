@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // common/net/task_group.hpp: wait resumes after the LAST child, results reach the callback,
 // the first exception is rethrown after every child finished.
 #include "common/net/task_group.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // common/net/worker_pool.hpp: a job runs on a pool thread and the awaiting coroutine resumes
 // on its own (event-loop) thread with the result; exceptions come back; jobs of several
 // coroutines run at once; a pool without threads runs jobs inline.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CLI test of `iggy-s3-sink check-config`: exit codes 0 / 78 / 2, every problem listed,
 # secrets redacted. usage: check_config_cli.sh BINARY SOURCE_DIR
 set -u

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A fixed environment for config tests (the loader's env lookup is injected).
 #include "config/config.hpp"

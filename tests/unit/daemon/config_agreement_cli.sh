@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CLI test: check-config, probe and run refuse the same configurations with exit 78 and list
 # every problem, before any connection (nothing listens on the ports used here); and probe
 # prints only what it measured. usage: config_agreement_cli.sh BINARY

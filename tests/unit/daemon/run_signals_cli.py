@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CLI test of `iggy-s3-sink run` and stop signals, with nothing listening anywhere.
 
 1. A SIGTERM that is already pending when main() starts (the process is stopped there with a

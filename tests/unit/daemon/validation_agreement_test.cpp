@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config::validate (shared by check-config, probe and run) must refuse every configuration
 // that the modules `run` hands it to refuse later: the S3 client's options and request
 // builders, and the Iggy address mapping. Each value below is tried both ways.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes a gzip (or, with a second argument `zstd`, a zstd) json_lines object to argv[1], and
 // the same records uncompressed to argv[1] + ".plain", for the CTest checks that independent
 // readers (gzip -t / zcat / Python's gzip / DuckDB; zstd -t) give back exactly those bytes. The

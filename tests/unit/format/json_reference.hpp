@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
 /// What the JSON payload check (lib/format/json.cpp, `payload_checker`) is compared with in

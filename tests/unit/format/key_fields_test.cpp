@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Record placeholders: rendering ({yyyy} .. {hour}, {header:NAME}, {field:PATH}), the values
 // read from a message, record times and their buckets across DST switches.
 #include "format/key_fields.hpp"

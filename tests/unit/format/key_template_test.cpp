@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "format/key_template.hpp"
 
 #include <catch2/catch.hpp>

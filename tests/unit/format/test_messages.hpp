@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Builds real G1 messages (proto::append_message) and returns views into them, so the
 // writers are tested on exactly what a poll reply holds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes Parquet, CSV and Avro samples into argv[1] for the independent readers
 // (tests/readers/check_parquet.mjs with DuckDB, tests/readers/check_avro.py), together with
 // what they must find there (`*.expected.json`): the values are the inputs of the messages,

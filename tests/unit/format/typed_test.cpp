@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The typed formats through format::writer: schema errors (bad messages), determinism, row
 // groups appended as they fill, CSV text. What the files hold is checked by DuckDB and
 // python3-avro (typed_sample.cpp, tests/readers).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seeded random payloads through every payload mode: every json_lines line stays one valid
 // JSON object, and a payload embedded as JSON means what the original text meant.
 #include "format/writer.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the TLS record writer puts sealed records (lib/http/record_sink.hpp): straight onto
 // the socket while it takes them, the rest in order for a write that waits for room.
 #include "http/record_sink.hpp"

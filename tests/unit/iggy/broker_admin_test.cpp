@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the Iggy test broker's administrative commands (tests/support/iggy_broker:
 // admin_wire, admin_handler, users): the 0.8.0 layouts (literal bytes from the tests of
 // core/binary_protocol at tag server-0.8.0 where they exist), codes, permission checks and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the Iggy test broker's G2 side (tests/support/iggy_broker/g2_handler): where it
 // answers as a 0.9 server does, built from the protocol facts (reply result section, batch
 // records, topic options, operation 141, GetClusterMetadata).

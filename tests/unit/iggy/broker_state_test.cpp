@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the Iggy test broker's semantic core (tests/support/iggy_broker), against the
 // 0.8.0 rules of docs/protocol.md §5-7.
 #include "iggy_broker/broker_state.hpp"

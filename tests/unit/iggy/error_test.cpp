@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // iss::iggy error classification (lib/iggy/error.hpp): the outcome every caller acts on.
 #include "iggy/error.hpp"
 

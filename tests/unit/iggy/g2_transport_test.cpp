@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The G2 transport's eviction mapping (lib/iggy/g2_transport.hpp): each reason becomes the
 // error a caller classifies, and the session-ending statuses.
 #include "iggy/g2_transport.hpp"

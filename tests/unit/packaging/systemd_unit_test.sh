@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The systemd unit in packaging/ is accepted by `systemd-analyze verify` (with the built
 # binary in place of /usr/bin/iggy-s3-sink, which verify requires to exist), is Type=notify
 # with a WatchdogSec, and its TimeoutStopSec is above the example config's shutdown.grace.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The partition writer's whole-operation retries run on a `retry_budget` (common/backoff.hpp)
 // over the injected clock and sleeper: single mode retries without end with waits under the
 // backoff ceilings, group mode has one attempt per operation (invariant 5 in delivery.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The delivery contract (docs/architecture.md §3), one section per invariant. Each test names the
 // invariant it guards and is written so that breaking that invariant makes it fail.
 #include "fakes.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The delivery contract with several open objects per partition (one per encoded partition):
 // the generalised rules G1..G5 of the essay in pipeline/delivery.hpp. Each test is written so
 // that breaking its rule makes it fail; tests/unit/pipeline/mutants.py applies those breaks.

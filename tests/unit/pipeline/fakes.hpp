@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Fakes of the pipeline's ports for unit tests: an in-memory S3 with switchable conditional
 // behaviour and scripted failures, an in-memory offset store, a line encoder, a namer, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pipeline/adapters/iggy_ports.hpp"
 
 #include "iggy/error.hpp"

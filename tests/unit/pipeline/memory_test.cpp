@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory budget (lib/pipeline/memory.hpp): the accounting, and what the consumer and the
 // router do with it (pause the biggest holders, close the largest objects early, bound the
 // spool), checked on the fakes: everything still lands exactly once.

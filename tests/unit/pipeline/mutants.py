@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Mutation check of the delivery-contract tests (not run by ctest): applies one deliberate
 # break of each invariant, rebuilds unit_pipeline, runs the tests tagged for it, and prints
 # how many failed (every line must show failures). Run from the worktree root with a build/.

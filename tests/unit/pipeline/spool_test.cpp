@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The spool file (lib/pipeline/spool.hpp): whole parts appended, mapped back where they lie;
 // files reused through a bounded set of spares.
 #include "pipeline/spool.hpp"

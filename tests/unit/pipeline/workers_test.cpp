@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // performance.workers (delivery.cpp feed_run / encode_run): records formatted on a worker pool
 // give exactly the objects, keys, ranges, store calls and commits of formatting inline, for
 // every rotation and bad-message rule on the way; and the formatting does run on the pool.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The G2 message batch: G2-4, the SendMessages capture, the poll reply fixture, checksums,
 // the broker-side writer, hostile batches.
 #include "proto/g2_commands.hpp"

@@ -1,4 +1,5 @@
-// G2 request captures of the official Node SDK (../shared/testdata/iggy-g2): each decodes to
+// SPDX-License-Identifier: Apache-2.0
+// G2 request captures of the official Node SDK (tests/data/iggy-g2): each decodes to
 // the values of its .txt and re-encodes to the same bytes; reply fixtures decode.
 #include "proto/g2_commands.hpp"
 

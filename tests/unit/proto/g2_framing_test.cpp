@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // G2 framing: headers, operations, evictions, versions, sessions, retries, the assembler.
 #include "proto/g2_commands.hpp"
 #include "test_util.hpp"

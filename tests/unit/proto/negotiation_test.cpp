@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The login negotiation: feed what each login came to, check what the session is told to do.
 #include "proto/negotiation.hpp"
 

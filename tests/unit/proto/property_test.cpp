@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seeded property tests (docs/architecture.md §7: randomness is seeded and the seed printed): random
 // requests and poll replies survive encode -> random splits -> assembler -> decode unchanged.
 // PROTO_TEST_SEED overrides the seed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Helpers for the proto tests: hex <-> bytes, reading the shared Iggy captures.
 
@@ -48,27 +49,17 @@ inline std::string to_hex(iss::proto::bytes_view b) {
     return s;
 }
 
-/// The iggy-g1 capture folder; a missing folder skips the test binary (exit 77) unless CI=true.
+/// The iggy-g1 capture folder (tests/data/iggy-g1); a missing folder fails the test.
 inline std::filesystem::path g1_dir() {
     std::filesystem::path p = std::filesystem::path{IGGY_TESTDATA_DIR} / "iggy-g1";
-    if (!std::filesystem::is_directory(p)) {
-        const char* ci = std::getenv("CI");
-        std::cerr << "iggy-g1 test data not found at " << p << "\n";
-        if (ci == nullptr || std::string_view{ci} != "true") std::exit(77);
-        FAIL("iggy-g1 test data missing under CI");
-    }
+    if (!std::filesystem::is_directory(p)) FAIL("iggy-g1 test data not found at " << p << " (tests/data/iggy-g1)");
     return p;
 }
 
-/// The iggy-g2 capture folder (same skip rule as g1_dir).
+/// The iggy-g2 capture folder (tests/data/iggy-g2); a missing folder fails the test.
 inline std::filesystem::path g2_dir() {
     std::filesystem::path p = std::filesystem::path{IGGY_TESTDATA_DIR} / "iggy-g2";
-    if (!std::filesystem::is_directory(p)) {
-        const char* ci = std::getenv("CI");
-        std::cerr << "iggy-g2 test data not found at " << p << "\n";
-        if (ci == nullptr || std::string_view{ci} != "true") std::exit(77);
-        FAIL("iggy-g2 test data missing under CI");
-    }
+    if (!std::filesystem::is_directory(p)) FAIL("iggy-g2 test data not found at " << p << " (tests/data/iggy-g2)");
     return p;
 }
 

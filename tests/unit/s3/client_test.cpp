@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The client's retry loop against the fault front used as a scripted server (no RGW).
 #include "s3/client.hpp"
 

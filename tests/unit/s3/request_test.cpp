@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "s3/request.hpp"
 
 #include "s3/checksum.hpp"

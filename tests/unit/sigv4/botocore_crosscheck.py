@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Cross-checks `iggy-s3-sink sigv4` against botocore (the AWS SDK for Python) on random S3
 requests: keys with every printable ASCII byte and some UTF-8, random query parameters, header
 values with whitespace runs, bodies, session tokens; header form and presigned form.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sigv4/redact.hpp"
 
 #include <catch2/catch.hpp>

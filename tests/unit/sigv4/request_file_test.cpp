@@ -1,4 +1,5 @@
-// Data-driven SigV4 tests over ../shared/testdata/sigv4 (docs/architecture.md §8.7.3): every case of AWS's
+// SPDX-License-Identifier: Apache-2.0
+// Data-driven SigV4 tests over tests/data/sigv4 (docs/architecture.md §8.7.3): every case of AWS's
 // suite in header and query form, every s3-docs example, the mode always from context.json.
 #include "sigv4/request_file.hpp"
 

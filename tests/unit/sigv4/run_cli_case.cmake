@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs `iggy-s3-sink sigv4` on one test case and checks its output (cmake -P script).
 #   BIN       the iggy-s3-sink binary
 #   CASE      the case folder (request.txt, context.json, expected files)

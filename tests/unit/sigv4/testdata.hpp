@@ -1,7 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Access to ../shared/testdata/sigv4 (SIGV4_TESTDATA_DIR), read in place. A missing directory
-// makes the test binary exit 77 (CTest SKIP_RETURN_CODE) with the reason, except under
-// CI=true, where it is a failure (docs/architecture.md §8.7.3).
+// Access to tests/data/sigv4 (SIGV4_TESTDATA_DIR), read in place (provenance: tests/data/README.md).
+// A missing directory fails the test binary with the reason.
 
 #include <cstdio>
 #include <cstdlib>
@@ -15,19 +15,14 @@
 namespace sigv4_testdata {
 
 inline std::filesystem::path dir() {
-    // The environment may point elsewhere (tests of the skip path); the default is the CMake
-    // cache variable.
+    // The environment may point elsewhere; the default is the CMake cache variable
+    // (tests/data/sigv4 in the repository). A missing folder is a failure, never a skip.
     const char* env = std::getenv("SIGV4_TESTDATA_DIR");
     const std::filesystem::path d{env != nullptr && *env != '\0' ? env : SIGV4_TESTDATA_DIR};
     if (!std::filesystem::is_directory(d)) {
-        const char* ci = std::getenv("CI");
-        if (ci != nullptr && std::string_view{ci} == "true") {
-            std::fprintf(stderr, "FAIL: SigV4 test vectors not found at %s (SIGV4_TESTDATA_DIR) and CI=true\n",
-                         d.c_str());
-            std::exit(1);
-        }
-        std::fprintf(stderr, "SKIP: SigV4 test vectors not found at %s; set -DSIGV4_TESTDATA_DIR=...\n", d.c_str());
-        std::exit(77);
+        std::fprintf(stderr, "FAIL: SigV4 test vectors not found at %s (SIGV4_TESTDATA_DIR; they live in tests/data/sigv4)\n",
+                     d.c_str());
+        std::exit(1);
     }
     return d;
 }
