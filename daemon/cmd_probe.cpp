@@ -174,6 +174,12 @@ int run_probe(std::span<const std::string_view> args) {
     }
     log_proxy(a.opts.http.proxy);
     try {
+        // Every object that holds an I/O object of `ioc` (the credential source, whose HTTP
+        // client keeps the STS, container or IMDS connection open for the next renewal; the
+        // S3 client and its connections) lives in the coroutine's frame, so it is gone when
+        // `ioc.run()` returns and before `ioc` is destroyed. (Kept in `a`, which outlives
+        // `ioc`, the pooled STS connection was closed through the freed reactor at exit:
+        // heap corruption, then SIGSEGV in OpenSSL's exit handler; issue 41.)
         net::io_context ioc{1};
         int rc = exit_failure;
         auto both = [&]() -> net::awaitable<int> {
@@ -183,8 +189,9 @@ int run_probe(std::span<const std::string_view> args) {
                 co_return exit_failure;
             }
             fmt::print("s3 credentials: {}\n", (*creds)->last().describe());
-            a.opts.credentials_source = *creds;
-            s3::client c{ioc.get_executor(), a.opts};
+            s3::client_options opts = a.opts;
+            opts.credentials_source = *creds;
+            s3::client c{ioc.get_executor(), std::move(opts)};
             int r = co_await probe(c, a);
             (*creds)->stop();
             if (cfg_kept) {

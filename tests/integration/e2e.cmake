@@ -53,17 +53,24 @@ endforeach()
 
 # performance.workers: the exactly-once cases with formatting on the event-loop thread (1) and
 # on a pool of 4 threads; the cases above run with the default (one per core).
+# Label workers on the pool of 4 (scripts/sanitize --thread runs them under ThreadSanitizer).
 foreach(case exactly_once crash_restart group_failover stale_writer bad_message_skip)
   set(_timeout 300)
   if(case STREQUAL "crash_restart")
     set(_timeout 900)
   endif()
   foreach(_w 1 4)
-    iss_e2e_test(e2e.workers${_w}.${case} cases.py ${case} ${_timeout} EXTRA_ENV ISS_E2E_WORKERS=${_w})
+    set(_labels)
+    if(_w EQUAL 4)
+      set(_labels workers)
+    endif()
+    iss_e2e_test(e2e.workers${_w}.${case} cases.py ${case} ${_timeout} EXTRA_ENV ISS_E2E_WORKERS=${_w}
+      EXTRA_LABELS ${_labels})
   endforeach()
 endforeach()
-iss_e2e_test(e2e.workers4.parquet_crashes typed_cases.py parquet_crashes 900 EXTRA_ENV ISS_E2E_WORKERS=4)
-iss_e2e_test(e2e.workers4.dst_crashes lake_cases.py dst_crashes 900 EXTRA_ENV ISS_E2E_WORKERS=4)
+iss_e2e_test(e2e.workers4.parquet_crashes typed_cases.py parquet_crashes 900 EXTRA_ENV ISS_E2E_WORKERS=4
+  EXTRA_LABELS workers)
+iss_e2e_test(e2e.workers4.dst_crashes lake_cases.py dst_crashes 900 EXTRA_ENV ISS_E2E_WORKERS=4 EXTRA_LABELS workers)
 
 # Typed formats end to end: Parquet and CSV objects read back by DuckDB (tests/readers),
 # exactly-once through SIGKILLs with Parquet. tests/integration/e2e/typed_cases.py.
@@ -81,7 +88,9 @@ endforeach()
 # Short-lived AWS credentials end to end: the daemon gets 6-second credentials from
 # aws-test-server (container endpoint through a password proxy; web identity + AssumeRole),
 # which fronts RGW. tests/integration/e2e/aws_cases.py.
-foreach(case aws_container_refresh aws_web_identity_refresh)
+# aws_web_identity_exit: probe, run, lag and verify end with their documented exit codes with
+# web identity credentials (issue 41; clean under scripts/sanitize too).
+foreach(case aws_container_refresh aws_web_identity_refresh aws_web_identity_exit)
   iss_e2e_test(e2e.${case} aws_cases.py ${case} 300 EXTRA_LABELS aws)
 endforeach()
 
