@@ -3,7 +3,7 @@
 /// \file
 /// THE DELIVERY CONTRACT (docs/architecture.md §3): exactly-once in the bucket's final state.
 ///
-/// This header and delivery*.cpp are the one place where the six invariants live. Anything
+/// This header and delivery*.cpp are the one place where the seven invariants live. Anything
 /// else in the pipeline (router, consumer loop) only decides WHEN to call the partition
 /// writer; the writer decides what is written, where, and when an offset may be stored.
 ///
@@ -63,6 +63,15 @@
 ///    timeout. In single-consumer mode it is retried without end (logged, counted).
 /// 6. **Nothing is lost on a clean stop** — `flush(stop)` closes and delivers every open
 ///    object and commits; the router calls it for every writer before the group is left.
+/// 7. **The table step between durability and the offset** — when a table step is set
+///    (`writer_ports::table`, `table_step` in ports.hpp: an Iceberg commit), each durable
+///    object goes to it, in first-offset order, once it lies wholly at or below the offset
+///    about to be stored, and BEFORE that offset is stored (`commit_through` calls
+///    `table_through` first); the offset is stored only after the step answered ok. A failed
+///    step stores nothing and uploads nothing again: it is retried with the same objects
+///    (single mode after a backoff wait, group mode at the next tick or commit). A restart or
+///    a new owner re-reads from the stored offset and hands the same keys again, adopted
+///    after a 412, so the step is idempotent by key. Unset (the default), it is a no-op.
 ///
 /// ## Several open objects per partition: the encoded-partition rules G1-G5
 ///
@@ -114,7 +123,8 @@
 /// writes, adoption of more, of less, on Complete, without metadata); `[inv4]`
 /// delivery_test.cpp (the plan, part_size objects, HEAD before write); `[inv5]` and `[inv6]`
 /// delivery_test.cpp and router_test.cpp (hand-over, not owner, bounded retries, reconnect,
-/// stop); `[g1]`..`[g5]` encoded_test.cpp, whose crash-replay property test (`[replay]`)
+/// stop); `[inv7]` delivery_table_test.cpp (order, failures, adopted objects, group mode);
+/// `[g1]`..`[g5]` encoded_test.cpp, whose crash-replay property test (`[replay]`)
 /// restarts from every stored offset. The CTest test `mutants` (mutants.py) breaks each rule
 /// on purpose and fails unless that rule's tagged tests catch every break.
 
@@ -209,6 +219,9 @@ struct writer_ports {
     dead_letter_sink* dead_letters = nullptr;  ///< required for bad_message_policy::dead_letter
     delivery_timings* timings = nullptr;       ///< where durations are recorded (the router sets its own)
     memory_budget* memory = nullptr;           ///< what open objects hold is charged here (the router sets its own)
+    /// The step after objects are durable and before their offset is stored (invariant 7;
+    /// an Iceberg table commit). nullptr (the default): none, offsets are stored once durable.
+    table_step* table = nullptr;
     /// performance.workers: where runs of records are formatted and compressed (nullptr or a
     /// pool without threads: inline, on the event-loop thread). See `partition_writer::feed`.
     iss::worker_pool* workers = nullptr;
@@ -356,12 +369,17 @@ private:
     static feed_status to_feed(delivered d) noexcept;
     task<delivered> commit_durable();
     task<bool> commit_through(std::uint64_t offset);
+    /// Invariant 7: hands the durable objects wholly at or below `offset` that the table step
+    /// has not taken yet to it (none, or no step: ok without a call); forgets them on ok.
+    task<table_result> table_through(std::uint64_t offset);
     /// The budget of one whole operation (upload, HEAD, dead-letter send, offset store):
     /// group mode one attempt (invariant 5), single mode no limit; waits from `retry_backoff`.
     [[nodiscard]] retry_budget operation_budget();
     /// After a failed attempt: waits the budget's next wait and returns true, or returns false
     /// when the budget is spent (logged).
-    task<bool> retry_or_give_up(retry_budget& budget, std::string_view what, std::string_view detail, bool fatal);
+    /// `check`: what a fatal failure's log line tells the operator to check.
+    task<bool> retry_or_give_up(retry_budget& budget, std::string_view what, std::string_view detail, bool fatal,
+                                std::string_view check = "the s3 settings and permissions");
     open_object& open(const message& m, const encoded_partition& e);
     [[nodiscard]] open_object_state rotation_state(const open_object& o) const;
     [[nodiscard]] bool covered(const std::string& encoded, std::uint64_t offset) const;
@@ -391,6 +409,7 @@ private:
     std::map<std::string, object_ptr, std::less<>> open_;  ///< by encoded partition
     std::vector<object_ptr> closing_;                      ///< closed, not yet durable (in flight)
     std::vector<durable_range> durable_;                   ///< delivered, last > stored offset
+    std::vector<durable_object> untabled_;                 ///< durable, not yet taken by the table step
     std::map<std::string, std::uint64_t, std::less<>>
         done_through_;  ///< adopted: that encoded partition's messages <= are done
     std::map<std::string, std::uint64_t, std::less<>>

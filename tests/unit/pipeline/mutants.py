@@ -47,6 +47,16 @@ MUTANTS = [
         ("router::release", "co_await w->flush(rotate_reason::hand_over);", "w->drop(\"mutant\");")]),
     ("inv6 stop without flush", "[inv6]", "lib/pipeline/router.cpp", [
         ("router::stop", "all = co_await w->flush(rotate_reason::stop) && all;", "w->drop(\"mutant\");")]),
+    ("inv7 offset stored without the table step", "[inv7]", "lib/pipeline/delivery_commit.cpp", [
+        ("partition_writer::commit_through", "const table_result t = co_await table_through(offset);",
+         "const table_result t{};")]),
+    ("inv7 table step after the offset is stored", "[inv7]", "lib/pipeline/delivery_commit.cpp", [
+        ("partition_writer::commit_through", "const table_result t = co_await table_through(offset);",
+         "const table_result t{};"),
+        ("partition_writer::commit_through", "committed_ = offset;",
+         "committed_ = offset; { const table_result late = co_await table_through(offset); (void)late; }")]),
+    ("inv7 a failed table step ignored", "[inv7]", "lib/pipeline/delivery_commit.cpp", [
+        ("partition_writer::commit_through", "if (t.status != table_status::ok) {", "if (false) {")]),
     ("G2 adoption marks every encoded partition done", "[g2]", "lib/pipeline/delivery_upload.cpp", [
         ("partition_writer::deliver_front",
          "if (!ports_.namer.record_dependent() && open_.empty() && closing_.empty()) {", "if (true) {")]),
