@@ -273,6 +273,9 @@ void partition_writer::drop(std::string_view why) {
     // object straddles, so the re-read renders the same keys as a restart would.
     const auto durable = pending_commit_ ? pending_commit_ : committed_;
     durable_.clear();
+    // Durable objects below the re-read point stay for the table step (they are not read
+    // again); those above it come back as adopted objects (invariant 7).
+    std::erase_if(untabled_, [durable](const durable_object& d) { return !durable || d.range.last_offset > *durable; });
     done_through_.clear();
     reread_from_.clear();
     handled_ = durable;

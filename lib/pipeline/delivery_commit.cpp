@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The delivery contract, storing offsets (invariant 1; the essay at the top of delivery.hpp):
-// the one place an offset is stored, and the messages that are not written (skipped or
-// dead-lettered) accounted for by the open object or the stored offset.
+// The delivery contract, storing offsets (invariants 1 and 7; the essay at the top of
+// delivery.hpp): the one place an offset is stored, the table step before it, and the
+// messages that are not written (skipped or dead-lettered) accounted for by the open object
+// or the stored offset.
 #include "pipeline/delivery.hpp"
 #include "pipeline/delivery_internal.hpp"
 #include "pipeline/error.hpp"
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <span>
+#include <vector>
 
 namespace iss::pipeline {
 
@@ -27,7 +29,17 @@ task<partition_writer::delivered> partition_writer::commit_durable() {
     co_return ok ? delivered::ok : delivered::stopped;
 }
 
-// Invariant 1: the ONLY place an offset is stored; callers pass a durable offset.
+std::string_view to_string(table_status s) noexcept {
+    switch (s) {
+        case table_status::ok: return "ok";
+        case table_status::retryable: return "retryable";
+        case table_status::fatal: return "fatal";
+    }
+    return "?";
+}
+
+// Invariant 1: the ONLY place an offset is stored; callers pass a durable offset. Invariant
+// 7: only after the table step took every durable object up to it.
 task<bool> partition_writer::commit_through(std::uint64_t offset) {
     if (committed_ && offset <= *committed_) {
         pending_commit_.reset();
@@ -35,6 +47,19 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
     }
     auto budget = operation_budget();
     while (budget.try_attempt()) {
+        const table_result t = co_await table_through(offset);
+        if (t.status != table_status::ok) {
+            if (o_.mode == consumer_mode::group) {
+                pending_commit_ = offset;  // durable; the step (same objects) and the store retried at the next tick
+                log_.warn({iss::log::kv("offset", offset)}, "the table step failed ({}); will retry", t.detail);
+                co_return true;
+            }
+            const bool again =
+                co_await retry_or_give_up(budget, "the table step", t.detail, t.status == table_status::fatal,
+                                          "the table's settings and permissions");
+            if (!again) co_return false;
+            continue;
+        }
         const auto sent_at = ports_.clock.steady_now();
         const offset_result r = co_await ports_.offsets.store_offset(p_, offset);
         switch (r.status) {
@@ -65,6 +90,26 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
         }
     }
     co_return false;
+}
+
+// Invariant 7: the table step takes durable objects, each once it is whole at or below the
+// offset about to be stored, before that offset is stored; on failure they stay for the
+// next call (nothing is uploaded again).
+task<table_result> partition_writer::table_through(std::uint64_t offset) {
+    if (!ports_.table) co_return table_result{};
+    std::vector<durable_object> batch;
+    for (const auto& d : untabled_)
+        if (d.range.last_offset <= offset) batch.push_back(d);
+    if (batch.empty()) co_return table_result{};
+    std::sort(batch.begin(), batch.end(), [](const durable_object& a, const durable_object& b) {
+        return a.range.first_offset < b.range.first_offset;
+    });
+    const table_result r = co_await ports_.table->commit(p_, batch, offset);
+    if (r.status == table_status::ok) {
+        std::erase_if(untabled_, [offset](const durable_object& d) { return d.range.last_offset <= offset; });
+        log_.debug({iss::log::kv("offset", offset), iss::log::kv("objects", batch.size())}, "table step done");
+    }
+    co_return r;
 }
 
 // Skipped / dead-lettered messages: covered by their encoded partition's open object (its

@@ -65,6 +65,7 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
             counters_.bytes_uploaded += o.spilled.size() + o.buf.size();
             log_.info(ctx, "object uploaded");
             durable_.push_back({r.first_offset, r.last_offset});
+            if (ports_.table) untabled_.push_back({o.key, p_, r, o.spilled.size() + o.buf.size(), false});
             closing_.erase(closing_.begin());
             co_return co_await commit_durable();
         }
@@ -96,6 +97,7 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
         if (existing->first_offset != r.first_offset)
             log_.warn(ctx, "existing object's first offset {} differs from ours", existing->first_offset);
         const std::string id = o.encoded;
+        if (ports_.table) untabled_.push_back({o.key, p_, *existing, std::nullopt, true});
         closing_.erase(closing_.begin());
         // Durable now: the existing object, from OUR first offset (where a restart would open
         // this encoded partition's object again) to ITS last offset.
@@ -209,7 +211,7 @@ retry_budget partition_writer::operation_budget() {
 }
 
 task<bool> partition_writer::retry_or_give_up(retry_budget& budget, std::string_view what, std::string_view detail,
-                                              bool fatal) {
+                                              bool fatal, std::string_view check) {
     const auto delay = budget.next_wait();
     if (!delay) {
         log_.warn("{} failed ({}); {}: giving up, the partition is re-read from its committed offset", what, detail,
@@ -219,8 +221,8 @@ task<bool> partition_writer::retry_or_give_up(retry_budget& budget, std::string_
     counters_.retries += 1;
     const auto attempt = budget.attempts();
     if (fatal) {
-        log_.error("{} failed ({}): check the s3 settings and permissions; retrying in {} ms (attempt {})", what,
-                   detail, delay->count(), attempt);
+        log_.error("{} failed ({}): check {}; retrying in {} ms (attempt {})", what, detail, check, delay->count(),
+                   attempt);
     } else {
         log_.warn("{} failed ({}); retrying in {} ms (attempt {})", what, detail, delay->count(), attempt);
     }
