@@ -8,7 +8,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <exception>
 #include <functional>

@@ -4,7 +4,7 @@
 #include "fakes.hpp"
 #include "pipeline/error.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace pl = iss::pipeline;
 using namespace std::chrono_literals;
