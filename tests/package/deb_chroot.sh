@@ -114,8 +114,8 @@ cat /tmp/files
 cat >/tmp/expected <<'LIST'
 /etc/iggy-s3-sink/env
 /etc/iggy-s3-sink/iggy-s3-sink.yaml
-/lib/systemd/system/iggy-s3-sink.service
 /usr/bin/iggy-s3-sink
+/usr/lib/systemd/system/iggy-s3-sink.service
 /usr/share/doc/iggy-s3-sink/README.md
 /usr/share/doc/iggy-s3-sink/architecture.md
 /usr/share/doc/iggy-s3-sink/changelog.gz
@@ -152,9 +152,9 @@ out=\$(env -i PATH=/usr/bin:/bin sh -c 'set -a; . /etc/iggy-s3-sink/env; exec ig
 echo "\$out" | head -5
 grep -q 'pw-from-env-file\|wJalrXUtnFEMI-secret-example' <<<"\$out" && fail "check-config printed a secret"
 
-say "systemd-analyze verify /lib/systemd/system/iggy-s3-sink.service"
+say "systemd-analyze verify /usr/lib/systemd/system/iggy-s3-sink.service"
 set +e
-out=\$(systemd-analyze verify /lib/systemd/system/iggy-s3-sink.service 2>&1); rc=\$?
+out=\$(systemd-analyze verify /usr/lib/systemd/system/iggy-s3-sink.service 2>&1); rc=\$?
 set -e
 echo "\$out"
 [[ \$rc -eq 0 ]] || fail "systemd-analyze verify exited \$rc"
@@ -165,7 +165,7 @@ sed -i 's/^  level: info /  level: debug/' /etc/iggy-s3-sink/iggy-s3-sink.yaml
 grep -q '^  level: debug' /etc/iggy-s3-sink/iggy-s3-sink.yaml || fail "could not edit the config"
 apt-get remove -y -q iggy-s3-sink >/dev/null
 [[ ! -e /usr/bin/iggy-s3-sink ]] || fail "remove left /usr/bin/iggy-s3-sink"
-[[ ! -e /lib/systemd/system/iggy-s3-sink.service ]] || fail "remove left the unit"
+[[ ! -e /usr/lib/systemd/system/iggy-s3-sink.service ]] || fail "remove left the unit"
 grep -q '^  level: debug' /etc/iggy-s3-sink/iggy-s3-sink.yaml || fail "remove lost the edited config"
 grep -q '^IGGY_PASSWORD=pw-from-env-file' /etc/iggy-s3-sink/env || fail "remove lost the edited env file"
 [[ \$(dpkg-query -W -f='\${db:Status-Abbrev}' iggy-s3-sink) == "rc "* ]] || fail "package state after remove: \$(dpkg-query -W -f='\${db:Status-Abbrev}' iggy-s3-sink)"
