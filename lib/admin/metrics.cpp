@@ -65,7 +65,7 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
     struct counter_def {
         std::string_view name;
         const char* help;
-        std::uint64_t pipeline::writer_counters::*field;
+        decltype(&pipeline::writer_counters::records_written) field;  // a std::uint64_t member
     };
     const counter_def counters[] = {
         {"messages_total", "Messages written into objects that became durable.",

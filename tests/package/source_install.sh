@@ -13,8 +13,8 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 prefix=/opt/iss-test
 DESTDIR=$work cmake --install "$build" --prefix "$prefix" >"$work/install1.log"
-unit=$work/lib/systemd/system/iggy-s3-sink.service
-[[ -f $unit ]] || fail "no unit at /lib/systemd/system/iggy-s3-sink.service"
+unit=$work/usr/lib/systemd/system/iggy-s3-sink.service
+[[ -f $unit ]] || fail "no unit at /usr/lib/systemd/system/iggy-s3-sink.service"
 [[ -x $work$prefix/bin/iggy-s3-sink ]] || fail "no daemon at $prefix/bin/iggy-s3-sink"
 for key in ExecStartPre ExecStart; do
   line=$(grep "^$key=" "$unit") || fail "the unit has no $key"

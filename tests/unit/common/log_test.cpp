@@ -3,7 +3,7 @@
 
 #include "common/types.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <vector>
 

@@ -7,7 +7,7 @@
 #include "common/net/task_group.hpp"
 #include "run_coro.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <atomic>
 #include <chrono>

@@ -10,7 +10,7 @@
 #include "proto/g2_commands.hpp"
 #include "proto/message.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss::broker;
 namespace proto = iss::proto;

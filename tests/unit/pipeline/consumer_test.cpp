@@ -6,7 +6,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <algorithm>
 #include <set>
