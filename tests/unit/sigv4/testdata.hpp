@@ -20,7 +20,8 @@ inline std::filesystem::path dir() {
     const char* env = std::getenv("SIGV4_TESTDATA_DIR");
     const std::filesystem::path d{env != nullptr && *env != '\0' ? env : SIGV4_TESTDATA_DIR};
     if (!std::filesystem::is_directory(d)) {
-        std::fprintf(stderr, "FAIL: SigV4 test vectors not found at %s (SIGV4_TESTDATA_DIR; they live in tests/data/sigv4)\n",
+        std::fprintf(stderr,
+                     "FAIL: SigV4 test vectors not found at %s (SIGV4_TESTDATA_DIR; they live in tests/data/sigv4)\n",
                      d.c_str());
         std::exit(1);
     }
