@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Every dependency is a Debian 12 package (README.md (Dependencies)); scripts/install-deps installs them.
+# Every dependency is a Debian 12 package (docs/development.md "Dependencies"); scripts/install-deps installs them.
 # Imported targets get SYSTEM include directories so third-party warnings never trip -Werror.
 
 # Boost 1.81 exactly: Debian's default 1.74 lacks as_tuple, per-operation cancellation and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The from-source install (`cmake --install BUILD [--prefix P]`, README "Install"): into a
+# The from-source install (`cmake --install BUILD [--prefix P]`, README.md "Install"): into a
 # DESTDIR with a prefix other than the package's /usr, then again over an operator's files.
 #   - the unit's ExecStartPre/ExecStart name <prefix>/bin/iggy-s3-sink, and the binary is there;
 #   - /etc/iggy-s3-sink/env is mode 0600;
