@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Every dependency is a Debian package, as Debian 12 and Debian 13 ship it (README.md (Dependencies));
+# Every dependency is a Debian package, as Debian 12 and Debian 13 ship it (docs/development.md "Dependencies");
 # scripts/install-deps installs them with each release's names. Version ranges, not pins: the lower
 # end is what the code needs, the upper end the newest version it is built and tested with.
 # Imported targets get SYSTEM include directories so third-party warnings never trip -Werror.

@@ -21,14 +21,15 @@ namespace {
 void print_usage(std::FILE* to) {
     fmt::print(to,
                "Usage: iggy-s3-sink check-config --config FILE\n"
-               "       iggy-s3-sink check-config --help-config\n\n"
+               "       iggy-s3-sink check-config --help-config [--markdown]\n\n"
                "Reads FILE, replaces ${{VAR}} and ${{VAR:-default}} from the environment, and checks every\n"
                "rule without connecting anywhere. Valid: prints the effective configuration (every key,\n"
                "defaults filled in, secrets as ****) and exits 0. Invalid: lists every problem with its\n"
                "YAML path and line on stderr and exits 78.\n\n"
                "Options:\n"
                "  --config FILE   the configuration file (YAML)\n"
-               "  --help-config   print every configuration key (type, default, meaning) as Markdown\n"
+               "  --help-config   print every configuration key (type, default, meaning)\n"
+               "  --markdown      with --help-config: the whole reference as Markdown (docs/configuration.md)\n"
                "  --help          show this help\n");
 }
 
@@ -36,6 +37,8 @@ void print_usage(std::FILE* to) {
 
 int run_check_config(std::span<const std::string_view> args) {
     std::string file;
+    bool help_config = false;
+    bool markdown = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
         if (a == "--help" || a == "-h") {
@@ -43,8 +46,12 @@ int run_check_config(std::span<const std::string_view> args) {
             return exit_ok;
         }
         if (a == "--help-config") {
-            fmt::print("{}", config::describe_markdown());
-            return exit_ok;
+            help_config = true;
+            continue;
+        }
+        if (a == "--markdown") {
+            markdown = true;
+            continue;
         }
         if (a == "--config" || a == "-c") {
             if (i + 1 >= args.size()) {
@@ -61,6 +68,15 @@ int run_check_config(std::span<const std::string_view> args) {
         fmt::print(stderr, "iggy-s3-sink check-config: unknown argument '{}'\n", a);
         print_usage(stderr);
         return exit_usage;
+    }
+    if (markdown && !help_config) {
+        fmt::print(stderr, "iggy-s3-sink check-config: --markdown goes with --help-config\n");
+        print_usage(stderr);
+        return exit_usage;
+    }
+    if (help_config) {
+        fmt::print("{}", markdown ? config::describe_page() : config::describe_text());
+        return exit_ok;
     }
     if (file.empty()) {
         fmt::print(stderr, "iggy-s3-sink check-config: --config FILE is required\n");

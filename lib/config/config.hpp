@@ -346,7 +346,7 @@ struct loaded {
 /// The effective config as YAML, every key present, secrets as `****`.
 [[nodiscard]] std::string to_yaml(const sink_config& c);
 
-/// One documented key: the README's table and `--help-config`.
+/// One documented key: docs/configuration.md and `--help-config`.
 struct key_doc {
     std::string path;  ///< `s3.retry.deadline`; list items as `sources[].stream`
     std::string type;  ///< string, bool, integer, size, duration, `a | b | c`, ...
@@ -357,6 +357,19 @@ struct key_doc {
 [[nodiscard]] std::vector<key_doc> describe();
 /// `describe()` as a Markdown table.
 [[nodiscard]] std::string describe_markdown();
+/// One top-level part of the file (`iggy`, `sources`, `s3`, ...) with its help, in file order.
+struct section_doc {
+    std::string name;
+    std::string help;
+};
+[[nodiscard]] std::vector<section_doc> describe_sections();
+/// Every key for a terminal (`check-config --help-config`): `key  type, default D`, then the
+/// help wrapped at 100 columns and indented by 4.
+[[nodiscard]] std::string describe_text();
+/// The whole configuration reference, docs/configuration.md (`check-config --help-config
+/// --markdown`): the file's rules, one key table per section, the checks across keys. The
+/// `docs.configuration` test fails when the file differs from it.
+[[nodiscard]] std::string describe_page();
 
 /// Parses a size (`8MiB`, `8MB`, `1.5GiB`, `4096`). Error detail says what is wrong.
 [[nodiscard]] result<std::uint64_t> parse_size(std::string_view s);

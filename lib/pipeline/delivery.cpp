@@ -355,7 +355,7 @@ task<feed_status> partition_writer::feed(std::span<const message> batch) {
 // them. The partition is busy meanwhile (router), so nothing else touches the object.
 // Without a pool (performance.workers 1) the same run is formatted right here: one clock
 // read, one reservation and one after_append for the run instead of one per message
-// (benchmark raw cell, workers 1: see README "Throughput").
+// (benchmark raw cell, workers 1: docs/operations.md "CPU and workers").
 task<feed_status> partition_writer::feed_run(std::span<const message> rest, std::size_t& taken) {
     taken = 0;
     open_object* const op = appended_to_;

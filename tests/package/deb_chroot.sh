@@ -84,11 +84,16 @@ copy_dst=$(py 'print(next(c["dst"] for c in s["copy"] if c["from"] and any(x.end
 copy_src=$(py 'print(next(x for c in s["copy"] for x in c["src"] if x.endswith(".deb")))')
 case "$(basename "$deb")" in $(basename "$copy_src")) ;; *) fail "docker/Dockerfile copies $copy_src, which does not match $(basename "$deb")" ;; esac
 mkdir -p "$root/$copy_dst"; cp "$deb" "$root/$copy_dst/"
+# Pages to compare with what the package installs.
+mkdir -p "$root/package-src/docs"
+cp "$src/README.md" "$src/CHANGELOG.md" "$root/package-src/"; cp "$src/docs/configuration.md" "$root/package-src/docs/"
 py 'print("\n".join(s["run"]))' >"$root/dockerfile-run.sh"
 image_user=$(py 'print(s["user"] or "0:0")')
 [[ $image_user == *:* ]] || image_user="$image_user:$image_user"
 entrypoint=$(py 'print(s["entrypoint"][0])')
 version=$(dpkg-deb -f "$deb" Version)
+# The documentation site as the package installs it: every page of docs/, gzip-compressed.
+doc_pages=$(cd "$src" && LC_ALL=C ls docs/*.md | sed 's|^|/usr/share/doc/iggy-s3-sink/|; s|$|.gz|')
 
 cat >"$root/package-test.sh" <<EOF
 set -euo pipefail
@@ -116,10 +121,11 @@ cat >/tmp/expected <<'LIST'
 /etc/iggy-s3-sink/iggy-s3-sink.yaml
 /usr/bin/iggy-s3-sink
 /usr/lib/systemd/system/iggy-s3-sink.service
-/usr/share/doc/iggy-s3-sink/README.md
-/usr/share/doc/iggy-s3-sink/architecture.md
+/usr/share/doc/iggy-s3-sink/CHANGELOG.md.gz
+/usr/share/doc/iggy-s3-sink/README.md.gz
 /usr/share/doc/iggy-s3-sink/changelog.gz
 /usr/share/doc/iggy-s3-sink/copyright
+$doc_pages
 /usr/share/lintian/overrides/iggy-s3-sink
 /usr/share/man/man1/iggy-s3-sink.1.gz
 LIST
@@ -132,6 +138,9 @@ done
 file_out=\$(head -c 4 /usr/bin/iggy-s3-sink | od -An -c | tr -d ' ')
 [[ \$file_out == 177ELF ]] || fail "/usr/bin/iggy-s3-sink is not an ELF binary"
 
+for p in README.md CHANGELOG.md docs/configuration.md; do
+  zcat /usr/share/doc/iggy-s3-sink/\$p.gz | cmp -s - /package-src/\$p || fail "/usr/share/doc/iggy-s3-sink/\$p.gz is not \$p"
+done
 say "check-config on the shipped config, variables unset: exit 78 naming them"
 set +e
 out=\$(env -u IGGY_PASSWORD -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY iggy-s3-sink check-config --config /etc/iggy-s3-sink/iggy-s3-sink.yaml 2>&1); rc=\$?

@@ -22,8 +22,6 @@ images; anything else is refused, so the check never silently ignores a field) a
   /healthz and readiness /readyz on it; the metrics Service and its prometheus.io/*
   annotations point at it and /metrics; non-root (the Dockerfile's USER), read-only root
   file system, an emptyDir at TMPDIR (the spool directory).
-While the binary does not know `admin.*` yet (check-config --help-config), check-config runs
-on the config without its `admin` section and says so.
 
 When a `kubectl` is on PATH, `kubectl kustomize` renders each kustomization too and must
 give the same objects. Exit 0 when every check passes, 1 with every problem listed.
@@ -428,16 +426,8 @@ def check_sink(objs, where, source, binary, problems):
             problems.add(dw, f"the config needs ${{{var}}}, which neither the Secret nor env sets")
 
     # The daemon's own validation of that config, with that environment.
-    help_config = subprocess.run([binary, "check-config", "--help-config"], capture_output=True, text=True).stdout
-    knows_admin = "`admin.listen`" in help_config
-    checked = cfg_text
-    if not knows_admin and "admin" in cfg:
-        reduced = dict(cfg)
-        del reduced["admin"]
-        checked = yaml.safe_dump(reduced, sort_keys=False)
-        print(f"NOTE {where}: this iggy-s3-sink does not know admin.* yet: check-config runs without the admin section")
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(checked)
+        f.write(cfg_text)
     try:
         r = subprocess.run([binary, "check-config", "--config", f.name], capture_output=True, text=True,
                            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env})
@@ -499,7 +489,7 @@ def check_sink(objs, where, source, binary, problems):
         problems.add(dw, f"TMPDIR {tmp} (the spool directory) must be an emptyDir mount")
     # The daemon's own bounds within the pod's: memory.max_spool within the spool emptyDir's
     # sizeLimit (the kubelet evicts a pod that passes it), memory.max_buffered plus the fixed
-    # overhead (about 50 MiB: code, connections, bookkeeping) within the memory limit.
+    # overhead within the memory limit: docs/operations.md "Sizing", memory = max_buffered + 48 MiB.
     mem = cfg.get("memory") or {}
     if spool:
         spool_vol = next(v for v in ps["volumes"] if v["name"] == spool["name"])
@@ -510,8 +500,8 @@ def check_sink(objs, where, source, binary, problems):
                              f"emptyDir's sizeLimit {size_limit}: set memory.max_spool below it")
     mem_limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
     max_buffered = size_bytes(mem.get("max_buffered", "256MiB"))
-    if mem_limit and max_buffered + (50 << 20) > quantity(mem_limit):
-        problems.add(dw, f"memory.max_buffered ({mem.get('max_buffered', '256MiB (the default)')}) + 50 MiB of "
+    if mem_limit and max_buffered + (48 << 20) > quantity(mem_limit):
+        problems.add(dw, f"memory.max_buffered ({mem.get('max_buffered', '256MiB (the default)')}) + 48 MiB of "
                          f"fixed overhead passes the container's memory limit {mem_limit}")
     sa = find(objs, "ServiceAccount", ps.get("serviceAccountName", ""))
     if not sa or "eks.amazonaws.com/role-arn" not in (sa["metadata"].get("annotations") or {}):

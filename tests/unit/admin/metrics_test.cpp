@@ -5,9 +5,15 @@
 #include "admin/readiness.hpp"
 #include "iggy/client.hpp"
 #include "pipeline/consumer.hpp"
+#include "pipeline/memory.hpp"
+#include "pipeline/router.hpp"
 #include "s3/client.hpp"
 
 #include "catch2_compat.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
 
 namespace pl = iss::pipeline;
 using Catch::Matchers::ContainsSubstring;
@@ -90,6 +96,54 @@ TEST_CASE("metrics: the pipeline's counters, offsets and gauges as they stand", 
     // No S3 or Iggy stats given: no such families.
     CHECK(text.find("iggy_s3_sink_s3_requests_total") == std::string::npos);
     CHECK(text.find("iggy_s3_sink_iggy_requests_total") == std::string::npos);
+}
+
+TEST_CASE("metrics: docs/operations.md documents every metric, and only those", "[admin][metrics][docs]") {
+    world w;
+    w.rotation.max_records = 4;
+    // Every family present: a memory budget (its limits are gauges), S3 and Iggy statistics.
+    pl::memory_budget mem{pl::memory_limits{std::uint64_t{64} << 20, std::uint64_t{1} << 30}};
+    auto ports = w.ports();
+    ports.memory = &mem;
+    auto r = std::make_unique<pl::router>(w.options, w.policy(), ports);
+    one_partition_source src;
+    for (int i = 0; i < 10; ++i) src.log.push_back(fmt::format("m{}", i));
+    pl::consumer_options o;
+    o.mode = pl::consumer_mode::single;
+    o.sources = {pl::source_topic{{"app", "requests"}, std::nullopt}};
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    run(loop.round());
+    iss::s3::client_stats s3;
+    s3.by_operation["PutObject"].requests["200"] = 1;
+    iss::iggy::client_stats ig;
+    ig.requests[{"PollMessages", "0"}] = 1;
+    const std::string text = iss::admin::render_metrics({r.get(), &loop, &s3, &ig, "1", ""});
+
+    std::ifstream in{std::string{ISS_SOURCE_DIR} + "/docs/operations.md"};
+    REQUIRE(in);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string doc = ss.str();
+    // Every family the daemon serves has a row in the metrics table ...
+    std::set<std::string> served;
+    for (std::size_t at = text.find("# TYPE "); at != std::string::npos; at = text.find("# TYPE ", at + 1)) {
+        const auto name_at = at + 7;
+        served.insert(text.substr(name_at, text.find(' ', name_at) - name_at));
+    }
+    CHECK(served.size() >= 26);
+    for (const auto& name : served) {
+        INFO(name);
+        CHECK(doc.find("| `" + name + "` |") != std::string::npos);
+    }
+    // ... and every row names a family the daemon serves.
+    const std::string row = "| `iggy_s3_sink_";
+    for (std::size_t at = doc.find(row); at != std::string::npos; at = doc.find(row, at + 1)) {
+        const auto name_at = at + 3;
+        const std::string name = doc.substr(name_at, doc.find('`', name_at) - name_at);
+        INFO(name);
+        CHECK(served.count(name) == 1);
+    }
 }
 
 TEST_CASE("metrics: s3 and iggy client statistics by operation, command and code", "[admin][metrics]") {

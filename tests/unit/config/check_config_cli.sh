@@ -76,5 +76,13 @@ env -i "$bin" check-config --config "$tmp/missing.yaml" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "no --config: exit $rc, want 2"
 "$bin" check-config --bogus >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "unknown option: exit $rc, want 2"
-"$bin" check-config --help-config | grep -q '`s3.retry.deadline`' || fail "--help-config lacks keys"
+# 4. The key reference: for a terminal, and as the Markdown page (docs/configuration.md).
+out=$("$bin" check-config --help-config) || fail "--help-config exited $?"
+grep -qx 's3.retry.deadline  duration, default 15s' <<<"$out" || fail "--help-config lacks s3.retry.deadline: $out"
+grep -q '^    Bound on one operation' <<<"$out" || fail "--help-config lacks the help under the key"
+out=$("$bin" check-config --help-config --markdown) || fail "--help-config --markdown exited $?"
+grep -qF '| `s3.retry.deadline` | duration | `15s` |' <<<"$out" || fail "--markdown lacks the key table"
+head -1 <<<"$out" | grep -qx '# Configuration reference' || fail "--markdown does not start with the page title"
+"$bin" check-config --markdown >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "--markdown without --help-config: exit $rc, want 2"
 echo "check-config CLI: all checks passed"
