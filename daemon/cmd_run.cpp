@@ -17,6 +17,7 @@
 #include "common/backoff.hpp"
 #include "common/log.hpp"
 #include "common/version.hpp"
+#include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/notify.hpp"
 #include "daemon/s3_setup.hpp"
@@ -48,29 +49,15 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 
 namespace iss::app {
 
-int run_run(std::span<const std::string_view> args);
-
 namespace {
 namespace net = boost::asio;
-
-void print_usage(std::FILE* to) {
-    fmt::print(to,
-               "Usage: iggy-s3-sink run --config FILE\n\n"
-               "Consumes the configured Iggy streams and writes them to S3 as rotating objects, storing\n"
-               "Iggy offsets only after the data is durable. SIGTERM, SIGINT or SIGHUP: stop polling, upload and\n"
-               "commit what is buffered within shutdown.grace, leave the consumer group, exit 0; a second\n"
-               "signal exits at once.\n\n"
-               "Options:\n"
-               "  --config FILE   the configuration file (YAML; see check-config --help-config)\n"
-               "  --help          show this help\n\n"
-               "Exit codes: 0 clean stop, 1 failure, 2 usage error, 78 invalid configuration.\n");
-}
 
 /// What the signal handler, the admin server and the service ticker need to reach. The
 /// pointers are set by daemon_main while their objects live (null before and after).
@@ -272,9 +259,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     co_return code;
 }
 
-}  // namespace
-
-int run_run(std::span<const std::string_view> args) {
+int run_run(const std::string& config_file) {
     // A SIGTERM that arrives while the config is read must not kill the process by default:
     // hold both signals until the signal_set below takes them (pending ones are delivered
     // then), so a stop requested right after start is still a clean stop.
@@ -287,23 +272,7 @@ int run_run(std::span<const std::string_view> args) {
     // A closed stderr pipe (`run ... 2>&1 | head`) must not kill the daemon with buffered data:
     // writes then fail with EPIPE instead (sockets already use MSG_NOSIGNAL).
     std::signal(SIGPIPE, SIG_IGN);
-    bool missing = false;
-    auto a = split_config_arg(args, missing);
-    for (auto r : a.rest) {
-        if (r == "--help" || r == "-h") {
-            print_usage(stdout);
-            return exit_ok;
-        }
-        fmt::print(stderr, "iggy-s3-sink run: unknown argument '{}'\n", r);
-        print_usage(stderr);
-        return exit_usage;
-    }
-    if (missing || a.config_file.empty()) {
-        fmt::print(stderr, "iggy-s3-sink run: --config FILE is required\n");
-        print_usage(stderr);
-        return exit_usage;
-    }
-    auto cfg = load_config_or_report("run", a.config_file);
+    auto cfg = load_config_or_report("run", config_file);
     if (!cfg) return exit_config;
     iss::log::configure(cfg->log.level, cfg->log.format);
     auto iopts = iggy_options(*cfg);
@@ -459,6 +428,20 @@ int run_run(std::span<const std::string_view> args) {
         return exit_failure;
     }
     return code;
+}
+
+}  // namespace
+
+command_main define_run(CLI::App& sub) {
+    auto file = std::make_shared<std::string>();
+    add_config_option(sub, *file);
+    set_help_text(sub,
+                  "Consumes the configured Iggy streams and writes them to S3 as rotating objects, storing\n"
+                  "Iggy offsets only after the data is durable. SIGTERM, SIGINT or SIGHUP: stop polling, upload\n"
+                  "and commit what is buffered within shutdown.grace, leave the consumer group, exit 0; a second\n"
+                  "signal exits at once.",
+                  "  0   clean stop\n  1   runtime failure\n  64  usage error\n  78  invalid configuration");
+    return [file] { return run_run(*file); };
 }
 
 }  // namespace iss::app

@@ -619,12 +619,12 @@ def verify_bucket(env: Env, rng) -> None:
     # Unreachable: Iggy, then the store.
     no_iggy = env.config(bucket, f"127.0.0.1:{free_port()}", name="no-iggy")
     rc, out = verify(no_iggy)
-    check(rc == 2 and "cannot reach Iggy" in out, f"verify with Iggy unreachable exited {rc}")
+    check(rc == 69 and "cannot reach Iggy" in out, f"verify with Iggy unreachable exited {rc}, want 69")
     no_store = env.config(bucket, broker.address, endpoint=f"http://127.0.0.1:{free_port()}", name="no-store",
                           retry={"attempts": 2, "base": "50ms", "cap": "100ms", "deadline": "3s"},
                           extra_s3={"timeouts": {"connect": "1s", "request": "2s"}})
     rc, out = verify(no_store)
-    check(rc == 2 and "listing s3://" in out, f"verify with the store unreachable exited {rc}")
+    check(rc == 69 and "listing s3://" in out, f"verify with the store unreachable exited {rc}, want 69")
 
 CASES = {
     "admin_metrics": admin_metrics,
