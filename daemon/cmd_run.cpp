@@ -11,8 +11,9 @@
 //   3. `shutdown.grace` after the first signal, if that has not finished, or at a second
 //      signal: stop the event loop at once and exit 1. What was not committed is re-read at
 //      the next start (and adopted where it was uploaded: docs/architecture.md §3.3).
+// The signals, the grace, systemd's watchdog and status are one coroutine beside the daemon's
+// (`supervise`, daemon/service.hpp).
 #include "admin/metrics.hpp"
-#include "admin/readiness.hpp"
 #include "admin/server.hpp"
 #include "common/backoff.hpp"
 #include "common/log.hpp"
@@ -21,6 +22,7 @@
 #include "daemon/commands.hpp"
 #include "daemon/notify.hpp"
 #include "daemon/s3_setup.hpp"
+#include "daemon/service.hpp"
 #include "daemon/wiring.hpp"
 #include "format/key_template.hpp"
 #include "iggy/error.hpp"
@@ -36,8 +38,6 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <date/tz.h>
 #include <fmt/format.h>
@@ -48,7 +48,6 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -58,58 +57,6 @@ namespace iss::app {
 
 namespace {
 namespace net = boost::asio;
-
-/// What the signal handler, the admin server and the service ticker need to reach. The
-/// pointers are set by daemon_main while their objects live (null before and after).
-struct run_state {
-    pipeline::consumer_loop* loop = nullptr;
-    pipeline::sleeper* sleeper = nullptr;  ///< waits before the loop exists (S3 unreachable at start)
-    iggy::client* client = nullptr;        ///< from its construction on
-    pipeline::router* router = nullptr;    ///< from its construction on
-    const s3::client* s3 = nullptr;
-    bool store_usable = false;  ///< the start-up probe of the bucket succeeded
-    bool group_mode = false;
-    bool stopping = false;
-
-    /// Nothing to deliver and no Iggy connection to leave a group on: a stop can end the
-    /// event loop at once (a connect or poll waiting for an unreachable server would
-    /// otherwise hold the stop until shutdown.grace).
-    [[nodiscard]] bool nothing_to_finish() const {
-        return client != nullptr && !client->connected() && (router == nullptr || !router->holds_data());
-    }
-
-    /// Clears the pointers when daemon_main's objects go away.
-    struct scope {
-        run_state& st;
-        ~scope() {
-            st.loop = nullptr;
-            st.sleeper = nullptr;
-            st.router = nullptr;
-            st.client = nullptr;
-            st.s3 = nullptr;
-        }
-    };
-
-    [[nodiscard]] admin::readiness_inputs readiness() const {
-        return {store_usable, client != nullptr && client->connected(), group_mode, loop != nullptr && loop->joined(),
-                stopping};
-    }
-    [[nodiscard]] admin::metric_sources metrics() const {
-        return {router,           loop, s3 ? &s3->stats() : nullptr, client ? &client->stats() : nullptr, iss::version,
-                iss::git_revision};
-    }
-    /// One line for systemd's STATUS=.
-    [[nodiscard]] std::string status() const {
-        if (stopping) return "stopping: uploading and committing what is buffered";
-        if (!store_usable) return "starting: probing the store";
-        if (!client || !client->connected()) return "waiting for Iggy (not connected)";
-        if (group_mode && (!loop || !loop->joined())) return "joining the consumer group";
-        if (!loop || !router) return "starting";
-        const auto t = router->totals();
-        return fmt::format("running: {} partitions assigned; {} messages in {} objects written, {} adopted",
-                           loop->assignment().size(), t.records_written, t.objects_written, t.objects_adopted);
-    }
-};
 
 std::string endpoint_text(const boost::asio::ip::tcp::endpoint& e) {
     if (e.address().is_v6()) return fmt::format("[{}]:{}", e.address().to_string(), e.port());
@@ -312,111 +259,24 @@ int run_run(const std::string& config_file) {
                  endpoint_text(admin_server->local_endpoint()));
         admin_server->start();
     }
-    int code = exit_failure;
-    std::exception_ptr failure;
-    bool done = false;
-    // SIGHUP (terminal closed, `kill -HUP`) is a clean stop too: there is no reload.
-    net::signal_set signals{io, SIGINT, SIGTERM, SIGHUP};
-    net::steady_timer grace{io};
-
-    std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
-                                                                               int sig) {
-        if (ec || done) return;
-        if (st.stopping) {
-            log.warn("second signal ({}): exiting now; what was not committed is re-read at the next start", sig);
-            code = exit_failure;
-            io.stop();
-            return;
-        }
-        st.stopping = true;
-        if (st.nothing_to_finish()) {
-            log.info("signal {}: stopping now: nothing is buffered and Iggy is not connected", sig);
-            code = exit_ok;
-            done = true;
-            io.stop();
-            return;
-        }
-        // systemd: the stop has begun, and may take up to shutdown.grace (plus a margin for
-        // the final commit and the group leave) before the stop timeout may kill us.
-        notify.notify(fmt::format(
-            "STOPPING=1\nSTATUS={}\nEXTEND_TIMEOUT_USEC={}", st.status(),
-            std::chrono::duration_cast<std::chrono::microseconds>(cfg->shutdown.grace + std::chrono::seconds{5})
-                .count()));
-        log.info("signal {}: stopping; uploading and committing what is buffered (shutdown.grace {} ms)", sig,
-                 cfg->shutdown.grace.count());
-        if (st.loop) st.loop->request_stop();
-        else if (st.sleeper) st.sleeper->interrupt();
-        grace.expires_after(cfg->shutdown.grace);
-        grace.async_wait([&](const boost::system::error_code& gec) {
-            if (gec || done) return;
-            log.error(
-                "shutdown.grace passed before everything was committed: exiting; the rest is re-read at the "
-                "next start");
-            code = exit_failure;
-            io.stop();
-        });
-        signals.async_wait(on_signal);
-    };
-    signals.async_wait(on_signal);
+    service svc{io, st, notify, cfg->shutdown.grace};
     pthread_sigmask(SIG_UNBLOCK, &held, nullptr);
-
-    // systemd: WATCHDOG=1 at half of WATCHDOG_USEC from this event loop (a hung loop sends
-    // nothing and gets restarted); READY=1 once ready as /readyz says and the first round has
-    // polled the assignment; STATUS= when the one-line summary changes (at most every 5 s while
-    // running, at once on a change of state).
-    net::steady_timer watchdog{io};
-    std::function<void(const boost::system::error_code&)> on_watchdog;
-    if (notify.enabled() && notify.watchdog()) {
-        const auto every = std::max<std::chrono::microseconds>(*notify.watchdog() / 2, std::chrono::microseconds{1000});
-        log.info("systemd watchdog: WATCHDOG=1 every {} ms", every.count() / 1000);
-        on_watchdog = [&, every](const boost::system::error_code& ec) {
-            if (ec || done) return;
-            notify.notify("WATCHDOG=1");
-            watchdog.expires_after(every);
-            watchdog.async_wait(on_watchdog);
-        };
-        on_watchdog({});
-    }
-    net::steady_timer ticker{io};
-    std::function<void(const boost::system::error_code&)> on_tick;
-    bool ready_sent = false;
-    std::string last_status;
-    std::chrono::steady_clock::time_point last_status_at{};
-    if (notify.enabled()) {
-        on_tick = [&](const boost::system::error_code& ec) {
-            if (ec || done) return;
-            const auto now = std::chrono::steady_clock::now();
-            std::string msg;
-            if (!ready_sent && !st.stopping && st.loop && st.loop->rounds() > 0 &&
-                admin::unmet_conditions(st.readiness()).empty()) {
-                ready_sent = true;
-                msg = "READY=1\n";
-            }
-            const auto status = st.status();
-            const bool changed_state =
-                status.substr(0, status.find(':')) != last_status.substr(0, last_status.find(':'));
-            if (!msg.empty() ||
-                (status != last_status && (changed_state || now - last_status_at >= std::chrono::seconds{5}))) {
-                msg += "STATUS=" + status;
-                last_status = status;
-                last_status_at = now;
-                notify.notify(msg);
-            }
-            ticker.expires_after(std::chrono::milliseconds{200});
-            ticker.async_wait(on_tick);
-        };
-        on_tick({});
-    }
-
+    std::exception_ptr failure;
     net::co_spawn(io, daemon_main(*cfg, *iopts, st), [&](std::exception_ptr e, int c) {
-        done = true;
         failure = e;
-        code = c;
-        signals.cancel();
-        grace.cancel();
-        watchdog.cancel();
-        ticker.cancel();
+        svc.finished(c);
         if (admin_server) admin_server->stop();
+    });
+    // The supervisor ends when the daemon's coroutine has finished; an exception in it would
+    // leave the stop signals unanswered: log it and stop.
+    net::co_spawn(io, supervise(svc), [&](std::exception_ptr e) {
+        if (!e) return;
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            log.error("signal handling failed: {}; exiting", x.what());
+        }
+        svc.exit_now(exit_failure);
     });
     io.run();
     if (failure) {
@@ -427,7 +287,7 @@ int run_run(const std::string& config_file) {
         }
         return exit_failure;
     }
-    return code;
+    return svc.code;
 }
 
 }  // namespace
