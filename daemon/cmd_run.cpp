@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// `iggy-s3-sink run --config FILE`: the daemon. Iggy -> pipeline -> S3 until SIGTERM/SIGINT.
+// `iggy-s3-sink run --config FILE`: the daemon. Iggy -> pipeline -> S3 until SIGTERM/SIGINT;
+// SIGHUP reloads the file (serve, below; daemon/service.hpp).
 //
 // Shutdown sequence (docs/architecture.md §8.3.6, docs/architecture.md §3.6), naive version first: "on SIGTERM, exit"
 // loses every buffered record that was polled but not uploaded (it is re-read on restart, so
@@ -36,8 +37,10 @@
 #include "s3/client.hpp"
 #include "s3/error.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/this_coro.hpp>
 
 #include <date/tz.h>
 #include <fmt/format.h>
@@ -61,6 +64,51 @@ namespace net = boost::asio;
 std::string endpoint_text(const boost::asio::ip::tcp::endpoint& e) {
     if (e.address().is_v6()) return fmt::format("[{}]:{}", e.address().to_string(), e.port());
     return fmt::format("{}:{}", e.address().to_string(), e.port());
+}
+
+/// The store at start (make_s3): unreachable, it is waited out with backoff until it answers
+/// or a stop or reload ends the generation (nothing is polled, nothing committed meanwhile);
+/// refused credentials or a missing bucket need an operator and are returned at once.
+net::awaitable<result<s3_setup>> wait_for_store(const config::sink_config& cfg, pipeline::consumer_mode mode,
+                                                pipeline::asio_sleeper& sleeper, const run_state& st) {
+    const iss::log::logger log{"app"};
+    auto ex = co_await net::this_coro::executor;
+    std::mt19937_64 rng{std::random_device{}()};
+    // No attempt limit and no deadline: the store is waited for until a stop.
+    retry_budget start_budget{{{cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})},
+                               0,
+                               std::chrono::milliseconds{0}},
+                              real_clock::instance(),
+                              rng};
+    result<s3_setup> s3 = iss::error{iss::errc::timeout, "not probed yet"};
+    while (!st.ending() && start_budget.try_attempt()) {
+        s3 = co_await make_s3(ex, cfg, mode);
+        if (s3 || s3.error() != iss::errc::timeout || st.ending()) break;
+        const auto wait = start_budget.next_wait();
+        if (!wait) break;
+        log.warn("S3: {}; retrying in {} ms", s3.error(), wait->count());
+        co_await sleeper.sleep_for(*wait);
+    }
+    co_return s3;
+}
+
+/// The delivery plan for what the probe found (pipeline::plan_delivery), logged: the
+/// guarantee in force, at warn when degraded (docs/architecture.md §3.4: say so); nullopt
+/// (logged at error) when none holds.
+std::optional<pipeline::delivery_plan> plan_and_say(const s3_setup& s3, const config::sink_config& cfg,
+                                                    pipeline::consumer_mode mode) {
+    const iss::log::logger log{"app"};
+    auto plan = pipeline::plan_delivery(s3.caps, conditional_writes(cfg), mode);
+    if (!plan) {
+        log.error("{}", plan.error());
+        return std::nullopt;
+    }
+    const iss::log::fields caps{iss::log::kv("conditional_put", s3.caps.conditional_put),
+                                iss::log::kv("conditional_complete", s3.caps.conditional_complete)};
+    if (plan->strategy == pipeline::upload_strategy::head_then_write)
+        log.warn(caps, "delivery guarantee (degraded): {}", plan->guarantee);
+    else log.info(caps, "delivery guarantee: {}", plan->guarantee);
+    return *plan;
 }
 
 net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options iopts, run_state& st) {
@@ -104,27 +152,10 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
 
     pipeline::asio_sleeper sleeper{ex};
     st.sleeper = &sleeper;
-    // S3 unreachable at start is waited out (nothing is polled, nothing committed meanwhile);
-    // refused credentials or a missing bucket need an operator: exit 1.
-    std::mt19937_64 rng{std::random_device{}()};
-    if (st.stopping) co_return exit_ok;
-    // No attempt limit and no deadline: the store is waited for until a stop.
-    retry_budget start_budget{{{cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})},
-                               0,
-                               std::chrono::milliseconds{0}},
-                              real_clock::instance(),
-                              rng};
-    result<s3_setup> s3 = iss::error{iss::errc::timeout, "not probed yet"};
-    while (!st.stopping && start_budget.try_attempt()) {
-        s3 = co_await make_s3(ex, cfg, mode);
-        if (s3 || s3.error() != iss::errc::timeout || st.stopping) break;
-        const auto wait = start_budget.next_wait();
-        if (!wait) break;
-        log.warn("S3: {}; retrying in {} ms", s3.error(), wait->count());
-        co_await sleeper.sleep_for(*wait);
-    }
+    if (st.ending()) co_return exit_ok;
+    auto s3 = co_await wait_for_store(cfg, mode, sleeper, st);
     // A stop asked for while the store was being set up: nothing is polled or buffered yet.
-    if (st.stopping) co_return exit_ok;
+    if (st.ending()) co_return exit_ok;
     if (!s3) {
         log.error("S3: {}", s3.error());
         // Options the client refuses are a configuration problem (config::validate checks the
@@ -134,16 +165,8 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     }
     st.s3 = s3->client;
     st.store_usable = true;
-    auto plan = pipeline::plan_delivery(s3->caps, conditional_writes(cfg), mode);
-    if (!plan) {
-        log.error("{}", plan.error());
-        co_return exit_failure;
-    }
-    const iss::log::fields caps{iss::log::kv("conditional_put", s3->caps.conditional_put),
-                                iss::log::kv("conditional_complete", s3->caps.conditional_complete)};
-    if (plan->strategy == pipeline::upload_strategy::head_then_write)
-        log.warn(caps, "delivery guarantee (degraded): {}", plan->guarantee);  // docs/architecture.md §3.4: say so
-    else log.info(caps, "delivery guarantee: {}", plan->guarantee);
+    const auto plan = plan_and_say(*s3, cfg, mode);
+    if (!plan) co_return exit_failure;
 
     iggy::client client{ex, iopts};
     st.client = &client;
@@ -186,7 +209,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     st.router = &router;
     pipeline::consumer_loop loop{consumer_options(cfg), iggy, router, sleeper, real_clock::instance()};
     st.loop = &loop;
-    if (st.stopping) loop.request_stop();
+    if (st.ending()) loop.request_stop();
 
     log.info({iss::log::kv("mode", mode == pipeline::consumer_mode::group ? "group" : "single"),
               iss::log::kv("consumer", consumer_name(cfg)), iss::log::kv("bucket", cfg.s3.bucket)},
@@ -196,6 +219,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     if (!started) {
         code = exit_failure;
     } else {
+        st.started_consuming();
         co_await loop.run();
     }
     const bool delivered = co_await loop.shutdown();
@@ -204,6 +228,65 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     if (!delivered)
         log.warn("stopped with undelivered data; it is re-read from the committed offsets at the next start");
     co_return code;
+}
+
+/// Runs the daemon, one generation per configuration. A valid reload (SIGHUP; daemon/service.hpp)
+/// ends the running generation as a clean stop does: polling stops, every open object is
+/// uploaded and its offsets committed, the group is left; then the next generation starts
+/// with the new configuration, with new clients, and joins again. So nothing is lost or
+/// written twice across a reload: what was committed is where the next one starts
+/// (docs/architecture.md §3). A reloaded configuration whose generation ends before it
+/// consumed (credentials refused, no such bucket: exit 1 or 78) counts as a failed reload,
+/// and the previous configuration is started again.
+net::awaitable<int> serve(service& s, config::sink_config cfg) {
+    const iss::log::logger log{"app"};
+    std::optional<config::sink_config> previous;  // until a reloaded configuration has consumed
+    for (;;) {
+        auto iopts = iggy_options(cfg);  // checked with the rest of the file before
+        if (!iopts) {
+            log.error("iggy: {}", iopts.error());
+            co_return exit_config;
+        }
+        s.st.group_mode = cfg.iggy.group_mode();
+        s.grace = cfg.shutdown.grace;
+        int code = exit_ok;
+        try {
+            code = co_await daemon_main(cfg, *iopts, s.st);
+        } catch (const boost::system::system_error& e) {
+            // A reload while nothing was buffered and Iggy unreachable ends the generation by
+            // cancellation (daemon/service.cpp, on_reload_signal).
+            if (e.code() != net::error::operation_aborted || !s.pending) throw;
+        }
+        co_await net::this_coro::reset_cancellation_state();
+        const bool never_consumed = s.st.reload_applying;
+        s.st.reload_applying = false;
+        s.st.store_usable = false;
+        if (s.st.stopping) co_return code;
+        if (s.pending) {
+            if (!never_consumed) previous = std::move(cfg);
+            cfg = std::move(*s.pending);
+            s.pending.reset();
+            s.st.reload_requested = false;
+            s.st.reload_applying = true;
+            iss::log::configure(cfg.log.level, cfg.log.format);
+            if (previous && cfg.admin.listen != previous->admin.listen)
+                log.warn("admin.listen changed to '{}': the admin server keeps its address until the next start",
+                         cfg.admin.listen);
+            log.info("restarting with the reloaded configuration");
+            continue;
+        }
+        if (never_consumed && previous) {
+            ++s.st.reloads.failure;
+            log.error(
+                "the reloaded configuration stopped before it consumed (exit {}); restarting with the previous one",
+                code);
+            cfg = std::move(*previous);
+            previous.reset();
+            iss::log::configure(cfg.log.level, cfg.log.format);
+            continue;
+        }
+        co_return code;
+    }
 }
 
 int run_run(const std::string& config_file) {
@@ -259,14 +342,15 @@ int run_run(const std::string& config_file) {
                  endpoint_text(admin_server->local_endpoint()));
         admin_server->start();
     }
-    service svc{io, st, notify, cfg->shutdown.grace};
+    service svc{io, st, notify, config_file, cfg->shutdown.grace};
     pthread_sigmask(SIG_UNBLOCK, &held, nullptr);
     std::exception_ptr failure;
-    net::co_spawn(io, daemon_main(*cfg, *iopts, st), [&](std::exception_ptr e, int c) {
-        failure = e;
-        svc.finished(c);
-        if (admin_server) admin_server->stop();
-    });
+    net::co_spawn(io, serve(svc, *cfg),
+                  net::bind_cancellation_slot(svc.cancel_generation.slot(), [&](std::exception_ptr e, int c) {
+                      failure = e;
+                      svc.finished(c);
+                      if (admin_server) admin_server->stop();
+                  }));
     // The supervisor ends when the daemon's coroutine has finished; an exception in it would
     // leave the stop signals unanswered: log it and stop.
     net::co_spawn(io, supervise(svc), [&](std::exception_ptr e) {
@@ -297,9 +381,11 @@ command_main define_run(CLI::App& sub) {
     add_config_option(sub, *file);
     set_help_text(sub,
                   "Consumes the configured Iggy streams and writes them to S3 as rotating objects, storing\n"
-                  "Iggy offsets only after the data is durable. SIGTERM, SIGINT or SIGHUP: stop polling, upload\n"
-                  "and commit what is buffered within shutdown.grace, leave the consumer group, exit 0; a second\n"
-                  "signal exits at once.",
+                  "Iggy offsets only after the data is durable. SIGTERM or SIGINT: stop polling, upload and\n"
+                  "commit what is buffered within shutdown.grace, leave the consumer group, exit 0; a second\n"
+                  "signal exits at once. SIGHUP (systemctl reload): re-read and check FILE; invalid, keep\n"
+                  "running as before and log every problem; valid, upload and commit what is buffered, then\n"
+                  "restart the pipeline with it.",
                   "  0   clean stop\n  1   runtime failure\n  64  usage error\n  78  invalid configuration");
     return [file] { return run_run(*file); };
 }

@@ -12,7 +12,8 @@ std::span<const command> commands() {
         {"lag", "show each partition's head, committed offset and lag (--wait-zero, --json)", define_lag},
         {"verify", "check that the bucket holds every offset up to the committed one exactly once (--json)",
          define_verify},
-        {"run", "run the sink: Iggy -> S3, offsets committed after upload (SIGTERM: clean stop)", define_run},
+        {"run", "run the sink: Iggy -> S3, offsets committed after upload (SIGTERM: clean stop, SIGHUP: reload)",
+         define_run},
         {"probe", "check the S3 store: reachable, credentials, bucket access, conditional writes", define_probe},
         {"sigv4", "sign a request file with SigV4 and print it (debug SignatureDoesNotMatch)", define_sigv4},
     };

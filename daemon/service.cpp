@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <optional>
@@ -35,17 +36,29 @@ run_state::scope::~scope() {
 }
 
 admin::readiness_inputs run_state::readiness() const {
+    // A reload's drain is a stop of this pipeline: not ready until the next one is.
     return {store_usable, client != nullptr && client->connected(), group_mode, loop != nullptr && loop->joined(),
-            stopping};
+            stopping || reload_requested};
 }
 
 admin::metric_sources run_state::metrics() const {
-    return {router,           loop, s3 ? &s3->stats() : nullptr, client ? &client->stats() : nullptr, iss::version,
-            iss::git_revision};
+    admin::metric_sources m{
+        router,           loop, s3 ? &s3->stats() : nullptr, client ? &client->stats() : nullptr, iss::version,
+        iss::git_revision};
+    m.reloads = &reloads;
+    return m;
+}
+
+void run_state::started_consuming() {
+    if (!reload_applying) return;
+    reload_applying = false;
+    ++reloads.success;
+    iss::log::logger{"app"}.info("configuration reloaded: consuming with the new configuration");
 }
 
 std::string run_state::status() const {
     if (stopping) return "stopping: uploading and committing what is buffered";
+    if (reload_requested) return "reloading: uploading and committing what is buffered, then restarting";
     if (!store_usable) return "starting: probing the store";
     if (!client || !client->connected()) return "waiting for Iggy (not connected)";
     if (group_mode && (!loop || !loop->joined())) return "joining the consumer group";
@@ -55,8 +68,23 @@ std::string run_state::status() const {
                        loop->assignment().size(), t.records_written, t.objects_written, t.objects_adopted);
 }
 
-service::service(net::io_context& i, run_state& s, notifier& n, std::chrono::milliseconds g)
-    : io{i}, st{s}, notify{n}, grace{g}, signals{i, SIGINT, SIGTERM, SIGHUP}, timer{i} {}
+service::service(net::io_context& i, run_state& s, notifier& n, std::string file, std::chrono::milliseconds g)
+    : io{i}, st{s}, notify{n}, config_file{std::move(file)}, grace{g}, signals{i, SIGINT, SIGTERM, SIGHUP}, timer{i} {}
+
+std::optional<config::sink_config> reload_config(const std::string& file) {
+    const iss::log::logger log{"app"};
+    auto loaded = config::load_file(file, config::process_environment());
+    const auto problems = config::check(loaded);
+    if (!problems.empty()) {
+        log.error({iss::log::kv("file", file)},
+                  "SIGHUP: invalid configuration, {} problem{}; still running with the previous one", problems.size(),
+                  problems.size() == 1 ? "" : "s");
+        for (const auto& p : problems) log.error({iss::log::kv("file", file)}, "{}", config::to_string(p));
+        return std::nullopt;
+    }
+    for (const auto& w : config::warnings(loaded.config)) log.warn("{}", config::to_string(w));
+    return std::move(loaded.config);
+}
 
 void service::finished(int c) {
     done = true;
@@ -96,6 +124,41 @@ struct status_reporter {
         }
     }
 };
+
+/// SIGHUP: a valid file becomes the pending configuration and the running generation drains;
+/// an invalid one is counted and logged (reload_config). Returns whether a reload began.
+bool on_reload_signal(service& s) {
+    const iss::log::logger log{"app"};
+    if (s.st.stopping) {
+        log.warn("SIGHUP while stopping: not reloading");
+        return false;
+    }
+    auto next = reload_config(s.config_file);
+    if (!next) {
+        ++s.st.reloads.failure;
+        return false;
+    }
+    const bool draining = s.pending.has_value();
+    s.pending = std::move(next);
+    if (draining) {
+        log.info("SIGHUP: configuration valid; it replaces the one waiting for the drain to end");
+        return false;
+    }
+    s.st.reload_requested = true;
+    const auto mono = std::chrono::duration_cast<std::chrono::microseconds>(clock::now().time_since_epoch());
+    s.notify.notify(fmt::format("RELOADING=1\nMONOTONIC_USEC={}\nSTATUS={}", mono.count(), s.st.status()));
+    if (s.st.nothing_to_finish()) {
+        // Waiting for an unreachable Iggy server with nothing buffered: nothing to drain, and
+        // the wait may be what the new configuration fixes.
+        log.info("SIGHUP: configuration valid; nothing buffered and Iggy not connected: restarting now");
+        s.cancel_generation.emit(net::cancellation_type::terminal);
+        return true;
+    }
+    log.info("SIGHUP: configuration valid; uploading and committing what is buffered, then restarting with it");
+    if (s.st.loop) s.st.loop->request_stop();
+    else if (s.st.sleeper) s.st.sleeper->interrupt();
+    return true;
+}
 
 /// A stop signal. The first stops polling and returns when the grace period ends; a second
 /// one (or the first with nothing to finish) ends the process and returns nullopt.
@@ -173,6 +236,10 @@ net::awaitable<void> supervise(service& s) {
         if (s.done || woke.index() != 0) continue;
         const auto [ec, sig] = std::get<0>(woke);
         if (ec) continue;
+        if (sig == SIGHUP) {
+            if (on_reload_signal(s)) status.ready_sent = false;  // READY=1 again once the new one runs
+            continue;
+        }
         const auto end = on_stop_signal(s, sig);
         if (!end) co_return;
         grace_end = *end;
