@@ -30,6 +30,7 @@ if(NOT Catch2_FOUND)
   find_package(Catch2 2 REQUIRED CONFIG)
 endif()
 
+find_package(CLI11 2 REQUIRED CONFIG)  # the command line (daemon/): Debian 12 ships 2.1.2
 find_package(date REQUIRED CONFIG)   # date::date-tz: time zones (GCC 12 has no std::chrono::tzdb)
 
 # Boost headers without Asio's separate-compilation switch, for code that must not see Asio

@@ -238,6 +238,17 @@ std::string render_metrics(const metric_sources& s) {
     pipeline_metrics(families, s);
     if (s.s3) s3_metrics(families, *s.s3);
     if (s.iggy) iggy_metrics(families, *s.iggy);
+    if (s.reloads) {
+        auto r = family("config_reloads_total",
+                        "Configuration reloads (SIGHUP): success once the new configuration consumes; failure when "
+                        "the file was invalid (the previous configuration runs on) or its pipeline did not start.",
+                        prom::MetricType::Counter);
+        r.metric.push_back(
+            sample({{"result", "success"}}, static_cast<double>(s.reloads->success), prom::MetricType::Counter));
+        r.metric.push_back(
+            sample({{"result", "failure"}}, static_cast<double>(s.reloads->failure), prom::MetricType::Counter));
+        families.push_back(std::move(r));
+    }
     auto bi = family("build_info", "Always 1; the labels name the build.", prom::MetricType::Gauge);
     bi.metric.push_back(sample({{"version", s.version}, {"commit", s.commit}}, 1, prom::MetricType::Gauge));
     families.push_back(std::move(bi));

@@ -22,6 +22,7 @@
 /// | `s3_request_duration_seconds` | histogram | operation |
 /// | `iggy_reconnects_total` | counter | - |
 /// | `iggy_requests_total` | counter | command, code |
+/// | `config_reloads_total` | counter | result (`success`, `failure`) |
 /// | `build_info` | gauge (1) | version, commit |
 ///
 /// `lag_messages` is pipeline::compute_lag over the same head and committed offsets that
@@ -31,6 +32,7 @@
 /// `prometheus::TextSerializer`, exposition format 0.0.4); its HTTP server (civetweb, with
 /// threads of its own) is not used: the admin server (server.hpp) runs on the event loop.
 
+#include <cstdint>
 #include <string>
 
 namespace iss::pipeline {
@@ -46,6 +48,13 @@ struct client_stats;
 
 namespace iss::admin {
 
+/// Configuration reloads (SIGHUP) since the start: applied (the new configuration consumes),
+/// and refused (invalid, or its pipeline stopped before consuming).
+struct config_reloads {
+    std::uint64_t success = 0;
+    std::uint64_t failure = 0;
+};
+
 /// Where the numbers come from. Every pointer may be null (not there yet, e.g. while the
 /// store is probed at start): its metrics are then left out. The pointees must outlive the
 /// call that reads them; all of them live on the event-loop thread.
@@ -54,8 +63,9 @@ struct metric_sources {
     const pipeline::consumer_loop* consumer = nullptr;
     const s3::client_stats* s3 = nullptr;
     const iggy::client_stats* iggy = nullptr;
-    std::string version;  ///< build_info{version}
-    std::string commit;   ///< build_info{commit} (may be empty)
+    std::string version;                      ///< build_info{version}
+    std::string commit;                       ///< build_info{commit} (may be empty)
+    const config_reloads* reloads = nullptr;  ///< `config_reloads_total` (`run` only)
 };
 
 /// The content type of render_metrics' output.

@@ -17,7 +17,7 @@ endfunction()
 
 set(ISS_E2E_CASES
   exactly_once crash_restart idle_flush sigterm_flush s3_outage group_failover stale_writer group_sigstop
-  invalid_config lag_missing_and_sighup bad_message_fail bad_message_skip bad_message_dead_letter
+  invalid_config lag_missing config_reload bad_message_fail bad_message_skip bad_message_dead_letter
   admin_metrics readyz systemd_notify verify_bucket probe_interrupted)
 set(_e2e_g1_cases)
 foreach(case ${ISS_E2E_CASES})

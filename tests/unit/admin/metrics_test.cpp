@@ -200,3 +200,22 @@ TEST_CASE("readiness: one line per unmet condition, none when ready", "[admin][r
     in.stopping = true;
     CHECK(unmet_conditions(in).size() == 1);
 }
+
+TEST_CASE("config reloads are one counter with a result label, both results always shown", "[admin][metrics]") {
+    iss::admin::config_reloads reloads;
+    iss::admin::metric_sources src{nullptr, nullptr, nullptr, nullptr, "1", ""};
+    src.reloads = &reloads;
+    std::string text = iss::admin::render_metrics(src);
+    INFO(text);
+    CHECK_THAT(text, Contains("# TYPE iggy_s3_sink_config_reloads_total counter\n"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_config_reloads_total{result="success"} 0)"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_config_reloads_total{result="failure"} 0)"));
+    reloads.success = 2;
+    reloads.failure = 1;
+    text = iss::admin::render_metrics(src);
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_config_reloads_total{result="success"} 2)"));
+    CHECK_THAT(text, Contains(R"(iggy_s3_sink_config_reloads_total{result="failure"} 1)"));
+    // Not `run` (no reload there): no family at all.
+    CHECK(iss::admin::render_metrics({nullptr, nullptr, nullptr, nullptr, "1", ""}).find("config_reloads") ==
+          std::string::npos);
+}
