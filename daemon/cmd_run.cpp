@@ -14,6 +14,7 @@
 #include "admin/metrics.hpp"
 #include "admin/readiness.hpp"
 #include "admin/server.hpp"
+#include "aws/refresh.hpp"
 #include "common/backoff.hpp"
 #include "common/log.hpp"
 #include "common/version.hpp"
@@ -108,8 +109,15 @@ struct run_state {
                 stopping};
     }
     [[nodiscard]] admin::metric_sources metrics() const {
-        return {router,           loop, s3 ? &s3->stats() : nullptr, client ? &client->stats() : nullptr, iss::version,
-                iss::git_revision};
+        const auto* creds =
+            s3 ? dynamic_cast<const aws::refreshing_source*>(s3->options().credentials_source.get()) : nullptr;
+        return {router,
+                loop,
+                s3 ? &s3->stats() : nullptr,
+                client ? &client->stats() : nullptr,
+                iss::version,
+                iss::git_revision,
+                creds};
     }
     /// One line for systemd's STATUS=.
     [[nodiscard]] std::string status() const {
