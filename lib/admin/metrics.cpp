@@ -61,56 +61,8 @@ prom::ClientMetric histogram_sample(std::vector<prom::ClientMetric::Label> label
     return m;
 }
 
-void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources& s) {
-    if (!s.router) return;
-    const auto totals = s.router->totals_by_topic();
-    struct counter_def {
-        std::string_view name;
-        const char* help;
-        std::uint64_t pipeline::writer_counters::*field;
-    };
-    const counter_def counters[] = {
-        {"messages_total", "Messages written into objects that became durable.",
-         &pipeline::writer_counters::records_written},
-        {"payload_bytes_total", "Message payload bytes written into objects that became durable.",
-         &pipeline::writer_counters::payload_bytes_written},
-        {"objects_total", "Objects written and acknowledged by the store.",
-         &pipeline::writer_counters::objects_written},
-        {"uploaded_bytes_total", "Bytes of the objects written (as stored: encoded and compressed).",
-         &pipeline::writer_counters::bytes_uploaded},
-        // Deprecated names (CHANGELOG.md): the same numbers under the names of 0.1; removed in 0.3.
-        {"bytes_in_total", "Deprecated: use iggy_s3_sink_payload_bytes_total (the same number).",
-         &pipeline::writer_counters::payload_bytes_written},
-        {"bytes_uploaded_total", "Deprecated: use iggy_s3_sink_uploaded_bytes_total (the same number).",
-         &pipeline::writer_counters::bytes_uploaded},
-        {"adopted_objects_total", "Objects that existed already (412) and whose range was adopted.",
-         &pipeline::writer_counters::objects_adopted},
-        {"dead_letters_total", "Bad messages sent to the dead-letter topic.",
-         &pipeline::writer_counters::bad_dead_lettered},
-    };
-    for (const auto& c : counters) {
-        auto f = family(c.name, c.help, prom::MetricType::Counter);
-        for (const auto& [t, w] : totals)
-            f.metric.push_back(sample(topic_labels(t), static_cast<double>(w.*c.field), prom::MetricType::Counter));
-        out.push_back(std::move(f));
-    }
-    {
-        auto f = family("bad_messages_total", "Messages the format refused, by delivery.on_bad_message policy.",
-                        prom::MetricType::Counter);
-        for (const auto& [t, w] : totals) {
-            auto with = [&](const char* policy, std::uint64_t v) {
-                auto l = topic_labels(t);
-                l.push_back({"policy", policy});
-                f.metric.push_back(sample(std::move(l), static_cast<double>(v), prom::MetricType::Counter));
-            };
-            with("fail", w.bad_failed);
-            with("skip", w.bad_skipped);
-            with("dead_letter", w.bad_dead_lettered);
-        }
-        out.push_back(std::move(f));
-    }
-
-    // Per partition: the assigned (polled) partitions and those with a writer.
+/// Per partition: the assigned (polled) partitions and those with a writer.
+void partition_metrics(std::vector<prom::MetricFamily>& out, const metric_sources& s) {
     std::set<pipeline::partition_ref> parts;
     for (const auto& p : s.router->partitions()) parts.insert(p);
     if (s.consumer)
@@ -163,6 +115,58 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
     out.push_back(std::move(lag));
     out.push_back(std::move(last_commit));
     out.push_back(std::move(stopped));
+}
+
+void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources& s) {
+    if (!s.router) return;
+    const auto totals = s.router->totals_by_topic();
+    struct counter_def {
+        std::string_view name;
+        const char* help;
+        std::uint64_t pipeline::writer_counters::*field;
+    };
+    const counter_def counters[] = {
+        {"messages_total", "Messages written into objects that became durable.",
+         &pipeline::writer_counters::records_written},
+        {"payload_bytes_total", "Message payload bytes written into objects that became durable.",
+         &pipeline::writer_counters::payload_bytes_written},
+        {"objects_total", "Objects written and acknowledged by the store.",
+         &pipeline::writer_counters::objects_written},
+        {"uploaded_bytes_total", "Bytes of the objects written (as stored: encoded and compressed).",
+         &pipeline::writer_counters::bytes_uploaded},
+        // Deprecated names (CHANGELOG.md): the same numbers under the names of 0.1; removed in 0.3.
+        {"bytes_in_total", "Deprecated: use iggy_s3_sink_payload_bytes_total (the same number).",
+         &pipeline::writer_counters::payload_bytes_written},
+        {"bytes_uploaded_total", "Deprecated: use iggy_s3_sink_uploaded_bytes_total (the same number).",
+         &pipeline::writer_counters::bytes_uploaded},
+        {"adopted_objects_total", "Objects that existed already (412) and whose range was adopted.",
+         &pipeline::writer_counters::objects_adopted},
+        {"dead_letters_total", "Bad messages sent to the dead-letter topic.",
+         &pipeline::writer_counters::bad_dead_lettered},
+    };
+    for (const auto& c : counters) {
+        auto f = family(c.name, c.help, prom::MetricType::Counter);
+        for (const auto& [t, w] : totals)
+            f.metric.push_back(sample(topic_labels(t), static_cast<double>(w.*c.field), prom::MetricType::Counter));
+        out.push_back(std::move(f));
+    }
+    {
+        auto f = family("bad_messages_total", "Messages the format refused, by delivery.on_bad_message policy.",
+                        prom::MetricType::Counter);
+        for (const auto& [t, w] : totals) {
+            auto with = [&](const char* policy, std::uint64_t v) {
+                auto l = topic_labels(t);
+                l.push_back({"policy", policy});
+                f.metric.push_back(sample(std::move(l), static_cast<double>(v), prom::MetricType::Counter));
+            };
+            with("fail", w.bad_failed);
+            with("skip", w.bad_skipped);
+            with("dead_letter", w.bad_dead_lettered);
+        }
+        out.push_back(std::move(f));
+    }
+
+    partition_metrics(out, s);
 
     const auto& t = s.router->timings();
     auto up =
