@@ -6,12 +6,12 @@
 
 The shipped configs: packaging/iggy-s3-sink.yaml (the package's and the Docker image's, with
 the variables of packaging/env), docker/k8s/base/iggy-s3-sink.yaml (with the Secret's
-variables). Each must pass `check-config`
+variables) and the Helm chart's default config (values.yaml). Each must pass `check-config`
 with the environment of each source and no static keys: IRSA (AWS_WEB_IDENTITY_TOKEN_FILE,
 AWS_ROLE_ARN), EKS Pod Identity / ECS (AWS_CONTAINER_CREDENTIALS_FULL_URI), a profile
 (AWS_PROFILE), an instance profile (nothing); and with static keys when they are given. Half a
-pair of keys is refused. The env file and the k8s Secret carry a commented example for
-each source, and no active static keys.
+pair of keys is refused. The env file, the k8s Secret and the chart's values carry a
+commented example for each source, and no active static keys.
 """
 import argparse
 import os
@@ -59,11 +59,14 @@ def main():
         return open(os.path.join(src, rel), encoding="utf-8").read()
 
     secret = yaml.safe_load(read("docker/k8s/base/secret.yaml"))
+    chart_config = yaml.safe_load(read("packaging/helm/iggy-s3-sink/values.yaml"))["config"]
     configs = {
         "packaging/iggy-s3-sink.yaml": (read("packaging/iggy-s3-sink.yaml"), {"IGGY_PASSWORD": "pw"}),
         "the Docker image's config": (read("packaging/iggy-s3-sink.yaml"),
                                       {"IGGY_PASSWORD": "pw", "ADMIN_LISTEN": "0.0.0.0:9464"}),
         "docker/k8s/base/iggy-s3-sink.yaml": (read("docker/k8s/base/iggy-s3-sink.yaml"), dict(secret["stringData"])),
+        "the Helm chart's values.yaml config": (yaml.safe_dump(chart_config),
+                                                {"IGGY_PASSWORD": "pw", "S3_BUCKET": "lake"}),
     }
     for name, (text, env) in configs.items():
         for source, creds in SOURCES.items():
@@ -81,9 +84,11 @@ def main():
     env_file = read("packaging/env")
     if re.search(r"^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY)=", env_file, re.M):
         problems.append("packaging/env sets static keys")
-    for rel in ("packaging/env", "packaging/iggy-s3-sink.yaml", "docker/k8s/base/secret.yaml"):
+    for rel in ("packaging/env", "packaging/iggy-s3-sink.yaml", "docker/k8s/base/secret.yaml",
+                "packaging/helm/iggy-s3-sink/values.yaml"):
         text = read(rel)
-        wanted = EXAMPLES
+        wanted = EXAMPLES if rel != "packaging/helm/iggy-s3-sink/values.yaml" else {
+            "irsa": "irsaRoleArn", "pod identity": "podIdentity", "static keys": "AWS_ACCESS_KEY_ID"}
         if rel == "docker/k8s/base/secret.yaml":
             wanted = {"irsa": "IRSA", "pod identity": "Pod", "static keys": "AWS_ACCESS_KEY_ID"}
         for source, needle in wanted.items():
