@@ -16,6 +16,7 @@
 // (`supervise`, daemon/service.hpp).
 #include "admin/metrics.hpp"
 #include "admin/server.hpp"
+#include "aws/refresh.hpp"
 #include "common/backoff.hpp"
 #include "common/log.hpp"
 #include "common/version.hpp"

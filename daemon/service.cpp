@@ -2,6 +2,7 @@
 // `run`'s service side: run_state and the supervising coroutine (daemon/service.hpp).
 #include "daemon/service.hpp"
 
+#include "aws/refresh.hpp"
 #include "common/log.hpp"
 #include "common/version.hpp"
 #include "daemon/commands.hpp"
@@ -46,6 +47,7 @@ admin::metric_sources run_state::metrics() const {
         router,           loop, s3 ? &s3->stats() : nullptr, client ? &client->stats() : nullptr, iss::version,
         iss::git_revision};
     m.reloads = &reloads;
+    m.credentials = s3 ? dynamic_cast<const aws::refreshing_source*>(s3->options().credentials_source.get()) : nullptr;
     return m;
 }
 

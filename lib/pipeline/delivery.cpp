@@ -123,6 +123,7 @@ partition_writer::partition_writer(partition_ref p, const writer_options& o, con
             iss::log::kv("partition", p_.partition)}},
       handled_{committed},
       committed_{committed},
+      last_commit_{ports_.clock.system_now()},
       rng_{std::random_device{}()} {
     if (committed_) next_ = *committed_ + 1;
 }

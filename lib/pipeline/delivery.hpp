@@ -314,6 +314,13 @@ public:
     /// full: memory_budget). Same outcome rules as `flush`; true when it was delivered.
     task<bool> shed_largest(rotate_reason why);
     [[nodiscard]] writer_state state() const noexcept { return state_; }
+    /// Why a failed writer stopped (`partition_stopped{reason}`): "bad_message"
+    /// (on_bad_message: fail) or "foreign_object" (an existing object without iggy-*
+    /// metadata at its key); empty while running.
+    [[nodiscard]] std::string_view stop_reason() const noexcept { return stop_reason_; }
+    /// When this writer last stored an offset, or read the stored one at its creation
+    /// (system clock; `last_commit_timestamp_seconds`).
+    [[nodiscard]] clock::system_time last_commit_time() const noexcept { return last_commit_; }
     [[nodiscard]] const writer_counters& counters() const noexcept { return counters_; }
     [[nodiscard]] const partition_ref& partition() const noexcept { return p_; }
     /// Time until idle/schedule can fire for the open object (nullopt: no timer needed).
@@ -419,6 +426,8 @@ private:
     std::optional<std::uint64_t> committed_;
     std::optional<std::uint64_t> pending_commit_;
     writer_state state_ = writer_state::running;
+    std::string_view stop_reason_;
+    clock::system_time last_commit_;
     writer_counters counters_;
     std::mt19937_64 rng_;
     open_object* appended_to_ = nullptr;  ///< the object feed_one appended its message to

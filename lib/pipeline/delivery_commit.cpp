@@ -66,6 +66,7 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
             case offset_status::ok:
                 if (ports_.timings) ports_.timings->commit.observe(seconds_since(ports_.clock, sent_at));
                 committed_ = offset;
+                last_commit_ = ports_.clock.system_now();
                 pending_commit_.reset();
                 counters_.commits += 1;
                 log_.debug({iss::log::kv("offset", offset)}, "offset stored");
@@ -171,6 +172,7 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(const mes
         if (!ports_.namer.record_dependent() && handled_ && *handled_ >= m.offset) co_return delivered::ok;
     }
     state_ = writer_state::failed;
+    stop_reason_ = "bad_message";
     next_ = m.offset;
     co_return delivered::stopped;
 }

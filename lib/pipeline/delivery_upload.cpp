@@ -87,6 +87,7 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
             log_.error(ctx, "the existing object has no usable iggy-* metadata; stopping this partition");
             drop("the partition stopped");
             state_ = writer_state::failed;
+            stop_reason_ = "foreign_object";
             co_return delivered::stopped;
         }
         if (ports_.timings) ports_.timings->upload.observe(seconds_since(ports_.clock, closed_at));

@@ -99,3 +99,7 @@ endforeach()
 foreach(case memory_backlog many_partitions)
   iss_e2e_test(e2e.${case} scale_cases.py ${case} 900)
 endforeach()
+
+# The monitoring files against a running daemon: every series the Grafana dashboard and the
+# alert rules (packaging/monitoring/) name is on /metrics. tests/integration/e2e/monitoring_cases.py.
+iss_e2e_test(e2e.monitoring_series monitoring_cases.py series 300 EXTRA_LABELS aws monitoring)

@@ -141,14 +141,14 @@ file_out=\$(head -c 4 /usr/bin/iggy-s3-sink | od -An -c | tr -d ' ')
 for p in README.md CHANGELOG.md docs/configuration.md; do
   zcat /usr/share/doc/iggy-s3-sink/\$p.gz | cmp -s - /package-src/\$p || fail "/usr/share/doc/iggy-s3-sink/\$p.gz is not \$p"
 done
-say "check-config on the shipped config, variables unset: exit 78 naming them"
+say "check-config on the shipped config, IGGY_PASSWORD unset: exit 78 naming it (S3 keys are optional)"
 set +e
 out=\$(env -u IGGY_PASSWORD -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY iggy-s3-sink check-config --config /etc/iggy-s3-sink/iggy-s3-sink.yaml 2>&1); rc=\$?
 set -e
 echo "\$out"
 [[ \$rc -eq 78 ]] || fail "check-config without the variables exited \$rc, expected 78"
+grep -q IGGY_PASSWORD <<<"\$out" || fail "check-config did not name IGGY_PASSWORD"
 for v in IGGY_PASSWORD AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY; do
-  grep -q "\$v" <<<"\$out" || fail "check-config did not name \$v"
   grep -q "^#\$v=" /etc/iggy-s3-sink/env || fail "the shipped env file has no #\$v= line to fill in"
 done
 

@@ -15,6 +15,9 @@
 #include <set>
 #include <sstream>
 
+#include <limits>
+#include <string>
+
 namespace pl = iss::pipeline;
 using Catch::Matchers::ContainsSubstring;
 using fakes::run;
@@ -49,6 +52,13 @@ struct one_partition_source final : pl::message_source {
     std::uint64_t session() const override { return 1; }
 };
 
+/// The value of the sample `series` (name and labels as rendered) in `text`; NaN when absent.
+double sample_value(const std::string& text, const std::string& series) {
+    const auto at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return std::numeric_limits<double>::quiet_NaN();
+    return std::stod(text.substr(at + series.size() + 2));
+}
+
 }  // namespace
 
 TEST_CASE("metrics: the pipeline's counters, offsets and gauges as they stand", "[admin][metrics]") {
@@ -70,13 +80,14 @@ TEST_CASE("metrics: the pipeline's counters, offsets and gauges as they stand", 
     const std::string t = R"({stream="app",topic="requests"})";
     CHECK_THAT(text, ContainsSubstring("# TYPE iggy_s3_sink_messages_total counter"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_messages_total" + t + " 8\n"));
-    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_bytes_in_total" + t + " 16\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_payload_bytes_total" + t + " 16\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_bytes_in_total" + t + " 16\n"));  // deprecated duplicate
+    CHECK_THAT(text, ContainsSubstring("# HELP iggy_s3_sink_bytes_in_total Deprecated: use iggy_s3_sink_payload_bytes_total"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_objects_total" + t + " 2\n"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_adopted_objects_total" + t + " 0\n"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_open_objects" + t + " 1\n"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_assigned_partitions" + t + " 1\n"));
-    CHECK_THAT(text,
-               ContainsSubstring(R"(iggy_s3_sink_bad_messages_total{stream="app",topic="requests",policy="skip"} 0)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_bad_messages_total{stream="app",topic="requests",policy="skip"} 0)"));
     const std::string p = R"({stream="app",topic="requests",partition="0"})";
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_committed_offset" + p + " 7\n"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_head_offset" + p + " 9\n"));
@@ -84,9 +95,15 @@ TEST_CASE("metrics: the pipeline's counters, offsets and gauges as they stand", 
     // What the fake store received is what bytes_uploaded_total counts.
     std::uint64_t stored = 0;
     for (const auto& [k, obj] : w.store.objects) stored += obj.body.size();
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_uploaded_bytes_total" + t + " " + std::to_string(stored) + "\n"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_bytes_uploaded_total" + t + " " + std::to_string(stored) + "\n"));
+    // The commit time is the injected clock's; a running partition is not stopped.
+    const std::chrono::duration<double> now = w.clock.system_now().time_since_epoch();
+    CHECK(sample_value(text, "iggy_s3_sink_last_commit_timestamp_seconds" + p) ==
+          Approx(now.count()).epsilon(0).margin(1e-3));
+    CHECK(text.find("iggy_s3_sink_partition_stopped{") == std::string::npos);
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_buffered_bytes" + t + " " +
-                                       std::to_string(r->find({"app", "requests", 0})->buffered_bytes()) + "\n"));
+                              std::to_string(r->find({"app", "requests", 0})->buffered_bytes()) + "\n"));
     // Histograms: two uploads and two commits, cumulative buckets ending in +Inf.
     CHECK_THAT(text, ContainsSubstring("# TYPE iggy_s3_sink_upload_duration_seconds histogram"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_upload_duration_seconds_count 2\n"));
@@ -144,6 +161,37 @@ TEST_CASE("metrics: docs/operations.md documents every metric, and only those", 
         INFO(name);
         CHECK(served.count(name) == 1);
     }
+}
+
+TEST_CASE("metrics: a partition stopped by a bad message (on_bad_message: fail) is marked with its reason",
+          "[admin][metrics]") {
+    world w;
+    w.rotation.max_records = 2;
+    w.options.on_bad_message = pl::bad_message_policy::fail;
+    auto r = w.make_router();
+    one_partition_source src;
+    src.log = {"a", "b", "c", "BAD", "d"};  // fakes' encoder refuses "BAD"
+    pl::consumer_options o;
+    o.mode = pl::consumer_mode::single;
+    o.sources = {pl::source_topic{{"app", "requests"}, std::nullopt}};
+    o.poll_messages = 100;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    const auto before = w.clock.system_now();
+    w.clock.advance(std::chrono::seconds{30});
+    run(loop.round());
+    REQUIRE(r->find({"app", "requests", 0})->state() == pl::writer_state::failed);
+    const std::string text = iss::admin::render_metrics({r.get(), &loop, nullptr, nullptr, "1", ""});
+    INFO(text);
+    const std::string p = R"({stream="app",topic="requests",partition="0")";
+    CHECK_THAT(text, ContainsSubstring("# TYPE iggy_s3_sink_partition_stopped gauge"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_partition_stopped" + p + R"(,reason="bad_message"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_bad_messages_total{stream="app",topic="requests",policy="fail"} 1)"));
+    // What precedes the bad message was committed (offset 2), 30 s after the writer read the offset.
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_committed_offset" + p + "} 2\n"));
+    const std::chrono::duration<double> at = before.time_since_epoch() + std::chrono::seconds{30};
+    CHECK(sample_value(text, "iggy_s3_sink_last_commit_timestamp_seconds" + p + "}") >=
+          Approx(at.count()).epsilon(0).margin(1e-3));
 }
 
 TEST_CASE("metrics: s3 and iggy client statistics by operation, command and code", "[admin][metrics]") {
@@ -207,14 +255,14 @@ TEST_CASE("config reloads are one counter with a result label, both results alwa
     src.reloads = &reloads;
     std::string text = iss::admin::render_metrics(src);
     INFO(text);
-    CHECK_THAT(text, Contains("# TYPE iggy_s3_sink_config_reloads_total counter\n"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_config_reloads_total{result="success"} 0)"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_config_reloads_total{result="failure"} 0)"));
+    CHECK_THAT(text, ContainsSubstring("# TYPE iggy_s3_sink_config_reloads_total counter\n"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="success"} 0)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="failure"} 0)"));
     reloads.success = 2;
     reloads.failure = 1;
     text = iss::admin::render_metrics(src);
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_config_reloads_total{result="success"} 2)"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_config_reloads_total{result="failure"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="success"} 2)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="failure"} 1)"));
     // Not `run` (no reload there): no family at all.
     CHECK(iss::admin::render_metrics({nullptr, nullptr, nullptr, nullptr, "1", ""}).find("config_reloads") ==
           std::string::npos);

@@ -2,7 +2,7 @@
 // common/cpus.hpp: the CPUs a cgroup v2 tree allows, over a fake tree in a temporary folder.
 #include "common/cpus.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <fmt/format.h>
 #include <unistd.h>
 

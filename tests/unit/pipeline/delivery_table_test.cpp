@@ -3,7 +3,7 @@
 // the offset that covers it is stored; a failing step stores nothing and uploads nothing again.
 #include "fakes.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace pl = iss::pipeline;
 using fakes::batch;
