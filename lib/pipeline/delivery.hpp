@@ -3,9 +3,14 @@
 /// \file
 /// THE DELIVERY CONTRACT (docs/architecture.md §3): exactly-once in the bucket's final state.
 ///
-/// This header and delivery*.cpp are the one place where the seven invariants live. Anything
-/// else in the pipeline (router, consumer loop) only decides WHEN to call the partition
-/// writer; the writer decides what is written, where, and when an offset may be stored.
+/// This header, delivery*.cpp and the two pure parts the writer drives are the one place
+/// where the seven invariants live: `commit_ledger` (commit_ledger.hpp: what is handled,
+/// durable, adopted or re-read, the commit point) and `open_object_set` (open_object_set.hpp:
+/// the open and in-flight objects per encoded partition, what closes when). Both take events
+/// and answer without I/O; `partition_writer` is the coroutine that feeds them what it sees
+/// and carries out their answers through the ports. Anything else in the pipeline (router,
+/// consumer loop) only decides WHEN to call the partition writer; the writer decides what is
+/// written, where, and when an offset may be stored.
 ///
 /// ## The naive version, and why each step of it loses or duplicates data
 ///
@@ -87,18 +92,20 @@
 ///   partition's first message since its previous object closed), last offset and count;
 ///   other encoded partitions' messages between them are not in it.
 /// - **G2, adoption per encoded partition.** A 412 on encoded partition E's key marks done
-///   only E's messages up to the existing object's last offset (`done_through_`); when it
-///   holds less, only E is re-read (`reread_from_`) and the others' messages are passed over.
-/// - **G3, the commit point** (`commit_point`). The stored offset is one below the lowest
-///   first offset among the open objects, the in-flight ones (`closing_`) and the encoded
-///   partitions being re-read (with none of them: the last message handled), and it never
-///   falls inside a delivered object: it moves down to one below the first offset of any
-///   delivered object it would fall inside.
+///   only E's messages up to the existing object's last offset; when it holds less, only E is
+///   re-read and the others' messages are passed over (`commit_ledger::adopted`, `classify`).
+/// - **G3, the commit point** (`commit_ledger::commit_point`). The stored offset is one below
+///   the lowest first offset among the open objects, the in-flight ones (delivered in
+///   first-offset order; `open_object_set::lowest_first`) and the encoded partitions being
+///   re-read (with none of them: the last message handled), and it never falls inside a
+///   delivered object: it moves down to one below the first offset of any delivered object
+///   it would fall inside.
 /// - **G4, bounded open objects.** At most `max_open_objects` are open per partition; a new
-///   encoded partition above it closes the one with the oldest first message.
+///   encoded partition above it closes the one with the oldest first message (`make_room`).
 /// - **G5, time buckets.** The bucket is part of the encoded partition, so the two local 02
 ///   hours of a fall-back night are two objects (alike keys, different first offsets); with
-///   Iggy's append time as record time a message of a later bucket closes every earlier one.
+///   Iggy's append time as record time a message of a later bucket closes every earlier one
+///   (`earlier_buckets`).
 ///
 /// Why G3 looks at delivered objects: with A's [3..10] durable and B's opened at 5 still
 /// open, storing 4 would make a restart read from 5, meet A's 7 and 10 without A's first
@@ -124,16 +131,20 @@
 /// delivery_test.cpp (the plan, part_size objects, HEAD before write); `[inv5]` and `[inv6]`
 /// delivery_test.cpp and router_test.cpp (hand-over, not owner, bounded retries, reconnect,
 /// stop); `[inv7]` delivery_table_test.cpp (order, failures, adopted objects, group mode);
-/// `[g1]`..`[g5]` encoded_test.cpp, whose crash-replay property test (`[replay]`)
-/// restarts from every stored offset. The CTest test `mutants` (mutants.py) breaks each rule
-/// on purpose and fails unless that rule's tagged tests catch every break.
+/// `[g1]`..`[g5]` encoded_test.cpp (its crash-replay property test, `[replay]`, restarts
+/// from every stored offset). The pure parts are tested without coroutines, events in and
+/// answers checked: commit_ledger_test.cpp and open_object_set_test.cpp (tagged by rule too).
+/// The CTest test `mutants` (mutants.py) breaks each rule on purpose and fails unless that
+/// rule's tagged tests catch every break.
 
 #include "common/backoff.hpp"
 #include "common/clock.hpp"
 #include "common/log.hpp"
 #include "common/net/worker_pool.hpp"
 #include "common/stats.hpp"
+#include "pipeline/commit_ledger.hpp"
 #include "pipeline/memory.hpp"
+#include "pipeline/open_object_set.hpp"
 #include "pipeline/ports.hpp"
 #include "pipeline/rotation.hpp"
 #include "pipeline/spool.hpp"
@@ -294,12 +305,12 @@ public:
     void drop(std::string_view why);
 
     /// The offset to poll from next (nullopt: the partition's first retained offset).
-    [[nodiscard]] std::optional<std::uint64_t> next_offset() const noexcept { return next_; }
+    [[nodiscard]] std::optional<std::uint64_t> next_offset() const noexcept { return ledger_.next(); }
     /// The last offset stored in Iggy by this writer (or found there).
-    [[nodiscard]] std::optional<std::uint64_t> committed() const noexcept { return committed_; }
+    [[nodiscard]] std::optional<std::uint64_t> committed() const noexcept { return ledger_.committed(); }
     /// Durable but not yet committed (a commit failed in group mode and will be retried).
-    [[nodiscard]] std::optional<std::uint64_t> pending_commit() const noexcept { return pending_commit_; }
-    [[nodiscard]] bool holds_data() const noexcept { return !open_.empty() || !closing_.empty(); }
+    [[nodiscard]] std::optional<std::uint64_t> pending_commit() const noexcept { return ledger_.pending(); }
+    [[nodiscard]] bool holds_data() const noexcept { return objects_.holds(); }
     /// Bytes of the open objects held in memory or in their spool files (0 when none is open).
     [[nodiscard]] std::uint64_t buffered_bytes() const noexcept;
     /// Bytes charged to the memory budget by this writer's open and in-flight objects.
@@ -329,7 +340,9 @@ public:
 private:
     struct open_object;
     enum class delivered { ok, rewound, given_up, stopped };
-    using object_ptr = std::unique_ptr<open_object>;
+    /// The writer's object behind an entry of `objects_` (every entry is one).
+    static open_object& as_object(open_object_entry& e) noexcept;
+    static const open_object& as_object(const open_object_entry& e) noexcept;
 
     task<feed_status> feed_one(const message& m);
     task<delivered> close_and_deliver(std::vector<std::string> encoded, rotate_reason why);
@@ -389,42 +402,24 @@ private:
                                 std::string_view check = "the s3 settings and permissions");
     open_object& open(const message& m, const encoded_partition& e);
     [[nodiscard]] open_object_state rotation_state(const open_object& o) const;
-    [[nodiscard]] bool covered(const std::string& encoded, std::uint64_t offset) const;
-    void mark_handled(std::uint64_t offset);
 
 public:
-    /// The offset that may be stored now (design: the generalised commit rule in the essay
-    /// above): one below the lowest first offset among the open and in-flight objects and the
-    /// encoded partitions being re-read, lowered further while it falls inside a delivered
-    /// object; the last message handled when nothing is open. nullopt: nothing to store.
-    [[nodiscard]] std::optional<std::uint64_t> commit_point() const;
+    /// The offset that may be stored now (G3 in the essay above; `commit_ledger::commit_point`
+    /// over the open and in-flight objects). nullopt: nothing to store.
+    [[nodiscard]] std::optional<std::uint64_t> commit_point() const {
+        return ledger_.commit_point(objects_.lowest_first());
+    }
     /// Open objects (one per encoded partition with data), for tests and logs.
-    [[nodiscard]] std::size_t open_objects() const noexcept { return open_.size(); }
+    [[nodiscard]] std::size_t open_objects() const noexcept { return objects_.open_count(); }
 
 private:
-    /// A durable object (written or adopted) not yet below the stored offset.
-    struct durable_range {
-        std::uint64_t first = 0;
-        std::uint64_t last = 0;
-    };
-
     partition_ref p_;
     const writer_options& o_;
     const rotation_policy& rotation_;
     writer_ports ports_;
     iss::log::logger log_;
-    std::map<std::string, object_ptr, std::less<>> open_;  ///< by encoded partition
-    std::vector<object_ptr> closing_;                      ///< closed, not yet durable (in flight)
-    std::vector<durable_range> durable_;                   ///< delivered, last > stored offset
-    std::vector<durable_object> untabled_;                 ///< durable, not yet taken by the table step
-    std::map<std::string, std::uint64_t, std::less<>>
-        done_through_;  ///< adopted: that encoded partition's messages <= are done
-    std::map<std::string, std::uint64_t, std::less<>>
-        reread_from_;                       ///< rewound: that encoded partition's messages >= are wanted again
-    std::optional<std::uint64_t> handled_;  ///< the highest offset dispatched (to an object, skipped, adopted)
-    std::optional<std::uint64_t> next_;
-    std::optional<std::uint64_t> committed_;
-    std::optional<std::uint64_t> pending_commit_;
+    open_object_set objects_;  ///< the open and in-flight objects (their entries are `open_object`s)
+    commit_ledger ledger_;     ///< what is handled, durable, adopted, re-read, stored
     writer_state state_ = writer_state::running;
     std::string_view stop_reason_;
     clock::system_time last_commit_;

@@ -23,26 +23,17 @@ using detail::seconds_since;
 task<partition_writer::delivered> partition_writer::commit_durable() {
     const auto c = commit_point();
     if (!c) co_return delivered::ok;
-    std::erase_if(durable_, [c](const durable_range& d) { return d.last <= *c; });
-    if (committed_ && *c <= *committed_) co_return delivered::ok;
+    ledger_.forget_through(*c);
+    if (ledger_.stored_through(*c)) co_return delivered::ok;
     const bool ok = co_await commit_through(*c);
     co_return ok ? delivered::ok : delivered::stopped;
-}
-
-std::string_view to_string(table_status s) noexcept {
-    switch (s) {
-        case table_status::ok: return "ok";
-        case table_status::retryable: return "retryable";
-        case table_status::fatal: return "fatal";
-    }
-    return "?";
 }
 
 // Invariant 1: the ONLY place an offset is stored; callers pass a durable offset. Invariant
 // 7: only after the table step took every durable object up to it.
 task<bool> partition_writer::commit_through(std::uint64_t offset) {
-    if (committed_ && offset <= *committed_) {
-        pending_commit_.reset();
+    if (ledger_.stored_through(offset)) {
+        ledger_.clear_pending();
         co_return true;
     }
     auto budget = operation_budget();
@@ -50,7 +41,8 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
         const table_result t = co_await table_through(offset);
         if (t.status != table_status::ok) {
             if (o_.mode == consumer_mode::group) {
-                pending_commit_ = offset;  // durable; the step (same objects) and the store retried at the next tick
+                ledger_.store_pending(
+                    offset);  // durable; the step (same objects) and the store retried at the next tick
                 log_.warn({iss::log::kv("offset", offset)}, "the table step failed ({}); will retry", t.detail);
                 co_return true;
             }
@@ -65,9 +57,8 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
         switch (r.status) {
             case offset_status::ok:
                 if (ports_.timings) ports_.timings->commit.observe(seconds_since(ports_.clock, sent_at));
-                committed_ = offset;
+                ledger_.stored(offset);
                 last_commit_ = ports_.clock.system_now();
-                pending_commit_.reset();
                 counters_.commits += 1;
                 log_.debug({iss::log::kv("offset", offset)}, "offset stored");
                 co_return true;
@@ -75,14 +66,14 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
                 // 3022/5006: the partition is someone else's now. What we delivered is
                 // durable; anything still held is dropped (invariant 5).
                 log_.warn({iss::log::kv("offset", offset)}, "offset refused, not the owner any more ({})", r.detail);
-                pending_commit_.reset();
+                ledger_.clear_pending();
                 if (holds_data()) drop("partition taken over by another group member");
                 state_ = writer_state::revoked;
                 co_return false;
             case offset_status::retryable:
             case offset_status::fatal:
                 if (o_.mode == consumer_mode::group) {
-                    pending_commit_ = offset;  // durable; retried at the next tick
+                    ledger_.store_pending(offset);  // durable; retried at the next tick
                     log_.warn({iss::log::kv("offset", offset)}, "storing the offset failed ({}); will retry", r.detail);
                     co_return true;
                 }
@@ -98,16 +89,11 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
 // next call (nothing is uploaded again).
 task<table_result> partition_writer::table_through(std::uint64_t offset) {
     if (!ports_.table) co_return table_result{};
-    std::vector<durable_object> batch;
-    for (const auto& d : untabled_)
-        if (d.range.last_offset <= offset) batch.push_back(d);
+    const std::vector<durable_object> batch = ledger_.table_batch(offset);
     if (batch.empty()) co_return table_result{};
-    std::sort(batch.begin(), batch.end(), [](const durable_object& a, const durable_object& b) {
-        return a.range.first_offset < b.range.first_offset;
-    });
     const table_result r = co_await ports_.table->commit(p_, batch, offset);
     if (r.status == table_status::ok) {
-        std::erase_if(untabled_, [offset](const durable_object& d) { return d.range.last_offset <= offset; });
+        ledger_.tabled(offset);
         log_.debug({iss::log::kv("offset", offset), iss::log::kv("objects", batch.size())}, "table step done");
     }
     co_return r;
@@ -117,11 +103,10 @@ task<table_result> partition_writer::table_through(std::uint64_t offset) {
 // last offset), else by the stored offset once no object below them is open.
 task<partition_writer::delivered> partition_writer::absorb(const message& m, const std::string* encoded) {
     if (encoded) {
-        if (auto it = open_.find(*encoded); it != open_.end()) it->second->last_offset = m.offset;
+        if (auto* e = objects_.find(*encoded)) as_object(*e).last_offset = m.offset;
     }
-    mark_handled(m.offset);
-    next_ = m.offset + 1;
-    if (!open_.empty()) co_return delivered::ok;
+    ledger_.took(m.offset);
+    if (!objects_.empty()) co_return delivered::ok;
     co_return co_await commit_durable();
 }
 
@@ -129,7 +114,7 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(const mes
                                                                        const std::string* encoded) {
     if (encoded) {
         // Opened for this message only: nothing in it.
-        if (auto it = open_.find(*encoded); it != open_.end() && it->second->records == 0) open_.erase(it);
+        if (auto* held = objects_.find(*encoded); held && as_object(*held).records == 0) objects_.discard(*encoded);
     }
     const iss::log::fields ctx{iss::log::kv("offset", m.offset), iss::log::kv("reason", e.message())};
     switch (o_.on_bad_message) {
@@ -162,18 +147,19 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(const mes
     log_.error(ctx,
                "bad message: this partition stops here (the others go on); fix the producer, or set "
                "delivery.on_bad_message to skip or dead_letter");
-    if (!open_.empty()) {
+    if (!objects_.empty()) {
         const delivered d = co_await close_all(rotate_reason::bad_message);
         if (d != delivered::ok) co_return d;
-        if (encoded && covered(*encoded, m.offset)) {  // an adopted object already covers it
-            mark_handled(m.offset);
+        if (encoded && ledger_.covered(*encoded, m.offset)) {  // an adopted object already covers it
+            ledger_.handled_through(m.offset);
             co_return delivered::ok;
         }
-        if (!ports_.namer.record_dependent() && handled_ && *handled_ >= m.offset) co_return delivered::ok;
+        const auto handled = ledger_.handled();
+        if (!ports_.namer.record_dependent() && handled && *handled >= m.offset) co_return delivered::ok;
     }
     state_ = writer_state::failed;
     stop_reason_ = "bad_message";
-    next_ = m.offset;
+    ledger_.stopped_at(m.offset);
     co_return delivered::stopped;
 }
 

@@ -53,23 +53,33 @@ MUTANTS = [
     ("inv7 table step after the offset is stored", "[inv7]", "lib/pipeline/delivery_commit.cpp", [
         ("partition_writer::commit_through", "const table_result t = co_await table_through(offset);",
          "const table_result t{};"),
-        ("partition_writer::commit_through", "committed_ = offset;",
-         "committed_ = offset; { const table_result late = co_await table_through(offset); (void)late; }")]),
+        ("partition_writer::commit_through", "ledger_.stored(offset);",
+         "ledger_.stored(offset); { const table_result late = co_await table_through(offset); (void)late; }")]),
     ("inv7 a failed table step ignored", "[inv7]", "lib/pipeline/delivery_commit.cpp", [
         ("partition_writer::commit_through", "if (t.status != table_status::ok) {", "if (false) {")]),
     ("G2 adoption marks every encoded partition done", "[g2]", "lib/pipeline/delivery_upload.cpp", [
         ("partition_writer::deliver_front",
-         "if (!ports_.namer.record_dependent() && open_.empty() && closing_.empty()) {", "if (true) {")]),
+         "const bool alone = !ports_.namer.record_dependent() && objects_.empty() && !objects_.in_flight();",
+         "const bool alone = true;")]),
+    ("G2 adoption of less re-reads nothing", "[g2]", "lib/pipeline/commit_ledger.cpp", [
+        ("commit_ledger::adopted", "next_ = std::min(next_.value_or(from), from);", "")]),
     ("G3 commit point off by one (stores the lowest open first offset itself)", "[g3]",
-     "lib/pipeline/delivery.cpp", [
-        ("partition_writer::commit_point", "if (p == 0) return std::nullopt; return p - 1;", "return p;")]),
-    ("G3 commit point ignores in-flight objects", "[g3]", "lib/pipeline/delivery.cpp", [
-        ("partition_writer::commit_point", "for (const auto& o : closing_) p = std::min(p, o->first_offset);", "")]),
-    ("G3 commit point ignores delivered objects it falls inside", "[g3]", "lib/pipeline/delivery.cpp", [
-        ("partition_writer::commit_point", "if (d.first < p && p <= d.last) {", "if (false) {")]),
-    ("G4 max_open_objects closes the newest object", "[g4]", "lib/pipeline/delivery.cpp", [
-        ("partition_writer::feed_one", "if (j->second->first_offset < oldest->second->first_offset) oldest = j;",
+     "lib/pipeline/commit_ledger.cpp", [
+        ("commit_ledger::commit_point", "if (p == 0) return std::nullopt; return p - 1;", "return p;")]),
+    ("G3 commit point ignores in-flight objects", "[g3]", "lib/pipeline/open_object_set.cpp", [
+        ("open_object_set::lowest_first",
+         "for (const auto& o : closing_) p = std::min(p.value_or(o->first_offset), o->first_offset);", "")]),
+    ("G3 commit point ignores delivered objects it falls inside", "[g3]", "lib/pipeline/commit_ledger.cpp", [
+        ("commit_ledger::commit_point", "if (d.first < p && p <= d.last) {", "if (false) {")]),
+    ("G3 delivered objects closed together go up out of order", "[g3]", "lib/pipeline/open_object_set.cpp", [
+        ("open_object_set::close", "return a->first_offset < b->first_offset;",
+         "return a->first_offset > b->first_offset;")]),
+    ("G4 max_open_objects closes the newest object", "[g4]", "lib/pipeline/open_object_set.cpp", [
+        ("open_object_set::make_room", "if (j->second->first_offset < oldest->second->first_offset) oldest = j;",
          "if (j->second->first_offset > oldest->second->first_offset) oldest = j;")]),
+    ("G5 a later bucket closes nothing", "[g5]", "lib/pipeline/open_object_set.cpp", [
+        ("open_object_set::earlier_buckets", "if (o->bucket && *o->bucket < bucket)",
+         "if (o->bucket && *o->bucket < bucket && false)")]),
     ("G5 encoded partition without its time bucket", "[g5]", "lib/pipeline/adapters/key_namer.cpp", [
         ("template_key_namer::encode", "if (e.bucket) {", "if (false) {")]),
 ]
