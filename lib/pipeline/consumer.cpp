@@ -377,14 +377,22 @@ task<std::size_t> consumer_loop::round(std::chrono::milliseconds slice) {
             watch_assignment();
         }
     } else {
-        // Each topic is listed until it has partitions; one that cannot be read is asked
-        // again at its backoff, without holding up the others.
+        // Each topic is listed until it has partitions, and with `partitions: all` again
+        // every metadata_interval: partitions added at run time are polled from then on (a
+        // topic listed once would never see them). One that cannot be read is asked again
+        // at its backoff, without holding up the others.
+        const auto now = clock_.steady_now();
         for (const auto& s : o_.sources) {
-            if (listed_.count(s.topic) || !may_try(s.topic, std::nullopt)) continue;
+            const auto it = next_listing_.find(s.topic);
+            if ((it != next_listing_.end() && now < it->second) || !may_try(s.topic, std::nullopt)) continue;
             const auto parts = co_await partitions_of(s);
             if (!parts || parts->empty()) continue;
-            listed_.insert(s.topic);
-            for (std::uint32_t n : *parts) owned_.insert(partition_ref{s.topic.stream, s.topic.topic, n});
+            const bool first = it == next_listing_.end();
+            next_listing_[s.topic] = s.partitions ? clock::steady_time::max() : now + o_.metadata_interval;
+            for (std::uint32_t n : *parts) {
+                const partition_ref p{s.topic.stream, s.topic.topic, n};
+                if (owned_.insert(p).second && !first) log_.info({iss::log::kv("partition", p)}, "partition added");
+            }
         }
     }
     paused_ = 0;

@@ -11,7 +11,9 @@
 /// nothing is committed).
 ///
 /// Single-consumer mode: every configured partition (or every partition of each topic) is
-/// polled.
+/// polled. With `partitions: all` the topic's partitions are listed again every
+/// `metadata_interval`, so partitions added at run time (CreatePartitions) are polled from
+/// their first message within that interval plus one round.
 ///
 /// Concurrency: in each round every polled partition runs its step (poll, feed, and the
 /// upload + commit of an object that rotates) as its own coroutine on the same executor, so
@@ -65,6 +67,9 @@ struct consumer_options {
     /// only after poll_interval x 2^(k-1), at most this long; 0 = every round.
     std::chrono::milliseconds max_idle_interval{0};
     std::chrono::milliseconds assignment_interval{1000};  ///< group mode: how often to re-learn the assignment
+    /// Single-consumer mode, `partitions: all`: how often each topic's partitions are listed
+    /// again (GetTopic), to pick up partitions added at run time (docs/operations.md, Faults).
+    std::chrono::milliseconds metadata_interval{5000};
     /// At most this many partitions are polled, fed and uploaded at once in a round (each
     /// may hold a poll batch and have one object upload in flight); 0 = all of them.
     std::size_t max_parallel_partitions = 8;
@@ -201,7 +206,8 @@ private:
     [[nodiscard]] std::vector<partition_ref> due(std::vector<partition_ref> parts) const;
 
     std::set<topic_ref> rejoin_;  ///< topics whose polls answered 5006 this round
-    std::set<topic_ref> listed_;  ///< single mode: topics whose partitions are in owned_
+    /// Single mode: when each topic's partitions are listed next (absent: not listed yet).
+    std::map<topic_ref, clock::steady_time> next_listing_;
     std::map<std::pair<topic_ref, std::optional<std::uint32_t>>, unavailable_source> unavailable_;
     std::optional<std::uint64_t> session_;
     clock::steady_time next_discovery_{};

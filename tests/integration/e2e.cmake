@@ -90,3 +90,9 @@ endforeach()
 foreach(case memory_backlog many_partitions)
   iss_e2e_test(e2e.${case} scale_cases.py ${case} 900)
 endforeach()
+
+# Issue 40 point 4, the source changes under a running daemon (docs/operations.md, Faults):
+# tests/integration/e2e/fault_cases.py.
+foreach(case partitions_added_single partitions_added_group)
+  iss_e2e_test(e2e.faults.${case} fault_cases.py ${case} 300)
+endforeach()

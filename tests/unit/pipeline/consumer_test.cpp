@@ -607,3 +607,71 @@ TEST_CASE(
     CHECK(run(loop.shutdown()));
     CHECK(w.bucket_records().size() == 44);  // every message once
 }
+
+TEST_CASE("consumer: single mode, partitions added at run time are polled within metadata_interval",
+          "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 3;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 3);
+    src.fill(1, 3);
+    auto o = options(pl::consumer_mode::single);
+    o.metadata_interval = 5s;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    REQUIRE(run(loop.start()));
+    run(loop.round());
+    CHECK(loop.assignment().size() == 2);
+    // CreatePartitions: the topic grows from 2 to 4 partitions, with messages in the new ones.
+    src.fill(2, 3);
+    src.fill(3, 3);
+    const int lookups = src.lookups["requests"];
+    for (int i = 0; i < 49; ++i) {
+        w.clock.advance(100ms);
+        run(loop.round());
+    }
+    CHECK(loop.assignment().size() == 2);  // not listed again before metadata_interval
+    CHECK(src.lookups["requests"] == lookups);
+    w.clock.advance(100ms);
+    run(loop.round());
+    run(loop.round());
+    CHECK(loop.assignment().size() == 4);
+    CHECK(src.lookups["requests"] == lookups + 1);
+    CHECK(logs.count("partition added") == 2);
+    CHECK(run(loop.shutdown()));
+    auto b = w.bucket_records();
+    CHECK(b.size() == 12);
+    for (const auto& [k, n] : b) CHECK(n == 1);
+    CHECK(w.offsets.stored.at({"app", "requests", 2}) == 2);
+    CHECK(w.offsets.stored.at({"app", "requests", 3}) == 2);
+}
+
+TEST_CASE("consumer: group mode, partitions added at run time and assigned by the server are polled",
+          "[pipeline][consumer]") {
+    world w;
+    w.options.mode = pl::consumer_mode::group;
+    w.rotation.max_records = 3;
+    auto r = w.make_router();
+    fake_source src;
+    src.group = true;
+    src.fill(0, 3);
+    src.fill(1, 3);
+    src.owned = {0, 1};
+    pl::consumer_loop loop{options(pl::consumer_mode::group), src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    run(loop.round());
+    CHECK(loop.assignment().size() == 2);
+    // The topic grows to 4 partitions; the server's rebalance gives all four to the only member.
+    src.fill(2, 3);
+    src.fill(3, 3);
+    src.owned = {0, 1, 2, 3};
+    w.clock.advance(1s);
+    run(loop.round());
+    run(loop.round());
+    CHECK(loop.assignment().size() == 4);
+    CHECK(run(loop.shutdown()));
+    auto b = w.bucket_records();
+    CHECK(b.size() == 12);
+    for (const auto& [k, n] : b) CHECK(n == 1);
+}
