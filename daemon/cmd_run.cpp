@@ -104,8 +104,9 @@ struct run_state {
     };
 
     [[nodiscard]] admin::readiness_inputs readiness() const {
-        return {store_usable, client != nullptr && client->connected(), group_mode, loop != nullptr && loop->joined(),
-                stopping};
+        return {store_usable, client != nullptr && client->connected(),
+                group_mode,   loop != nullptr && loop->joined(),
+                stopping,     loop != nullptr ? admin::source_problems(*loop) : std::vector<std::string>{}};
     }
     [[nodiscard]] admin::metric_sources metrics() const {
         return {router,           loop, s3 ? &s3->stats() : nullptr, client ? &client->stats() : nullptr, iss::version,

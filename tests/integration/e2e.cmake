@@ -93,6 +93,6 @@ endforeach()
 
 # Issue 40 point 4, the source changes under a running daemon (docs/operations.md, Faults):
 # tests/integration/e2e/fault_cases.py.
-foreach(case partitions_added_single partitions_added_group)
+foreach(case partitions_added_single partitions_added_group topic_recreated_fail)
   iss_e2e_test(e2e.faults.${case} fault_cases.py ${case} 300)
 endforeach()

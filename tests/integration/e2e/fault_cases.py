@@ -58,9 +58,64 @@ def partitions_added(env: Env, rng, group: bool) -> None:
     log(f"{mode}: {landed.records} records in {landed.objects} objects, 0 duplicates, per partition {counts}")
 
 
+def wait_readyz(env: Env, admin: str, want: int, needles: list[str], seconds: float) -> str:
+    end = time.time() + seconds
+    st, body = env.http_get(admin, "/readyz")
+    while (st != want or not all(n in body for n in needles)) and time.time() < end:
+        time.sleep(0.2)
+        st, body = env.http_get(admin, "/readyz")
+    check(st == want and all(n in body for n in needles), f"/readyz: wanted {want} with {needles}, got {st} {body!r}")
+    return body
+
+
+def topic_recreated_fail(env: Env, rng) -> None:
+    """A source topic deleted under a running single consumer: /readyz 503 naming it,
+    source_unavailable 1, no tight loop, the daemon keeps running. Created again (offsets from 0):
+    iggy.on_offset_reset: fail stops both partitions (/readyz names the offset reset,
+    offset_reset_partitions 2) and nothing of the new topic lands; the old messages are in the
+    bucket exactly once."""
+    broker = env.start_broker()
+    bucket = env.make_bucket(f"e2e-topic-recreated-{rng.randrange(1 << 30):x}")
+    counts = produce(env, broker.address, 2000, "--create", "2")
+    cfg = env.config(bucket, broker.address, consumer="sink", rotation={"max_records": 500, "idle": "1s"})
+    d = env.start_daemon(cfg)
+    admin = env.admin_address()
+    env.wait_lag_zero(cfg, 120)
+    wait_readyz(env, admin, 200, ["ready"], 60)
+
+    env.produce(broker.address, "app", "events", "--delete-topic")
+    body = wait_readyz(env, admin, 503, ["iggy: source unavailable: app/events"], 60)
+    wait_metric(env, admin, "iggy_s3_sink_source_unavailable", 1, 30, stream="app", topic="events")
+    log(f"topic deleted: /readyz 503 {body.strip()!r}")
+    logf = env.work / "sink.log"
+    lines_before = logf.read_text(errors="replace").count("cannot be read")
+    time.sleep(8)
+    tries = logf.read_text(errors="replace").count("cannot be read") - lines_before
+    check(d.poll() is None, f"the daemon exited ({d.returncode}) while its source topic was missing")
+    # Tries at a backoff from 1 s doubling (one line per try for the topic and per partition):
+    # a tight loop would log hundreds in 8 s.
+    check(tries <= 15, f"{tries} 'cannot be read' lines in 8 s while the topic was missing: a tight loop?")
+
+    new = produce(env, broker.address, 300, "--create", "2")
+    body = wait_readyz(env, admin, 503, ["iggy: offset reset: app/events partition 0",
+                                         "iggy: offset reset: app/events partition 1"], 60)
+    check("source unavailable" not in body, f"/readyz still names the topic missing once it exists: {body!r}")
+    wait_metric(env, admin, "iggy_s3_sink_offset_reset_partitions", 2, 30, stream="app", topic="events")
+    wait_metric(env, admin, "iggy_s3_sink_source_unavailable", 0, 30, stream="app", topic="events")
+    log(f"topic created again with {new}: /readyz 503 {body.strip()!r}")
+    time.sleep(3)  # nothing of the new topic is read meanwhile
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    landed = read_landed(env.download(bucket))
+    # The new topic's messages (offsets 0..) would show as duplicates of the old ones.
+    verify_exactly_once(landed, counts, "app", "events")
+    check(landed.records == 2000, f"{landed.records} records in the bucket, wanted the 2000 old ones")
+    log(f"{landed.records} old records once, none of the new topic's {sum(new.values())}")
+
+
 CASES = {
     "partitions_added_single": lambda e, r: partitions_added(e, r, False),
     "partitions_added_group": lambda e, r: partitions_added(e, r, True),
+    "topic_recreated_fail": topic_recreated_fail,
 }
 
 if __name__ == "__main__":
