@@ -38,8 +38,12 @@ run_state::scope::~scope() {
 
 admin::readiness_inputs run_state::readiness() const {
     // A reload's drain is a stop of this pipeline: not ready until the next one is.
-    return {store_usable, client != nullptr && client->connected(), group_mode, loop != nullptr && loop->joined(),
-            stopping || reload_requested};
+    return {store_usable,
+            client != nullptr && client->connected(),
+            group_mode,
+            loop != nullptr && loop->joined(),
+            stopping || reload_requested,
+            loop != nullptr ? admin::source_problems(*loop) : std::vector<std::string>{}};
 }
 
 admin::metric_sources run_state::metrics() const {

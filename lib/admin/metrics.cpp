@@ -117,6 +117,37 @@ void partition_metrics(std::vector<prom::MetricFamily>& out, const metric_source
     out.push_back(std::move(stopped));
 }
 
+// The source faults (docs/operations.md, Faults): every topic of `topics`, and every one that
+// cannot be read, answers 0 or its count.
+void source_fault_metrics(std::vector<prom::MetricFamily>& out, const pipeline::consumer_loop& c,
+                          const std::set<pipeline::topic_ref>& topics) {
+    std::map<pipeline::topic_ref, std::uint64_t> unavailable, resets;
+    for (const auto& tp : topics) unavailable[tp] = resets[tp] = 0;
+    for (const auto& u : c.unavailable_sources()) {
+        unavailable[u.topic] = 1;
+        resets.try_emplace(u.topic, 0);
+    }
+    for (const auto& x : c.offset_resets()) {
+        const pipeline::topic_ref tp{x.partition.stream, x.partition.topic};
+        resets[tp] += 1;
+        unavailable.try_emplace(tp, 0);
+    }
+    auto su = family("source_unavailable",
+                     "1 while the topic, or one of its partitions, cannot be read (missing stream or topic, "
+                     "permission denied); retried at a backoff.",
+                     prom::MetricType::Gauge);
+    for (const auto& [tp, v] : unavailable)
+        su.metric.push_back(sample(topic_labels(tp), static_cast<double>(v), prom::MetricType::Gauge));
+    out.push_back(std::move(su));
+    auto orp = family("offset_reset_partitions",
+                      "Partitions stopped because their next offset lies past the partition's newest offset (the "
+                      "topic was created again; iggy.on_offset_reset: fail).",
+                      prom::MetricType::Gauge);
+    for (const auto& [tp, v] : resets)
+        orp.metric.push_back(sample(topic_labels(tp), static_cast<double>(v), prom::MetricType::Gauge));
+    out.push_back(std::move(orp));
+}
+
 void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources& s) {
     if (!s.router) return;
     const auto totals = s.router->totals_by_topic();
@@ -224,6 +255,7 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
                                        prom::MetricType::Gauge));
         }
         out.push_back(std::move(ap));
+        source_fault_metrics(out, *s.consumer, topics);
     }
 }
 

@@ -19,6 +19,7 @@
 /// | `partition_stopped` (1, only for a stopped partition) | gauge | stream, topic, partition, reason |
 /// | `upload_duration_seconds`, `commit_duration_seconds` | histogram | - |
 /// | `buffered_bytes`, `open_objects`, `assigned_partitions` | gauge | stream, topic |
+/// | `source_unavailable`, `offset_reset_partitions` | gauge | stream, topic |
 /// | `s3_requests_total` | counter | operation, code |
 /// | `s3_retries_total` | counter | operation |
 /// | `s3_request_duration_seconds` | histogram | operation |

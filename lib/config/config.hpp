@@ -74,6 +74,9 @@ enum class compression : std::uint8_t { none, gzip, zstd };
 /// How a payload goes into the JSON envelope.
 enum class payload_mode : std::uint8_t { automatic, json, string, base64 };
 enum class bad_message_policy : std::uint8_t { fail, skip, dead_letter };
+/// `iggy.on_offset_reset`: a partition whose next offset lies past its newest offset (the topic
+/// was deleted and created again). `fail`: stop that partition (docs/operations.md, Faults).
+enum class offset_reset_policy : std::uint8_t { fail };
 
 /// `iggy.tls`
 struct iggy_tls_section {
@@ -102,6 +105,7 @@ struct iggy_section {
     bool verify_checksum = true;                  ///< check each message's XXH3 checksum
     std::uint64_t max_response_bytes = 64 * mib;  ///< largest poll reply accepted (bytes)
     protocol_version protocol = protocol_version::automatic;
+    offset_reset_policy on_offset_reset = offset_reset_policy::fail;  ///< a topic created again
 
     /// True in consumer-group mode (no `consumer:` given).
     [[nodiscard]] bool group_mode() const noexcept { return consumer.empty(); }

@@ -48,6 +48,7 @@ inline constexpr std::array<choice<protocol_version>, 4> protocol_choices{{{"aut
                                                                            {"0.8", protocol_version::v0_8},
                                                                            {"0.9", protocol_version::v0_9},
                                                                            {"0.10", protocol_version::v0_10}}};
+inline constexpr std::array<choice<offset_reset_policy>, 1> offset_reset_choices{{{"fail", offset_reset_policy::fail}}};
 inline constexpr std::array<choice<path_style>, 7> path_style_choices{{{"auto", path_style::automatic},
                                                                        {"true", path_style::path},
                                                                        {"false", path_style::virtual_hosted},
@@ -175,6 +176,11 @@ void visit_schema(V& v, C& c) {
         v.choice("protocol", i.protocol, table(protocol_choices),
                  "Wire protocol: `auto` detects at connect; `0.8` the G1 framing (Iggy 0.8.x); `0.9` the consensus "
                  "framing, protocol 0.11.0 (Iggy 0.9.x); `0.10` protocol 0.12.0 (Iggy 0.10.x, provisional).");
+        v.choice("on_offset_reset", i.on_offset_reset, table(offset_reset_choices),
+                 "A partition whose next offset lies past its newest offset: the topic was deleted and created "
+                 "again, its offsets starting at 0. `fail`: stop that partition (readiness false, metric "
+                 "offset_reset_partitions), the others go on; to read the new topic, point s3.prefix at a new "
+                 "location and restart (docs/operations.md, Faults).");
     });
     v.list("sources", c.sources, "What to read: streams, their topics and partitions. At least one entry.",
            [&](auto& s) {

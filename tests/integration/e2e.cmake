@@ -103,3 +103,9 @@ endforeach()
 # The monitoring files against a running daemon: every series the Grafana dashboard and the
 # alert rules (packaging/monitoring/) name is on /metrics. tests/integration/e2e/monitoring_cases.py.
 iss_e2e_test(e2e.monitoring_series monitoring_cases.py series 300 EXTRA_LABELS aws monitoring)
+
+# Issue 40 point 4, the source changes under a running daemon (docs/operations.md, Faults):
+# tests/integration/e2e/fault_cases.py.
+foreach(case partitions_added_single partitions_added_group topic_recreated_fail)
+  iss_e2e_test(e2e.faults.${case} fault_cases.py ${case} 300)
+endforeach()

@@ -30,7 +30,8 @@ namespace {
 
 const char* const usage_text =
     R"(Usage: iggy-produce --address HOST:PORT [--username U --password P] --stream S --topic T
-                    [--create PARTITIONS] [--partition N | --balanced | --key K]
+                    [--delete-topic] [--create PARTITIONS] [--add-partitions N]
+                    [--partition N | --balanced | --key K]
                     [--header NAME=VALUE]... (FILE... | - | --count N --size BYTES)
 
 Sends messages to an Iggy stream/topic (G1 TCP protocol, server 0.8.x).
@@ -39,6 +40,9 @@ Sends messages to an Iggy stream/topic (G1 TCP protocol, server 0.8.x).
   --stream S, --topic T   a number is an id, anything else a name
   --create PARTITIONS   create the stream and the topic (with PARTITIONS partitions) if missing;
                         an existing topic with the same partition count is fine
+  --delete-topic        delete the topic first (if it exists): with --create, the topic is
+                        created again, its offsets starting at 0; alone, only deletes it
+  --add-partitions N    add N partitions to the topic (CreatePartitions) before sending
   --partition N         send to partition N;  --balanced: the server picks one partition per
                         batch (default);  --key K: partition = XXH32(K) % partitions
   --header NAME=VALUE   a string user header on every message (repeatable)
@@ -62,6 +66,8 @@ struct args {
     std::string username = "iggy", password = "iggy";
     std::string stream, topic;
     std::optional<std::uint32_t> create;
+    bool delete_topic = false;
+    std::uint32_t add_partitions = 0;
     proto::partitioning part = proto::partitioning::balanced();
     std::vector<std::pair<std::string, std::string>> headers;
     std::vector<std::string> files;
@@ -115,6 +121,17 @@ net::awaitable<int> run(args a) {
     if (auto r = co_await c.connect(); !r) co_return fail("connect", r.error());
     const auto sid = parse_id(a.stream), tid = parse_id(a.topic);
 
+    if (a.delete_topic) {
+        auto t = co_await c.get_topic(sid, tid);
+        if (!t) co_return fail("get topic", t.error());
+        if (*t)
+            if (auto r = co_await c.delete_topic(sid, tid); !r) co_return fail("delete topic", r.error());
+        if (!a.create && !a.count && a.files.empty()) {
+            std::printf("deleted stream %s topic %s\n", a.stream.c_str(), a.topic.c_str());
+            co_await c.close();
+            co_return 0;
+        }
+    }
     if (a.create) {
         auto s = co_await c.get_stream(sid);
         if (!s) co_return fail("get stream", s.error());
@@ -140,6 +157,9 @@ net::awaitable<int> run(args a) {
             co_return 1;
         }
     }
+    if (a.add_partitions > 0)
+        if (auto r = co_await c.create_partitions(sid, tid, a.add_partitions); !r)
+            co_return fail("create partitions", r.error());
     auto before = co_await c.get_topic(sid, tid);
     if (!before) co_return fail("get topic", before.error());
     if (!*before) {
@@ -237,6 +257,8 @@ int main(int argc, char** argv) {
             a.files.push_back(k);
         } else if (k.rfind("--", 0) != 0) {
             a.files.push_back(k);
+        } else if (k == "--delete-topic") {
+            a.delete_topic = true;
         } else if (k == "--balanced") {
             a.part = proto::partitioning::balanced();
             ++part_choices;
@@ -261,6 +283,10 @@ int main(int argc, char** argv) {
             std::uint32_t n = 0;
             if (!parse_num(val, n)) return usage_error("--create wants a partition count");
             a.create = n;
+        } else if (k == "--add-partitions") {
+            std::uint32_t n = 0;
+            if (!parse_num(val, n) || n == 0) return usage_error("--add-partitions wants a positive number");
+            a.add_partitions = n;
         } else if (k == "--partition") {
             std::uint32_t n = 0;
             if (!parse_num(val, n)) return usage_error("--partition wants a number");
@@ -293,7 +319,8 @@ int main(int argc, char** argv) {
     if (part_choices > 1) return usage_error("choose one of --partition, --balanced, --key");
     if (a.count.has_value() != a.size.has_value()) return usage_error("--count and --size go together");
     if (a.count && !a.files.empty()) return usage_error("give FILE... or --count/--size, not both");
-    if (!a.count && a.files.empty()) return usage_error("give FILE..., - or --count N --size BYTES");
+    if (!a.count && a.files.empty() && !(a.delete_topic && !a.create))
+        return usage_error("give FILE..., - or --count N --size BYTES");
     iss::log::configure(iss::log::level::warn, iss::log::output_format::text);  // a CLI: quiet unless wrong
     try {
         net::io_context ioc{1};

@@ -44,8 +44,13 @@ struct one_partition_source final : pl::message_source {
     }
     pl::task<pl::source_status> join(const pl::topic_ref&) override { co_return pl::source_status::ok; }
     pl::task<pl::source_status> leave(const pl::topic_ref&) override { co_return pl::source_status::ok; }
-    pl::task<pl::partitions_result> partitions(const pl::topic_ref&) override {
+    pl::task<pl::partitions_result> partitions(const pl::topic_ref& t) override {
         pl::partitions_result r;
+        if (t.topic == "gone") {  // a source topic that does not exist
+            r.status = pl::source_status::fatal;
+            r.detail = "stream or topic not found";
+            co_return r;
+        }
         r.ids = {0};
         co_return r;
     }
@@ -266,4 +271,39 @@ TEST_CASE("config reloads are one counter with a result label, both results alwa
     // Not `run` (no reload there): no family at all.
     CHECK(iss::admin::render_metrics({nullptr, nullptr, nullptr, nullptr, "1", ""}).find("config_reloads") ==
           std::string::npos);
+}
+
+TEST_CASE("readiness and metrics: a missing source topic and an offset reset are named", "[admin][readiness]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    one_partition_source src;
+    for (int i = 0; i < 10; ++i) src.log.push_back(fmt::format("m{}", i));
+    pl::consumer_options o;
+    o.mode = pl::consumer_mode::single;
+    o.sources = {pl::source_topic{{"app", "requests"}, std::nullopt}, pl::source_topic{{"app", "gone"}, std::nullopt}};
+    o.poll_messages = 100;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    run(loop.round());  // 10 messages polled; the next offset is 10
+    iss::admin::readiness_inputs in;
+    in.store_usable = in.iggy_connected = true;
+    in.source_problems = iss::admin::source_problems(loop);
+    CHECK(iss::admin::unmet_conditions(in) ==
+          std::vector<std::string>{"iggy: source unavailable: app/gone: stream or topic not found"});
+    // app/requests is created again with 2 messages: the next offset (10) lies past its head (1).
+    src.log = {"n0", "n1"};
+    run(loop.round());
+    in.source_problems = iss::admin::source_problems(loop);
+    const auto unmet = iss::admin::unmet_conditions(in);
+    REQUIRE(unmet.size() == 2);
+    CHECK_THAT(unmet[1], ContainsSubstring("iggy: offset reset: app/requests partition 0: the next offset 10 lies past the "
+                                  "newest offset 1"));
+    CHECK_THAT(unmet[1], ContainsSubstring("iggy.on_offset_reset: fail"));
+    const std::string text = iss::admin::render_metrics({r.get(), &loop, nullptr, nullptr, "1.2.3", "abc123"});
+    INFO(text);
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_offset_reset_partitions{stream="app",topic="requests"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_offset_reset_partitions{stream="app",topic="gone"} 0)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_source_unavailable{stream="app",topic="gone"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_source_unavailable{stream="app",topic="requests"} 0)"));
 }
