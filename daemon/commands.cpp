@@ -15,6 +15,8 @@ std::span<const command> commands() {
         {"run", "run the sink: Iggy -> S3, offsets committed after upload (SIGTERM: clean stop, SIGHUP: reload)",
          define_run},
         {"probe", "check the S3 store: reachable, credentials, bucket access, conditional writes", define_probe},
+        {"healthcheck", "ask a running daemon's /healthz (or --ready: /readyz); exit 0 on 200 (container HEALTHCHECK)",
+         define_healthcheck},
         {"sigv4", "sign a request file with SigV4 and print it (debug SignatureDoesNotMatch)", define_sigv4},
     };
     return table;

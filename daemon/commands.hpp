@@ -40,6 +40,7 @@ struct command {
 
 /// Each subcommand's `define` (one per cmd_<name>.cpp).
 command_main define_check_config(CLI::App& sub);
+command_main define_healthcheck(CLI::App& sub);
 command_main define_lag(CLI::App& sub);
 command_main define_verify(CLI::App& sub);
 command_main define_probe(CLI::App& sub);

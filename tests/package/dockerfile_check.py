@@ -11,8 +11,8 @@ those), read from the file since no Docker engine runs here:
 - runtime stage: the OCI labels (org.opencontainers.image.*) with the revision from the same
   REVISION argument and the version of CMakeLists.txt's project(); ADMIN_LISTEN on all
   interfaces, which the package's config reads as admin.listen, and EXPOSE of its port;
-  a HEALTHCHECK through the daemon's own `healthcheck` command when the binary has one (no
-  curl in the image), none while it has not.
+  a HEALTHCHECK through the daemon's own `healthcheck` command, which the binary must have (no
+  curl in the image).
 Exit 0 when every check passes, 1 with every problem listed.
 """
 import argparse
@@ -99,8 +99,8 @@ def main():
     health = [v for k, v in runtime if k == "HEALTHCHECK"]
     if has_command and not any("iggy-s3-sink" in h and "healthcheck" in h for h in health):
         problems.append("runtime stage: the daemon has a healthcheck command: HEALTHCHECK CMD must use it")
-    if not has_command and health:
-        problems.append(f"runtime stage: HEALTHCHECK {health} calls what the image cannot run")
+    if not has_command:
+        problems.append("iggy-s3-sink --help lists no healthcheck command: the image's HEALTHCHECK needs it")
     if any(re.search(r"\b(curl|wget)\b", v) for k, v in runtime if k in ("RUN", "HEALTHCHECK")):
         problems.append("runtime stage: no curl or wget in the image")
     print(f"build stage: apt layer before COPY . .; runtime: {len(labels)} OCI labels, admin {listen}, "

@@ -515,7 +515,19 @@ def readyz(env: Env, rng) -> None:
         status, body = env.http_get(admin0, "/readyz")
     check(status == 503 and body.startswith("store:"), f"/readyz with the store unreachable: {status} {body!r}")
     check("iggy: not connected" in body, f"/readyz lists every unmet condition: {body!r}")
+    # The image's HEALTHCHECK command: 0 for /healthz, 1 (with the reason) for /readyz while not
+    # ready, 69 once nothing answers.
+    def healthcheck(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([env.bin("iggy-s3-sink"), "healthcheck", "--timeout", "2s", *extra],
+                              capture_output=True, text=True, timeout=30)
+    hc = healthcheck("--url", f"http://{admin0}/healthz")
+    check(hc.returncode == 0, f"healthcheck of /healthz: exit {hc.returncode}: {hc.stderr}")
+    hc = healthcheck("--url", f"http://{admin0}/readyz")
+    check(hc.returncode == 1 and "503" in hc.stderr and "store:" in hc.stderr,
+          f"healthcheck of /readyz while not ready: exit {hc.returncode}: {hc.stderr}")
     check(env.stop(d0) == 0, "daemon waiting for the store did not exit 0 on SIGTERM")
+    hc = healthcheck("--url", f"http://{admin0}/healthz")
+    check(hc.returncode == 69, f"healthcheck with nothing listening: exit {hc.returncode}: {hc.stderr}")
     log(f"store unreachable: /readyz {status} {body.strip()!r}")
 
     # 2. Iggy down and back, through a proxy that can be switched off.
