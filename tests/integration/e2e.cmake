@@ -109,3 +109,16 @@ iss_e2e_test(e2e.monitoring_series monitoring_cases.py series 300 EXTRA_LABELS a
 foreach(case partitions_added_single partitions_added_group topic_recreated_fail)
   iss_e2e_test(e2e.faults.${case} fault_cases.py ${case} 300)
 endforeach()
+
+# The daemon against a real Iggy server that is already running, given by the environment
+# (IGGY_TEST_SERVER=host:port, IGGY_TEST_USER, IGGY_TEST_PASSWORD, IGGY_TEST_PROTOCOL=0.8|0.9,
+# and per case IGGY_TEST_RESTART_CMD, IGGY_TEST_HEARTBEAT, IGGY_TEST_TOKEN, IGGY_TEST_TLS_*;
+# tests/integration/e2e/real_server_cases.py). Label real-server. Without IGGY_TEST_SERVER (or a
+# case's own setting) each prints "SKIP real_server.CASE: why" and CTest reports it skipped.
+foreach(case exactly_once sigkill6 server_restart group_sigstop pat_login tls tools protocol_auto)
+  add_test(NAME real_server.${case}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/real_server_cases.py ${case})
+  set_tests_properties(real_server.${case} PROPERTIES LABELS "real-server;integration;s3;iggy" TIMEOUT 1200
+    FIXTURES_REQUIRED rgw SKIP_RETURN_CODE 77
+    ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
+endforeach()
