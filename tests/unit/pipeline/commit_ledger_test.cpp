@@ -4,7 +4,7 @@
 // point, the table step's batches).
 #include "pipeline/commit_ledger.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace pl = iss::pipeline;
 using opt = std::optional<std::uint64_t>;

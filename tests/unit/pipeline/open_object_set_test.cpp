@@ -4,7 +4,7 @@
 // order, the largest object).
 #include "pipeline/open_object_set.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace pl = iss::pipeline;
 using ids = std::vector<std::string>;
