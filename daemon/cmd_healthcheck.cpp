@@ -58,8 +58,8 @@ net::awaitable<int> check(std::string url, std::chrono::milliseconds timeout) {
 
 int run_healthcheck(const healthcheck_args& a) {
     const auto timeout = config::parse_duration(a.timeout);
-    const std::string url = a.url.empty() ? fmt::format("http://127.0.0.1:9464/{}", a.ready ? "readyz" : "healthz")
-                                          : a.url;
+    const std::string url =
+        a.url.empty() ? fmt::format("http://127.0.0.1:9464/{}", a.ready ? "readyz" : "healthz") : a.url;
     return run_to_exit(check(url, timeout ? *timeout : std::chrono::milliseconds{3000}), exit_failure);
 }
 

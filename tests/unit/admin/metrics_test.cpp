@@ -12,10 +12,9 @@
 #include "catch2_compat.hpp"
 
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
-
-#include <limits>
 #include <string>
 
 namespace pl = iss::pipeline;
@@ -87,12 +86,14 @@ TEST_CASE("metrics: the pipeline's counters, offsets and gauges as they stand", 
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_messages_total" + t + " 8\n"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_payload_bytes_total" + t + " 16\n"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_bytes_in_total" + t + " 16\n"));  // deprecated duplicate
-    CHECK_THAT(text, ContainsSubstring("# HELP iggy_s3_sink_bytes_in_total Deprecated: use iggy_s3_sink_payload_bytes_total"));
+    CHECK_THAT(
+        text, ContainsSubstring("# HELP iggy_s3_sink_bytes_in_total Deprecated: use iggy_s3_sink_payload_bytes_total"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_objects_total" + t + " 2\n"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_adopted_objects_total" + t + " 0\n"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_open_objects" + t + " 1\n"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_assigned_partitions" + t + " 1\n"));
-    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_bad_messages_total{stream="app",topic="requests",policy="skip"} 0)"));
+    CHECK_THAT(text,
+               ContainsSubstring(R"(iggy_s3_sink_bad_messages_total{stream="app",topic="requests",policy="skip"} 0)"));
     const std::string p = R"({stream="app",topic="requests",partition="0"})";
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_committed_offset" + p + " 7\n"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_head_offset" + p + " 9\n"));
@@ -108,7 +109,7 @@ TEST_CASE("metrics: the pipeline's counters, offsets and gauges as they stand", 
           Approx(now.count()).epsilon(0).margin(1e-3));
     CHECK(text.find("iggy_s3_sink_partition_stopped{") == std::string::npos);
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_buffered_bytes" + t + " " +
-                              std::to_string(r->find({"app", "requests", 0})->buffered_bytes()) + "\n"));
+                                       std::to_string(r->find({"app", "requests", 0})->buffered_bytes()) + "\n"));
     // Histograms: two uploads and two commits, cumulative buckets ending in +Inf.
     CHECK_THAT(text, ContainsSubstring("# TYPE iggy_s3_sink_upload_duration_seconds histogram"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_upload_duration_seconds_count 2\n"));
@@ -191,7 +192,8 @@ TEST_CASE("metrics: a partition stopped by a bad message (on_bad_message: fail) 
     const std::string p = R"({stream="app",topic="requests",partition="0")";
     CHECK_THAT(text, ContainsSubstring("# TYPE iggy_s3_sink_partition_stopped gauge"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_partition_stopped" + p + R"(,reason="bad_message"} 1)"));
-    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_bad_messages_total{stream="app",topic="requests",policy="fail"} 1)"));
+    CHECK_THAT(text,
+               ContainsSubstring(R"(iggy_s3_sink_bad_messages_total{stream="app",topic="requests",policy="fail"} 1)"));
     // What precedes the bad message was committed (offset 2), 30 s after the writer read the offset.
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_committed_offset" + p + "} 2\n"));
     const std::chrono::duration<double> at = before.time_since_epoch() + std::chrono::seconds{30};
@@ -297,8 +299,9 @@ TEST_CASE("readiness and metrics: a missing source topic and an offset reset are
     in.source_problems = iss::admin::source_problems(loop);
     const auto unmet = iss::admin::unmet_conditions(in);
     REQUIRE(unmet.size() == 2);
-    CHECK_THAT(unmet[1], ContainsSubstring("iggy: offset reset: app/requests partition 0: the next offset 10 lies past the "
-                                  "newest offset 1"));
+    CHECK_THAT(unmet[1],
+               ContainsSubstring("iggy: offset reset: app/requests partition 0: the next offset 10 lies past the "
+                                 "newest offset 1"));
     CHECK_THAT(unmet[1], ContainsSubstring("iggy.on_offset_reset: fail"));
     const std::string text = iss::admin::render_metrics({r.get(), &loop, nullptr, nullptr, "1.2.3", "abc123"});
     INFO(text);

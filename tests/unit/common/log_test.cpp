@@ -5,7 +5,6 @@
 #include "common/types.hpp"
 
 #include "catch2_compat.hpp"
-
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -10,7 +10,6 @@
 #include "run_coro.hpp"
 
 #include "catch2_compat.hpp"
-
 #include <sched.h>
 
 #include <algorithm>
