@@ -41,8 +41,12 @@ net::awaitable<int> check(std::string url, std::chrono::milliseconds timeout) {
     http::client_options o;
     o.timeout.connect = o.timeout.read = o.timeout.write = timeout;
     http::client c{co_await net::this_coro::executor, o};
-    auto r = co_await c.send(*ep, http::request{"GET", path.empty() ? "/" : path},
-                             std::chrono::steady_clock::now() + timeout);
+    // A named request moved in: GCC 12 frees a braced temporary passed by value to a
+    // coroutine twice (lib/http/types.hpp, `endpoint`).
+    http::request req;
+    req.target = path.empty() ? "/" : path;
+    http::endpoint target = *ep;
+    auto r = co_await c.send(std::move(target), std::move(req), std::chrono::steady_clock::now() + timeout);
     if (!r) {
         fmt::print(stderr, "iggy-s3-sink healthcheck: {}: {}\n", url, r.error().message());
         co_return exit_unavailable;
