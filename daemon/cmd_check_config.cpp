@@ -1,82 +1,52 @@
 // SPDX-License-Identifier: Apache-2.0
-// `iggy-s3-sink check-config --config FILE`: reads and validates the configuration before any
-// connection is made; prints the effective config (secrets as ****) or every problem.
+// `iggy-s3-sink check-config --config FILE [--quiet]`, `check-config --help-config [--markdown]`: reads and validates the configuration
+// before any connection is made; prints the effective config (secrets as ****; not with
+// --quiet) or every problem.
+#include "common/journal.hpp"
+#include "common/log.hpp"
 #include "config/config.hpp"
+#include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/wiring.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <span>
+#include <memory>
 #include <string>
 #include <string_view>
 
 namespace iss::app {
 
-int run_check_config(std::span<const std::string_view> args);
-
 namespace {
 
-void print_usage(std::FILE* to) {
-    fmt::print(to,
-               "Usage: iggy-s3-sink check-config --config FILE\n"
-               "       iggy-s3-sink check-config --help-config\n\n"
-               "Reads FILE, replaces ${{VAR}} and ${{VAR:-default}} from the environment, and checks every\n"
-               "rule without connecting anywhere. Valid: prints the effective configuration (every key,\n"
-               "defaults filled in, secrets as ****) and exits 0. Invalid: lists every problem with its\n"
-               "YAML path and line on stderr and exits 78.\n\n"
-               "Options:\n"
-               "  --config FILE   the configuration file (YAML)\n"
-               "  --help-config   print every configuration key (type, default, meaning) as Markdown\n"
-               "  --help          show this help\n");
-}
-
-}  // namespace
-
-int run_check_config(std::span<const std::string_view> args) {
+struct check_config_args {
     std::string file;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string_view a = args[i];
-        if (a == "--help" || a == "-h") {
-            print_usage(stdout);
-            return exit_ok;
-        }
-        if (a == "--help-config") {
-            fmt::print("{}", config::describe_markdown());
-            return exit_ok;
-        }
-        if (a == "--config" || a == "-c") {
-            if (i + 1 >= args.size()) {
-                fmt::print(stderr, "iggy-s3-sink check-config: --config needs a FILE\n");
-                return exit_usage;
-            }
-            file = std::string{args[++i]};
-            continue;
-        }
-        if (a.starts_with("--config=")) {
-            file = std::string{a.substr(9)};
-            continue;
-        }
-        fmt::print(stderr, "iggy-s3-sink check-config: unknown argument '{}'\n", a);
-        print_usage(stderr);
-        return exit_usage;
+    bool help_config = false;
+    bool markdown = false;
+    bool quiet = false;
+};
+
+int run_check_config(const check_config_args& a) {
+    if (a.markdown && !a.help_config) return usage_error("check-config", "--markdown goes with --help-config");
+    if (a.help_config) {
+        fmt::print("{}", a.markdown ? config::describe_page() : config::describe_text());
+        return exit_ok;
     }
-    if (file.empty()) {
-        fmt::print(stderr, "iggy-s3-sink check-config: --config FILE is required\n");
-        print_usage(stderr);
-        return exit_usage;
-    }
+    if (a.file.empty()) return usage_error("check-config", "--config FILE is required");
+    const std::string& file = a.file;
     auto loaded = config::load_file(file, config::process_environment());
     const auto problems = config::check(loaded);
+    const auto err = log::stderr_prefix(log::level::error);
     if (!problems.empty()) {
-        fmt::print(stderr, "iggy-s3-sink: {}: invalid configuration, {} problem{}:\n", file, problems.size(),
+        fmt::print(stderr, "{}iggy-s3-sink: {}: invalid configuration, {} problem{}:\n", err, file, problems.size(),
                    problems.size() == 1 ? "" : "s");
-        for (const auto& p : problems) fmt::print(stderr, "  {}\n", config::to_string(p));
+        for (const auto& p : problems) fmt::print(stderr, "{}  {}\n", err, config::to_string(p));
         return exit_config;
     }
     for (const auto& w : config::warnings(loaded.config))
-        fmt::print(stderr, "iggy-s3-sink: warning: {}\n", config::to_string(w));
+        fmt::print(stderr, "{}iggy-s3-sink: warning: {}\n", log::stderr_prefix(log::level::warn), config::to_string(w));
+    if (a.quiet) return exit_ok;
     fmt::print("# effective configuration of {} (secrets shown as ****)\n{}", file, config::to_yaml(loaded.config));
     if (const std::string schema = describe_schema(loaded.config); !schema.empty()) {
         fmt::print("# effective schema (name type from):\n");
@@ -88,6 +58,25 @@ int run_check_config(std::span<const std::string_view> args) {
         }
     }
     return exit_ok;
+}
+
+}  // namespace
+
+command_main define_check_config(CLI::App& sub) {
+    auto a = std::make_shared<check_config_args>();
+    add_config_option(sub, a->file, false);
+    sub.add_flag("--help-config", a->help_config, "print every configuration key (type, default, meaning) and exit");
+    sub.add_flag("--markdown", a->markdown,
+                 "with --help-config: the whole configuration reference as Markdown (docs/configuration.md)");
+    sub.add_flag("-q,--quiet", a->quiet,
+                 "print no effective configuration, only problems and warnings (the systemd unit's ExecStartPre)");
+    set_help_text(sub,
+                  "Reads FILE, replaces ${VAR} and ${VAR:-default} from the environment, and checks every\n"
+                  "rule without connecting anywhere. Valid: prints the effective configuration (every key,\n"
+                  "defaults filled in, secrets as ****) unless --quiet, and exits 0. Invalid: lists every\n"
+                  "problem with its YAML path and line on stderr and exits 78.",
+                  "  0   valid\n  64  usage error\n  78  invalid configuration (every problem listed)");
+    return [a] { return run_check_config(*a); };
 }
 
 }  // namespace iss::app

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // `iggy-s3-sink lag --config FILE [--wait-zero DURATION] [--json]`: per stream/topic/partition,
 // the head offset, the committed offset and the lag of the configured consumer (group).
-// Exit 0; 2 when Iggy cannot be reached; 1 when a configured topic or partition does not
+// Exit 0; 69 when Iggy cannot be reached; 1 when a configured topic or partition does not
 // exist or, with --wait-zero, when the lag is not 0 in time.
 #include "common/log.hpp"
+#include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/run_to_exit.hpp"
 #include "daemon/wiring.hpp"
@@ -20,33 +21,17 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <memory>
 
 namespace iss::app {
-
-int run_lag(std::span<const std::string_view> args);
 
 namespace {
 namespace net = boost::asio;
 
-void print_usage(std::FILE* to) {
-    fmt::print(to,
-               "Usage: iggy-s3-sink lag --config FILE [--wait-zero DURATION] [--json]\n\n"
-               "Prints, for every configured stream/topic/partition, the head offset, the offset committed\n"
-               "by the configured consumer group (or consumer) and the lag between them. An empty\n"
-               "partition has lag 0; with nothing committed yet, every message is lag.\n\n"
-               "Options:\n"
-               "  --config FILE          the configuration file (YAML)\n"
-               "  --wait-zero DURATION   wait until every lag is 0 (exit 0) or DURATION passed (exit 1)\n"
-               "  --json                 one JSON object instead of the table\n"
-               "  --help                 show this help\n\n"
-               "Exit codes: 0 ok, 1 a configured topic/partition does not exist or lag not zero in time\n"
-               "(--wait-zero), 2 Iggy unreachable or usage error,\n"
-               "78 invalid configuration.\n");
-}
-
 struct lag_args {
     std::string config_file;
     std::optional<std::chrono::milliseconds> wait_zero;
+    std::string wait_zero_text;  ///< as given; parsed into wait_zero after the command line
     bool json = false;
 };
 
@@ -110,7 +95,7 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
         fmt::print(stderr, "iggy-s3-sink lag: cannot reach Iggy at {}: {}\n", cfg.iggy.address,
                    iggy::describe(r.error()));
         co_await c.close();
-        co_return 2;
+        co_return exit_unavailable;
     }
     const auto deadline = std::chrono::steady_clock::now() + a.wait_zero.value_or(std::chrono::milliseconds{0});
     int code = exit_ok;
@@ -118,7 +103,7 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
         auto rows = co_await collect(c, cfg);
         if (!rows) {
             fmt::print(stderr, "iggy-s3-sink lag: {}\n", iggy::describe(rows.error()));
-            code = iggy::classify(rows.error()) == iggy::outcome::retry ? 2 : exit_failure;
+            code = iggy::classify(rows.error()) == iggy::outcome::retry ? exit_unavailable : exit_failure;
             break;
         }
         std::uint64_t total = 0;
@@ -145,47 +130,8 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
     co_return code;
 }
 
-}  // namespace
-
-int run_lag(std::span<const std::string_view> args) {
-    lag_args a;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string_view s = args[i];
-        if (s == "--help" || s == "-h") {
-            print_usage(stdout);
-            return exit_ok;
-        }
-        if (s == "--json") {
-            a.json = true;
-        } else if (s == "--config" || s == "-c" || s == "--wait-zero") {
-            if (i + 1 >= args.size()) {
-                fmt::print(stderr, "iggy-s3-sink lag: {} needs a value\n", s);
-                return exit_usage;
-            }
-            const std::string_view v = args[++i];
-            if (s == "--wait-zero") {
-                auto d = config::parse_duration(v);
-                if (!d) {
-                    fmt::print(stderr, "iggy-s3-sink lag: --wait-zero: {}\n", d.error());
-                    return exit_usage;
-                }
-                a.wait_zero = *d;
-            } else {
-                a.config_file = std::string{v};
-            }
-        } else if (s.starts_with("--config=")) {
-            a.config_file = std::string{s.substr(9)};
-        } else {
-            fmt::print(stderr, "iggy-s3-sink lag: unknown argument '{}'\n", s);
-            print_usage(stderr);
-            return exit_usage;
-        }
-    }
-    if (a.config_file.empty()) {
-        fmt::print(stderr, "iggy-s3-sink lag: --config FILE is required\n");
-        print_usage(stderr);
-        return exit_usage;
-    }
+int run_lag(lag_args a) {
+    if (!a.wait_zero_text.empty()) a.wait_zero = *config::parse_duration(a.wait_zero_text);  // checked by the parser
     auto cfg = load_config_or_report("lag", a.config_file);
     if (!cfg) return exit_config;
     // A report tool: the client's lifecycle lines (connected, ...) would only clutter stderr.
@@ -197,6 +143,28 @@ int run_lag(std::span<const std::string_view> args) {
     }
     make_report_client(*opts);
     return run_to_exit(lag_main(*cfg, *opts, a), exit_failure);
+}
+
+}  // namespace
+
+command_main define_lag(CLI::App& sub) {
+    auto a = std::make_shared<lag_args>();
+    add_config_option(sub, a->config_file);
+    sub.add_option("--wait-zero", a->wait_zero_text,
+                   "wait until every lag is 0 (exit 0) or DURATION passed (exit 1), e.g. 30s")
+        ->type_name("DURATION")
+        ->check(duration_check());
+    sub.add_flag("--json", a->json, "one JSON object instead of the table");
+    set_help_text(sub,
+                  "Prints, for every configured stream/topic/partition, the head offset, the offset committed\n"
+                  "by the configured consumer group (or consumer) and the lag between them. An empty\n"
+                  "partition has lag 0; with nothing committed yet, every message is lag.",
+                  "  0   ok\n"
+                  "  1   a configured topic/partition does not exist, or the lag is not zero in time (--wait-zero)\n"
+                  "  64  usage error\n"
+                  "  69  Iggy cannot be reached\n"
+                  "  78  invalid configuration");
+    return [a] { return run_lag(*a); };
 }
 
 }  // namespace iss::app

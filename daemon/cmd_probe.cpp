@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // `iggy-s3-sink probe --config FILE` (or flags): checks the S3 side, one line per fact:
 // reachability, authentication, bucket access, conditional PutObject, conditional
-// CompleteMultipartUpload, cleanup. Exit 0 when the store is usable, 1 when not, 2 usage,
-// 78 invalid configuration. With --config it then checks the Iggy side (daemon/iggy_probe.cpp):
-// reachability, login, streams/topics/partitions, the consumer group, the dead-letter topic.
+// CompleteMultipartUpload, cleanup. Exit 0 when the store is usable, 1 when not, 69 when it
+// (or Iggy) cannot be reached, 64 usage, 78 invalid configuration. With --config it then
+// checks the Iggy side (daemon/iggy_probe.cpp): reachability, login, streams/topics/partitions,
+// the consumer group, the dead-letter topic.
+#include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/iggy_probe.hpp"
 #include "daemon/s3_setup.hpp"
@@ -18,42 +20,25 @@
 
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <random>
 
 namespace iss::app {
 
-int run_probe(std::span<const std::string_view> args);
-
 namespace {
 namespace net = boost::asio;
-
-void print_usage(std::FILE* to) {
-    fmt::print(to,
-               "Usage: iggy-s3-sink probe --config FILE\n"
-               "       iggy-s3-sink probe --endpoint URL --bucket NAME [options]\n\n"
-               "Checks the S3 store: reachability, authentication, bucket access, and whether it honours\n"
-               "If-None-Match: * on PutObject and on CompleteMultipartUpload (needed for exactly-once\n"
-               "after a forced rebalance). Writes and deletes {{prefix}}/.iggy-s3-sink/probe-<random>.\n\n"
-               "Options (without --config; credentials from the AWS chain: AWS_* variables, web identity, profile, "
-               "container, IMDSv2):\n"
-               "  --endpoint URL          http(s)://host[:port]; omitted: AWS for --region\n"
-               "  --region NAME           default us-east-1\n"
-               "  --bucket NAME           the bucket\n"
-               "  --prefix P              key prefix of the probe object (default iggy)\n"
-               "  --path-style | --virtual-hosted   addressing (default: auto)\n"
-               "  --connect-address A     connect here instead of resolving the endpoint host\n"
-               "  --ca-file FILE          PEM CA bundle for TLS\n"
-               "  --insecure              skip TLS certificate verification (test stores only)\n"
-               "  --create-bucket         create the bucket first (test stores)\n"
-               "  --help                  show this help\n\n"
-               "Exit codes: 0 usable, 1 not usable, 2 usage error, 78 invalid configuration.\n");
-}
 
 struct probe_args {
     s3::client_options opts;
     std::string bucket;
     std::string prefix = "iggy";
     bool create_bucket = false;
+};
+
+/// The command line: `--config FILE`, or the store given by flags.
+struct probe_command_line {
+    probe_args a;
+    std::string config_file;
 };
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
@@ -105,48 +90,15 @@ net::awaitable<int> probe(s3::client& c, probe_args a) {
                    rep.cleaned_up ? fmt::format("deleted {}", rep.probe_key)
                                   : fmt::format("NOT deleted {} - {} (not fatal)", rep.probe_key, rep.cleanup_detail));
     }
-    co_return rep.usable() ? exit_ok : exit_failure;
+    if (rep.usable()) co_return exit_ok;
+    co_return rep.reachable ? exit_failure : exit_unavailable;
 }
 
-}  // namespace
-
-int run_probe(std::span<const std::string_view> args) {
-    probe_args a;
-    std::string config_file;
+int run_probe(probe_command_line line) {
+    probe_args& a = line.a;
+    const std::string& config_file = line.config_file;
     std::optional<config::sink_config> cfg_kept;  // --config: the Iggy half runs too
     aws::chain_options chain;                     // without --config: the chain over the environment
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const auto arg = args[i];
-        auto value = [&](std::string& out) {
-            if (i + 1 >= args.size()) return false;
-            out = std::string{args[++i]};
-            return true;
-        };
-        bool ok = true;
-        if (arg == "--help" || arg == "-h") {
-            print_usage(stdout);
-            return exit_ok;
-        } else if (arg == "--config") ok = value(config_file);
-        else if (arg == "--endpoint") ok = value(a.opts.endpoint);
-        else if (arg == "--region") ok = value(a.opts.region);
-        else if (arg == "--bucket") ok = value(a.bucket);
-        else if (arg == "--prefix") ok = value(a.prefix);
-        else if (arg == "--connect-address") ok = value(a.opts.connect_address);
-        else if (arg == "--ca-file") ok = value(a.opts.http.tls.ca_file);
-        else if (arg == "--path-style") a.opts.style = s3::addressing::path;
-        else if (arg == "--virtual-hosted") a.opts.style = s3::addressing::virtual_hosted;
-        else if (arg == "--insecure") a.opts.http.tls.insecure = true;
-        else if (arg == "--create-bucket") a.create_bucket = true;
-        else {
-            fmt::print(stderr, "iggy-s3-sink probe: unknown argument '{}'\n", arg);
-            print_usage(stderr);
-            return exit_usage;
-        }
-        if (!ok) {
-            fmt::print(stderr, "iggy-s3-sink probe: {} needs a value\n", arg);
-            return exit_usage;
-        }
-    }
     if (!config_file.empty()) {
         auto cfg = load_config_or_report("probe", config_file);
         if (!cfg) return exit_config;
@@ -160,10 +112,7 @@ int run_probe(std::span<const std::string_view> args) {
         chain.region = a.opts.region;
         chain.env = config::process_environment();
     }
-    if (a.bucket.empty()) {
-        fmt::print(stderr, "iggy-s3-sink probe: --bucket (or --config) is required\n");
-        return exit_usage;
-    }
+    if (a.bucket.empty()) return usage_error("probe", "--bucket (or --config) is required");
     // A probe answers quickly: a few attempts within 20 s.
     a.opts.retry.attempts = std::min(a.opts.retry.attempts, 3U);
     if (a.opts.retry.deadline == std::chrono::milliseconds{0} || a.opts.retry.deadline > std::chrono::seconds{20})
@@ -174,6 +123,12 @@ int run_probe(std::span<const std::string_view> args) {
     }
     log_proxy(a.opts.http.proxy);
     try {
+        // Every object that holds an I/O object of `ioc` (the credential source, whose HTTP
+        // client keeps the STS, container or IMDS connection open for the next renewal; the
+        // S3 client and its connections) lives in the coroutine's frame, so it is gone when
+        // `ioc.run()` returns and before `ioc` is destroyed. (Kept in `a`, which outlives
+        // `ioc`, the pooled STS connection was closed through the freed reactor at exit:
+        // heap corruption, then SIGSEGV in OpenSSL's exit handler; issue 41.)
         net::io_context ioc{1};
         int rc = exit_failure;
         auto both = [&]() -> net::awaitable<int> {
@@ -183,13 +138,14 @@ int run_probe(std::span<const std::string_view> args) {
                 co_return exit_failure;
             }
             fmt::print("s3 credentials: {}\n", (*creds)->last().describe());
-            a.opts.credentials_source = *creds;
-            s3::client c{ioc.get_executor(), a.opts};
+            s3::client_options opts = a.opts;
+            opts.credentials_source = *creds;
+            s3::client c{ioc.get_executor(), std::move(opts)};
             int r = co_await probe(c, a);
             (*creds)->stop();
             if (cfg_kept) {
-                const bool iggy_ok = co_await probe_iggy(*cfg_kept);
-                if (!iggy_ok) r = exit_failure;
+                const int iggy_rc = co_await probe_iggy(*cfg_kept);
+                if (r == exit_ok) r = iggy_rc;
             }
             co_return r;
         };
@@ -211,6 +167,42 @@ int run_probe(std::span<const std::string_view> args) {
         fmt::print(stderr, "iggy-s3-sink probe: {}\n", e.what());
         return exit_failure;
     }
+}
+
+}  // namespace
+
+command_main define_probe(CLI::App& sub) {
+    auto line = std::make_shared<probe_command_line>();
+    auto& a = line->a;
+    add_config_option(sub, line->config_file, false);
+    sub.add_option("--endpoint", a.opts.endpoint, "http(s)://host[:port]; omitted: AWS for --region")->type_name("URL");
+    sub.add_option("--region", a.opts.region, "default us-east-1")->type_name("NAME");
+    sub.add_option("--bucket", a.bucket, "the bucket")->type_name("NAME");
+    sub.add_option("--prefix", a.prefix, "key prefix of the probe object (default iggy)")->type_name("P");
+    auto* path = sub.add_flag_callback(
+        "--path-style", [&a] { a.opts.style = s3::addressing::path; }, "path-style addressing (default: auto)");
+    sub.add_flag_callback(
+           "--virtual-hosted", [&a] { a.opts.style = s3::addressing::virtual_hosted; },
+           "virtual-hosted-style addressing (default: auto)")
+        ->excludes(path);
+    sub.add_option("--connect-address", a.opts.connect_address, "connect here instead of resolving the endpoint host")
+        ->type_name("A");
+    sub.add_option("--ca-file", a.opts.http.tls.ca_file, "PEM CA bundle for TLS")->type_name("FILE");
+    sub.add_flag("--insecure", a.opts.http.tls.insecure, "skip TLS certificate verification (test stores only)");
+    sub.add_flag("--create-bucket", a.create_bucket, "create the bucket first (test stores)");
+    set_help_text(sub,
+                  "Checks the S3 store: reachability, authentication, bucket access, and whether it honours\n"
+                  "If-None-Match: * on PutObject and on CompleteMultipartUpload (needed for exactly-once\n"
+                  "after a forced rebalance). Writes and deletes {prefix}/.iggy-s3-sink/probe-<random>.\n"
+                  "With --config it then checks Iggy: reachability, login, streams, topics, partitions, the\n"
+                  "consumer group. Without --config the credentials come from the AWS chain: AWS_* variables,\n"
+                  "web identity, profile, container, IMDSv2.",
+                  "  0   usable\n"
+                  "  1   not usable (credentials refused, no bucket access, ...)\n"
+                  "  64  usage error\n"
+                  "  69  the store or Iggy cannot be reached\n"
+                  "  78  invalid configuration");
+    return [line] { return run_probe(*line); };
 }
 
 }  // namespace iss::app

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// `iggy-s3-sink run --config FILE`: the daemon. Iggy -> pipeline -> S3 until SIGTERM/SIGINT.
+// `iggy-s3-sink run --config FILE`: the daemon. Iggy -> pipeline -> S3 until SIGTERM/SIGINT;
+// SIGHUP reloads the file (serve, below; daemon/service.hpp).
 //
 // Shutdown sequence (docs/architecture.md §8.3.6, docs/architecture.md §3.6), naive version first: "on SIGTERM, exit"
 // loses every buffered record that was polled but not uploaded (it is re-read on restart, so
@@ -11,15 +12,19 @@
 //   3. `shutdown.grace` after the first signal, if that has not finished, or at a second
 //      signal: stop the event loop at once and exit 1. What was not committed is re-read at
 //      the next start (and adopted where it was uploaded: docs/architecture.md §3.3).
+// The signals, the grace, systemd's watchdog and status are one coroutine beside the daemon's
+// (`supervise`, daemon/service.hpp).
 #include "admin/metrics.hpp"
-#include "admin/readiness.hpp"
 #include "admin/server.hpp"
+#include "aws/refresh.hpp"
 #include "common/backoff.hpp"
 #include "common/log.hpp"
 #include "common/version.hpp"
+#include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/notify.hpp"
 #include "daemon/s3_setup.hpp"
+#include "daemon/service.hpp"
 #include "daemon/wiring.hpp"
 #include "format/key_template.hpp"
 #include "iggy/error.hpp"
@@ -33,10 +38,10 @@
 #include "s3/client.hpp"
 #include "s3/error.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 
 #include <date/tz.h>
 #include <fmt/format.h>
@@ -47,86 +52,64 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 
 namespace iss::app {
 
-int run_run(std::span<const std::string_view> args);
-
 namespace {
 namespace net = boost::asio;
-
-void print_usage(std::FILE* to) {
-    fmt::print(to,
-               "Usage: iggy-s3-sink run --config FILE\n\n"
-               "Consumes the configured Iggy streams and writes them to S3 as rotating objects, storing\n"
-               "Iggy offsets only after the data is durable. SIGTERM, SIGINT or SIGHUP: stop polling, upload and\n"
-               "commit what is buffered within shutdown.grace, leave the consumer group, exit 0; a second\n"
-               "signal exits at once.\n\n"
-               "Options:\n"
-               "  --config FILE   the configuration file (YAML; see check-config --help-config)\n"
-               "  --help          show this help\n\n"
-               "Exit codes: 0 clean stop, 1 failure, 2 usage error, 78 invalid configuration.\n");
-}
-
-/// What the signal handler, the admin server and the service ticker need to reach. The
-/// pointers are set by daemon_main while their objects live (null before and after).
-struct run_state {
-    pipeline::consumer_loop* loop = nullptr;
-    pipeline::sleeper* sleeper = nullptr;  ///< waits before the loop exists (S3 unreachable at start)
-    iggy::client* client = nullptr;        ///< from its construction on
-    pipeline::router* router = nullptr;    ///< from its construction on
-    const s3::client* s3 = nullptr;
-    bool store_usable = false;  ///< the start-up probe of the bucket succeeded
-    bool group_mode = false;
-    bool stopping = false;
-
-    /// Nothing to deliver and no Iggy connection to leave a group on: a stop can end the
-    /// event loop at once (a connect or poll waiting for an unreachable server would
-    /// otherwise hold the stop until shutdown.grace).
-    [[nodiscard]] bool nothing_to_finish() const {
-        return client != nullptr && !client->connected() && (router == nullptr || !router->holds_data());
-    }
-
-    /// Clears the pointers when daemon_main's objects go away.
-    struct scope {
-        run_state& st;
-        ~scope() {
-            st.loop = nullptr;
-            st.sleeper = nullptr;
-            st.router = nullptr;
-            st.client = nullptr;
-            st.s3 = nullptr;
-        }
-    };
-
-    [[nodiscard]] admin::readiness_inputs readiness() const {
-        return {store_usable, client != nullptr && client->connected(), group_mode, loop != nullptr && loop->joined(),
-                stopping};
-    }
-    [[nodiscard]] admin::metric_sources metrics() const {
-        return {router,           loop, s3 ? &s3->stats() : nullptr, client ? &client->stats() : nullptr, iss::version,
-                iss::git_revision};
-    }
-    /// One line for systemd's STATUS=.
-    [[nodiscard]] std::string status() const {
-        if (stopping) return "stopping: uploading and committing what is buffered";
-        if (!store_usable) return "starting: probing the store";
-        if (!client || !client->connected()) return "waiting for Iggy (not connected)";
-        if (group_mode && (!loop || !loop->joined())) return "joining the consumer group";
-        if (!loop || !router) return "starting";
-        const auto t = router->totals();
-        return fmt::format("running: {} partitions assigned; {} messages in {} objects written, {} adopted",
-                           loop->assignment().size(), t.records_written, t.objects_written, t.objects_adopted);
-    }
-};
 
 std::string endpoint_text(const boost::asio::ip::tcp::endpoint& e) {
     if (e.address().is_v6()) return fmt::format("[{}]:{}", e.address().to_string(), e.port());
     return fmt::format("{}:{}", e.address().to_string(), e.port());
+}
+
+/// The store at start (make_s3): unreachable, it is waited out with backoff until it answers
+/// or a stop or reload ends the generation (nothing is polled, nothing committed meanwhile);
+/// refused credentials or a missing bucket need an operator and are returned at once.
+net::awaitable<result<s3_setup>> wait_for_store(const config::sink_config& cfg, pipeline::consumer_mode mode,
+                                                pipeline::asio_sleeper& sleeper, const run_state& st) {
+    const iss::log::logger log{"app"};
+    auto ex = co_await net::this_coro::executor;
+    std::mt19937_64 rng{std::random_device{}()};
+    // No attempt limit and no deadline: the store is waited for until a stop.
+    retry_budget start_budget{{{cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})},
+                               0,
+                               std::chrono::milliseconds{0}},
+                              real_clock::instance(),
+                              rng};
+    result<s3_setup> s3 = iss::error{iss::errc::timeout, "not probed yet"};
+    while (!st.ending() && start_budget.try_attempt()) {
+        s3 = co_await make_s3(ex, cfg, mode);
+        if (s3 || s3.error() != iss::errc::timeout || st.ending()) break;
+        const auto wait = start_budget.next_wait();
+        if (!wait) break;
+        log.warn("S3: {}; retrying in {} ms", s3.error(), wait->count());
+        co_await sleeper.sleep_for(*wait);
+    }
+    co_return s3;
+}
+
+/// The delivery plan for what the probe found (pipeline::plan_delivery), logged: the
+/// guarantee in force, at warn when degraded (docs/architecture.md §3.4: say so); nullopt
+/// (logged at error) when none holds.
+std::optional<pipeline::delivery_plan> plan_and_say(const s3_setup& s3, const config::sink_config& cfg,
+                                                    pipeline::consumer_mode mode) {
+    const iss::log::logger log{"app"};
+    auto plan = pipeline::plan_delivery(s3.caps, conditional_writes(cfg), mode);
+    if (!plan) {
+        log.error("{}", plan.error());
+        return std::nullopt;
+    }
+    const iss::log::fields caps{iss::log::kv("conditional_put", s3.caps.conditional_put),
+                                iss::log::kv("conditional_complete", s3.caps.conditional_complete)};
+    if (plan->strategy == pipeline::upload_strategy::head_then_write)
+        log.warn(caps, "delivery guarantee (degraded): {}", plan->guarantee);
+    else log.info(caps, "delivery guarantee: {}", plan->guarantee);
+    return *plan;
 }
 
 net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options iopts, run_state& st) {
@@ -170,27 +153,10 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
 
     pipeline::asio_sleeper sleeper{ex};
     st.sleeper = &sleeper;
-    // S3 unreachable at start is waited out (nothing is polled, nothing committed meanwhile);
-    // refused credentials or a missing bucket need an operator: exit 1.
-    std::mt19937_64 rng{std::random_device{}()};
-    if (st.stopping) co_return exit_ok;
-    // No attempt limit and no deadline: the store is waited for until a stop.
-    retry_budget start_budget{{{cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})},
-                               0,
-                               std::chrono::milliseconds{0}},
-                              real_clock::instance(),
-                              rng};
-    result<s3_setup> s3 = iss::error{iss::errc::timeout, "not probed yet"};
-    while (!st.stopping && start_budget.try_attempt()) {
-        s3 = co_await make_s3(ex, cfg, mode);
-        if (s3 || s3.error() != iss::errc::timeout || st.stopping) break;
-        const auto wait = start_budget.next_wait();
-        if (!wait) break;
-        log.warn("S3: {}; retrying in {} ms", s3.error(), wait->count());
-        co_await sleeper.sleep_for(*wait);
-    }
+    if (st.ending()) co_return exit_ok;
+    auto s3 = co_await wait_for_store(cfg, mode, sleeper, st);
     // A stop asked for while the store was being set up: nothing is polled or buffered yet.
-    if (st.stopping) co_return exit_ok;
+    if (st.ending()) co_return exit_ok;
     if (!s3) {
         log.error("S3: {}", s3.error());
         // Options the client refuses are a configuration problem (config::validate checks the
@@ -200,16 +166,8 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     }
     st.s3 = s3->client;
     st.store_usable = true;
-    auto plan = pipeline::plan_delivery(s3->caps, conditional_writes(cfg), mode);
-    if (!plan) {
-        log.error("{}", plan.error());
-        co_return exit_failure;
-    }
-    const iss::log::fields caps{iss::log::kv("conditional_put", s3->caps.conditional_put),
-                                iss::log::kv("conditional_complete", s3->caps.conditional_complete)};
-    if (plan->strategy == pipeline::upload_strategy::head_then_write)
-        log.warn(caps, "delivery guarantee (degraded): {}", plan->guarantee);  // docs/architecture.md §3.4: say so
-    else log.info(caps, "delivery guarantee: {}", plan->guarantee);
+    const auto plan = plan_and_say(*s3, cfg, mode);
+    if (!plan) co_return exit_failure;
 
     iggy::client client{ex, iopts};
     st.client = &client;
@@ -252,7 +210,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     st.router = &router;
     pipeline::consumer_loop loop{consumer_options(cfg), iggy, router, sleeper, real_clock::instance()};
     st.loop = &loop;
-    if (st.stopping) loop.request_stop();
+    if (st.ending()) loop.request_stop();
 
     log.info({iss::log::kv("mode", mode == pipeline::consumer_mode::group ? "group" : "single"),
               iss::log::kv("consumer", consumer_name(cfg)), iss::log::kv("bucket", cfg.s3.bucket)},
@@ -262,6 +220,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     if (!started) {
         code = exit_failure;
     } else {
+        st.started_consuming();
         co_await loop.run();
     }
     const bool delivered = co_await loop.shutdown();
@@ -272,9 +231,66 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     co_return code;
 }
 
-}  // namespace
+/// Runs the daemon, one generation per configuration. A valid reload (SIGHUP; daemon/service.hpp)
+/// ends the running generation as a clean stop does: polling stops, every open object is
+/// uploaded and its offsets committed, the group is left; then the next generation starts
+/// with the new configuration, with new clients, and joins again. So nothing is lost or
+/// written twice across a reload: what was committed is where the next one starts
+/// (docs/architecture.md §3). A reloaded configuration whose generation ends before it
+/// consumed (credentials refused, no such bucket: exit 1 or 78) counts as a failed reload,
+/// and the previous configuration is started again.
+net::awaitable<int> serve(service& s, config::sink_config cfg) {
+    const iss::log::logger log{"app"};
+    std::optional<config::sink_config> previous;  // until a reloaded configuration has consumed
+    for (;;) {
+        auto iopts = iggy_options(cfg);  // checked with the rest of the file before
+        if (!iopts) {
+            log.error("iggy: {}", iopts.error());
+            co_return exit_config;
+        }
+        s.st.group_mode = cfg.iggy.group_mode();
+        s.grace = cfg.shutdown.grace;
+        int code = exit_ok;
+        try {
+            code = co_await daemon_main(cfg, *iopts, s.st);
+        } catch (const boost::system::system_error& e) {
+            // A reload while nothing was buffered and Iggy unreachable ends the generation by
+            // cancellation (daemon/service.cpp, on_reload_signal).
+            if (e.code() != net::error::operation_aborted || !s.pending) throw;
+        }
+        co_await net::this_coro::reset_cancellation_state();
+        const bool never_consumed = s.st.reload_applying;
+        s.st.reload_applying = false;
+        s.st.store_usable = false;
+        if (s.st.stopping) co_return code;
+        if (s.pending) {
+            if (!never_consumed) previous = std::move(cfg);
+            cfg = std::move(*s.pending);
+            s.pending.reset();
+            s.st.reload_requested = false;
+            s.st.reload_applying = true;
+            iss::log::configure(cfg.log.level, cfg.log.format);
+            if (previous && cfg.admin.listen != previous->admin.listen)
+                log.warn("admin.listen changed to '{}': the admin server keeps its address until the next start",
+                         cfg.admin.listen);
+            log.info("restarting with the reloaded configuration");
+            continue;
+        }
+        if (never_consumed && previous) {
+            ++s.st.reloads.failure;
+            log.error(
+                "the reloaded configuration stopped before it consumed (exit {}); restarting with the previous one",
+                code);
+            cfg = std::move(*previous);
+            previous.reset();
+            iss::log::configure(cfg.log.level, cfg.log.format);
+            continue;
+        }
+        co_return code;
+    }
+}
 
-int run_run(std::span<const std::string_view> args) {
+int run_run(const std::string& config_file) {
     // A SIGTERM that arrives while the config is read must not kill the process by default:
     // hold both signals until the signal_set below takes them (pending ones are delivered
     // then), so a stop requested right after start is still a clean stop.
@@ -287,23 +303,7 @@ int run_run(std::span<const std::string_view> args) {
     // A closed stderr pipe (`run ... 2>&1 | head`) must not kill the daemon with buffered data:
     // writes then fail with EPIPE instead (sockets already use MSG_NOSIGNAL).
     std::signal(SIGPIPE, SIG_IGN);
-    bool missing = false;
-    auto a = split_config_arg(args, missing);
-    for (auto r : a.rest) {
-        if (r == "--help" || r == "-h") {
-            print_usage(stdout);
-            return exit_ok;
-        }
-        fmt::print(stderr, "iggy-s3-sink run: unknown argument '{}'\n", r);
-        print_usage(stderr);
-        return exit_usage;
-    }
-    if (missing || a.config_file.empty()) {
-        fmt::print(stderr, "iggy-s3-sink run: --config FILE is required\n");
-        print_usage(stderr);
-        return exit_usage;
-    }
-    auto cfg = load_config_or_report("run", a.config_file);
+    auto cfg = load_config_or_report("run", config_file);
     if (!cfg) return exit_config;
     iss::log::configure(cfg->log.level, cfg->log.format);
     auto iopts = iggy_options(*cfg);
@@ -343,111 +343,25 @@ int run_run(std::span<const std::string_view> args) {
                  endpoint_text(admin_server->local_endpoint()));
         admin_server->start();
     }
-    int code = exit_failure;
-    std::exception_ptr failure;
-    bool done = false;
-    // SIGHUP (terminal closed, `kill -HUP`) is a clean stop too: there is no reload.
-    net::signal_set signals{io, SIGINT, SIGTERM, SIGHUP};
-    net::steady_timer grace{io};
-
-    std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
-                                                                               int sig) {
-        if (ec || done) return;
-        if (st.stopping) {
-            log.warn("second signal ({}): exiting now; what was not committed is re-read at the next start", sig);
-            code = exit_failure;
-            io.stop();
-            return;
-        }
-        st.stopping = true;
-        if (st.nothing_to_finish()) {
-            log.info("signal {}: stopping now: nothing is buffered and Iggy is not connected", sig);
-            code = exit_ok;
-            done = true;
-            io.stop();
-            return;
-        }
-        // systemd: the stop has begun, and may take up to shutdown.grace (plus a margin for
-        // the final commit and the group leave) before the stop timeout may kill us.
-        notify.notify(fmt::format(
-            "STOPPING=1\nSTATUS={}\nEXTEND_TIMEOUT_USEC={}", st.status(),
-            std::chrono::duration_cast<std::chrono::microseconds>(cfg->shutdown.grace + std::chrono::seconds{5})
-                .count()));
-        log.info("signal {}: stopping; uploading and committing what is buffered (shutdown.grace {} ms)", sig,
-                 cfg->shutdown.grace.count());
-        if (st.loop) st.loop->request_stop();
-        else if (st.sleeper) st.sleeper->interrupt();
-        grace.expires_after(cfg->shutdown.grace);
-        grace.async_wait([&](const boost::system::error_code& gec) {
-            if (gec || done) return;
-            log.error(
-                "shutdown.grace passed before everything was committed: exiting; the rest is re-read at the "
-                "next start");
-            code = exit_failure;
-            io.stop();
-        });
-        signals.async_wait(on_signal);
-    };
-    signals.async_wait(on_signal);
+    service svc{io, st, notify, config_file, cfg->shutdown.grace};
     pthread_sigmask(SIG_UNBLOCK, &held, nullptr);
-
-    // systemd: WATCHDOG=1 at half of WATCHDOG_USEC from this event loop (a hung loop sends
-    // nothing and gets restarted); READY=1 once ready as /readyz says and the first round has
-    // polled the assignment; STATUS= when the one-line summary changes (at most every 5 s while
-    // running, at once on a change of state).
-    net::steady_timer watchdog{io};
-    std::function<void(const boost::system::error_code&)> on_watchdog;
-    if (notify.enabled() && notify.watchdog()) {
-        const auto every = std::max<std::chrono::microseconds>(*notify.watchdog() / 2, std::chrono::microseconds{1000});
-        log.info("systemd watchdog: WATCHDOG=1 every {} ms", every.count() / 1000);
-        on_watchdog = [&, every](const boost::system::error_code& ec) {
-            if (ec || done) return;
-            notify.notify("WATCHDOG=1");
-            watchdog.expires_after(every);
-            watchdog.async_wait(on_watchdog);
-        };
-        on_watchdog({});
-    }
-    net::steady_timer ticker{io};
-    std::function<void(const boost::system::error_code&)> on_tick;
-    bool ready_sent = false;
-    std::string last_status;
-    std::chrono::steady_clock::time_point last_status_at{};
-    if (notify.enabled()) {
-        on_tick = [&](const boost::system::error_code& ec) {
-            if (ec || done) return;
-            const auto now = std::chrono::steady_clock::now();
-            std::string msg;
-            if (!ready_sent && !st.stopping && st.loop && st.loop->rounds() > 0 &&
-                admin::unmet_conditions(st.readiness()).empty()) {
-                ready_sent = true;
-                msg = "READY=1\n";
-            }
-            const auto status = st.status();
-            const bool changed_state =
-                status.substr(0, status.find(':')) != last_status.substr(0, last_status.find(':'));
-            if (!msg.empty() ||
-                (status != last_status && (changed_state || now - last_status_at >= std::chrono::seconds{5}))) {
-                msg += "STATUS=" + status;
-                last_status = status;
-                last_status_at = now;
-                notify.notify(msg);
-            }
-            ticker.expires_after(std::chrono::milliseconds{200});
-            ticker.async_wait(on_tick);
-        };
-        on_tick({});
-    }
-
-    net::co_spawn(io, daemon_main(*cfg, *iopts, st), [&](std::exception_ptr e, int c) {
-        done = true;
-        failure = e;
-        code = c;
-        signals.cancel();
-        grace.cancel();
-        watchdog.cancel();
-        ticker.cancel();
-        if (admin_server) admin_server->stop();
+    std::exception_ptr failure;
+    net::co_spawn(io, serve(svc, *cfg),
+                  net::bind_cancellation_slot(svc.cancel_generation.slot(), [&](std::exception_ptr e, int c) {
+                      failure = e;
+                      svc.finished(c);
+                      if (admin_server) admin_server->stop();
+                  }));
+    // The supervisor ends when the daemon's coroutine has finished; an exception in it would
+    // leave the stop signals unanswered: log it and stop.
+    net::co_spawn(io, supervise(svc), [&](std::exception_ptr e) {
+        if (!e) return;
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            log.error("signal handling failed: {}; exiting", x.what());
+        }
+        svc.exit_now(exit_failure);
     });
     io.run();
     if (failure) {
@@ -458,7 +372,23 @@ int run_run(std::span<const std::string_view> args) {
         }
         return exit_failure;
     }
-    return code;
+    return svc.code;
+}
+
+}  // namespace
+
+command_main define_run(CLI::App& sub) {
+    auto file = std::make_shared<std::string>();
+    add_config_option(sub, *file);
+    set_help_text(sub,
+                  "Consumes the configured Iggy streams and writes them to S3 as rotating objects, storing\n"
+                  "Iggy offsets only after the data is durable. SIGTERM or SIGINT: stop polling, upload and\n"
+                  "commit what is buffered within shutdown.grace, leave the consumer group, exit 0; a second\n"
+                  "signal exits at once. SIGHUP (systemctl reload): re-read and check FILE; invalid, keep\n"
+                  "running as before and log every problem; valid, upload and commit what is buffered, then\n"
+                  "restart the pipeline with it.",
+                  "  0   clean stop\n  1   runtime failure\n  64  usage error\n  78  invalid configuration");
+    return [file] { return run_run(*file); };
 }
 
 }  // namespace iss::app

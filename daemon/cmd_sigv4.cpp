@@ -3,6 +3,7 @@
 // the credentials, time and flags of a context.json, and prints the signed request. For
 // debugging SignatureDoesNotMatch against a store: compare --verbose's canonical request with
 // the one the store returns in its error body.
+#include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "sigv4/request_file.hpp"
 
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -18,26 +20,13 @@ namespace iss::app {
 
 namespace {
 
-void print_sigv4_help() {
-    fmt::print(
-        "Usage: iggy-s3-sink sigv4 --request FILE --context FILE [--query] [--verbose] [--doc-form]\n\n"
-        "Signs the request in FILE (the SigV4 test suite's request.txt form: request line, Name:value\n"
-        "headers, blank line, body; the path is raw, not percent-encoded) with the credentials, region,\n"
-        "service, timestamp and flags of the context FILE (the suite's context.json keys: credentials,\n"
-        "region, service, timestamp, normalize, double_uri_encode (default true), sign_body,\n"
-        "omit_session_token, expiration_in_seconds; and payload, payload_sha256 for S3), and prints the\n"
-        "signed request to stdout, in the form of the suite's header-signed-request.txt.\n\n"
-        "Options:\n"
-        "  --request FILE   the request to sign\n"
-        "  --context FILE   context.json with credentials, time and signing flags\n"
-        "  --query          presign instead: X-Amz-* query parameters (query-signed-request.txt form)\n"
-        "  --verbose        also print the canonical request, string to sign and signature (stderr)\n"
-        "  --doc-form       print as the AWS S3 documentation does (encoded path, ',' separators,\n"
-        "                   presign parameters in sorted order)\n"
-        "  --help           show this help\n\n"
-        "S3 signs with normalize=false and double_uri_encode=false. The secret key is never printed;\n"
-        "the canonical request shows a session token as sent.\n");
-}
+struct sigv4_args {
+    std::string request_path;
+    std::string context_path;
+    bool query_form = false;
+    bool verbose = false;
+    bool doc_form = false;
+};
 
 std::optional<std::string> read_file(const std::string& path) {
     std::ifstream in{path, std::ios::binary};
@@ -45,39 +34,8 @@ std::optional<std::string> read_file(const std::string& path) {
     return std::string{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
 }
 
-}  // namespace
-
-int run_sigv4(std::span<const std::string_view> args);
-
-int run_sigv4(std::span<const std::string_view> args) {
-    std::string request_path;
-    std::string context_path;
-    bool query_form = false;
-    bool verbose = false;
-    bool doc_form = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string_view a = args[i];
-        if (a == "--help" || a == "-h") {
-            print_sigv4_help();
-            return exit_ok;
-        }
-        if (a == "--query") {
-            query_form = true;
-        } else if (a == "--verbose" || a == "-v") {
-            verbose = true;
-        } else if (a == "--doc-form") {
-            doc_form = true;
-        } else if ((a == "--request" || a == "--context") && i + 1 < args.size()) {
-            (a == "--request" ? request_path : context_path) = std::string{args[++i]};
-        } else {
-            fmt::print(stderr, "iggy-s3-sink sigv4: unknown or incomplete option '{}'; see --help\n", a);
-            return exit_usage;
-        }
-    }
-    if (request_path.empty() || context_path.empty()) {
-        fmt::print(stderr, "iggy-s3-sink sigv4: --request FILE and --context FILE are required; see --help\n");
-        return exit_usage;
-    }
+int run_sigv4(const sigv4_args& a) {
+    const auto& [request_path, context_path, query_form, verbose, doc_form] = a;
     const auto request_text = read_file(request_path);
     if (!request_text) {
         fmt::print(stderr, "iggy-s3-sink sigv4: cannot read request file {}\n", request_path);
@@ -114,6 +72,32 @@ int run_sigv4(std::span<const std::string_view> args) {
     // Exactly the bytes of the signed request: no final newline beyond what the body has.
     std::fwrite(r->signed_request.data(), 1, r->signed_request.size(), stdout);
     return std::fflush(stdout) == 0 ? exit_ok : exit_failure;
+}
+
+}  // namespace
+
+command_main define_sigv4(CLI::App& sub) {
+    auto a = std::make_shared<sigv4_args>();
+    sub.add_option("--request", a->request_path, "the request to sign")->type_name("FILE")->required();
+    sub.add_option("--context", a->context_path, "context.json with credentials, time and signing flags")
+        ->type_name("FILE")
+        ->required();
+    sub.add_flag("--query", a->query_form, "presign instead: X-Amz-* query parameters (query-signed-request.txt form)");
+    sub.add_flag("-v,--verbose", a->verbose, "also print the canonical request, string to sign and signature (stderr)");
+    sub.add_flag("--doc-form", a->doc_form,
+                 "print as the AWS S3 documentation does (encoded path, ',' separators, presign parameters in "
+                 "sorted order)");
+    set_help_text(sub,
+                  "Signs the request in FILE (the SigV4 test suite's request.txt form: request line, Name:value\n"
+                  "headers, blank line, body; the path is raw, not percent-encoded) with the credentials, region,\n"
+                  "service, timestamp and flags of the context FILE (the suite's context.json keys: credentials,\n"
+                  "region, service, timestamp, normalize, double_uri_encode (default true), sign_body,\n"
+                  "omit_session_token, expiration_in_seconds; and payload, payload_sha256 for S3), and prints the\n"
+                  "signed request to stdout, in the form of the suite's header-signed-request.txt.\n\n"
+                  "S3 signs with normalize=false and double_uri_encode=false. The secret key is never printed;\n"
+                  "the canonical request shows a session token as sent.",
+                  "  0   signed\n  1   a file cannot be read or the request cannot be signed\n  64  usage error");
+    return [a] { return run_sigv4(*a); };
 }
 
 }  // namespace iss::app

@@ -8,10 +8,11 @@
 // the common part before and after the offset is that partition's key stem. One listing under
 // the longest prefix shared by the stems finds the objects; each matching key is HEADed (at
 // most `parallel_heads` at once) for its range metadata. Iggy gives the partitions and the
-// committed offsets. Exit 0 all fine, 1 problems (the first 20 listed), 2 store or Iggy not
+// committed offsets. Exit 0 all fine, 1 problems (the first 20 listed), 69 store or Iggy not
 // readable, 78 invalid configuration.
 #include "common/log.hpp"
 #include "common/net/task_group.hpp"
+#include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/run_to_exit.hpp"
 #include "daemon/s3_setup.hpp"
@@ -28,38 +29,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <memory>
 
 namespace iss::app {
-
-int run_verify(std::span<const std::string_view> args);
 
 namespace {
 namespace net = boost::asio;
 
 constexpr std::size_t parallel_heads = 32;
 constexpr std::size_t max_problems = 20;
-constexpr int exit_unreachable = 2;
-
-void print_usage(std::FILE* to) {
-    fmt::print(to,
-               "Usage: iggy-s3-sink verify --config FILE [--json] [--stream S --topic T --partition P]\n\n"
-               "Lists the bucket under the key template's fixed prefix, reads every object's range metadata\n"
-               "(x-amz-meta-iggy-first-offset / -last-offset) and, per configured partition, reports the\n"
-               "objects, the offsets covered, gaps, overlaps (an offset in two objects) and the committed\n"
-               "offset against the highest durable one.\n\n"
-               "Options:\n"
-               "  --config FILE    the configuration file (YAML)\n"
-               "  --json           one JSON object instead of the table\n"
-               "  --stream S, --topic T, --partition P   only these (each narrows the configured sources)\n"
-               "  --help           show this help\n\n"
-               "Exit codes: 0 every offset from the lowest present up to the committed one is in exactly one\n"
-               "object; 1 otherwise (the first 20 problems are listed); 2 the store or Iggy cannot be read,\n"
-               "or a usage error; 78 invalid configuration.\n");
-}
+constexpr int exit_unreachable = exit_unavailable;
 
 struct verify_args {
     std::string config_file;
@@ -277,52 +259,7 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
     co_return problems.empty() ? exit_ok : exit_failure;
 }
 
-}  // namespace
-
-int run_verify(std::span<const std::string_view> args) {
-    verify_args a;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string_view s = args[i];
-        if (s == "--help" || s == "-h") {
-            print_usage(stdout);
-            return exit_ok;
-        }
-        if (s == "--json") {
-            a.json = true;
-            continue;
-        }
-        if (s.starts_with("--config=")) {
-            a.config_file = std::string{s.substr(9)};
-            continue;
-        }
-        if (s == "--config" || s == "-c" || s == "--stream" || s == "--topic" || s == "--partition") {
-            if (i + 1 >= args.size()) {
-                fmt::print(stderr, "iggy-s3-sink verify: {} needs a value\n", s);
-                return exit_usage;
-            }
-            const std::string_view v = args[++i];
-            if (s == "--stream") a.stream = std::string{v};
-            else if (s == "--topic") a.topic = std::string{v};
-            else if (s == "--partition") {
-                std::uint32_t p = 0;
-                auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), p);
-                if (ec != std::errc{} || end != v.data() + v.size()) {
-                    fmt::print(stderr, "iggy-s3-sink verify: --partition wants a number, got '{}'\n", v);
-                    return exit_usage;
-                }
-                a.partition = p;
-            } else a.config_file = std::string{v};
-            continue;
-        }
-        fmt::print(stderr, "iggy-s3-sink verify: unknown argument '{}'\n", s);
-        print_usage(stderr);
-        return exit_usage;
-    }
-    if (a.config_file.empty()) {
-        fmt::print(stderr, "iggy-s3-sink verify: --config FILE is required\n");
-        print_usage(stderr);
-        return exit_usage;
-    }
+int run_verify(const verify_args& a) {
     auto cfg = load_config_or_report("verify", a.config_file);
     if (!cfg) return exit_config;
     iss::log::configure(std::max(cfg->log.level, iss::log::level::error), cfg->log.format);
@@ -333,6 +270,28 @@ int run_verify(std::span<const std::string_view> args) {
     }
     make_report_client(*opts);
     return run_to_exit(verify_main(*cfg, *opts, a), exit_failure);
+}
+
+}  // namespace
+
+command_main define_verify(CLI::App& sub) {
+    auto a = std::make_shared<verify_args>();
+    add_config_option(sub, a->config_file);
+    sub.add_flag("--json", a->json, "one JSON object instead of the table");
+    sub.add_option("--stream", a->stream, "only this stream (narrows the configured sources)")->type_name("S");
+    sub.add_option("--topic", a->topic, "only this topic")->type_name("T");
+    sub.add_option("--partition", a->partition, "only this partition id")->type_name("P");
+    set_help_text(sub,
+                  "Lists the bucket under the key template's fixed prefix, reads every object's range metadata\n"
+                  "(x-amz-meta-iggy-first-offset / -last-offset) and, per configured partition, reports the\n"
+                  "objects, the offsets covered, gaps, overlaps (an offset in two objects) and the committed\n"
+                  "offset against the highest durable one.",
+                  "  0   every offset from the lowest present up to the committed one is in exactly one object\n"
+                  "  1   otherwise (the first 20 problems are listed)\n"
+                  "  64  usage error\n"
+                  "  69  the store or Iggy cannot be read\n"
+                  "  78  invalid configuration");
+    return [a] { return run_verify(*a); };
 }
 
 }  // namespace iss::app

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/iggy_probe.hpp"
 
+#include "daemon/commands.hpp"
 #include "daemon/wiring.hpp"
 #include "iggy/client.hpp"
 #include "iggy/error.hpp"
@@ -15,11 +16,11 @@ namespace iss::app {
 namespace net = boost::asio;
 using proto::identifier;
 
-net::awaitable<bool> probe_iggy(const config::sink_config& c) {
+net::awaitable<int> probe_iggy(const config::sink_config& c) {
     auto opts = iggy_options(c);
     if (!opts) {
         fmt::print("iggy reachable: no - {}\n", opts.error().message());
-        co_return false;
+        co_return exit_config;
     }
     opts->reconnect_attempts = 2;
     opts->ping_interval = std::chrono::milliseconds{0};
@@ -35,7 +36,7 @@ net::awaitable<bool> probe_iggy(const config::sink_config& c) {
             fmt::print("iggy reachable: no ({}) - {}\n", c.iggy.address, iggy::describe(conn.error()));
         }
         co_await client.close();
-        co_return false;
+        co_return code&& iggy::is_auth_code(*code) ? exit_failure : exit_unavailable;
     }
     fmt::print("iggy reachable: yes ({}{})\n", c.iggy.address, c.iggy.tls.enabled ? ", TLS" : "");
     fmt::print("iggy login: ok ({})\n",
@@ -102,7 +103,7 @@ net::awaitable<bool> probe_iggy(const config::sink_config& c) {
         else usable = false;
     }
     co_await client.close();
-    co_return usable;
+    co_return usable ? exit_ok : exit_failure;
 }
 
 }  // namespace iss::app

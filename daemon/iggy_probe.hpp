@@ -10,9 +10,10 @@
 
 namespace iss::app {
 
-/// Prints the Iggy lines; true when the sink could run against this server (reachable, login
-/// accepted, every configured stream/topic/partition present). A missing group is fine (the
-/// sink creates it).
-boost::asio::awaitable<bool> probe_iggy(const config::sink_config& c);
+/// Prints the Iggy lines; returns the exit code (daemon/commands.hpp): exit_ok when the sink
+/// could run against this server (reachable, login accepted, every configured
+/// stream/topic/partition present; a missing group is fine, the sink creates it),
+/// exit_unavailable when the server cannot be reached, exit_failure otherwise.
+boost::asio::awaitable<int> probe_iggy(const config::sink_config& c);
 
 }  // namespace iss::app

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// iggy-s3-sink: the daemon's entry point. Dispatches to subcommands (daemon/commands.cpp);
-// `--help` and `--version` are answered here.
-#include "common/version.hpp"
+// iggy-s3-sink: the daemon's entry point. The command line goes to one parser over every
+// subcommand (daemon/cli.cpp).
+#include "common/journal.hpp"
+#include "common/log.hpp"
 #include "daemon/commands.hpp"
 
 #include <fmt/format.h>
@@ -11,8 +12,8 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <span>
 #include <string_view>
-#include <vector>
 
 namespace {
 
@@ -50,26 +51,6 @@ void unblock_stop_signals() {
 /// that (the mask is inherited over exec).
 [[gnu::used, gnu::section(".preinit_array")]] void (*block_stop_signals_early)() = &block_stop_signals;
 
-void print_help() {
-    fmt::print(
-        "iggy-s3-sink {}: consumes Apache Iggy streams and writes them to Amazon S3 or an\n"
-        "S3-compatible store as rotating objects, committing Iggy offsets only after the data\n"
-        "is durable.\n\n"
-        "Usage:\n"
-        "  iggy-s3-sink COMMAND [OPTIONS]\n"
-        "  iggy-s3-sink --help | --version\n\n"
-        "Commands:\n",
-        iss::version);
-    for (const auto& c : iss::app::commands()) fmt::print("  {:<14}{}\n", c.name, c.summary);
-    if (iss::app::commands().empty()) fmt::print("  (none yet)\n");
-    fmt::print(
-        "\nOptions:\n"
-        "  --help        show this help and exit\n"
-        "  --version     print the version and exit\n\n"
-        "Run `iggy-s3-sink COMMAND --help` for a command's options.\n"
-        "Exit codes: 0 success, 1 failure, 2 usage error, 78 invalid configuration.\n");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -81,26 +62,12 @@ int main(int argc, char** argv) try {
     // follows the budget. (mallopt(3): a fixed M_MMAP_THRESHOLD turns the adjustment off.)
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     block_stop_signals();
-    std::vector<std::string_view> args(argv + 1, argv + argc);
-    if (args.empty() || args.front() != "run") unblock_stop_signals();
-    if (args.empty()) {
-        print_help();
-        return iss::app::exit_usage;
-    }
-    const std::string_view first = args.front();
-    if (first == "--help" || first == "-h" || first == "help") {
-        print_help();
-        return iss::app::exit_ok;
-    }
-    if (first == "--version" || first == "-V") {
-        fmt::print("iggy-s3-sink {}{}{}\n", iss::version, *iss::git_revision ? " " : "", iss::git_revision);
-        return iss::app::exit_ok;
-    }
-    for (const auto& c : iss::app::commands()) {
-        if (c.name == first) return c.run(std::span{args}.subspan(1));
-    }
-    fmt::print(stderr, "iggy-s3-sink: unknown command or option '{}'; run `iggy-s3-sink --help`\n", first);
-    return iss::app::exit_usage;
+    // Under systemd with stderr on the journal, every line carries its priority (<3> error).
+    iss::log::use_priority_prefixes(iss::log::stderr_is_journal());
+    const std::span<const char* const> args{argv + (argc > 0 ? 1 : 0),
+                                            static_cast<std::size_t>(argc > 0 ? argc - 1 : 0)};
+    if (args.empty() || std::string_view{args.front()} != "run") unblock_stop_signals();
+    return iss::app::run_command_line(args);
 } catch (const std::exception& e) {
     fmt::print(stderr, "iggy-s3-sink: fatal: {}\n", e.what());
     return iss::app::exit_failure;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/wiring.hpp"
 
+#include "common/journal.hpp"
+#include "common/log.hpp"
 #include "common/version.hpp"
 
 #include <fmt/format.h>
@@ -191,32 +193,13 @@ std::optional<config::sink_config> load_config_or_report(std::string_view cmd, c
     auto loaded = config::load_file(file, config::process_environment());
     const auto problems = config::check(loaded);
     if (!problems.empty()) {
-        fmt::print(stderr, "iggy-s3-sink {}: {}: invalid configuration, {} problem{}:\n", cmd, file, problems.size(),
-                   problems.size() == 1 ? "" : "s");
-        for (const auto& p : problems) fmt::print(stderr, "  {}\n", config::to_string(p));
+        const auto err = iss::log::stderr_prefix(iss::log::level::error);
+        fmt::print(stderr, "{}iggy-s3-sink {}: {}: invalid configuration, {} problem{}:\n", err, cmd, file,
+                   problems.size(), problems.size() == 1 ? "" : "s");
+        for (const auto& p : problems) fmt::print(stderr, "{}  {}\n", err, config::to_string(p));
         return std::nullopt;
     }
     return loaded.config;
-}
-
-common_args split_config_arg(std::span<const std::string_view> args, bool& missing_value) {
-    common_args out;
-    missing_value = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string_view a = args[i];
-        if (a == "--config" || a == "-c") {
-            if (i + 1 >= args.size()) {
-                missing_value = true;
-                break;
-            }
-            out.config_file = std::string{args[++i]};
-        } else if (a.starts_with("--config=")) {
-            out.config_file = std::string{a.substr(9)};
-        } else {
-            out.rest.push_back(a);
-        }
-    }
-    return out;
 }
 
 }  // namespace iss::app

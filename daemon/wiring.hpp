@@ -51,11 +51,4 @@ namespace iss::app {
 /// returns nullopt (the caller exits 78).
 [[nodiscard]] std::optional<config::sink_config> load_config_or_report(std::string_view cmd, const std::string& file);
 
-/// Finds `--config FILE` / `--config=FILE` in args; other flags are left to the caller.
-struct common_args {
-    std::string config_file;
-    std::vector<std::string_view> rest;
-};
-[[nodiscard]] common_args split_config_arg(std::span<const std::string_view> args, bool& missing_value);
-
 }  // namespace iss::app

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "admin/metrics.hpp"
 
+#include "admin/process.hpp"
+#include "aws/refresh.hpp"
 #include "iggy/client.hpp"
 #include "pipeline/consumer.hpp"
 #include "pipeline/lag.hpp"
@@ -59,22 +61,114 @@ prom::ClientMetric histogram_sample(std::vector<prom::ClientMetric::Label> label
     return m;
 }
 
+/// Per partition: the assigned (polled) partitions and those with a writer.
+void partition_metrics(std::vector<prom::MetricFamily>& out, const metric_sources& s) {
+    std::set<pipeline::partition_ref> parts;
+    for (const auto& p : s.router->partitions()) parts.insert(p);
+    if (s.consumer)
+        for (const auto& p : s.consumer->assignment()) parts.insert(p);
+    auto committed = family("committed_offset", "Offset stored in Iggy for this consumer (the last message delivered).",
+                            prom::MetricType::Gauge);
+    auto head =
+        family("head_offset", "The partition's newest offset, as the last poll reported it.", prom::MetricType::Gauge);
+    auto lag = family("lag_messages", "Messages between the committed offset and the head (as `iggy-s3-sink lag`).",
+                      prom::MetricType::Gauge);
+    auto last_commit = family("last_commit_timestamp_seconds",
+                              "When this process last stored the partition's offset (or read it, before its first "
+                              "store), seconds since the epoch.",
+                              prom::MetricType::Gauge);
+    auto stopped = family("partition_stopped",
+                          "1 for a partition this process stopped (reason bad_message: delivery.on_bad_message is "
+                          "fail; foreign_object: an object without iggy-* metadata at its key). docs/operations.md "
+                          "says how to recover.",
+                          prom::MetricType::Gauge);
+    for (const auto& p : parts) {
+        std::optional<std::uint64_t> c;
+        if (const auto* w = s.router->find(p)) {
+            c = w->committed();
+            const std::chrono::duration<double> at = w->last_commit_time().time_since_epoch();
+            last_commit.metric.push_back(sample(partition_labels(p), at.count(), prom::MetricType::Gauge));
+            if (w->state() == pipeline::writer_state::failed) {
+                auto l = partition_labels(p);
+                l.push_back({"reason", std::string{w->stop_reason()}});
+                stopped.metric.push_back(sample(std::move(l), 1, prom::MetricType::Gauge));
+            }
+        }
+        std::optional<std::uint64_t> h;
+        if (s.consumer) {
+            const auto& heads = s.consumer->heads();
+            if (auto it = heads.find(p); it != heads.end()) h = it->second;
+        }
+        if (c)
+            committed.metric.push_back(sample(partition_labels(p), static_cast<double>(*c), prom::MetricType::Gauge));
+        if (h) head.metric.push_back(sample(partition_labels(p), static_cast<double>(*h), prom::MetricType::Gauge));
+        if (h || c) {
+            // A poll reports the head, not the message count: a known head means messages up
+            // to it exist (the count only matters when nothing is committed).
+            const std::uint64_t count = h ? *h + 1 : 0;
+            const auto l = pipeline::compute_lag(count, h.value_or(0), c);
+            lag.metric.push_back(sample(partition_labels(p), static_cast<double>(l), prom::MetricType::Gauge));
+        }
+    }
+    out.push_back(std::move(committed));
+    out.push_back(std::move(head));
+    out.push_back(std::move(lag));
+    out.push_back(std::move(last_commit));
+    out.push_back(std::move(stopped));
+}
+
+// The source faults (docs/operations.md, Faults): every topic of `topics`, and every one that
+// cannot be read, answers 0 or its count.
+void source_fault_metrics(std::vector<prom::MetricFamily>& out, const pipeline::consumer_loop& c,
+                          const std::set<pipeline::topic_ref>& topics) {
+    std::map<pipeline::topic_ref, std::uint64_t> unavailable, resets;
+    for (const auto& tp : topics) unavailable[tp] = resets[tp] = 0;
+    for (const auto& u : c.unavailable_sources()) {
+        unavailable[u.topic] = 1;
+        resets.try_emplace(u.topic, 0);
+    }
+    for (const auto& x : c.offset_resets()) {
+        const pipeline::topic_ref tp{x.partition.stream, x.partition.topic};
+        resets[tp] += 1;
+        unavailable.try_emplace(tp, 0);
+    }
+    auto su = family("source_unavailable",
+                     "1 while the topic, or one of its partitions, cannot be read (missing stream or topic, "
+                     "permission denied); retried at a backoff.",
+                     prom::MetricType::Gauge);
+    for (const auto& [tp, v] : unavailable)
+        su.metric.push_back(sample(topic_labels(tp), static_cast<double>(v), prom::MetricType::Gauge));
+    out.push_back(std::move(su));
+    auto orp = family("offset_reset_partitions",
+                      "Partitions stopped because their next offset lies past the partition's newest offset (the "
+                      "topic was created again; iggy.on_offset_reset: fail).",
+                      prom::MetricType::Gauge);
+    for (const auto& [tp, v] : resets)
+        orp.metric.push_back(sample(topic_labels(tp), static_cast<double>(v), prom::MetricType::Gauge));
+    out.push_back(std::move(orp));
+}
+
 void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources& s) {
     if (!s.router) return;
     const auto totals = s.router->totals_by_topic();
     struct counter_def {
         std::string_view name;
         const char* help;
-        std::uint64_t pipeline::writer_counters::*field;
+        decltype(&pipeline::writer_counters::records_written) field;  // a std::uint64_t member
     };
     const counter_def counters[] = {
         {"messages_total", "Messages written into objects that became durable.",
          &pipeline::writer_counters::records_written},
-        {"bytes_in_total", "Message payload bytes written into objects that became durable.",
+        {"payload_bytes_total", "Message payload bytes written into objects that became durable.",
          &pipeline::writer_counters::payload_bytes_written},
         {"objects_total", "Objects written and acknowledged by the store.",
          &pipeline::writer_counters::objects_written},
-        {"bytes_uploaded_total", "Bytes of the objects written (as stored: encoded and compressed).",
+        {"uploaded_bytes_total", "Bytes of the objects written (as stored: encoded and compressed).",
+         &pipeline::writer_counters::bytes_uploaded},
+        // Deprecated names (CHANGELOG.md): the same numbers under the names of 0.1; removed in 0.3.
+        {"bytes_in_total", "Deprecated: use iggy_s3_sink_payload_bytes_total (the same number).",
+         &pipeline::writer_counters::payload_bytes_written},
+        {"bytes_uploaded_total", "Deprecated: use iggy_s3_sink_uploaded_bytes_total (the same number).",
          &pipeline::writer_counters::bytes_uploaded},
         {"adopted_objects_total", "Objects that existed already (412) and whose range was adopted.",
          &pipeline::writer_counters::objects_adopted},
@@ -103,39 +197,7 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
         out.push_back(std::move(f));
     }
 
-    // Per partition: the assigned (polled) partitions and those with a writer.
-    std::set<pipeline::partition_ref> parts;
-    for (const auto& p : s.router->partitions()) parts.insert(p);
-    if (s.consumer)
-        for (const auto& p : s.consumer->assignment()) parts.insert(p);
-    auto committed = family("committed_offset", "Offset stored in Iggy for this consumer (the last message delivered).",
-                            prom::MetricType::Gauge);
-    auto head =
-        family("head_offset", "The partition's newest offset, as the last poll reported it.", prom::MetricType::Gauge);
-    auto lag = family("lag_messages", "Messages between the committed offset and the head (as `iggy-s3-sink lag`).",
-                      prom::MetricType::Gauge);
-    for (const auto& p : parts) {
-        std::optional<std::uint64_t> c;
-        if (const auto* w = s.router->find(p)) c = w->committed();
-        std::optional<std::uint64_t> h;
-        if (s.consumer) {
-            const auto& heads = s.consumer->heads();
-            if (auto it = heads.find(p); it != heads.end()) h = it->second;
-        }
-        if (c)
-            committed.metric.push_back(sample(partition_labels(p), static_cast<double>(*c), prom::MetricType::Gauge));
-        if (h) head.metric.push_back(sample(partition_labels(p), static_cast<double>(*h), prom::MetricType::Gauge));
-        if (h || c) {
-            // A poll reports the head, not the message count: a known head means messages up
-            // to it exist (the count only matters when nothing is committed).
-            const std::uint64_t count = h ? *h + 1 : 0;
-            const auto l = pipeline::compute_lag(count, h.value_or(0), c);
-            lag.metric.push_back(sample(partition_labels(p), static_cast<double>(l), prom::MetricType::Gauge));
-        }
-    }
-    out.push_back(std::move(committed));
-    out.push_back(std::move(head));
-    out.push_back(std::move(lag));
+    partition_metrics(out, s);
 
     const auto& t = s.router->timings();
     auto up =
@@ -193,6 +255,7 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
                                        prom::MetricType::Gauge));
         }
         out.push_back(std::move(ap));
+        source_fault_metrics(out, *s.consumer, topics);
     }
 }
 
@@ -231,6 +294,56 @@ void iggy_metrics(std::vector<prom::MetricFamily>& out, const iggy::client_stats
     out.push_back(std::move(req));
 }
 
+void credentials_metrics(std::vector<prom::MetricFamily>& out, const aws::refreshing_source& src) {
+    const auto& id = src.last();
+    if (id.expiry) {
+        auto f = family("credentials_expiry_timestamp_seconds",
+                        "When the S3 credentials in force expire, seconds since the epoch (absent for long-lived "
+                        "keys); renewed ahead of it.",
+                        prom::MetricType::Gauge);
+        const std::chrono::duration<double> at = id.expiry->time_since_epoch();
+        f.metric.push_back(sample({{"source", id.source}}, at.count(), prom::MetricType::Gauge));
+        out.push_back(std::move(f));
+    }
+    const auto& st = src.stats();
+    auto fetches = family("credentials_fetches_total", "S3 credential fetches started (the first and each renewal).",
+                          prom::MetricType::Counter);
+    fetches.metric.push_back(sample({}, static_cast<double>(st.fetches), prom::MetricType::Counter));
+    out.push_back(std::move(fetches));
+    auto failures =
+        family("credentials_fetch_failures_total", "S3 credential fetches that failed.", prom::MetricType::Counter);
+    failures.metric.push_back(sample({}, static_cast<double>(st.failures), prom::MetricType::Counter));
+    out.push_back(std::move(failures));
+}
+
+/// The standard process collector's families (process.hpp), without the iggy_s3_sink_ prefix.
+void process_metrics(std::vector<prom::MetricFamily>& out) {
+    const auto p = read_process_stats();
+    if (!p) return;
+    const auto one = [&](const char* name, const char* help, prom::MetricType type, double v) {
+        prom::MetricFamily f;
+        f.name = name;
+        f.help = help;
+        f.type = type;
+        f.metric.push_back(sample({}, v, type));
+        out.push_back(std::move(f));
+    };
+    one("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", prom::MetricType::Counter,
+        p->cpu_seconds);
+    one("process_resident_memory_bytes", "Resident memory size in bytes.", prom::MetricType::Gauge,
+        static_cast<double>(p->resident_bytes));
+    one("process_virtual_memory_bytes", "Virtual memory size in bytes.", prom::MetricType::Gauge,
+        static_cast<double>(p->virtual_bytes));
+    one("process_start_time_seconds", "Start time of the process since unix epoch in seconds.", prom::MetricType::Gauge,
+        p->start_time_seconds);
+    if (p->open_fds)
+        one("process_open_fds", "Number of open file descriptors.", prom::MetricType::Gauge,
+            static_cast<double>(*p->open_fds));
+    if (p->max_fds)
+        one("process_max_fds", "Maximum number of open file descriptors.", prom::MetricType::Gauge,
+            static_cast<double>(*p->max_fds));
+}
+
 }  // namespace
 
 std::string render_metrics(const metric_sources& s) {
@@ -238,6 +351,19 @@ std::string render_metrics(const metric_sources& s) {
     pipeline_metrics(families, s);
     if (s.s3) s3_metrics(families, *s.s3);
     if (s.iggy) iggy_metrics(families, *s.iggy);
+    if (s.reloads) {
+        auto r = family("config_reloads_total",
+                        "Configuration reloads (SIGHUP): success once the new configuration consumes; failure when "
+                        "the file was invalid (the previous configuration runs on) or its pipeline did not start.",
+                        prom::MetricType::Counter);
+        r.metric.push_back(
+            sample({{"result", "success"}}, static_cast<double>(s.reloads->success), prom::MetricType::Counter));
+        r.metric.push_back(
+            sample({{"result", "failure"}}, static_cast<double>(s.reloads->failure), prom::MetricType::Counter));
+        families.push_back(std::move(r));
+    }
+    if (s.credentials) credentials_metrics(families, *s.credentials);
+    process_metrics(families);
     auto bi = family("build_info", "Always 1; the labels name the build.", prom::MetricType::Gauge);
     bi.metric.push_back(sample({{"version", s.version}, {"commit", s.commit}}, 1, prom::MetricType::Gauge));
     families.push_back(std::move(bi));

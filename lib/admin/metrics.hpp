@@ -12,17 +12,27 @@
 ///
 /// | metric | type | labels |
 /// | --- | --- | --- |
-/// | `messages_total`, `bytes_in_total` (payload bytes), `objects_total`, `bytes_uploaded_total`, `adopted_objects_total`, `dead_letters_total` | counter | stream, topic |
+/// | `messages_total`, `payload_bytes_total`, `objects_total`, `uploaded_bytes_total` (as stored), `adopted_objects_total`, `dead_letters_total` | counter | stream, topic |
+/// | `bytes_in_total`, `bytes_uploaded_total`: deprecated duplicates of the two byte counters (CHANGELOG.md) | counter | stream, topic |
 /// | `bad_messages_total` | counter | stream, topic, policy |
-/// | `committed_offset`, `head_offset`, `lag_messages` | gauge | stream, topic, partition |
+/// | `committed_offset`, `head_offset`, `lag_messages`, `last_commit_timestamp_seconds` | gauge | stream, topic, partition |
+/// | `partition_stopped` (1, only for a stopped partition) | gauge | stream, topic, partition, reason |
 /// | `upload_duration_seconds`, `commit_duration_seconds` | histogram | - |
 /// | `buffered_bytes`, `open_objects`, `assigned_partitions` | gauge | stream, topic |
+/// | `source_unavailable`, `offset_reset_partitions` | gauge | stream, topic |
 /// | `s3_requests_total` | counter | operation, code |
 /// | `s3_retries_total` | counter | operation |
 /// | `s3_request_duration_seconds` | histogram | operation |
 /// | `iggy_reconnects_total` | counter | - |
 /// | `iggy_requests_total` | counter | command, code |
+/// | `config_reloads_total` | counter | result (`success`, `failure`) |
+/// | `credentials_expiry_timestamp_seconds` (temporary credentials only) | gauge | source |
+/// | `credentials_fetches_total`, `credentials_fetch_failures_total` | counter | - |
 /// | `build_info` | gauge (1) | version, commit |
+///
+/// Besides, without the prefix, the standard process collector's `process_cpu_seconds_total`,
+/// `process_resident_memory_bytes`, `process_virtual_memory_bytes`, `process_open_fds`,
+/// `process_max_fds`, `process_start_time_seconds` (process.hpp).
 ///
 /// `lag_messages` is pipeline::compute_lag over the same head and committed offsets that
 /// `iggy-s3-sink lag` reads from the server.
@@ -31,6 +41,7 @@
 /// `prometheus::TextSerializer`, exposition format 0.0.4); its HTTP server (civetweb, with
 /// threads of its own) is not used: the admin server (server.hpp) runs on the event loop.
 
+#include <cstdint>
 #include <string>
 
 namespace iss::pipeline {
@@ -43,8 +54,18 @@ struct client_stats;
 namespace iss::iggy {
 struct client_stats;
 }
+namespace iss::aws {
+class refreshing_source;
+}
 
 namespace iss::admin {
+
+/// Configuration reloads (SIGHUP) since the start: applied (the new configuration consumes),
+/// and refused (invalid, or its pipeline stopped before consuming).
+struct config_reloads {
+    std::uint64_t success = 0;
+    std::uint64_t failure = 0;
+};
 
 /// Where the numbers come from. Every pointer may be null (not there yet, e.g. while the
 /// store is probed at start): its metrics are then left out. The pointees must outlive the
@@ -54,8 +75,10 @@ struct metric_sources {
     const pipeline::consumer_loop* consumer = nullptr;
     const s3::client_stats* s3 = nullptr;
     const iggy::client_stats* iggy = nullptr;
-    std::string version;  ///< build_info{version}
-    std::string commit;   ///< build_info{commit} (may be empty)
+    std::string version;                                  ///< build_info{version}
+    std::string commit;                                   ///< build_info{commit} (may be empty)
+    const config_reloads* reloads = nullptr;              ///< `config_reloads_total` (`run` only)
+    const aws::refreshing_source* credentials = nullptr;  ///< the S3 credentials in force
 };
 
 /// The content type of render_metrics' output.

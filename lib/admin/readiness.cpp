@@ -1,13 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "admin/readiness.hpp"
 
+#include "pipeline/consumer.hpp"
+
+#include <fmt/format.h>
+
 namespace iss::admin {
+
+std::vector<std::string> source_problems(const pipeline::consumer_loop& c) {
+    std::vector<std::string> out;
+    for (const auto& u : c.unavailable_sources())
+        out.push_back(fmt::format("source unavailable: {}/{}{}: {}", u.topic.stream, u.topic.topic,
+                                  u.partition ? fmt::format(" partition {}", *u.partition) : "", u.reason));
+    for (const auto& r : c.offset_resets())
+        out.push_back(
+            fmt::format("offset reset: {}/{} partition {}: the next offset {} lies past the newest offset "
+                        "{} (the topic was created again); iggy.on_offset_reset: fail stopped the partition",
+                        r.partition.stream, r.partition.topic, r.partition.partition, r.next_offset, r.head));
+    return out;
+}
 
 std::vector<std::string> unmet_conditions(const readiness_inputs& in) {
     std::vector<std::string> out;
     if (!in.store_usable) out.emplace_back("store: not probed usable yet (see the s3 log lines)");
     if (!in.iggy_connected) out.emplace_back("iggy: not connected and logged in");
     if (in.group_mode && !in.group_joined) out.emplace_back("iggy: consumer group not joined");
+    for (const auto& p : in.source_problems) out.push_back("iggy: " + p);
     if (in.stopping) out.emplace_back("stopping: a stop signal arrived");
     return out;
 }

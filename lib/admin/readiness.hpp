@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace iss::pipeline {
+class consumer_loop;
+}
+
 namespace iss::admin {
 
 /// The facts readiness is made of, as the daemon knows them at the moment of the question.
@@ -17,10 +21,17 @@ struct readiness_inputs {
     bool group_mode = false;      ///< iggy.consumer_group is set
     bool group_joined = false;    ///< every configured topic's group joined (consumer_loop::joined)
     bool stopping = false;        ///< a stop signal arrived
+    /// Sources that cannot be read, one line each without the `iggy: ` lead (source_problems).
+    std::vector<std::string> source_problems;
 };
 
-/// One line per unmet condition, in a fixed order (store, iggy, group, stopping); empty when
-/// ready.
+/// The consumer's source faults, one line each (for readiness_inputs::source_problems): each
+/// source that cannot be read (`source unavailable: STREAM/TOPIC[ partition N]: reason`) and
+/// each partition stopped by an offset reset (`offset reset: STREAM/TOPIC partition N: ...`).
+[[nodiscard]] std::vector<std::string> source_problems(const pipeline::consumer_loop& c);
+
+/// One line per unmet condition, in a fixed order (store, iggy, group, each source problem,
+/// stopping); empty when ready.
 [[nodiscard]] std::vector<std::string> unmet_conditions(const readiness_inputs& in);
 
 }  // namespace iss::admin

@@ -23,14 +23,17 @@ namespace iss {
 
 using boost::system::error_code;
 
+/// A Boost.System error code enum (`is_error_code_enum`), such as a module's `errc`.
+template <class E>
+concept error_code_enum = boost::system::is_error_code_enum<E>::value;
+
 /// An error: the code (module category + value) and what it is about.
 class error {
 public:
     error() = default;
     error(error_code code, std::string detail = {}) : code_{code}, detail_{std::move(detail)} {}
-    template <class E>
-    requires boost::system::is_error_code_enum<E>::value error(E e, std::string detail = {})
-        : code_{make_error_code(e)}, detail_{std::move(detail)} {}
+    template <error_code_enum E>
+    error(E e, std::string detail = {}) : code_{make_error_code(e)}, detail_{std::move(detail)} {}
 
     [[nodiscard]] const error_code& code() const noexcept { return code_; }
     [[nodiscard]] const std::string& detail() const noexcept { return detail_; }
@@ -38,8 +41,8 @@ public:
     [[nodiscard]] std::string message() const;
 
     friend bool operator==(const error& a, const error_code& b) noexcept { return a.code_ == b; }
-    template <class E>
-    requires boost::system::is_error_code_enum<E>::value friend bool operator==(const error& a, E b) noexcept {
+    template <error_code_enum E>
+    friend bool operator==(const error& a, E b) noexcept {
         return a.code_ == make_error_code(b);
     }
 

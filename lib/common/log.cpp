@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/log.hpp"
 
+#include "common/journal.hpp"
 #include "common/utf8.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 
@@ -14,6 +20,7 @@ namespace {
 std::atomic<level> g_level{level::info};
 std::atomic<output_format> g_format{output_format::text};
 std::atomic<const iss::clock*> g_clock{nullptr};
+std::atomic<bool> g_prefix{false};
 std::mutex g_sink_mu;
 std::function<void(std::string_view)> g_sink;  // guarded by g_sink_mu
 
@@ -146,6 +153,44 @@ std::string format_record(const record& r, output_format f) {
     return out;
 }
 
+int priority(level l) noexcept {
+    switch (l) {
+        case level::error: return 3;  // LOG_ERR
+        case level::warn: return 4;   // LOG_WARNING
+        case level::info: return 6;   // LOG_INFO
+        case level::trace:
+        case level::debug:
+        case level::off: break;
+    }
+    return 7;  // LOG_DEBUG
+}
+
+bool journal_stream_matches(std::string_view v, std::uint64_t device, std::uint64_t inode) noexcept {
+    const auto colon = v.find(':');
+    if (colon == std::string_view::npos) return false;
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+    const auto d = std::from_chars(v.data(), v.data() + colon, dev);
+    const auto i = std::from_chars(v.data() + colon + 1, v.data() + v.size(), ino);
+    return d.ec == std::errc{} && d.ptr == v.data() + colon && colon > 0 && i.ec == std::errc{} &&
+           i.ptr == v.data() + v.size() && colon + 1 < v.size() && dev == device && ino == inode;
+}
+
+bool stderr_is_journal() noexcept {
+    const char* v = std::getenv("JOURNAL_STREAM");
+    struct stat st {};
+    if (v == nullptr || ::fstat(STDERR_FILENO, &st) != 0) return false;
+    return journal_stream_matches(v, static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino));
+}
+
+void use_priority_prefixes(bool on) { g_prefix.store(on); }
+
+std::string_view stderr_prefix(level l) noexcept {
+    if (!g_prefix.load(std::memory_order_relaxed)) return {};
+    static constexpr std::string_view prefixes[] = {"<0>", "<1>", "<2>", "<3>", "<4>", "<5>", "<6>", "<7>"};
+    return prefixes[priority(l)];
+}
+
 void configure(level min, output_format f) {
     g_level.store(min);
     g_format.store(f);
@@ -173,7 +218,8 @@ void logger::write(level l, std::string_view message, std::span<const field> ext
     const iss::clock* c = g_clock.load();
     const record r{
         c != nullptr ? c->system_now() : std::chrono::system_clock::now(), l, name_, message, context_, extra};
-    std::string line = format_record(r, g_format.load());
+    std::string line{stderr_prefix(l)};
+    line += format_record(r, g_format.load());
     std::lock_guard lk{g_sink_mu};
     if (g_sink) {
         g_sink(line);

@@ -74,6 +74,9 @@ enum class compression : std::uint8_t { none, gzip, zstd };
 /// How a payload goes into the JSON envelope.
 enum class payload_mode : std::uint8_t { automatic, json, string, base64 };
 enum class bad_message_policy : std::uint8_t { fail, skip, dead_letter };
+/// `iggy.on_offset_reset`: a partition whose next offset lies past its newest offset (the topic
+/// was deleted and created again). `fail`: stop that partition (docs/operations.md, Faults).
+enum class offset_reset_policy : std::uint8_t { fail };
 
 /// `iggy.tls`
 struct iggy_tls_section {
@@ -102,6 +105,7 @@ struct iggy_section {
     bool verify_checksum = true;                  ///< check each message's XXH3 checksum
     std::uint64_t max_response_bytes = 64 * mib;  ///< largest poll reply accepted (bytes)
     protocol_version protocol = protocol_version::automatic;
+    offset_reset_policy on_offset_reset = offset_reset_policy::fail;  ///< a topic created again
 
     /// True in consumer-group mode (no `consumer:` given).
     [[nodiscard]] bool group_mode() const noexcept { return consumer.empty(); }
@@ -346,7 +350,7 @@ struct loaded {
 /// The effective config as YAML, every key present, secrets as `****`.
 [[nodiscard]] std::string to_yaml(const sink_config& c);
 
-/// One documented key: the README's table and `--help-config`.
+/// One documented key: docs/configuration.md and `--help-config`.
 struct key_doc {
     std::string path;  ///< `s3.retry.deadline`; list items as `sources[].stream`
     std::string type;  ///< string, bool, integer, size, duration, `a | b | c`, ...
@@ -357,6 +361,19 @@ struct key_doc {
 [[nodiscard]] std::vector<key_doc> describe();
 /// `describe()` as a Markdown table.
 [[nodiscard]] std::string describe_markdown();
+/// One top-level part of the file (`iggy`, `sources`, `s3`, ...) with its help, in file order.
+struct section_doc {
+    std::string name;
+    std::string help;
+};
+[[nodiscard]] std::vector<section_doc> describe_sections();
+/// Every key for a terminal (`check-config --help-config`): `key  type, default D`, then the
+/// help wrapped at 100 columns and indented by 4.
+[[nodiscard]] std::string describe_text();
+/// The whole configuration reference, docs/configuration.md (`check-config --help-config
+/// --markdown`): the file's rules, one key table per section, the checks across keys. The
+/// `docs.configuration` test fails when the file differs from it.
+[[nodiscard]] std::string describe_page();
 
 /// Parses a size (`8MiB`, `8MB`, `1.5GiB`, `4096`). Error detail says what is wrong.
 [[nodiscard]] result<std::uint64_t> parse_size(std::string_view s);

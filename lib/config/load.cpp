@@ -94,6 +94,18 @@ const char* node_kind(const YAML::Node& n) {
 }
 
 /// Fills a sink_config from a YAML tree, collecting every problem.
+/// True when every `${...}` reference in `text` has a default (`${VAR:-...}`); `$${` is a
+/// literal. Used on a value that came out empty: then nothing in it was required.
+bool only_optional_refs(std::string_view text) {
+    for (std::size_t i = text.find("${"); i != std::string_view::npos; i = text.find("${", i + 2)) {
+        if (i > 0 && text[i - 1] == '$') continue;
+        const auto close = text.find('}', i);
+        if (text.substr(i, close == std::string_view::npos ? close : close - i).find(":-") == std::string_view::npos)
+            return false;
+    }
+    return true;
+}
+
 class loader {
 public:
     loader(const env_lookup& env, loaded& out) : env_{env}, out_{out} {}
@@ -404,13 +416,16 @@ private:
             add(path, r.error().detail(), n);
             return std::nullopt;
         }
-        if (r->empty() && n.Scalar().find("${") != std::string::npos) emptied_by_env.insert(path);
+        if (r->empty() && n.Scalar().find("${") != std::string::npos)
+            (only_optional_refs(n.Scalar()) ? emptied_optional : emptied_by_env).insert(path);
         return std::move(*r);
     }
 
 public:
-    /// Paths whose value was a `${VAR}` reference that came out empty.
+    /// Paths whose value came out empty through a `${VAR}` reference without a default.
     std::set<std::string> emptied_by_env;
+    /// Paths whose value came out empty only through `${VAR:-}` references (VAR unset or "").
+    std::set<std::string> emptied_optional;
 
 private:
     const env_lookup& env_;
@@ -463,12 +478,17 @@ loaded parse(std::string_view yaml, const env_lookup& env) {
     // "") is a mistake, not a request for the credential chain: the chain would then find
     // other credentials, or none, far from the cause. A literal "" stays "none" (the printed
     // effective config writes unset keys so).
+    // `${AWS_ACCESS_KEY_ID:-}` with the variable unset (or "") is the "may be unset" form: the
+    // key is not given, as if absent, so the chain finds a role (instance profile, IRSA, Pod
+    // Identity) with the same file.
+    for (const char* path : {"s3.access_key_id", "s3.secret_access_key", "s3.session_token"})
+        if (l.emptied_optional.contains(path)) out.set_paths.erase(path);
     const auto written_empty = [&](const char* path, bool empty) {
         if (l.emptied_by_env.contains(path) && empty)
             out.problems.push_back(
                 problem{path,
-                        "is empty: the variable it reads is set to \"\"; set the variable, or remove the key to "
-                        "use the credential chain (s3.credentials.source)",
+                        "is empty: the variable it reads is set to \"\"; set the variable, or write ${VAR:-} or "
+                        "remove the key to use the credential chain (s3.credentials.source)",
                         out.lines[path]});
     };
     written_empty("s3.access_key_id", out.config.s3.access_key_id.get().empty());

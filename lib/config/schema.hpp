@@ -4,7 +4,7 @@
 /// The schema, declared once (docs/architecture.md §8.6.2): `visit_schema` walks every key of
 /// `sink_config` with its type and help text. Three visitors use it: the loader (YAML ->
 /// struct, unknown keys, types), the printer (struct -> YAML, secrets as ****) and the
-/// describer (the README table and `--help-config`). Internal to lib/config.
+/// describer (docs/configuration.md and `--help-config`). Internal to lib/config.
 ///
 /// A visitor provides:
 ///   section(key, help, fn)                  a nested mapping
@@ -48,6 +48,7 @@ inline constexpr std::array<choice<protocol_version>, 4> protocol_choices{{{"aut
                                                                            {"0.8", protocol_version::v0_8},
                                                                            {"0.9", protocol_version::v0_9},
                                                                            {"0.10", protocol_version::v0_10}}};
+inline constexpr std::array<choice<offset_reset_policy>, 1> offset_reset_choices{{{"fail", offset_reset_policy::fail}}};
 inline constexpr std::array<choice<path_style>, 7> path_style_choices{{{"auto", path_style::automatic},
                                                                        {"true", path_style::path},
                                                                        {"false", path_style::virtual_hosted},
@@ -175,6 +176,11 @@ void visit_schema(V& v, C& c) {
         v.choice("protocol", i.protocol, table(protocol_choices),
                  "Wire protocol: `auto` detects at connect; `0.8` the G1 framing (Iggy 0.8.x); `0.9` the consensus "
                  "framing, protocol 0.11.0 (Iggy 0.9.x); `0.10` protocol 0.12.0 (Iggy 0.10.x, provisional).");
+        v.choice("on_offset_reset", i.on_offset_reset, table(offset_reset_choices),
+                 "A partition whose next offset lies past its newest offset: the topic was deleted and created "
+                 "again, its offsets starting at 0. `fail`: stop that partition (readiness false, metric "
+                 "offset_reset_partitions), the others go on; to read the new topic, point s3.prefix at a new "
+                 "location and restart (docs/operations.md, Faults).");
     });
     v.list("sources", c.sources, "What to read: streams, their topics and partitions. At least one entry.",
            [&](auto& s) {
@@ -240,7 +246,7 @@ void visit_schema(V& v, C& c) {
         v.section("credentials", "Where the S3 credentials come from.", [&] {
             v.choice("source", s.credentials.source, table(credentials_source_choices),
                      "`auto`: the AWS SDKs' chain (static keys, env, web identity, profile, container, imds; the first "
-                     "that answers); or one of them pinned. See \"AWS credentials\".");
+                     "that answers); or one of them pinned. See docs/aws.md.");
         });
         v.section("assume_role", "STS AssumeRole on top of the credentials found (cross-account writes).", [&] {
             v.field("role_arn", s.assume_role.role_arn, "Role to assume; empty: none.");
@@ -293,14 +299,15 @@ void visit_schema(V& v, C& c) {
                 "0: the codec's default (gzip 6, zstd 3). gzip 1 (fastest) to 9 (smallest), which keep zlib's meaning "
                 "of each number (at most about zlib's size at the same level, in less CPU): 1 to 3 are ISA-L igzip's "
                 "levels 1 to 3, 4 to 9 libdeflate's same levels; zstd 1 to 19, each open object holding zstd's state "
-                "for the level within `memory.max_buffered` (3.7 MiB at 3, 89.8 MiB at 19: see \"Memory\"). Only with "
-                "`format.compression`: Parquet pages and Avro blocks are compressed at their codec's default level. "
-                "See \"Formatting throughput\".");
+                "for the level within `memory.max_buffered` (3.7 MiB at 3, 89.8 MiB at 19: see docs/operations.md). "
+                "Only with `format.compression`: Parquet pages and Avro blocks are compressed at their codec's default "
+                "level. See docs/benchmarks.md.");
         v.field("separator", f.separator,
                 "`raw` only: written between payloads (YAML escapes: \"\\n\"); may be empty.");
         v.list("schema", f.schema,
                "Typed formats (csv, parquet, avro): the columns, in order. Absent: the envelope (stream, topic, "
-               "partition_id, offset, id, timestamp, origin_timestamp, headers, payload). See \"Typed formats\".",
+               "partition_id, offset, id, timestamp, origin_timestamp, headers, payload). See "
+               "docs/formats-and-layout.md.",
                [&](auto& col) {
                    v.field("name", col.name, "Column name.");
                    v.field(
@@ -347,7 +354,7 @@ void visit_schema(V& v, C& c) {
                           "{start_offset}); above it the object with the oldest first message is closed first. Memory: "
                           "about one part per open object.");
               });
-    v.section("memory", "The memory and spool budget of the whole daemon (see \"Memory\").", [&] {
+    v.section("memory", "The memory and spool budget of the whole daemon (docs/operations.md, Sizing).", [&] {
         v.size(
             "max_buffered", c.memory.max_buffered,
             "Bytes held in memory for open objects and poll batches, all partitions together. Near it the partitions "
@@ -356,7 +363,7 @@ void visit_schema(V& v, C& c) {
                "Bytes in spool files (object bytes beyond one part, on disk in the temp dir); an object whose next "
                "part would pass it is closed instead. 0: never spool (objects close at s3.part_size).");
     });
-    v.section("performance", "Cores (see \"Throughput\").", [&] {
+    v.section("performance", "Cores (docs/operations.md, Sizing).", [&] {
         v.field("workers", c.performance.workers,
                 "Threads that format and compress records while the event loop does the network I/O; ordering and "
                 "delivery per partition stay the same. 0 to 256. 0: one per core the process may use; 1: everything "
@@ -366,7 +373,7 @@ void visit_schema(V& v, C& c) {
         v.field("key", c.naming.key,
                 "Key template: {prefix} {stream} {topic} {partition} {start_offset} {ext}, numbers zero-padded as "
                 "{start_offset:020}; record placeholders {yyyy} {MM} {dd} {HH} {mm} {date} {hour} {header:NAME} "
-                "{field:PATH}. Must contain {partition} and {start_offset}; see \"Object keys\".");
+                "{field:PATH}. Must contain {partition} and {start_offset}; see docs/formats-and-layout.md.");
         v.field("missing_value", c.naming.missing_value,
                 "What {header:NAME} / {field:PATH} (and the time fields) render when the message has no such value "
                 "(the Hive convention).");
@@ -398,7 +405,7 @@ void visit_schema(V& v, C& c) {
     v.section("admin", "The admin HTTP server on the event loop: /metrics, /healthz, /readyz.", [&] {
         v.field("listen", c.admin.listen,
                 "IP:PORT to serve on (`0.0.0.0:9464` for all interfaces, `[::]:9464` for IPv6); empty turns the server "
-                "off. See \"Running it as a service\".");
+                "off. See docs/operations.md.");
     });
 }
 

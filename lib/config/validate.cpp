@@ -325,7 +325,7 @@ void check_naming(collector& add, const sink_config& c) {
     }
     const std::string s(longest_stream, 's');
     const std::string tp(longest_topic, 't');
-    // Record placeholders: not bounded by the config; count the missing value (the README
+    // Record placeholders: not bounded by the config; count the missing value (docs/configuration.md
     // says that long values make long keys, and S3 refuses keys over 1024 bytes).
     format::record_values rv;
     rv.time = format::local_time{9999, 12, 31, 23, 59};

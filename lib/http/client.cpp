@@ -87,8 +87,8 @@ constexpr std::size_t tls_batch = 256 * 1024;
 class tls_record_writer {
 public:
     tls_record_writer(SSL* ssl, int fd) : ssl_{ssl}, engine_bio_{SSL_get_wbio(ssl)}, sink_{fd, {}, 0} {
-        static BIO_METHOD* const method = make_method();
-        if (method == nullptr || (bio_ = BIO_new(method)) == nullptr) return;
+        BIO_METHOD* const m = method();
+        if (m == nullptr || (bio_ = BIO_new(m)) == nullptr) return;
         BIO_set_data(bio_, &sink_);
         BIO_set_init(bio_, 1);
         BIO_up_ref(engine_bio_);  // SSL_set0_wbio drops the SSL's reference to the old write BIO
@@ -128,6 +128,19 @@ public:
     void clear() noexcept { sink_.pending.clear(); }  // (keeps the capacity)
 
 private:
+    struct method_deleter {
+        void operator()(BIO_METHOD* m) const noexcept { BIO_meth_free(m); }
+    };
+    /// The record BIO's method: made at the first use, once per process, and freed by this
+    /// static's destructor at exit. That runs before OpenSSL's own exit handler
+    /// (OPENSSL_cleanup, which OpenSSL registers with atexit when it is first initialised:
+    /// by the TLS context of the client, or at the latest inside BIO_meth_new below), because
+    /// static destructors and atexit handlers run in the reverse order of their registration
+    /// (C++20 [basic.start.term]/3): the method never outlives the library state it came from.
+    static BIO_METHOD* method() {
+        static const std::unique_ptr<BIO_METHOD, method_deleter> m{make_method()};
+        return m.get();
+    }
     static BIO_METHOD* make_method() {
         BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "iss tls records");
         if (m == nullptr) return nullptr;

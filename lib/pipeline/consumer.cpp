@@ -71,6 +71,12 @@ std::vector<unavailable_source> consumer_loop::unavailable_sources() const {
     return out;
 }
 
+std::vector<offset_reset> consumer_loop::offset_resets() const {
+    std::vector<offset_reset> out;
+    for (const auto& [p, r] : resets_) out.push_back(r);
+    return out;
+}
+
 bool consumer_loop::may_try(const topic_ref& t, std::optional<std::uint32_t> partition) const {
     const auto it = unavailable_.find({t, partition});
     return it == unavailable_.end() || clock_.steady_now() >= it->second.next_try;
@@ -214,6 +220,26 @@ void consumer_loop::watch_assignment() {
     next_unassigned_warning_ = now + backoff_ceiling(repeat, unassigned_warnings_);
 }
 
+// Offset reset: the offset we poll from lies past the partition's newest offset. Offsets only
+// grow, so the topic was deleted and created again (its offsets start at 0 again); polling on
+// would answer nothing for ever, and silently. iggy.on_offset_reset: fail stops the partition
+// (what the writer holds stays, and is uploaded at the stop).
+bool consumer_loop::offset_reset_found(const partition_ref& p, const partition_writer& w, const poll_reply& r) {
+    const auto from = w.next_offset();
+    if (!r.messages.empty() || !from || *from <= r.current_offset + 1) return false;
+    // Group mode: `0, 0, no messages` is also the answer to a poll of partition 0 by a member
+    // that does not own it (docs/protocol.md §7.1): not evidence of a new topic.
+    if (o_.mode == consumer_mode::group && r.current_offset == 0) return false;
+    if (!resets_.try_emplace(p, offset_reset{p, *from, r.current_offset, clock_.steady_now()}).second) return true;
+    log_.error({iss::log::kv("partition", p)},
+               "offset reset: the next offset {} lies past the partition's newest offset {}: the topic was deleted "
+               "and created again. iggy.on_offset_reset: fail stops this partition; its new messages are not read. "
+               "To read them, point s3.prefix at a new location (the new topic's offsets would name the old "
+               "objects' keys) and restart (docs/operations.md, Faults)",
+               *from, r.current_offset);
+    return true;
+}
+
 task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead, bool* more) {
     if (stop_) co_return 0;
     // A reconnect since the round began (a new group member): what the writers hold belongs
@@ -229,7 +255,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
     }
     if (w->state() == writer_state::failed) co_return 0;
     const topic_ref t{p.stream, p.topic};
-    if (!may_try(t, std::nullopt) || !may_try(t, p.partition)) co_return 0;
+    if (!may_try(t, std::nullopt) || !may_try(t, p.partition) || resets_.count(p)) co_return 0;
     // The memory budget (memory.hpp): make room when it is full, let the biggest holders
     // wait near it, and ask for no more messages than fit.
     auto& mem = router_.memory();
@@ -285,6 +311,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
     // The partition's newest offset, as the server reports it with every poll (0 with no
     // messages is also what an empty partition answers: no head known then).
     if (r.reply.current_offset > 0 || !r.reply.messages.empty()) heads_[p] = r.reply.current_offset;
+    if (offset_reset_found(p, *w, r.reply)) co_return 0;
     note_poll(p, r.reply.messages.empty());
     if (r.reply.messages.empty()) co_return 0;
     std::size_t fed = 0;
@@ -377,14 +404,22 @@ task<std::size_t> consumer_loop::round(std::chrono::milliseconds slice) {
             watch_assignment();
         }
     } else {
-        // Each topic is listed until it has partitions; one that cannot be read is asked
-        // again at its backoff, without holding up the others.
+        // Each topic is listed until it has partitions, and with `partitions: all` again
+        // every metadata_interval: partitions added at run time are polled from then on (a
+        // topic listed once would never see them). One that cannot be read is asked again
+        // at its backoff, without holding up the others.
+        const auto now = clock_.steady_now();
         for (const auto& s : o_.sources) {
-            if (listed_.count(s.topic) || !may_try(s.topic, std::nullopt)) continue;
+            const auto it = next_listing_.find(s.topic);
+            if ((it != next_listing_.end() && now < it->second) || !may_try(s.topic, std::nullopt)) continue;
             const auto parts = co_await partitions_of(s);
             if (!parts || parts->empty()) continue;
-            listed_.insert(s.topic);
-            for (std::uint32_t n : *parts) owned_.insert(partition_ref{s.topic.stream, s.topic.topic, n});
+            const bool first = it == next_listing_.end();
+            next_listing_[s.topic] = s.partitions ? clock::steady_time::max() : now + o_.metadata_interval;
+            for (std::uint32_t n : *parts) {
+                const partition_ref p{s.topic.stream, s.topic.topic, n};
+                if (owned_.insert(p).second && !first) log_.info({iss::log::kv("partition", p)}, "partition added");
+            }
         }
     }
     paused_ = 0;

@@ -11,7 +11,9 @@
 /// nothing is committed).
 ///
 /// Single-consumer mode: every configured partition (or every partition of each topic) is
-/// polled.
+/// polled. With `partitions: all` the topic's partitions are listed again every
+/// `metadata_interval`, so partitions added at run time (CreatePartitions) are polled from
+/// their first message within that interval plus one round.
 ///
 /// Concurrency: in each round every polled partition runs its step (poll, feed, and the
 /// upload + commit of an object that rotates) as its own coroutine on the same executor, so
@@ -65,6 +67,9 @@ struct consumer_options {
     /// only after poll_interval x 2^(k-1), at most this long; 0 = every round.
     std::chrono::milliseconds max_idle_interval{0};
     std::chrono::milliseconds assignment_interval{1000};  ///< group mode: how often to re-learn the assignment
+    /// Single-consumer mode, `partitions: all`: how often each topic's partitions are listed
+    /// again (GetTopic), to pick up partitions added at run time (docs/operations.md, Faults).
+    std::chrono::milliseconds metadata_interval{5000};
     /// At most this many partitions are polled, fed and uploaded at once in a round (each
     /// may hold a poll batch and have one object upload in flight); 0 = all of them.
     std::size_t max_parallel_partitions = 8;
@@ -96,6 +101,16 @@ struct unavailable_source {
     unsigned failures = 0;                   ///< failed tries in a row
 };
 
+/// A partition stopped because the offset it would poll from lies past the partition's newest
+/// offset: its topic was deleted and created again, the offsets starting at 0 again
+/// (`iggy.on_offset_reset: fail`; docs/operations.md, Faults).
+struct offset_reset {
+    partition_ref partition;
+    std::uint64_t next_offset = 0;  ///< the offset the writer polls from (committed + 1)
+    std::uint64_t head = 0;         ///< the partition's newest offset as the poll answered it (0: empty)
+    clock::steady_time since{};     ///< when it was found
+};
+
 /// Drives polls into the router until stopped. Runs on the event-loop thread; not thread-safe
 /// except `request_stop`, which must be called on the same executor.
 class consumer_loop {
@@ -123,6 +138,9 @@ public:
     /// The source topics that could not be read at their last try (missing stream or topic,
     /// permission denied), oldest first; empty when every source is readable.
     [[nodiscard]] std::vector<unavailable_source> unavailable_sources() const;
+    /// The partitions stopped by an offset reset (their topic was created again), in partition
+    /// order; they are not polled until the daemon restarts.
+    [[nodiscard]] std::vector<offset_reset> offset_resets() const;
     /// Group mode: true while every configured topic's group is joined (the last join
     /// answered ok and no poll answered 5006 since). Single-consumer mode: always true.
     [[nodiscard]] bool joined() const;
@@ -151,6 +169,9 @@ private:
     /// value: it runs as its own coroutine (poll_all). `*more`: the last batch fed was full
     /// (more is likely waiting); left alone when nothing was fed.
     task<std::size_t> poll_partition(partition_ref p, bool read_ahead, bool* more);
+    /// True when `r` (an explicit poll of `p`) shows an offset reset: recorded in resets_ and
+    /// logged the first time; the partition is not polled any more.
+    bool offset_reset_found(const partition_ref& p, const partition_writer& w, const poll_reply& r);
     /// The partitions of a round, taken in turn by the workers of poll_all; with a slice, a
     /// partition whose step fed messages goes to the back again.
     struct work_queue {
@@ -201,8 +222,10 @@ private:
     [[nodiscard]] std::vector<partition_ref> due(std::vector<partition_ref> parts) const;
 
     std::set<topic_ref> rejoin_;  ///< topics whose polls answered 5006 this round
-    std::set<topic_ref> listed_;  ///< single mode: topics whose partitions are in owned_
+    /// Single mode: when each topic's partitions are listed next (absent: not listed yet).
+    std::map<topic_ref, clock::steady_time> next_listing_;
     std::map<std::pair<topic_ref, std::optional<std::uint32_t>>, unavailable_source> unavailable_;
+    std::map<partition_ref, offset_reset> resets_;
     std::optional<std::uint64_t> session_;
     clock::steady_time next_discovery_{};
     std::optional<clock::steady_time> unassigned_since_;  ///< group mode: owning nothing since

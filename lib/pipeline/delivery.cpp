@@ -18,37 +18,6 @@
 
 namespace iss::pipeline {
 
-std::string_view to_string(store_status s) noexcept {
-    switch (s) {
-        case store_status::ok: return "ok";
-        case store_status::exists: return "exists";
-        case store_status::not_found: return "not_found";
-        case store_status::retryable: return "retryable";
-        case store_status::fatal: return "fatal";
-    }
-    return "?";
-}
-
-std::string_view to_string(offset_status s) noexcept {
-    switch (s) {
-        case offset_status::ok: return "ok";
-        case offset_status::not_owner: return "not_owner";
-        case offset_status::retryable: return "retryable";
-        case offset_status::fatal: return "fatal";
-    }
-    return "?";
-}
-
-std::string_view to_string(source_status s) noexcept {
-    switch (s) {
-        case source_status::ok: return "ok";
-        case source_status::not_member: return "not_member";
-        case source_status::retryable: return "retryable";
-        case source_status::fatal: return "fatal";
-    }
-    return "?";
-}
-
 // ---------------------------------------------------------------------------------------
 // Invariant 4: the strategy follows the probed capabilities; the guarantee is named.
 
@@ -121,11 +90,9 @@ partition_writer::partition_writer(partition_ref p, const writer_options& o, con
       log_{"pipeline",
            {iss::log::kv("stream", p_.stream), iss::log::kv("topic", p_.topic),
             iss::log::kv("partition", p_.partition)}},
-      handled_{committed},
-      committed_{committed},
-      rng_{std::random_device{}()} {
-    if (committed_) next_ = *committed_ + 1;
-}
+      ledger_{committed},
+      last_commit_{ports_.clock.system_now()},
+      rng_{std::random_device{}()} {}
 
 partition_writer::~partition_writer() = default;
 
@@ -197,43 +164,43 @@ void partition_writer::reserve_for(open_object& o, std::size_t need) const {
 
 std::uint64_t partition_writer::memory_bytes() const noexcept {
     std::uint64_t n = 0;
-    for (const auto& [id, o] : open_) n += o->held.memory();
-    for (const auto& o : closing_) n += o->held.memory();
+    objects_.for_each([&n](open_object_entry& e) { n += as_object(e).held.memory(); });
     return n;
 }
 
 std::uint64_t partition_writer::largest_open_memory() const noexcept {
     std::uint64_t n = 0;
-    for (const auto& [id, o] : open_) n = std::max(n, o->held.memory());
+    objects_.for_each_open([&n](open_object_entry& e) { n = std::max(n, as_object(e).held.memory()); });
     return n;
 }
 
 task<bool> partition_writer::shed_largest(rotate_reason why) {
-    if (state_ != writer_state::running || open_.empty()) co_return false;
-    auto largest = open_.begin();
-    for (auto j = open_.begin(); j != open_.end(); ++j)
-        if (j->second->held.memory() > largest->second->held.memory()) largest = j;
-    const delivered d = co_await close_and_deliver(just(largest->first), why);
+    if (state_ != writer_state::running || objects_.empty()) co_return false;
+    const auto largest = objects_.largest([](const open_object_entry& e) { return as_object(e).held.memory(); });
+    const delivered d = co_await close_and_deliver(just(*largest), why);
     co_return d == delivered::ok;
 }
 
 std::uint64_t partition_writer::buffered_bytes() const noexcept {
     if (encoding_) return encoding_snapshot_;  // the buffers are a pool thread's (feed_run)
     std::uint64_t n = 0;
-    for (const auto& [id, o] : open_) n += o->spilled.size() + o->buf.size();
-    for (const auto& o : closing_) n += o->spilled.size() + o->buf.size();
+    objects_.for_each([&n](open_object_entry& e) {
+        const auto& o = as_object(e);
+        n += o.spilled.size() + o.buf.size();
+    });
     return n;
 }
 
 std::optional<std::chrono::nanoseconds> partition_writer::time_to_due() const {
     // (While a run is formatted the partition is in a step, which ends with the decisions.)
     if (state_ != writer_state::running || encoding_) return std::nullopt;
-    if (pending_commit_) return std::chrono::nanoseconds{o_.retry_backoff.base};
+    if (ledger_.pending()) return std::chrono::nanoseconds{o_.retry_backoff.base};
     std::optional<std::chrono::nanoseconds> best;
-    for (const auto& [id, o] : open_) {
-        const auto d = rotation_.time_to_due(rotation_state(*o), ports_.clock.steady_now(), ports_.clock.system_now());
+    objects_.for_each_open([&](open_object_entry& e) {
+        const auto d =
+            rotation_.time_to_due(rotation_state(as_object(e)), ports_.clock.steady_now(), ports_.clock.system_now());
         if (d && (!best || *d < *best)) best = d;
-    }
+    });
     return best;
 }
 
@@ -252,73 +219,19 @@ partition_writer::open_object& partition_writer::open(const message& m, const en
     o->first_timestamp_us = m.timestamp_us;
     o->last_append = ports_.clock.steady_now();
     o->schedule_deadline = rotation_.schedule_deadline(ports_.clock.system_now());
-    auto& ref = *o;
-    open_[e.id] = std::move(o);
-    return ref;
+    return as_object(objects_.open(std::move(o)));
 }
 
 void partition_writer::drop(std::string_view why) {
     std::uint64_t records = 0;
-    for (const auto& [id, o] : open_) records += o->records;
-    for (const auto& o : closing_) records += o->records;
-    if (records > 0 || !open_.empty() || !closing_.empty()) {
+    objects_.for_each([&records](open_object_entry& e) { records += as_object(e).records; });
+    if (records > 0 || objects_.holds()) {
         counters_.records_dropped += records;
-        log_.warn({iss::log::kv("objects", open_.size() + closing_.size())},
-                  "dropping {} buffered records without uploading: {}", records, why);
+        log_.warn({iss::log::kv("objects", objects_.count())}, "dropping {} buffered records without uploading: {}",
+                  records, why);
     }
-    open_.clear();
-    closing_.clear();
-    // Re-read from what is durable: the committed offset (or a durable one whose commit is
-    // still pending; re-writing it would be adopted anyway). The stored offset is a point no
-    // object straddles, so the re-read renders the same keys as a restart would.
-    const auto durable = pending_commit_ ? pending_commit_ : committed_;
-    durable_.clear();
-    done_through_.clear();
-    reread_from_.clear();
-    handled_ = durable;
-    next_ = durable ? std::optional<std::uint64_t>{*durable + 1} : std::nullopt;
-}
-
-std::optional<std::uint64_t> partition_writer::commit_point() const {
-    if (!handled_) return std::nullopt;
-    // The first offset that is not durable yet: above everything handled, and no higher than
-    // the first message of any open or in-flight object, or of an encoded partition that is
-    // being re-read after an adoption.
-    std::uint64_t p = *handled_ + 1;
-    for (const auto& [id, o] : open_) p = std::min(p, o->first_offset);
-    for (const auto& o : closing_) p = std::min(p, o->first_offset);
-    for (const auto& [id, from] : reread_from_) p = std::min(p, from);
-    // A restart reads from p on. If p fell inside a delivered object, the restart would meet
-    // that encoded partition's messages from p on without meeting its first message, open a
-    // new object at a new first offset and write them a second time. So p moves down to the
-    // first offset of every delivered object it falls inside (and again, as that may fall
-    // inside another one).
-    for (bool moved = true; moved;) {
-        moved = false;
-        for (const auto& d : durable_) {
-            if (d.first < p && p <= d.last) {
-                p = d.first;
-                moved = true;
-            }
-        }
-    }
-    if (p == 0) return std::nullopt;
-    return p - 1;
-}
-
-bool partition_writer::covered(const std::string& encoded, std::uint64_t offset) const {
-    const auto it = done_through_.find(encoded);
-    return it != done_through_.end() && offset <= it->second;
-}
-
-void partition_writer::mark_handled(std::uint64_t offset) {
-    if (!handled_ || offset > *handled_) {
-        handled_ = offset;
-        // Past the range being re-read: every encoded partition is wanted again from here on.
-        reread_from_.clear();
-        std::erase_if(done_through_, [offset](const auto& kv) { return kv.second <= offset; });
-    }
-    if (!next_ || offset + 1 > *next_) next_ = offset + 1;
+    objects_.clear();
+    ledger_.dropped();
 }
 
 task<feed_status> partition_writer::feed(std::span<const message> batch) {
@@ -327,7 +240,7 @@ task<feed_status> partition_writer::feed(std::span<const message> batch) {
     for (std::size_t i = 0; i < batch.size();) {
         if (state_ != writer_state::running) co_return feed_status::stopped;
         const message& m = batch[i++];
-        if (next_ && m.offset < *next_) continue;  // held already, or covered by an adopted object
+        if (const auto next = ledger_.next(); next && m.offset < *next) continue;  // held, or adopted
         const feed_status s = co_await feed_one(m);
         if (s != feed_status::ok) co_return s;
         if (i < batch.size()) {
@@ -352,15 +265,16 @@ task<feed_status> partition_writer::feed(std::span<const message> batch) {
 // them. The partition is busy meanwhile (router), so nothing else touches the object.
 // Without a pool (performance.workers 1) the same run is formatted right here: one clock
 // read, one reservation and one after_append for the run instead of one per message
-// (benchmark raw cell, workers 1: see README "Throughput").
+// (benchmark raw cell, workers 1: docs/operations.md "CPU and workers").
 task<feed_status> partition_writer::feed_run(std::span<const message> rest, std::size_t& taken) {
     taken = 0;
     open_object* const op = appended_to_;
     appended_to_ = nullptr;
-    if (!op || !reread_from_.empty() || !done_through_.empty()) co_return feed_status::ok;
+    if (!op || ledger_.adopting()) co_return feed_status::ok;
     // Still open? (By address only: after_append may have closed and freed it.)
-    if (std::none_of(open_.begin(), open_.end(), [op](const auto& kv) { return kv.second.get() == op; }))
-        co_return feed_status::ok;
+    bool still_open = false;
+    objects_.for_each_open([op, &still_open](open_object_entry& e) { still_open |= &as_object(e) == op; });
+    if (!still_open) co_return feed_status::ok;
     open_object& o = *op;
     // How far the buffer may grow for this run: at most 1 MiB beyond what the object holds at
     // once (an object that rotates soon does not keep a part's worth charged), never past a
@@ -523,8 +437,8 @@ task<feed_status> partition_writer::feed_one(const message& m) {
                                         ? result<encoded_partition>{std::move(lookahead_->second)}
                                         : ports_.namer.encode(p_, m);
     lookahead_.reset();
-    if (!enc && handled_ && m.offset <= *handled_) {
-        next_ = m.offset + 1;  // re-read after an adoption: handled (skipped or dead-lettered) before
+    if (!enc && ledger_.classify_unreadable(m.offset) == intake::pass_over) {
+        ledger_.passed_over(m.offset);  // re-read after an adoption: handled (skipped or dead-lettered) before
         co_return feed_status::ok;
     }
     if (!enc) {
@@ -532,66 +446,52 @@ task<feed_status> partition_writer::feed_one(const message& m) {
         co_return to_feed(d);
     }
     const std::string& id = enc->id;
-    if (handled_ && m.offset <= *handled_) {
-        // Re-reading after an adoption rewound one encoded partition: every other message
-        // here was handled already (it is held, delivered or skipped).
-        const auto it = reread_from_.find(id);
-        if (it == reread_from_.end() || m.offset < it->second || covered(id, m.offset)) {
-            next_ = m.offset + 1;
-            co_return feed_status::ok;
-        }
-    } else if (covered(id, m.offset)) {
-        mark_handled(m.offset);  // inside an object adopted from an earlier run
-        co_return feed_status::ok;
+    switch (ledger_.classify(id, m.offset)) {
+        case intake::pass_over: ledger_.passed_over(m.offset); co_return feed_status::ok;
+        case intake::covered: ledger_.handled_through(m.offset); co_return feed_status::ok;  // adopted earlier
+        case intake::take: break;
     }
 
-    // Closing rules that act before the message is appended.
-    std::vector<std::string> to_close;
+    // Closing rules that act before the message is appended; after each, an adoption may
+    // cover the message.
     if (enc->bucket && ports_.namer.closes_on_later_bucket()) {
-        for (const auto& [oid, o] : open_)
-            if (o->bucket && *o->bucket < *enc->bucket) to_close.push_back(oid);
-    }
-    if (!to_close.empty()) {
-        const delivered d = co_await close_and_deliver(std::move(to_close), rotate_reason::time_bucket);
-        if (d != delivered::ok) co_return to_feed(d);
-        if (covered(id, m.offset)) {
-            mark_handled(m.offset);
-            co_return feed_status::ok;
-        }
-    }
-    if (auto it = open_.find(id);
-        it != open_.end() && rotation_.span_exceeded(rotation_state(*it->second), m.timestamp_us)) {
-        const delivered d = co_await close_and_deliver(just(id), rotate_reason::max_span);
-        if (d != delivered::ok) co_return to_feed(d);
-        if (covered(id, m.offset)) {
-            mark_handled(m.offset);
-            co_return feed_status::ok;
-        }
-    }
-    auto it = open_.find(id);
-    // memory.max_buffered full: leave this message and the rest of the batch to a later poll
-    // (from next_offset()), once the consumer has made room by closing the largest objects.
-    if (const std::uint64_t lack = budget_lack(it == open_.end() ? nullptr : it->second.get(), m); lack > 0) {
-        budget_shortfall_ = lack;
-        co_return feed_status::rewind;
-    }
-    if (it == open_.end()) {
-        if (open_.size() >= std::max<std::uint32_t>(o_.max_open_objects, 1)) {
-            // rotation.max_open_objects: the object with the oldest first message makes room.
-            auto oldest = open_.begin();
-            for (auto j = open_.begin(); j != open_.end(); ++j)
-                if (j->second->first_offset < oldest->second->first_offset) oldest = j;
-            const delivered d = co_await close_and_deliver(just(oldest->first), rotate_reason::max_open_objects);
+        if (auto to_close = objects_.earlier_buckets(*enc->bucket); !to_close.empty()) {
+            const delivered d = co_await close_and_deliver(std::move(to_close), rotate_reason::time_bucket);
             if (d != delivered::ok) co_return to_feed(d);
-            if (covered(id, m.offset)) {
-                mark_handled(m.offset);
+            if (ledger_.covered(id, m.offset)) {
+                ledger_.handled_through(m.offset);
                 co_return feed_status::ok;
             }
         }
-        open(m, *enc);
-        it = open_.find(id);
     }
-    open_object& o = *it->second;
+    if (auto* e = objects_.find(id); e && rotation_.span_exceeded(rotation_state(as_object(*e)), m.timestamp_us)) {
+        const delivered d = co_await close_and_deliver(just(id), rotate_reason::max_span);
+        if (d != delivered::ok) co_return to_feed(d);
+        if (ledger_.covered(id, m.offset)) {
+            ledger_.handled_through(m.offset);
+            co_return feed_status::ok;
+        }
+    }
+    open_object* found = objects_.find(id) ? &as_object(*objects_.find(id)) : nullptr;
+    // memory.max_buffered full: leave this message and the rest of the batch to a later poll
+    // (from next_offset()), once the consumer has made room by closing the largest objects.
+    if (const std::uint64_t lack = budget_lack(found, m); lack > 0) {
+        budget_shortfall_ = lack;
+        co_return feed_status::rewind;
+    }
+    if (!found) {
+        // rotation.max_open_objects: the object with the oldest first message makes room.
+        if (auto oldest = objects_.make_room(o_.max_open_objects)) {
+            const delivered d = co_await close_and_deliver(just(*oldest), rotate_reason::max_open_objects);
+            if (d != delivered::ok) co_return to_feed(d);
+            if (ledger_.covered(id, m.offset)) {
+                ledger_.handled_through(m.offset);
+                co_return feed_status::ok;
+            }
+        }
+        found = &open(m, *enc);
+    }
+    open_object& o = *found;
     reserve_for(o, append_need(o.buf.size(), m));
     if (auto r = o.encoder->append(m, p_, o.buf); !r) {
         recharge(o);
@@ -608,9 +508,7 @@ void partition_writer::appended(open_object& o, const message& m, clock::steady_
     o.payload_bytes += m.payload.size();
     o.last_offset = m.offset;
     o.last_append = now;
-    if (auto rr = reread_from_.find(o.encoded); rr != reread_from_.end()) rr->second = m.offset + 1;
-    mark_handled(m.offset);
-    next_ = m.offset + 1;
+    ledger_.appended(o.encoded, m.offset);
 }
 
 task<feed_status> partition_writer::after_append(open_object& o) {
@@ -645,7 +543,7 @@ task<feed_status> partition_writer::after_append(open_object& o) {
     }
     // Delivered objects that keep overlapping open ones hold the stored offset back; past a
     // bound, close everything once so it moves (and a restart re-reads little).
-    if (durable_.size() > 4 * static_cast<std::size_t>(std::max<std::uint32_t>(o_.max_open_objects, 1))) {
+    if (ledger_.delivered() > 4 * static_cast<std::size_t>(std::max<std::uint32_t>(o_.max_open_objects, 1))) {
         const delivered d = co_await close_all(rotate_reason::commit_stall);
         co_return to_feed(d);
     }
@@ -653,45 +551,43 @@ task<feed_status> partition_writer::after_append(open_object& o) {
 }
 
 task<partition_writer::delivered> partition_writer::close_all(rotate_reason why) {
-    std::vector<std::string> ids;
-    ids.reserve(open_.size());
-    for (const auto& [id, o] : open_) ids.push_back(id);
-    co_return co_await close_and_deliver(std::move(ids), why);
+    co_return co_await close_and_deliver(objects_.ids(), why);
 }
 
 task<void> partition_writer::tick() {
     if (state_ != writer_state::running) co_return;
-    if (pending_commit_) {
-        const bool ok6 = co_await commit_through(*pending_commit_);
+    if (const auto pending = ledger_.pending()) {
+        const bool ok6 = co_await commit_through(*pending);
         if (!ok6) co_return;
     }
     std::vector<std::string> due;
-    for (const auto& [id, o] : open_) {
-        if (rotation_.due(rotation_state(*o), ports_.clock.steady_now(), ports_.clock.system_now())) due.push_back(id);
-    }
+    objects_.for_each_open([&](open_object_entry& e) {
+        if (rotation_.due(rotation_state(as_object(e)), ports_.clock.steady_now(), ports_.clock.system_now()))
+            due.push_back(e.encoded);
+    });
     if (!due.empty()) {
         // Log the reason of the first one due (idle and schedule are the timer triggers).
-        const auto why =
-            rotation_.due(rotation_state(*open_.at(due.front())), ports_.clock.steady_now(), ports_.clock.system_now());
+        const auto why = rotation_.due(rotation_state(as_object(*objects_.find(due.front()))),
+                                       ports_.clock.steady_now(), ports_.clock.system_now());
         co_await close_and_deliver(std::move(due), *why);
         co_return;
     }
     // Messages passed over as covered by an adopted object may let the stored offset move.
-    if (open_.empty()) co_await commit_durable();
+    if (objects_.empty()) co_await commit_durable();
 }
 
 task<bool> partition_writer::flush(rotate_reason why) {
-    if (state_ == writer_state::running && pending_commit_) {
-        const bool ok7 = co_await commit_through(*pending_commit_);
+    if (const auto pending = ledger_.pending(); state_ == writer_state::running && pending) {
+        const bool ok7 = co_await commit_through(*pending);
         if (!ok7) co_return !holds_data();
     }
-    if (state_ != writer_state::running) co_return !holds_data() && !pending_commit_;
-    if (open_.empty()) {
+    if (state_ != writer_state::running) co_return !holds_data() && !ledger_.pending();
+    if (objects_.empty()) {
         const delivered d0 = co_await commit_durable();
-        co_return d0 == delivered::ok && !pending_commit_;
+        co_return d0 == delivered::ok && !ledger_.pending();
     }
     const delivered d = co_await close_all(why);
-    co_return (d == delivered::ok || d == delivered::rewound) && !holds_data() && !pending_commit_;
+    co_return (d == delivered::ok || d == delivered::rewound) && !holds_data() && !ledger_.pending();
 }
 
 }  // namespace iss::pipeline

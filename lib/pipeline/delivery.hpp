@@ -3,9 +3,14 @@
 /// \file
 /// THE DELIVERY CONTRACT (docs/architecture.md §3): exactly-once in the bucket's final state.
 ///
-/// This header and delivery.cpp are the one place where the six invariants live. Anything
-/// else in the pipeline (router, consumer loop) only decides WHEN to call the partition
-/// writer; the writer decides what is written, where, and when an offset may be stored.
+/// This header, delivery*.cpp and the two pure parts the writer drives are the one place
+/// where the seven invariants live: `commit_ledger` (commit_ledger.hpp: what is handled,
+/// durable, adopted or re-read, the commit point) and `open_object_set` (open_object_set.hpp:
+/// the open and in-flight objects per encoded partition, what closes when). Both take events
+/// and answer without I/O; `partition_writer` is the coroutine that feeds them what it sees
+/// and carries out their answers through the ports. Anything else in the pipeline (router,
+/// consumer loop) only decides WHEN to call the partition writer; the writer decides what is
+/// written, where, and when an offset may be stored.
 ///
 /// ## The naive version, and why each step of it loses or duplicates data
 ///
@@ -47,55 +52,6 @@
 ///    CreateMultipartUpload, so a multipart upload is created only when the object is closed
 ///    and its range known; until then bytes beyond one part wait in an unlinked spool file
 ///    (spool.hpp), keeping memory per open object at about one part.
-///
-/// ## Several open objects per partition ("encoded partitions")
-///
-/// With record placeholders in the key (`{date}`, `{header:tenant}` ...), messages of one
-/// partition whose keys differ in anything but `{start_offset}` belong to different encoded
-/// partitions (`key_namer::encode`: the key with `{start_offset}` left out) and go to
-/// different objects, each opened at its own first message. Without them a partition has one
-/// encoded partition and everything below reduces to the single-object case. The naive
-/// generalisation, "store the offset of the last message of each object once it is durable",
-/// loses data: tenant A's object [3..10] is durable, tenant B's object opened at 5 is not;
-/// storing 10 and crashing loses B's 5..10. The rules that hold instead:
-///
-/// - **G1, own first offset.** The key holds the object's own first offset (the first message
-///   of ITS encoded partition since its previous object closed), and the range metadata holds
-///   that object's first and last offsets and count; the messages of other encoded partitions
-///   between them are not in it.
-/// - **G2, adoption is per encoded partition.** A 412 on key K of encoded partition E marks
-///   done only E's messages up to the existing object's last offset (`done_through_`); the
-///   others' messages in that range still need their objects. When it holds less, only E is
-///   re-read (`reread_from_`); the others' messages in the re-read range are passed over.
-/// - **G3, the commit point** (`commit_point`). The offset stored in Iggy is one below the
-///   lowest first offset among the partition's open objects, its in-flight objects (closed,
-///   not yet acknowledged: `closing_`, several close at once on a time-bucket change or a
-///   flush) and the encoded partitions being re-read, or the last message handled when none
-///   is open. One more condition makes a restart exactly-once: the point must not fall
-///   INSIDE a delivered object. If tenant A's object [3..10] is durable and B's object opened
-///   at 5 is open, storing 4 makes a restart read from 5: it meets A's messages 7 and 10
-///   without meeting A's first message 3, opens A's object at 7 under a new key and writes 7
-///   and 10 a second time. So the point moves down to the first offset of every delivered
-///   object it falls inside (here: 2). Then a restart from the stored offset + 1 meets each
-///   encoded partition's first message first, renders the same first keys as the crashed run,
-///   and G2 converges it whatever the rotation cut: correctness never depended on where an
-///   object was cut, which is what makes the early cuts (max_open_objects, time buckets)
-///   safe. Delivered objects are remembered until the stored offset passes them; when they
-///   keep overlapping open ones (more than 4 x max_open_objects of them), every object is
-///   closed once (`commit_stall`) so the stored offset moves and a restart re-reads little.
-/// - **G4, bounded memory.** At most `max_open_objects` objects are open per partition; a
-///   new encoded partition above it closes the one with the oldest first message first.
-/// - **G5, closing by time bucket.** With Iggy's append time as record time (never back
-///   within a partition), a message of a later time bucket closes every object of earlier
-///   buckets. Buckets are real intervals in the zone (`format::time_bucket`), so the two local
-///   02 hours of a fall-back night are two buckets: their keys render alike but their first
-///   offsets differ. The bucket is part of the encoded partition (`key_namer::encode`), so
-///   with a field or header time, whose messages of both 02 hours may interleave, they still
-///   go to two objects, each keyed by its own first offset.
-///
-/// Tests: `[inv1]`..`[inv6]` and `[encoded]` in tests/unit/pipeline/delivery_test.cpp and
-/// encoded_test.cpp, whose crash-replay property test restarts from every stored offset; the
-/// deliberate breaks in tests/unit/pipeline/mutants.py must each make them fail.
 /// 4. **Capabilities are probed, not assumed** — `plan_delivery` turns the probe result and
 ///    `s3.conditional_writes` into the strategy and names the guarantee in force (the
 ///    daemon logs it at start): with conditional Complete, big objects go multipart; where
@@ -112,19 +68,83 @@
 ///    timeout. In single-consumer mode it is retried without end (logged, counted).
 /// 6. **Nothing is lost on a clean stop** — `flush(stop)` closes and delivers every open
 ///    object and commits; the router calls it for every writer before the group is left.
+/// 7. **The table step between durability and the offset** — when a table step is set
+///    (`writer_ports::table`, `table_step` in ports.hpp: an Iceberg commit), each durable
+///    object goes to it, in first-offset order, once it lies wholly at or below the offset
+///    about to be stored, and BEFORE that offset is stored (`commit_through` calls
+///    `table_through` first); the offset is stored only after the step answered ok. A failed
+///    step stores nothing and uploads nothing again: it is retried with the same objects
+///    (single mode after a backoff wait, group mode at the next tick or commit). A restart or
+///    a new owner re-reads from the stored offset and hands the same keys again, adopted
+///    after a 412, so the step is idempotent by key. Unset (the default), it is a no-op.
+///
+/// ## Several open objects per partition: the encoded-partition rules G1-G5
+///
+/// With record placeholders in the key (`{date}`, `{header:tenant}` ...), messages of one
+/// partition whose keys differ in anything but `{start_offset}` belong to different encoded
+/// partitions (`key_namer::encode`: the key with `{start_offset}` left out, plus the time
+/// bucket) and go to different objects. Without them a partition has one encoded partition
+/// and every rule below reduces to the single-object case. The naive generalisation, "store
+/// the last offset of each object once it is durable", loses data: tenant A's object [3..10]
+/// is durable, B's object opened at 5 is not; storing 10 and crashing loses B's 5..10.
+///
+/// - **G1, own first offset.** An object's key and range hold ITS first offset (its encoded
+///   partition's first message since its previous object closed), last offset and count;
+///   other encoded partitions' messages between them are not in it.
+/// - **G2, adoption per encoded partition.** A 412 on encoded partition E's key marks done
+///   only E's messages up to the existing object's last offset; when it holds less, only E is
+///   re-read and the others' messages are passed over (`commit_ledger::adopted`, `classify`).
+/// - **G3, the commit point** (`commit_ledger::commit_point`). The stored offset is one below
+///   the lowest first offset among the open objects, the in-flight ones (delivered in
+///   first-offset order; `open_object_set::lowest_first`) and the encoded partitions being
+///   re-read (with none of them: the last message handled), and it never falls inside a
+///   delivered object: it moves down to one below the first offset of any delivered object
+///   it would fall inside.
+/// - **G4, bounded open objects.** At most `max_open_objects` are open per partition; a new
+///   encoded partition above it closes the one with the oldest first message (`make_room`).
+/// - **G5, time buckets.** The bucket is part of the encoded partition, so the two local 02
+///   hours of a fall-back night are two objects (alike keys, different first offsets); with
+///   Iggy's append time as record time a message of a later bucket closes every earlier one
+///   (`earlier_buckets`).
+///
+/// Why G3 looks at delivered objects: with A's [3..10] durable and B's opened at 5 still
+/// open, storing 4 would make a restart read from 5, meet A's 7 and 10 without A's first
+/// message 3, open A's object at 7 under a new key and write 7 and 10 twice; so 2 is stored.
+/// A restart from the stored offset + 1 then meets every encoded partition's first message
+/// first, renders the crashed run's keys, and G2 converges it whatever the rotation cut: so
+/// early cuts (max_open_objects, time buckets, memory) are safe. Delivered objects are kept
+/// until the stored offset passes them; past 4 x max_open_objects of them every object is
+/// closed once (`commit_stall`) so the stored offset moves.
 ///
 /// Bad messages (`delivery.on_bad_message`; also a record time that cannot be read): `fail`
 /// delivers what precedes the message and stops the partition; `skip` counts and logs it;
 /// `dead_letter` sends it and waits for the ack. Skipped and dead-lettered messages are
 /// covered by their encoded partition's open object (its last offset), and by the stored
 /// offset once no object below them is open, so nothing is re-read forever.
+///
+/// ## Where each rule is tested
+///
+/// Each rule's tests carry its tag (tests/unit/pipeline/): `[inv1]` delivery_test.cpp (the
+/// offset after the PutObject, none while uploads fail, a failed commit retried); `[inv2]`
+/// delivery_test.cpp (replay keys, the namer check); `[inv3]` delivery_test.cpp (conditional
+/// writes, adoption of more, of less, on Complete, without metadata); `[inv4]`
+/// delivery_test.cpp (the plan, part_size objects, HEAD before write); `[inv5]` and `[inv6]`
+/// delivery_test.cpp and router_test.cpp (hand-over, not owner, bounded retries, reconnect,
+/// stop); `[inv7]` delivery_table_test.cpp (order, failures, adopted objects, group mode);
+/// `[g1]`..`[g5]` encoded_test.cpp (its crash-replay property test, `[replay]`, restarts
+/// from every stored offset). The pure parts are tested without coroutines, events in and
+/// answers checked: commit_ledger_test.cpp and open_object_set_test.cpp (tagged by rule too).
+/// The CTest test `mutants` (mutants.py) breaks each rule on purpose and fails unless that
+/// rule's tagged tests catch every break.
 
 #include "common/backoff.hpp"
 #include "common/clock.hpp"
 #include "common/log.hpp"
 #include "common/net/worker_pool.hpp"
 #include "common/stats.hpp"
+#include "pipeline/commit_ledger.hpp"
 #include "pipeline/memory.hpp"
+#include "pipeline/open_object_set.hpp"
 #include "pipeline/ports.hpp"
 #include "pipeline/rotation.hpp"
 #include "pipeline/spool.hpp"
@@ -210,6 +230,9 @@ struct writer_ports {
     dead_letter_sink* dead_letters = nullptr;  ///< required for bad_message_policy::dead_letter
     delivery_timings* timings = nullptr;       ///< where durations are recorded (the router sets its own)
     memory_budget* memory = nullptr;           ///< what open objects hold is charged here (the router sets its own)
+    /// The step after objects are durable and before their offset is stored (invariant 7;
+    /// an Iceberg table commit). nullptr (the default): none, offsets are stored once durable.
+    table_step* table = nullptr;
     /// performance.workers: where runs of records are formatted and compressed (nullptr or a
     /// pool without threads: inline, on the event-loop thread). See `partition_writer::feed`.
     iss::worker_pool* workers = nullptr;
@@ -282,12 +305,12 @@ public:
     void drop(std::string_view why);
 
     /// The offset to poll from next (nullopt: the partition's first retained offset).
-    [[nodiscard]] std::optional<std::uint64_t> next_offset() const noexcept { return next_; }
+    [[nodiscard]] std::optional<std::uint64_t> next_offset() const noexcept { return ledger_.next(); }
     /// The last offset stored in Iggy by this writer (or found there).
-    [[nodiscard]] std::optional<std::uint64_t> committed() const noexcept { return committed_; }
+    [[nodiscard]] std::optional<std::uint64_t> committed() const noexcept { return ledger_.committed(); }
     /// Durable but not yet committed (a commit failed in group mode and will be retried).
-    [[nodiscard]] std::optional<std::uint64_t> pending_commit() const noexcept { return pending_commit_; }
-    [[nodiscard]] bool holds_data() const noexcept { return !open_.empty() || !closing_.empty(); }
+    [[nodiscard]] std::optional<std::uint64_t> pending_commit() const noexcept { return ledger_.pending(); }
+    [[nodiscard]] bool holds_data() const noexcept { return objects_.holds(); }
     /// Bytes of the open objects held in memory or in their spool files (0 when none is open).
     [[nodiscard]] std::uint64_t buffered_bytes() const noexcept;
     /// Bytes charged to the memory budget by this writer's open and in-flight objects.
@@ -302,6 +325,13 @@ public:
     /// full: memory_budget). Same outcome rules as `flush`; true when it was delivered.
     task<bool> shed_largest(rotate_reason why);
     [[nodiscard]] writer_state state() const noexcept { return state_; }
+    /// Why a failed writer stopped (`partition_stopped{reason}`): "bad_message"
+    /// (on_bad_message: fail) or "foreign_object" (an existing object without iggy-*
+    /// metadata at its key); empty while running.
+    [[nodiscard]] std::string_view stop_reason() const noexcept { return stop_reason_; }
+    /// When this writer last stored an offset, or read the stored one at its creation
+    /// (system clock; `last_commit_timestamp_seconds`).
+    [[nodiscard]] clock::system_time last_commit_time() const noexcept { return last_commit_; }
     [[nodiscard]] const writer_counters& counters() const noexcept { return counters_; }
     [[nodiscard]] const partition_ref& partition() const noexcept { return p_; }
     /// Time until idle/schedule can fire for the open object (nullopt: no timer needed).
@@ -310,7 +340,9 @@ public:
 private:
     struct open_object;
     enum class delivered { ok, rewound, given_up, stopped };
-    using object_ptr = std::unique_ptr<open_object>;
+    /// The writer's object behind an entry of `objects_` (every entry is one).
+    static open_object& as_object(open_object_entry& e) noexcept;
+    static const open_object& as_object(const open_object_entry& e) noexcept;
 
     task<feed_status> feed_one(const message& m);
     task<delivered> close_and_deliver(std::vector<std::string> encoded, rotate_reason why);
@@ -357,50 +389,40 @@ private:
     static feed_status to_feed(delivered d) noexcept;
     task<delivered> commit_durable();
     task<bool> commit_through(std::uint64_t offset);
+    /// Invariant 7: hands the durable objects wholly at or below `offset` that the table step
+    /// has not taken yet to it (none, or no step: ok without a call); forgets them on ok.
+    task<table_result> table_through(std::uint64_t offset);
     /// The budget of one whole operation (upload, HEAD, dead-letter send, offset store):
     /// group mode one attempt (invariant 5), single mode no limit; waits from `retry_backoff`.
     [[nodiscard]] retry_budget operation_budget();
     /// After a failed attempt: waits the budget's next wait and returns true, or returns false
     /// when the budget is spent (logged).
-    task<bool> retry_or_give_up(retry_budget& budget, std::string_view what, std::string_view detail, bool fatal);
+    /// `check`: what a fatal failure's log line tells the operator to check.
+    task<bool> retry_or_give_up(retry_budget& budget, std::string_view what, std::string_view detail, bool fatal,
+                                std::string_view check = "the s3 settings and permissions");
     open_object& open(const message& m, const encoded_partition& e);
     [[nodiscard]] open_object_state rotation_state(const open_object& o) const;
-    [[nodiscard]] bool covered(const std::string& encoded, std::uint64_t offset) const;
-    void mark_handled(std::uint64_t offset);
 
 public:
-    /// The offset that may be stored now (design: the generalised commit rule in the essay
-    /// above): one below the lowest first offset among the open and in-flight objects and the
-    /// encoded partitions being re-read, lowered further while it falls inside a delivered
-    /// object; the last message handled when nothing is open. nullopt: nothing to store.
-    [[nodiscard]] std::optional<std::uint64_t> commit_point() const;
+    /// The offset that may be stored now (G3 in the essay above; `commit_ledger::commit_point`
+    /// over the open and in-flight objects). nullopt: nothing to store.
+    [[nodiscard]] std::optional<std::uint64_t> commit_point() const {
+        return ledger_.commit_point(objects_.lowest_first());
+    }
     /// Open objects (one per encoded partition with data), for tests and logs.
-    [[nodiscard]] std::size_t open_objects() const noexcept { return open_.size(); }
+    [[nodiscard]] std::size_t open_objects() const noexcept { return objects_.open_count(); }
 
 private:
-    /// A durable object (written or adopted) not yet below the stored offset.
-    struct durable_range {
-        std::uint64_t first = 0;
-        std::uint64_t last = 0;
-    };
-
     partition_ref p_;
     const writer_options& o_;
     const rotation_policy& rotation_;
     writer_ports ports_;
     iss::log::logger log_;
-    std::map<std::string, object_ptr, std::less<>> open_;  ///< by encoded partition
-    std::vector<object_ptr> closing_;                      ///< closed, not yet durable (in flight)
-    std::vector<durable_range> durable_;                   ///< delivered, last > stored offset
-    std::map<std::string, std::uint64_t, std::less<>>
-        done_through_;  ///< adopted: that encoded partition's messages <= are done
-    std::map<std::string, std::uint64_t, std::less<>>
-        reread_from_;                       ///< rewound: that encoded partition's messages >= are wanted again
-    std::optional<std::uint64_t> handled_;  ///< the highest offset dispatched (to an object, skipped, adopted)
-    std::optional<std::uint64_t> next_;
-    std::optional<std::uint64_t> committed_;
-    std::optional<std::uint64_t> pending_commit_;
+    open_object_set objects_;  ///< the open and in-flight objects (their entries are `open_object`s)
+    commit_ledger ledger_;     ///< what is handled, durable, adopted, re-read, stored
     writer_state state_ = writer_state::running;
+    std::string_view stop_reason_;
+    clock::system_time last_commit_;
     writer_counters counters_;
     std::mt19937_64 rng_;
     open_object* appended_to_ = nullptr;  ///< the object feed_one appended its message to

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The delivery contract, storing offsets (invariant 1; the essay at the top of delivery.hpp):
-// the one place an offset is stored, and the messages that are not written (skipped or
-// dead-lettered) accounted for by the open object or the stored offset.
+// The delivery contract, storing offsets (invariants 1 and 7; the essay at the top of
+// delivery.hpp): the one place an offset is stored, the table step before it, and the
+// messages that are not written (skipped or dead-lettered) accounted for by the open object
+// or the stored offset.
 #include "pipeline/delivery.hpp"
 #include "pipeline/delivery_internal.hpp"
 #include "pipeline/error.hpp"
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <span>
+#include <vector>
 
 namespace iss::pipeline {
 
@@ -21,27 +23,42 @@ using detail::seconds_since;
 task<partition_writer::delivered> partition_writer::commit_durable() {
     const auto c = commit_point();
     if (!c) co_return delivered::ok;
-    std::erase_if(durable_, [c](const durable_range& d) { return d.last <= *c; });
-    if (committed_ && *c <= *committed_) co_return delivered::ok;
+    ledger_.forget_through(*c);
+    if (ledger_.stored_through(*c)) co_return delivered::ok;
     const bool ok = co_await commit_through(*c);
     co_return ok ? delivered::ok : delivered::stopped;
 }
 
-// Invariant 1: the ONLY place an offset is stored; callers pass a durable offset.
+// Invariant 1: the ONLY place an offset is stored; callers pass a durable offset. Invariant
+// 7: only after the table step took every durable object up to it.
 task<bool> partition_writer::commit_through(std::uint64_t offset) {
-    if (committed_ && offset <= *committed_) {
-        pending_commit_.reset();
+    if (ledger_.stored_through(offset)) {
+        ledger_.clear_pending();
         co_return true;
     }
     auto budget = operation_budget();
     while (budget.try_attempt()) {
+        const table_result t = co_await table_through(offset);
+        if (t.status != table_status::ok) {
+            if (o_.mode == consumer_mode::group) {
+                ledger_.store_pending(
+                    offset);  // durable; the step (same objects) and the store retried at the next tick
+                log_.warn({iss::log::kv("offset", offset)}, "the table step failed ({}); will retry", t.detail);
+                co_return true;
+            }
+            const bool again =
+                co_await retry_or_give_up(budget, "the table step", t.detail, t.status == table_status::fatal,
+                                          "the table's settings and permissions");
+            if (!again) co_return false;
+            continue;
+        }
         const auto sent_at = ports_.clock.steady_now();
         const offset_result r = co_await ports_.offsets.store_offset(p_, offset);
         switch (r.status) {
             case offset_status::ok:
                 if (ports_.timings) ports_.timings->commit.observe(seconds_since(ports_.clock, sent_at));
-                committed_ = offset;
-                pending_commit_.reset();
+                ledger_.stored(offset);
+                last_commit_ = ports_.clock.system_now();
                 counters_.commits += 1;
                 log_.debug({iss::log::kv("offset", offset)}, "offset stored");
                 co_return true;
@@ -49,14 +66,14 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
                 // 3022/5006: the partition is someone else's now. What we delivered is
                 // durable; anything still held is dropped (invariant 5).
                 log_.warn({iss::log::kv("offset", offset)}, "offset refused, not the owner any more ({})", r.detail);
-                pending_commit_.reset();
+                ledger_.clear_pending();
                 if (holds_data()) drop("partition taken over by another group member");
                 state_ = writer_state::revoked;
                 co_return false;
             case offset_status::retryable:
             case offset_status::fatal:
                 if (o_.mode == consumer_mode::group) {
-                    pending_commit_ = offset;  // durable; retried at the next tick
+                    ledger_.store_pending(offset);  // durable; retried at the next tick
                     log_.warn({iss::log::kv("offset", offset)}, "storing the offset failed ({}); will retry", r.detail);
                     co_return true;
                 }
@@ -67,15 +84,29 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
     co_return false;
 }
 
+// Invariant 7: the table step takes durable objects, each once it is whole at or below the
+// offset about to be stored, before that offset is stored; on failure they stay for the
+// next call (nothing is uploaded again).
+task<table_result> partition_writer::table_through(std::uint64_t offset) {
+    if (!ports_.table) co_return table_result{};
+    const std::vector<durable_object> batch = ledger_.table_batch(offset);
+    if (batch.empty()) co_return table_result{};
+    const table_result r = co_await ports_.table->commit(p_, batch, offset);
+    if (r.status == table_status::ok) {
+        ledger_.tabled(offset);
+        log_.debug({iss::log::kv("offset", offset), iss::log::kv("objects", batch.size())}, "table step done");
+    }
+    co_return r;
+}
+
 // Skipped / dead-lettered messages: covered by their encoded partition's open object (its
 // last offset), else by the stored offset once no object below them is open.
 task<partition_writer::delivered> partition_writer::absorb(const message& m, const std::string* encoded) {
     if (encoded) {
-        if (auto it = open_.find(*encoded); it != open_.end()) it->second->last_offset = m.offset;
+        if (auto* e = objects_.find(*encoded)) as_object(*e).last_offset = m.offset;
     }
-    mark_handled(m.offset);
-    next_ = m.offset + 1;
-    if (!open_.empty()) co_return delivered::ok;
+    ledger_.took(m.offset);
+    if (!objects_.empty()) co_return delivered::ok;
     co_return co_await commit_durable();
 }
 
@@ -83,7 +114,7 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(const mes
                                                                        const std::string* encoded) {
     if (encoded) {
         // Opened for this message only: nothing in it.
-        if (auto it = open_.find(*encoded); it != open_.end() && it->second->records == 0) open_.erase(it);
+        if (auto* held = objects_.find(*encoded); held && as_object(*held).records == 0) objects_.discard(*encoded);
     }
     const iss::log::fields ctx{iss::log::kv("offset", m.offset), iss::log::kv("reason", e.message())};
     switch (o_.on_bad_message) {
@@ -116,17 +147,19 @@ task<partition_writer::delivered> partition_writer::handle_bad_message(const mes
     log_.error(ctx,
                "bad message: this partition stops here (the others go on); fix the producer, or set "
                "delivery.on_bad_message to skip or dead_letter");
-    if (!open_.empty()) {
+    if (!objects_.empty()) {
         const delivered d = co_await close_all(rotate_reason::bad_message);
         if (d != delivered::ok) co_return d;
-        if (encoded && covered(*encoded, m.offset)) {  // an adopted object already covers it
-            mark_handled(m.offset);
+        if (encoded && ledger_.covered(*encoded, m.offset)) {  // an adopted object already covers it
+            ledger_.handled_through(m.offset);
             co_return delivered::ok;
         }
-        if (!ports_.namer.record_dependent() && handled_ && *handled_ >= m.offset) co_return delivered::ok;
+        const auto handled = ledger_.handled();
+        if (!ports_.namer.record_dependent() && handled && *handled >= m.offset) co_return delivered::ok;
     }
     state_ = writer_state::failed;
-    next_ = m.offset;
+    stop_reason_ = "bad_message";
+    ledger_.stopped_at(m.offset);
     co_return delivered::stopped;
 }
 

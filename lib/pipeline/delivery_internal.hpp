@@ -18,8 +18,9 @@
 namespace iss::pipeline {
 
 /// One open (or in-flight) object of a partition writer: its key, encoder, bytes (in memory
-/// and spilled), memory charge and the range of offsets it accounts for.
-struct partition_writer::open_object {
+/// and spilled), memory charge and the range of offsets it accounts for (its encoded
+/// partition, bucket and first offset are the open-object set's entry).
+struct partition_writer::open_object : open_object_entry {
     open_object(std::string spool_dir, memory_budget* budget)
         : spilled{std::move(spool_dir),
                   budget ? std::min(spool::max_spare_bytes, budget->limits().max_spool / 16) : spool::max_spare_bytes},
@@ -28,11 +29,9 @@ struct partition_writer::open_object {
     open_object(const open_object&) = delete;
     open_object& operator=(const open_object&) = delete;
     /// Gives `buf` back to the budget's kept buffers (memory.hpp).
-    ~open_object() {
+    ~open_object() override {
         if (budget_) budget_->give_buffer(std::move(buf));
     }
-    std::string encoded;                 ///< the encoded partition (key without {start_offset})
-    std::optional<std::int64_t> bucket;  ///< time bucket of the first message, when the key has one
     object_key key;
     std::unique_ptr<record_encoder> encoder;
     std::string buf;             ///< encoder output not yet spilled (at most about one part)
@@ -47,7 +46,6 @@ struct partition_writer::open_object {
     std::vector<body_digests> part_sums;
     std::uint64_t sum_through = 0;
     std::optional<body_digests> tail;
-    std::uint64_t first_offset = 0;
     std::uint64_t last_offset = 0;  ///< last offset accounted for (records, skipped, dead-lettered)
     std::uint64_t records = 0;
     std::uint64_t payload_bytes = 0;  ///< payload bytes of the records appended
@@ -58,6 +56,13 @@ struct partition_writer::open_object {
 private:
     memory_budget* budget_;
 };
+
+inline partition_writer::open_object& partition_writer::as_object(open_object_entry& e) noexcept {
+    return static_cast<open_object&>(e);
+}
+inline const partition_writer::open_object& partition_writer::as_object(const open_object_entry& e) noexcept {
+    return static_cast<const open_object&>(e);
+}
 
 namespace detail {
 /// Seconds from `t` to now on `c`'s steady clock (for the timing histograms).

@@ -18,20 +18,13 @@ namespace iss::pipeline {
 using detail::seconds_since;
 
 // Invariants 1 and 3 for several objects: they leave the open set together and stay in
-// flight (`closing_`, which holds the stored offset back) until each one is durable; they are
+// flight (in `objects_`, which holds the stored offset back) until each one is durable; they are
 // delivered in order of first offset, and the stored offset may move after each.
 task<partition_writer::delivered> partition_writer::close_and_deliver(std::vector<std::string> encoded,
                                                                       rotate_reason why) {
-    for (const auto& id : encoded) {
-        auto it = open_.find(id);
-        if (it == open_.end()) continue;
-        closing_.push_back(std::move(it->second));
-        open_.erase(it);
-    }
-    std::sort(closing_.begin(), closing_.end(),
-              [](const object_ptr& a, const object_ptr& b) { return a->first_offset < b->first_offset; });
+    objects_.close(encoded);
     delivered result = delivered::ok;
-    while (!closing_.empty()) {
+    while (objects_.in_flight()) {
         const delivered d = co_await deliver_front(why);
         if (d == delivered::given_up || d == delivered::stopped) co_return d;
         if (d == delivered::rewound) result = delivered::rewound;
@@ -42,8 +35,8 @@ task<partition_writer::delivered> partition_writer::close_and_deliver(std::vecto
 // Invariants 1 and 3 for the first in-flight object: upload with If-None-Match; on 412 adopt
 // for its encoded partition only; then (and only then) store what is durable.
 task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason why) {
-    assert(!closing_.empty());
-    open_object& o = *closing_.front();
+    assert(objects_.in_flight());
+    open_object& o = as_object(objects_.front());
     o.encoder->finish(o.buf);
     checksum_new_bytes(o);
     recharge(o);
@@ -64,8 +57,9 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
             counters_.payload_bytes_written += o.payload_bytes;
             counters_.bytes_uploaded += o.spilled.size() + o.buf.size();
             log_.info(ctx, "object uploaded");
-            durable_.push_back({r.first_offset, r.last_offset});
-            closing_.erase(closing_.begin());
+            ledger_.written(r.first_offset, r.last_offset);
+            if (ports_.table) ledger_.for_table({o.key, p_, r, o.spilled.size() + o.buf.size(), false});
+            objects_.pop_front();
             co_return co_await commit_durable();
         }
         if (up.status != store_status::exists) {  // gave up (group mode)
@@ -86,6 +80,7 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
             log_.error(ctx, "the existing object has no usable iggy-* metadata; stopping this partition");
             drop("the partition stopped");
             state_ = writer_state::failed;
+            stop_reason_ = "foreign_object";
             co_return delivered::stopped;
         }
         if (ports_.timings) ports_.timings->upload.observe(seconds_since(ports_.clock, closed_at));
@@ -96,28 +91,15 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
         if (existing->first_offset != r.first_offset)
             log_.warn(ctx, "existing object's first offset {} differs from ours", existing->first_offset);
         const std::string id = o.encoded;
-        closing_.erase(closing_.begin());
-        // Durable now: the existing object, from OUR first offset (where a restart would open
-        // this encoded partition's object again) to ITS last offset.
-        durable_.push_back({r.first_offset, std::max(r.first_offset, existing->last_offset)});
-        if (existing->last_offset < r.last_offset) {
-            // It holds less than we did: re-read this encoded partition's messages after it,
-            // so its next key is the one a crash-free run would have written. The others'
-            // messages in the re-read range are held or done already and are passed over.
-            auto [rr, fresh] = reread_from_.try_emplace(id, existing->last_offset + 1);
-            if (!fresh) rr->second = std::min(rr->second, existing->last_offset + 1);
-            next_ = std::min(next_.value_or(existing->last_offset + 1), existing->last_offset + 1);
+        if (ports_.table) ledger_.for_table({o.key, p_, *existing, std::nullopt, true});
+        objects_.pop_front();
+        // G2: the existing object's messages of this encoded partition are done (or, when it
+        // holds less than we did, this encoded partition is re-read after it). With one
+        // encoded partition and nothing else held, reading goes on after it.
+        const bool alone = !ports_.namer.record_dependent() && objects_.empty() && !objects_.in_flight();
+        if (ledger_.adopted(id, r.first_offset, r.last_offset, existing->last_offset, alone)) {
             const delivered d = co_await commit_durable();
             co_return d == delivered::ok ? delivered::rewound : d;
-        }
-        // It holds as much or more: this encoded partition's messages up to its last offset
-        // are done, and ONLY this one's (others' messages in that range still need objects).
-        auto [dt, fresh] = done_through_.try_emplace(id, existing->last_offset);
-        if (!fresh) dt->second = std::max(dt->second, existing->last_offset);
-        if (!ports_.namer.record_dependent() && open_.empty() && closing_.empty()) {
-            // One encoded partition per partition: every message up to its last offset is in
-            // it, so reading goes on after it.
-            mark_handled(existing->last_offset);
         }
         co_return co_await commit_durable();
     }
@@ -209,7 +191,7 @@ retry_budget partition_writer::operation_budget() {
 }
 
 task<bool> partition_writer::retry_or_give_up(retry_budget& budget, std::string_view what, std::string_view detail,
-                                              bool fatal) {
+                                              bool fatal, std::string_view check) {
     const auto delay = budget.next_wait();
     if (!delay) {
         log_.warn("{} failed ({}); {}: giving up, the partition is re-read from its committed offset", what, detail,
@@ -219,8 +201,8 @@ task<bool> partition_writer::retry_or_give_up(retry_budget& budget, std::string_
     counters_.retries += 1;
     const auto attempt = budget.attempts();
     if (fatal) {
-        log_.error("{} failed ({}): check the s3 settings and permissions; retrying in {} ms (attempt {})", what,
-                   detail, delay->count(), attempt);
+        log_.error("{} failed ({}): check {}; retrying in {} ms (attempt {})", what, detail, check, delay->count(),
+                   attempt);
     } else {
         log_.warn("{} failed ({}); retrying in {} ms (attempt {})", what, detail, delay->count(), attempt);
     }

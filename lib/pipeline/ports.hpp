@@ -2,8 +2,8 @@
 #pragma once
 /// \file
 /// The ports of the pipeline: small interfaces it defines for what it needs from the outside
-/// (an object store, an offset store, a message source, a dead-letter topic, record encoders,
-/// key naming, sleeping). The daemon plugs in thin adapters over `s3::client`, `iggy::client`
+/// (an object store, an offset store, a message source, a dead-letter topic, the table step,
+/// record encoders, key naming, sleeping). The daemon plugs in thin adapters over `s3::client`, `iggy::client`
 /// and `format`; the unit tests plug in fakes. Every call is awaited directly by the pipeline,
 /// so arguments passed by reference or view stay valid until the awaitable completes.
 ///
@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -198,6 +199,58 @@ class dead_letter_sink {
 public:
     virtual ~dead_letter_sink() = default;
     virtual task<source_status> send(const message& m, const partition_ref& source, std::string reason) = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// The table step: after objects are durable, before the offset that covers them is stored
+
+/// One object that is durable in the store (200 on PutObject / CompleteMultipartUpload, or
+/// found there on a 412), as the table step sees it.
+struct durable_object {
+    object_key key;
+    partition_ref partition;  ///< the source stream, topic and partition
+    /// First and last offset and record count: as written, or as the existing object's
+    /// `x-amz-meta-iggy-*` metadata says when adopted.
+    object_range range;
+    /// Bytes as stored (encoded, compressed); nullopt for an adopted object (not read back:
+    /// a HEAD gives it when needed).
+    std::optional<std::uint64_t> size;
+    bool adopted = false;  ///< existed already (412): written by an earlier run or another owner
+};
+
+/// The outcome of one table step.
+enum class table_status {
+    ok,         ///< the objects are in the table: the offset may be stored
+    retryable,  ///< not committed (a conflict, the catalog unreachable): try again with the same objects
+    fatal,      ///< will not succeed without operator action (permissions, a missing table)
+};
+[[nodiscard]] std::string_view to_string(table_status s) noexcept;
+
+struct table_result {
+    table_status status = table_status::ok;
+    std::string detail;  ///< why, for the log (never a secret)
+};
+
+/// The step between "object durable" and "offset stored" (invariant 7 of delivery.hpp): a
+/// table commit (Iceberg: data files appended in one snapshot) or a notification. Unset in
+/// `writer_ports` (the default) it is a no-op: an offset is stored as soon as it is durable.
+///
+/// The writer calls `commit` when it is about to store offset `through` of partition `p` and
+/// objects became durable since the last successful call. The offset is stored only after
+/// `ok`. On `retryable` / `fatal` nothing is stored and nothing is uploaded again: the writer
+/// calls again later (single mode after a backoff wait, without end; group mode at its next
+/// tick or commit) with the same objects, plus any that became durable meanwhile. After a
+/// restart, a hand-over or a failed offset store the same key can come again (adopted):
+/// an implementation must treat a key it holds already as done (idempotent by key).
+class table_step {
+public:
+    virtual ~table_step() = default;
+    /// \param p the source partition (stream, topic, partition id)
+    /// \param objects in first-offset order, each whole at or below `through`; never empty
+    /// \param through the offset about to be stored: every message of `p` up to it is durable
+    ///        (in `objects`, in objects of earlier calls, or skipped / dead-lettered)
+    virtual task<table_result> commit(const partition_ref& p, std::span<const durable_object> objects,
+                                      std::uint64_t through) = 0;
 };
 
 // ---------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 /// it reports on its first stdout line (`listening on 127.0.0.1:PORT`). Shared by
 /// iggy_test.cpp, iggy_g2_test.cpp and pipeline_broker_test.cpp.
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <sys/types.h>
 #include <unistd.h>
 

@@ -17,7 +17,7 @@ endfunction()
 
 set(ISS_E2E_CASES
   exactly_once crash_restart idle_flush sigterm_flush s3_outage group_failover stale_writer group_sigstop
-  invalid_config lag_missing_and_sighup bad_message_fail bad_message_skip bad_message_dead_letter
+  invalid_config lag_missing config_reload bad_message_fail bad_message_skip bad_message_dead_letter
   admin_metrics readyz systemd_notify verify_bucket probe_interrupted)
 set(_e2e_g1_cases)
 foreach(case ${ISS_E2E_CASES})
@@ -53,17 +53,24 @@ endforeach()
 
 # performance.workers: the exactly-once cases with formatting on the event-loop thread (1) and
 # on a pool of 4 threads; the cases above run with the default (one per core).
+# Label workers on the pool of 4 (scripts/sanitize --thread runs them under ThreadSanitizer).
 foreach(case exactly_once crash_restart group_failover stale_writer bad_message_skip)
   set(_timeout 300)
   if(case STREQUAL "crash_restart")
     set(_timeout 900)
   endif()
   foreach(_w 1 4)
-    iss_e2e_test(e2e.workers${_w}.${case} cases.py ${case} ${_timeout} EXTRA_ENV ISS_E2E_WORKERS=${_w})
+    set(_labels)
+    if(_w EQUAL 4)
+      set(_labels workers)
+    endif()
+    iss_e2e_test(e2e.workers${_w}.${case} cases.py ${case} ${_timeout} EXTRA_ENV ISS_E2E_WORKERS=${_w}
+      EXTRA_LABELS ${_labels})
   endforeach()
 endforeach()
-iss_e2e_test(e2e.workers4.parquet_crashes typed_cases.py parquet_crashes 900 EXTRA_ENV ISS_E2E_WORKERS=4)
-iss_e2e_test(e2e.workers4.dst_crashes lake_cases.py dst_crashes 900 EXTRA_ENV ISS_E2E_WORKERS=4)
+iss_e2e_test(e2e.workers4.parquet_crashes typed_cases.py parquet_crashes 900 EXTRA_ENV ISS_E2E_WORKERS=4
+  EXTRA_LABELS workers)
+iss_e2e_test(e2e.workers4.dst_crashes lake_cases.py dst_crashes 900 EXTRA_ENV ISS_E2E_WORKERS=4 EXTRA_LABELS workers)
 
 # Typed formats end to end: Parquet and CSV objects read back by DuckDB (tests/readers),
 # exactly-once through SIGKILLs with Parquet. tests/integration/e2e/typed_cases.py.
@@ -81,7 +88,9 @@ endforeach()
 # Short-lived AWS credentials end to end: the daemon gets 6-second credentials from
 # aws-test-server (container endpoint through a password proxy; web identity + AssumeRole),
 # which fronts RGW. tests/integration/e2e/aws_cases.py.
-foreach(case aws_container_refresh aws_web_identity_refresh)
+# aws_web_identity_exit: probe, run, lag and verify end with their documented exit codes with
+# web identity credentials (issue 41; clean under scripts/sanitize too).
+foreach(case aws_container_refresh aws_web_identity_refresh aws_web_identity_exit)
   iss_e2e_test(e2e.${case} aws_cases.py ${case} 300 EXTRA_LABELS aws)
 endforeach()
 
@@ -89,4 +98,27 @@ endforeach()
 # one daemon (tests/integration/e2e/scale_cases.py; SCALE_* knobs there for bigger runs).
 foreach(case memory_backlog many_partitions)
   iss_e2e_test(e2e.${case} scale_cases.py ${case} 900)
+endforeach()
+
+# The monitoring files against a running daemon: every series the Grafana dashboard and the
+# alert rules (packaging/monitoring/) name is on /metrics. tests/integration/e2e/monitoring_cases.py.
+iss_e2e_test(e2e.monitoring_series monitoring_cases.py series 300 EXTRA_LABELS aws monitoring)
+
+# Issue 40 point 4, the source changes under a running daemon (docs/operations.md, Faults):
+# tests/integration/e2e/fault_cases.py.
+foreach(case partitions_added_single partitions_added_group topic_recreated_fail)
+  iss_e2e_test(e2e.faults.${case} fault_cases.py ${case} 300)
+endforeach()
+
+# The daemon against a real Iggy server that is already running, given by the environment
+# (IGGY_TEST_SERVER=host:port, IGGY_TEST_USER, IGGY_TEST_PASSWORD, IGGY_TEST_PROTOCOL=0.8|0.9,
+# and per case IGGY_TEST_RESTART_CMD, IGGY_TEST_HEARTBEAT, IGGY_TEST_TOKEN, IGGY_TEST_TLS_*;
+# tests/integration/e2e/real_server_cases.py). Label real-server. Without IGGY_TEST_SERVER (or a
+# case's own setting) each prints "SKIP real_server.CASE: why" and CTest reports it skipped.
+foreach(case exactly_once sigkill6 server_restart group_sigstop pat_login tls tools protocol_auto)
+  add_test(NAME real_server.${case}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/real_server_cases.py ${case})
+  set_tests_properties(real_server.${case} PROPERTIES LABELS "real-server;integration;s3;iggy" TIMEOUT 1200
+    FIXTURES_REQUIRED rgw SKIP_RETURN_CODE 77
+    ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
 endforeach()

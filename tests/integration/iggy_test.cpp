@@ -23,7 +23,7 @@
 #include <boost/asio/use_future.hpp>
 #include <boost/asio/write.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>

@@ -15,7 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -207,7 +207,8 @@ TEST_CASE("group: a partition handed to a new member is uploaded and committed a
         {
             const auto v5 = co_await bb.loop->start();
             REQUIRE(v5);
-        }                     // cooperative rebalance: one partition pending revocation
+        }
+        // cooperative rebalance: one partition pending revocation
         w.clock.advance(2s);  // the next round re-learns the assignment
         co_await a.loop->round();
         CHECK(a.loop->assignment().size() == 2);

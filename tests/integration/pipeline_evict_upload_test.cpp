@@ -19,7 +19,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 

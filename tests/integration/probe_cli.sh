@@ -26,7 +26,7 @@ echo "$bad"
 grep -q 'secret_access_key' <<<"$bad"
 
 # --config, over TLS with the fixture's CA file and payload_signing auto (UNSIGNED-PAYLOAD). No Iggy server here, so
-# the Iggy half fails (exit 1) after the S3 lines, which must all be good.
+# the Iggy half finds it unreachable (exit 69) after the S3 lines, which must all be good.
 cfg=$(mktemp)
 trap 'rm -f "$cfg"' EXIT
 cat >"$cfg" <<YAML
@@ -52,7 +52,7 @@ withcfg=$(env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "$bin" probe --confi
 rc=$?
 set -e
 echo "$withcfg"
-[[ $rc -eq 1 ]]
+[[ $rc -eq 69 ]]
 grep -q "^s3 reachable: yes ($RGW_TLS_ENDPOINT)" <<<"$withcfg"
 grep -q '^s3 bucket access: ok' <<<"$withcfg"
 grep -q '^s3 conditional PutObject: honoured' <<<"$withcfg"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The Debian package in a fresh Debian 12: installs build/iggy-s3-sink_*.deb the way
-# docker/Dockerfile's runtime stage does (its COPY and RUN lines, read from the Dockerfile), into
-# a copy of a clean Debian 12 root, then checks what a user gets:
+# The Debian package in a fresh root of the release this machine runs (/etc/os-release: Debian 12
+# or 13; the .deb's Depends are this release's libraries): installs build/iggy-s3-sink_*.deb the
+# way docker/Dockerfile's runtime stage does (its COPY and RUN lines, read from the Dockerfile),
+# into a copy of a clean root of that release, then checks what a user gets:
 #   - `iggy-s3-sink --version`, as root and as the image's USER;
 #   - the installed file list, the env file's mode 0600, the conffiles;
 #   - `check-config` on the shipped config: 78 naming the missing variables, 0 once the
@@ -13,7 +14,8 @@
 #   deb_chroot.sh DEB SOURCE_DIR WORK_DIR
 #
 # The clean root is made once per WORK_DIR by debootstrap (minbase + systemd, about the size of
-# debian:12-slim) and kept as WORK_DIR/debian12-base; every run copies it. ISS_DEBIAN_BASE=DIR
+# debian:12-slim) and kept as WORK_DIR/debian<VERSION_ID>-base (debian12-base, debian13-base);
+# every run copies it. ISS_DEBIAN_BASE_CACHE=DIR keeps it in DIR instead, ISS_DEBIAN_BASE=DIR
 # uses a root made elsewhere (e.g. a CI cache); ISS_DEBIAN_MIRROR overrides the mirror, which
 # is otherwise read from this machine's apt sources. Needs root (debootstrap, chroot, mount in
 # a private mount namespace: nothing stays mounted when the script ends, however it ends).
@@ -31,6 +33,11 @@ for t in debootstrap unshare chroot python3 dpkg-deb; do
   command -v "$t" >/dev/null || fail "$t is missing (scripts/install-deps installs it)"
 done
 
+# This release: debootstrap's suite and the base's name.
+suite=$(. /etc/os-release; [[ ${ID:-} == debian ]] && echo "${VERSION_CODENAME:-}") || true
+version_id=$(. /etc/os-release; echo "${VERSION_ID:-}")
+[[ -n $suite && -n $version_id ]] || fail "/etc/os-release names no Debian release (ID=debian, VERSION_CODENAME, VERSION_ID): the clean root is of this machine's release"
+
 mirror=${ISS_DEBIAN_MIRROR:-}
 if [[ -z $mirror && -f /etc/apt/sources.list.d/debian.sources ]]; then
   mirror=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources)
@@ -41,15 +48,15 @@ fi
 mirror=${mirror:-http://deb.debian.org/debian}
 
 # --- the clean root, made once ------------------------------------------------------------
-base=${ISS_DEBIAN_BASE:-$work/debian12-base}
+base=${ISS_DEBIAN_BASE:-${ISS_DEBIAN_BASE_CACHE:-$work}/debian$version_id-base}
 mkdir -p "$(dirname "$base")"
 exec 9>"$base.lock"
 flock 9   # one debootstrap at a time per cache; later runs only read the base
 if [[ ! -f $base/.ok ]]; then
-  say "debootstrap Debian 12 minbase + systemd into $base (once per work dir; $mirror)"
+  say "debootstrap Debian $version_id ($suite) minbase + systemd into $base (once per work dir; $mirror)"
   t0=$SECONDS
   rm -rf --one-file-system "$base.tmp"
-  debootstrap --variant=minbase --include=systemd bookworm "$base.tmp" "$mirror" \
+  debootstrap --variant=minbase --include=systemd "$suite" "$base.tmp" "$mirror" \
     >"$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log"; fail "debootstrap (log: $work/debootstrap.log)"; }
   rm -f "$base.tmp"/var/cache/apt/archives/*.deb   # as in debian:12-slim: no package cache
   rm -rf --one-file-system "$base"; mv "$base.tmp" "$base"; touch "$base/.ok"
@@ -77,11 +84,16 @@ copy_dst=$(py 'print(next(c["dst"] for c in s["copy"] if c["from"] and any(x.end
 copy_src=$(py 'print(next(x for c in s["copy"] for x in c["src"] if x.endswith(".deb")))')
 case "$(basename "$deb")" in $(basename "$copy_src")) ;; *) fail "docker/Dockerfile copies $copy_src, which does not match $(basename "$deb")" ;; esac
 mkdir -p "$root/$copy_dst"; cp "$deb" "$root/$copy_dst/"
+# Pages to compare with what the package installs.
+mkdir -p "$root/package-src/docs"
+cp "$src/README.md" "$src/CHANGELOG.md" "$root/package-src/"; cp "$src/docs/configuration.md" "$root/package-src/docs/"
 py 'print("\n".join(s["run"]))' >"$root/dockerfile-run.sh"
 image_user=$(py 'print(s["user"] or "0:0")')
 [[ $image_user == *:* ]] || image_user="$image_user:$image_user"
 entrypoint=$(py 'print(s["entrypoint"][0])')
 version=$(dpkg-deb -f "$deb" Version)
+# The documentation site as the package installs it: every page of docs/, gzip-compressed.
+doc_pages=$(cd "$src" && LC_ALL=C ls docs/*.md | sed 's|^|/usr/share/doc/iggy-s3-sink/|; s|$|.gz|')
 
 cat >"$root/package-test.sh" <<EOF
 set -euo pipefail
@@ -107,12 +119,13 @@ cat /tmp/files
 cat >/tmp/expected <<'LIST'
 /etc/iggy-s3-sink/env
 /etc/iggy-s3-sink/iggy-s3-sink.yaml
-/lib/systemd/system/iggy-s3-sink.service
 /usr/bin/iggy-s3-sink
-/usr/share/doc/iggy-s3-sink/README.md
-/usr/share/doc/iggy-s3-sink/architecture.md
+/usr/lib/systemd/system/iggy-s3-sink.service
+/usr/share/doc/iggy-s3-sink/CHANGELOG.md.gz
+/usr/share/doc/iggy-s3-sink/README.md.gz
 /usr/share/doc/iggy-s3-sink/changelog.gz
 /usr/share/doc/iggy-s3-sink/copyright
+$doc_pages
 /usr/share/lintian/overrides/iggy-s3-sink
 /usr/share/man/man1/iggy-s3-sink.1.gz
 LIST
@@ -125,14 +138,17 @@ done
 file_out=\$(head -c 4 /usr/bin/iggy-s3-sink | od -An -c | tr -d ' ')
 [[ \$file_out == 177ELF ]] || fail "/usr/bin/iggy-s3-sink is not an ELF binary"
 
-say "check-config on the shipped config, variables unset: exit 78 naming them"
+for p in README.md CHANGELOG.md docs/configuration.md; do
+  zcat /usr/share/doc/iggy-s3-sink/\$p.gz | cmp -s - /package-src/\$p || fail "/usr/share/doc/iggy-s3-sink/\$p.gz is not \$p"
+done
+say "check-config on the shipped config, IGGY_PASSWORD unset: exit 78 naming it (S3 keys are optional)"
 set +e
 out=\$(env -u IGGY_PASSWORD -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY iggy-s3-sink check-config --config /etc/iggy-s3-sink/iggy-s3-sink.yaml 2>&1); rc=\$?
 set -e
 echo "\$out"
 [[ \$rc -eq 78 ]] || fail "check-config without the variables exited \$rc, expected 78"
+grep -q IGGY_PASSWORD <<<"\$out" || fail "check-config did not name IGGY_PASSWORD"
 for v in IGGY_PASSWORD AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY; do
-  grep -q "\$v" <<<"\$out" || fail "check-config did not name \$v"
   grep -q "^#\$v=" /etc/iggy-s3-sink/env || fail "the shipped env file has no #\$v= line to fill in"
 done
 
@@ -145,9 +161,9 @@ out=\$(env -i PATH=/usr/bin:/bin sh -c 'set -a; . /etc/iggy-s3-sink/env; exec ig
 echo "\$out" | head -5
 grep -q 'pw-from-env-file\|wJalrXUtnFEMI-secret-example' <<<"\$out" && fail "check-config printed a secret"
 
-say "systemd-analyze verify /lib/systemd/system/iggy-s3-sink.service"
+say "systemd-analyze verify /usr/lib/systemd/system/iggy-s3-sink.service"
 set +e
-out=\$(systemd-analyze verify /lib/systemd/system/iggy-s3-sink.service 2>&1); rc=\$?
+out=\$(systemd-analyze verify /usr/lib/systemd/system/iggy-s3-sink.service 2>&1); rc=\$?
 set -e
 echo "\$out"
 [[ \$rc -eq 0 ]] || fail "systemd-analyze verify exited \$rc"
@@ -158,7 +174,7 @@ sed -i 's/^  level: info /  level: debug/' /etc/iggy-s3-sink/iggy-s3-sink.yaml
 grep -q '^  level: debug' /etc/iggy-s3-sink/iggy-s3-sink.yaml || fail "could not edit the config"
 apt-get remove -y -q iggy-s3-sink >/dev/null
 [[ ! -e /usr/bin/iggy-s3-sink ]] || fail "remove left /usr/bin/iggy-s3-sink"
-[[ ! -e /lib/systemd/system/iggy-s3-sink.service ]] || fail "remove left the unit"
+[[ ! -e /usr/lib/systemd/system/iggy-s3-sink.service ]] || fail "remove left the unit"
 grep -q '^  level: debug' /etc/iggy-s3-sink/iggy-s3-sink.yaml || fail "remove lost the edited config"
 grep -q '^IGGY_PASSWORD=pw-from-env-file' /etc/iggy-s3-sink/env || fail "remove lost the edited env file"
 [[ \$(dpkg-query -W -f='\${db:Status-Abbrev}' iggy-s3-sink) == "rc "* ]] || fail "package state after remove: \$(dpkg-query -W -f='\${db:Status-Abbrev}' iggy-s3-sink)"
@@ -167,7 +183,7 @@ apt-get purge -y -q iggy-s3-sink >/dev/null
 say "all package checks passed"
 EOF
 
-say "installing $(basename "$deb") into a fresh Debian 12 root ($root)"
+say "installing $(basename "$deb") into a fresh Debian $version_id root ($root)"
 t0=$SECONDS
 # A private mount namespace for the chroot's /proc and /dev. Inside a chroot whose / is not a
 # mount point (e.g. a throwaway Debian root), making / private fails with EINVAL: the mounts are

@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Structural check of the Kubernetes manifests in docker/k8s (base and every overlay).
+"""Structural check of the Kubernetes manifests in docker/k8s (base and every overlay), or of
+objects rendered by another tool (the Helm chart: tests/package/helm_check.py).
 
     k8s_check.py --source REPO --binary path/to/iggy-s3-sink
+    k8s_check.py --source REPO --binary path/to/iggy-s3-sink --rendered OUT.yaml [--extra SECRETS.yaml]
+
+With --rendered the objects of OUT.yaml (plus --extra: objects the cluster holds already, such
+as a chart's existingSecret) get the same checks, except the IRSA annotation example (a
+chart's ServiceAccount has it only when a role is given).
 
 For each kustomization it renders the objects (the kustomize features the manifests use:
 resources, configMapGenerator with files and behavior, strategic-merge patches by path,
@@ -22,8 +28,6 @@ images; anything else is refused, so the check never silently ignores a field) a
   /healthz and readiness /readyz on it; the metrics Service and its prometheus.io/*
   annotations point at it and /metrics; non-root (the Dockerfile's USER), read-only root
   file system, an emptyDir at TMPDIR (the spool directory).
-While the binary does not know `admin.*` yet (check-config --help-config), check-config runs
-on the config without its `admin` section and says so.
 
 When a `kubectl` is on PATH, `kubectl kustomize` renders each kustomization too and must
 give the same objects. Exit 0 when every check passes, 1 with every problem listed.
@@ -49,6 +53,8 @@ API = {
     "Secret": "v1",
     "ServiceAccount": "v1",
     "PodDisruptionBudget": "policy/v1",
+    "ServiceMonitor": "monitoring.coreos.com/v1",
+    "PrometheusRule": "monitoring.coreos.com/v1",
 }
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -386,7 +392,20 @@ def dockerfile_runtime(source):
     return json.loads(out.stdout)
 
 
-def check_sink(objs, where, source, binary, problems):
+def memory_floor(mem, s3):
+    """The sizing formula of docs/operations.md "Sizing": the container's memory for a config's
+    memory.max_buffered and s3.part_size: max_buffered + 2 x part_size + 64 MiB."""
+    return (size_bytes(mem.get("max_buffered", "256MiB")) + 2 * size_bytes(s3.get("part_size", "8MiB"))
+            + (64 << 20))
+
+
+def spool_floor(mem):
+    """The spool volume for memory.max_spool: max_spool + the spare spool files, min(max_spool / 4, 256 MiB)."""
+    s = size_bytes(mem.get("max_spool", "4GiB"))
+    return s + min(s / 4, 256 << 20)
+
+
+def check_sink(objs, where, source, binary, problems, require_irsa=True):
     sinks = [o for o in objs if o.get("kind") == "Deployment" and
              any(c.get("_image_name") == "iggy-s3-sink" for c in pod_containers(o))]
     if len(sinks) != 1:
@@ -422,22 +441,25 @@ def check_sink(objs, where, source, binary, problems):
         if s:
             env.update(s.get("stringData") or {})
             env.update({k: base64.b64decode(v).decode() for k, v in (s.get("data") or {}).items()})
-    env.update({e["name"]: e.get("value", "") for e in c.get("env") or []})
+    for e in c.get("env") or []:
+        ref = (e.get("valueFrom") or {}).get("secretKeyRef")
+        if ref:
+            s = find(objs, "Secret", ref.get("name")) or {}
+            val = (s.get("stringData") or {}).get(ref.get("key"))
+            if val is None and ref.get("key") in (s.get("data") or {}):
+                val = base64.b64decode(s["data"][ref["key"]]).decode()
+            if val is None:
+                problems.add(dw, f"env {e['name']}: no key {ref.get('key')} in a Secret {ref.get('name')}")
+            env[e["name"]] = val or ""
+        else:
+            env[e["name"]] = e.get("value", "")
     for var in re.findall(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", " ".join(scalars(cfg))):
         if var not in env:
             problems.add(dw, f"the config needs ${{{var}}}, which neither the Secret nor env sets")
 
     # The daemon's own validation of that config, with that environment.
-    help_config = subprocess.run([binary, "check-config", "--help-config"], capture_output=True, text=True).stdout
-    knows_admin = "`admin.listen`" in help_config
-    checked = cfg_text
-    if not knows_admin and "admin" in cfg:
-        reduced = dict(cfg)
-        del reduced["admin"]
-        checked = yaml.safe_dump(reduced, sort_keys=False)
-        print(f"NOTE {where}: this iggy-s3-sink does not know admin.* yet: check-config runs without the admin section")
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(checked)
+        f.write(cfg_text)
     try:
         r = subprocess.run([binary, "check-config", "--config", f.name], capture_output=True, text=True,
                            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env})
@@ -497,24 +519,28 @@ def check_sink(objs, where, source, binary, problems):
     spool = next((m for m in c.get("volumeMounts") or [] if m["mountPath"] == tmp), None)
     if not spool or "emptyDir" not in next(v for v in ps["volumes"] if v["name"] == spool["name"]):
         problems.add(dw, f"TMPDIR {tmp} (the spool directory) must be an emptyDir mount")
-    # The daemon's own bounds within the pod's: memory.max_spool within the spool emptyDir's
-    # sizeLimit (the kubelet evicts a pod that passes it), memory.max_buffered plus the fixed
-    # overhead (about 50 MiB: code, connections, bookkeeping) within the memory limit.
+    # The daemon's own bounds within the pod's, by the sizing formulas of docs/operations.md
+    # "Sizing": the spool emptyDir holds memory.max_spool and the spare spool files (the
+    # kubelet evicts a pod that passes its sizeLimit); the memory limit holds the budget, two
+    # part buffers and the fixed 64 MiB.
     mem = cfg.get("memory") or {}
     if spool:
         spool_vol = next(v for v in ps["volumes"] if v["name"] == spool["name"])
         size_limit = (spool_vol.get("emptyDir") or {}).get("sizeLimit")
-        max_spool = size_bytes(mem.get("max_spool", "4GiB"))
-        if size_limit and max_spool > quantity(size_limit):
-            problems.add(dw, f"memory.max_spool ({mem.get('max_spool', '4GiB (the default)')}) passes the spool "
-                             f"emptyDir's sizeLimit {size_limit}: set memory.max_spool below it")
+        if size_limit and spool_floor(mem) > quantity(size_limit):
+            problems.add(dw, f"memory.max_spool ({mem.get('max_spool', '4GiB (the default)')}) + the spare spool "
+                             f"files (min(max_spool / 4, 256 MiB)) = {spool_floor(mem) / 2**20:.0f} MiB passes the "
+                             f"spool emptyDir's sizeLimit {size_limit}: lower memory.max_spool")
     mem_limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
-    max_buffered = size_bytes(mem.get("max_buffered", "256MiB"))
-    if mem_limit and max_buffered + (50 << 20) > quantity(mem_limit):
-        problems.add(dw, f"memory.max_buffered ({mem.get('max_buffered', '256MiB (the default)')}) + 50 MiB of "
-                         f"fixed overhead passes the container's memory limit {mem_limit}")
+    floor = memory_floor(mem, cfg.get("s3") or {})
+    if not mem_limit:
+        problems.add(dw, "no memory limit: set it by the sizing formula (docs/operations.md \"Sizing\")")
+    elif floor > quantity(mem_limit):
+        problems.add(dw, f"memory.max_buffered ({mem.get('max_buffered', '256MiB (the default)')}) + 2 x "
+                         f"s3.part_size + 64 MiB = {floor / 2**20:.0f} MiB passes the container's memory limit "
+                         f"{mem_limit}")
     sa = find(objs, "ServiceAccount", ps.get("serviceAccountName", ""))
-    if not sa or "eks.amazonaws.com/role-arn" not in (sa["metadata"].get("annotations") or {}):
+    if require_irsa and (not sa or "eks.amazonaws.com/role-arn" not in (sa["metadata"].get("annotations") or {})):
         problems.add(dw, "the ServiceAccount shows the IRSA annotation eks.amazonaws.com/role-arn")
 
     # Once the daemon serves them, the paths must be the daemon's own.
@@ -580,11 +606,40 @@ def strip_hash(name):
     return re.sub(r"-[a-z0-9]{10}$", "", name)
 
 
+def check_rendered(a):
+    """The checks of one kustomization, on objects another tool rendered."""
+    problems = Problems()
+    where = os.path.basename(a.rendered)
+    objs = load_docs(a.rendered)
+    extra = load_docs(a.extra) if a.extra else []
+    for o in objs:
+        for c in pod_containers(o):
+            if c.get("image", "").rpartition(":")[0].rsplit("/", 1)[-1] == "iggy-s3-sink":
+                c["_image_name"] = "iggy-s3-sink"
+    seen = set()
+    for o in objs + extra:
+        key = (o.get("kind"), (o.get("metadata") or {}).get("name"))
+        if key in seen:
+            problems.add(where, f"{key[0]} {key[1]} twice")
+        seen.add(key)
+        check_object(o, f"{where} {key[0]} {key[1]}", objs + extra, problems)
+    check_sink(objs + extra, where, a.source, a.binary, problems, require_irsa=False)
+    print(f"{where}: {len(objs)} objects: " + ", ".join(f"{k}/{n}" for k, n in sorted(seen)))
+    for p in problems.items:
+        print(f"PROBLEM {p}")
+    print(f"{len(problems.items)} problems")
+    return 1 if problems.items else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--source", required=True)
     ap.add_argument("--binary", required=True)
+    ap.add_argument("--rendered", help="check these objects (helm template's output) instead of docker/k8s")
+    ap.add_argument("--extra", help="objects the cluster holds already (an existingSecret)")
     a = ap.parse_args()
+    if a.rendered:
+        return check_rendered(a)
     k8s = os.path.join(a.source, "docker", "k8s")
     dirs = [os.path.join(k8s, "base")]
     overlays = os.path.join(k8s, "overlays")

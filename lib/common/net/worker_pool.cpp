@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/net/worker_pool.hpp"
 
+#include "common/cpus.hpp"
+
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <thread>
 
 namespace iss {
@@ -26,14 +33,19 @@ worker_pool::~worker_pool() {
 }
 
 std::size_t available_cores() noexcept {
+    std::size_t n = 0;
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        const int n = CPU_COUNT(&set);
-        if (n > 0) return static_cast<std::size_t>(n);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) n = static_cast<std::size_t>(std::max(CPU_COUNT(&set), 0));
+    if (n == 0) n = std::thread::hardware_concurrency();
+    if (n == 0) n = 1;
+    try {
+        std::ifstream in{"/proc/self/cgroup"};
+        const std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+        if (auto limit = cgroup_cpu_limit("/sys/fs/cgroup", text)) n = std::min(n, *limit);
+    } catch (const std::exception&) {  // an unreadable cgroup tree: the affinity mask alone
     }
-    const unsigned h = std::thread::hardware_concurrency();
-    return h > 0 ? h : 1;
+    return n;
 }
 
 }  // namespace iss

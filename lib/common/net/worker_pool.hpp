@@ -58,8 +58,9 @@ private:
     std::unique_ptr<boost::asio::thread_pool> pool_;
 };
 
-/// The number of cores this process may run on (sched_getaffinity; at least 1): the default
-/// of `performance.workers`.
+/// The number of CPUs this process may use, at least 1: its affinity mask (sched_getaffinity),
+/// capped by the cgroup v2 CPU quota (`cgroup_cpu_limit` in common/cpus.hpp, over
+/// /sys/fs/cgroup and /proc/self/cgroup). The default of `performance.workers`.
 [[nodiscard]] std::size_t available_cores() noexcept;
 
 }  // namespace iss

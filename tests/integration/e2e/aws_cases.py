@@ -280,9 +280,88 @@ def refresh_run(env: Env, rng, source: str) -> None:
         f"{stats['s3_expired']} ExpiredToken; none of {len(secrets)} secrets in the log, /metrics or lag")
 
 
+def web_identity_exit(env: Env, rng) -> None:
+    """Issue 41: every command ends cleanly with web identity credentials (AWS_ENDPOINT_URL_STS to
+    aws-test-server's STS) while the container endpoint and IMDS answer too: `probe` exits 0
+    naming the web identity, `run` exits 0 on SIGTERM after delivering everything, `lag` and
+    `verify` exit 0; a refused web identity token is a failed start (exit 1) for `probe` and
+    `run`; an invalid configuration exits 78 for each command. The chain stops at web identity
+    (nothing asks the container endpoint or IMDS). Under scripts/sanitize (ASan + UBSan) each of
+    these processes must also exit without a report: the old `probe` destroyed its STS
+    connection after its event loop (heap-use-after-free at exit, then SIGSEGV in OpenSSL's
+    exit handler)."""
+    broker = env.start_broker()
+    bucket = env.make_bucket(f"e2e-aws-exit-{rng.randrange(1 << 30):x}")
+    web_token = f"eyJ-web-identity-{rng.randrange(1 << 60):x}"
+    pod_token = f"pod-token-{rng.randrange(1 << 60):x}"
+    server = AwsServer(env, "--web-identity-token", web_token, "--container-token", pod_token)
+    token_file = env.work / "web-identity-token"
+    token_file.write_text(web_token)
+    daemon_env = clean_daemon_env(env, {
+        "AWS_WEB_IDENTITY_TOKEN_FILE": str(token_file), "AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/sink-irsa",
+        "AWS_ROLE_SESSION_NAME": "e2e-exit", "AWS_ENDPOINT_URL_STS": server.url,
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI": server.url + "/container/creds",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN": pod_token, "AWS_EC2_METADATA_SERVICE_ENDPOINT": server.url})
+    daemon_env.pop("AWS_EC2_METADATA_DISABLED")  # IMDS reachable too
+    out = env.produce(broker.address, STREAM, TOPIC, "--create", "2", "--balanced", "--count", "400", "--size", "100")
+    counts = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"partition (\d+): (\d+)", out)}
+    cfg = write_config(env, bucket, broker.address, {"endpoint": server.url})
+    sink = env.bin("iggy-s3-sink")
+
+    def cmd(*args: str, e: dict[str, str] | None = None, timeout: float = 120) -> tuple[int, str]:
+        r = subprocess.run([sink, *args], env=e or daemon_env, capture_output=True, text=True, timeout=timeout)
+        log(f"{' '.join(args[:1])} -> {r.returncode}")
+        return r.returncode, r.stdout + r.stderr
+
+    rc, out = cmd("probe", "--config", str(cfg))
+    check(rc == 0, f"probe with web identity exited {rc}, expected 0:\n{out[-3000:]}")
+    check(re.search(r"^s3 credentials: web identity, role arn:aws:iam::123456789012:role/sink-irsa", out, re.M),
+          f"probe does not name the web identity:\n{out[-2000:]}")
+
+    logf = open(env.work / "sink.log", "a")
+    d = subprocess.Popen([sink, "run", "--config", str(cfg)], env=daemon_env, stdout=logf, stderr=subprocess.STDOUT)
+    env.procs.append(d)
+    env.wait_lag_zero(cfg, 120)
+    rc = env.stop(d)
+    check(rc == 0, f"run with web identity exited {rc} on SIGTERM, expected 0")
+    verify_exactly_once(read_landed(env.download(bucket)), counts, STREAM, TOPIC)
+    for args in (("lag", "--config", str(cfg)), ("verify", "--config", str(cfg))):
+        rc, out = cmd(*args)
+        check(rc == 0, f"{args[0]} with web identity exited {rc}, expected 0:\n{out[-2000:]}")
+
+    # A failed start: STS refuses the token (400 InvalidIdentityToken is not transient): exit 1
+    # at once. The source is pinned: the chain would go on to the container endpoint.
+    wrong = env.work / "wrong-token"
+    wrong.write_text("eyJ-not-the-token")
+    refused = dict(daemon_env, AWS_WEB_IDENTITY_TOKEN_FILE=str(wrong))
+    pinned = write_config(env, bucket, broker.address, {"endpoint": server.url,
+                                                        "credentials": {"source": "web_identity"}}, name="pinned")
+    for args in (("probe", "--config", str(pinned)), ("run", "--config", str(pinned))):
+        rc, out = cmd(*args, e=refused)
+        check(rc == 1, f"{args[0]} with a refused web identity token exited {rc}, expected 1:\n{out[-2000:]}")
+        check("AssumeRoleWithWebIdentity" in out, f"{args[0]}'s error does not name the STS call:\n{out[-2000:]}")
+
+    # Invalid configuration: 78 from every command that reads one, before any connection.
+    bad = env.work / "bad.yaml"
+    bad.write_text(cfg.read_text().replace('"max_records": 600', '"max_records": 0'))
+    for command in ("run", "probe", "lag", "verify", "check-config"):
+        rc, out = cmd(command, "--config", str(bad))
+        check(rc == 78, f"{command} with an invalid config exited {rc}, expected 78:\n{out[-2000:]}")
+        check("rotation.max_records" in out, f"{command} does not name rotation.max_records:\n{out[-2000:]}")
+
+    stats = server.finish()
+    check(not stats["violations"], f"aws-test-server saw violations: {stats['violations'][:5]}")
+    check(stats["web_identity"] >= 3, f"AssumeRoleWithWebIdentity answered {stats['web_identity']} times (want >= 3)")
+    check(stats["container"] == 0 and stats["imds"] == 0,
+          f"the chain went past web identity: container {stats['container']}, imds {stats['imds']}")
+    log(f"probe, run (SIGTERM), lag, verify: 0; refused token: 1; invalid config: 78; "
+        f"{stats['web_identity']} AssumeRoleWithWebIdentity")
+
+
 CASES = {
     "aws_container_refresh": lambda e, r: refresh_run(e, r, "container"),
     "aws_web_identity_refresh": lambda e, r: refresh_run(e, r, "web_identity"),
+    "aws_web_identity_exit": web_identity_exit,
 }
 
 if __name__ == "__main__":

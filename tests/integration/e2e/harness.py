@@ -53,6 +53,14 @@ class Env:
     rgw: dict[str, str]
     work: Path
     procs: list[subprocess.Popen] = field(default_factory=list)
+    # The Iggy login of iggy-produce and the daemon (a real server's come from IggyServer).
+    iggy_user: str = "iggy"
+    iggy_password: str = "iggy"
+    produce_protocol: str | None = None  # iggy-produce --protocol (None: its default, 0.8)
+    daemon_password: bool = True  # IGGY_PASSWORD for the daemon (False: its configs carry a token)
+    # Run after the processes are gone (e.g. deleting a stream on a real server); one that
+    # raises fails the case.
+    cleanups: list = field(default_factory=list)
 
     @staticmethod
     def from_args(argv: list[str]) -> "Env":
@@ -108,8 +116,10 @@ class Env:
         return Broker(p, f"{m.group(1)}:{m.group(2)}", args)
 
     def produce(self, address: str, stream: str, topic: str, *args: str) -> str:
-        cmd = [self.bin("iggy-produce"), "--address", address, "--username", "iggy", "--password", "iggy",
-               "--stream", stream, "--topic", topic, *args]
+        cmd = [self.bin("iggy-produce"), "--address", address, "--username", self.iggy_user,
+               "--password", self.iggy_password, "--stream", stream, "--topic", topic, *args]
+        if self.produce_protocol:
+            cmd += ["--protocol", self.produce_protocol]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
             raise Failure(f"iggy-produce failed ({r.returncode}): {r.stdout} {r.stderr}")
@@ -120,13 +130,18 @@ class Env:
                group: str | None = "s3-sink", consumer: str | None = None, prefix: str = "iggy",
                rotation: dict | None = None, fmt: dict | None = None, endpoint: str | None = None,
                delivery: dict | None = None, retry: dict | None = None, grace: str = "30s",
-               extra_s3: dict | None = None, name: str = "sink", admin: str = "127.0.0.1:0") -> Path:
-        iggy: dict = {"address": address, "username": "iggy", "password": "${IGGY_PASSWORD}",
+               extra_s3: dict | None = None, name: str = "sink", admin: str = "127.0.0.1:0",
+               extra_iggy: dict | None = None) -> Path:
+        iggy: dict = {"address": address, "username": self.iggy_user, "password": "${IGGY_PASSWORD}",
                       "poll": {"messages": 1000, "interval": "50ms"}}
         # issue 9: ISS_E2E_PROTOCOL picks iggy.protocol (auto when unset: G2 against the
         # test broker, which serves both generations on one port).
         if os.environ.get("ISS_E2E_PROTOCOL"):
             iggy["protocol"] = os.environ["ISS_E2E_PROTOCOL"]
+        if extra_iggy:
+            iggy.update(extra_iggy)
+            if "token" in extra_iggy:  # a token instead of username/password
+                del iggy["username"], iggy["password"]
         if consumer is not None:
             iggy["consumer"] = consumer
         else:
@@ -158,7 +173,9 @@ class Env:
 
     def daemon_env(self) -> dict[str, str]:
         e = self.aws_env()
-        e["IGGY_PASSWORD"] = "iggy"
+        e.pop("IGGY_PASSWORD", None)
+        if self.daemon_password:
+            e["IGGY_PASSWORD"] = self.iggy_password
         return e
 
     def start_daemon(self, config: Path, tag: str = "sink", extra_env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -241,11 +258,18 @@ class Env:
             p.kill()
             raise Failure(f"process {p.args[0]} did not exit within {timeout}s of signal {sig}")
 
-    def cleanup(self, ok: bool) -> None:
+    def cleanup(self, ok: bool) -> bool:
+        """Stops what is left, runs `cleanups`; returns `ok` and-ed with their success."""
         for p in self.procs:
             if p.poll() is None:
                 p.kill()
                 p.wait()
+        for fn in self.cleanups:
+            try:
+                fn()
+            except Failure as e:
+                log(f"FAIL in cleanup: {e}")
+                ok = False
         if ok and not os.environ.get("ISS_E2E_KEEP"):
             shutil.rmtree(self.work, ignore_errors=True)
         else:
@@ -253,6 +277,7 @@ class Env:
             for f in sorted(self.work.glob("*.log")):
                 text = f.read_text(errors="replace")
                 log(f"---- {f.name} (last 60 lines)\n" + "\n".join(text.splitlines()[-60:]))
+        return ok
 
     # ---- what landed ----------------------------------------------------------------
     def download(self, bucket: str, prefix: str = "") -> Path:
@@ -522,5 +547,5 @@ def run_case(fn) -> None:
     except Failure as e:
         log(f"FAIL: {e}")
     finally:
-        env.cleanup(ok)
+        ok = env.cleanup(ok)
     sys.exit(0 if ok else 1)

@@ -31,7 +31,7 @@ from typed_cases import duck
 BERLIN = ZoneInfo("Europe/Berlin")
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MISSING = "__HIVE_DEFAULT_PARTITION__"
-# Byte-wise percent encoding of everything outside [A-Za-z0-9._-] (README "Object keys"): a
+# Byte-wise percent encoding of everything outside [A-Za-z0-9._-] (docs/formats-and-layout.md "Object keys"): a
 # value never adds a path level.
 UNRESERVED = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 

@@ -50,7 +50,7 @@ admin::stats make_stats(const broker_state& state) {
         s.available_memory = static_cast<std::uint64_t>(avail) * static_cast<std::uint64_t>(page);
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) == 0) s.hostname = host;
-    struct utsname u {};
+    utsname u{};
     if (::uname(&u) == 0) {
         s.os_name = u.sysname;
         s.os_version = u.version;

@@ -20,9 +20,10 @@ void broker_state::state::save_meta() {
                 ps.push_back(json::object{{"created_at", p.created_at}, {"consumers", co}, {"groups", go}});
             }
             json::array gs;
-            t.groups.for_each([&](std::size_t, const group& g) {
+            const auto add_group = [&](std::size_t, const group& g) {
                 gs.push_back(json::object{{"id", g.id}, {"name", g.name}});
-            });
+            };
+            t.groups.for_each(add_group);
             ts.push_back(json::object{{"id", t.id},
                                       {"name", t.name},
                                       {"created_at", t.created_at},

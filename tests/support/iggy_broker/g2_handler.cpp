@@ -55,7 +55,9 @@ std::uint32_t decode_status(const iss::error& e) { return proto::server_status_f
 /// The topic options a 0.9 CreateTopic applies (core/common/src/types/options/mod.rs
 /// `topic_option_keys`): compression (Uint8 code or "none"/"gzip"), message expiry (Uint64 µs,
 /// 0 = server default = never), max topic size (Uint64 bytes, 0 = server default =
-/// unlimited); the partition storage knobs are accepted and have no effect in the double.
+/// unlimited); the partition storage knobs and the completion policies (`durability`,
+/// `consumer_offset_durability`: String "replicated" | "persisted", released 0.9.0) are
+/// accepted and have no effect in the double.
 /// Unknown keys: 4041 UnsupportedOptionKey; a value of the wrong kind: 4042 InvalidOptionValue.
 struct topic_options {
     std::uint8_t compression = 1;
@@ -99,6 +101,12 @@ std::uint32_t parse_topic_options(std::string_view block, topic_options& o) {
             if (!u64_of(h, o.message_expiry)) return invalid_option_value;
         } else if (key == "max_topic_size") {
             if (!u64_of(h, o.max_topic_size)) return invalid_option_value;
+        } else if (key == "durability" || key == "consumer_offset_durability") {
+            // Completion policies of 0.9.0 (the apache-iggy 0.9.0 SDKs send both on every
+            // CreateTopic, default "replicated"): a single node has nothing to wait for.
+            const auto v = proto::as_text(h.value);
+            if (h.value_kind != proto::header_kind::string || (v != "replicated" && v != "persisted"))
+                return invalid_option_value;
         } else if (key == "segment_size" || key == "enforce_fsync" || key == "messages_required_to_save" ||
                    key == "size_of_messages_required_to_save" || key == "preallocate_segments") {
             // Storage layout knobs: accepted, nothing to apply in memory.
@@ -255,6 +263,20 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
         if (framed) g2::append_result_ok(body_);
         reply(out, h, 0, body_);
     };
+    // Rights of users other than root (users.hpp), checked after the ids resolve as the server
+    // does (core/server/src/dispatch/authz.rs): reads and the partition plane are denied
+    // before they run (the status in the reply header, empty body); metadata operations are
+    // gated where they apply, so their denial is committed (status 0, the code in the result).
+    auto denied = [&](action a, const proto::identifier* s = nullptr, const proto::identifier* t = nullptr) {
+        ident si, ti;
+        if (s) si = to_ident(*s);
+        if (t) ti = to_ident(*t);
+        const auto st = authorize(state_, client_id_, a, s ? &si : nullptr, t ? &ti : nullptr);
+        if (!st) return false;
+        if (g2::is_metadata(h.op)) done(st);
+        else reply(out, h, st, {});
+        return true;
+    };
     bool keep = true;
     std::visit(
         overloaded{
@@ -271,6 +293,7 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
             },
             [&](const proto::poll_messages_request& q) {
                 state_.ping(client_id_);
+                if (denied(action::poll_messages, &q.stream, &q.topic)) return;
                 std::optional<std::uint32_t> pid = q.partition_id;
                 if (q.consumer.kind == proto::consumer_kind::group) {
                     // §8.7: the client chooses the partition; none = empty reply, partition 0;
@@ -318,6 +341,7 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                 done(0);
             },
             [&](const g2::send_messages_batch_view& v) {
+                if (denied(action::send_messages, &v.stream, &v.topic)) return;
                 messages_.clear();
                 for (auto& m : v.messages) {
                     message_in in;
@@ -339,6 +363,7 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                 done(0);
             },
             [&](const proto::get_consumer_offset_request& q) {
+                if (denied(action::poll_messages, &q.stream, &q.topic)) return;
                 auto o =
                     state_.get_offset(to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic), q.partition_id);
                 if (o) {
@@ -348,6 +373,7 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                 done(0);
             },
             [&](const g2::store_offset_request& q) {
+                if (denied(action::poll_messages, &q.stream, &q.topic)) return;
                 if (q.consumer.kind == proto::consumer_kind::group && !q.partition_id)
                     return done(code::invalid_identifier);
                 done(state_
@@ -356,32 +382,40 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                          .code);
             },
             [&](const g2::delete_offset_request& q) {
+                if (denied(action::poll_messages, &q.stream, &q.topic)) return;
                 done(state_
                          .delete_offset(client_id_, to_consumer(q.consumer), to_ident(q.stream), to_ident(q.topic),
                                         q.partition_id)
                          .code);
             },
             [&](const proto::get_stream_request& q) {
+                if (denied(action::get_stream, &q.stream)) return;
                 auto s = state_.get_stream(to_ident(q.stream));
                 if (s.value) (void)g2::append_stream_details(body_, to_details(*s.value));
                 done(0);
             },
             [&](const proto::get_streams_request&) { done(code::invalid_command); },
             [&](const g2::create_stream_request& q) {
+                if (denied(action::create_stream)) return;
                 auto s = state_.create_stream(q.name);
                 if (!s.ok()) return done(s.code);
                 g2::append_result_ok(body_);
                 (void)g2::append_stream_details(body_, to_details(s.value));
                 reply(out, h, 0, body_);
             },
-            [&](const proto::delete_stream_request& q) { done(state_.delete_stream(to_ident(q.stream)).code); },
+            [&](const proto::delete_stream_request& q) {
+                if (denied(action::manage_stream, &q.stream)) return;
+                done(state_.delete_stream(to_ident(q.stream)).code);
+            },
             [&](const proto::get_topic_request& q) {
+                if (denied(action::get_topic, &q.stream, &q.topic)) return;
                 auto t = state_.get_topic(to_ident(q.stream), to_ident(q.topic));
                 if (t) (void)g2::append_topic_details(body_, to_details(*t));
                 done(0);
             },
             [&](const proto::get_topics_request&) { done(code::invalid_command); },
             [&](const g2::create_topic_request& q) {
+                if (denied(action::create_topic, &q.stream)) return;
                 topic_options o;
                 if (auto bad = parse_topic_options(q.options, o)) return reply(out, h, bad, {});
                 auto t = state_.create_topic(to_ident(q.stream), q.partitions_count, o.compression, o.message_expiry,
@@ -394,15 +428,19 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                 reply(out, h, 0, body_);
             },
             [&](const proto::delete_topic_request& q) {
+                if (denied(action::manage_topic, &q.stream, &q.topic)) return;
                 done(state_.delete_topic(to_ident(q.stream), to_ident(q.topic)).code);
             },
             [&](const proto::create_partitions_request& q) {
+                if (denied(action::manage_topic, &q.stream, &q.topic)) return;
                 done(state_.create_partitions(to_ident(q.stream), to_ident(q.topic), q.partitions_count).code);
             },
             [&](const proto::delete_partitions_request& q) {
+                if (denied(action::manage_topic, &q.stream, &q.topic)) return;
                 done(state_.delete_partitions(to_ident(q.stream), to_ident(q.topic), q.partitions_count).code);
             },
             [&](const proto::get_consumer_group_request& q) {
+                if (denied(action::get_topic, &q.stream, &q.topic)) return;
                 auto g = state_.get_group(to_ident(q.stream), to_ident(q.topic), to_ident(q.group));
                 if (g) {
                     proto::consumer_group_details d{{g->id, g->partitions_count, g->members_count, g->name}, {}};
@@ -412,18 +450,36 @@ bool g2_connection::handle(proto::bytes_view frame, proto::byte_buffer& out) {
                 }
                 done(0);
             },
-            [&](const proto::get_consumer_groups_request&) { done(code::invalid_command); },
+            [&](const proto::get_consumer_groups_request& q) {
+                if (denied(action::get_topic, &q.stream, &q.topic)) return;
+                proto::writer w{body_};
+                for (auto& g : state_.get_groups(to_ident(q.stream), to_ident(q.topic)))
+                    (void)proto::append_consumer_group_info(w, {g.id, g.partitions_count, g.members_count, g.name});
+                done(0);
+            },
             [&](const proto::create_consumer_group_request& q) {
-                // G2: CreateConsumerGroup answers an empty result (EmptyResponse).
-                done(state_.create_group(to_ident(q.stream), to_ident(q.topic), q.name).code);
+                if (denied(action::get_topic, &q.stream, &q.topic)) return;
+                // The reply is the new group's details behind the result section (the 0.9.0
+                // SDKs decode ConsumerGroupDetails from it; an empty result is InvalidFormat).
+                auto g = state_.create_group(to_ident(q.stream), to_ident(q.topic), q.name);
+                if (!g.ok()) return done(g.code);
+                g2::append_result_ok(body_);
+                proto::consumer_group_details d{
+                    {g.value.id, g.value.partitions_count, g.value.members_count, g.value.name}, {}};
+                proto::writer w{body_};
+                (void)proto::append_consumer_group_details(w, d);
+                reply(out, h, 0, body_);
             },
             [&](const proto::delete_consumer_group_request& q) {
+                if (denied(action::get_topic, &q.stream, &q.topic)) return;
                 done(state_.delete_group(to_ident(q.stream), to_ident(q.topic), to_ident(q.group)).code);
             },
             [&](const proto::join_consumer_group_request& q) {
+                if (denied(action::get_topic, &q.stream, &q.topic)) return;
                 done(state_.join_group(client_id_, to_ident(q.stream), to_ident(q.topic), to_ident(q.group)).code);
             },
             [&](const proto::leave_consumer_group_request& q) {
+                if (denied(action::get_topic, &q.stream, &q.topic)) return;
                 done(state_.leave_group(client_id_, to_ident(q.stream), to_ident(q.topic), to_ident(q.group)).code);
             },
             [&](const g2::sync_consumer_group_request& q) {

@@ -18,8 +18,13 @@
 /// - result-framed replies for metadata ops and offset stores, raw payloads for the rest; a
 ///   rejection of a replicated operation (name taken, unknown group, not a member, ...) is
 ///   committed as 0.9's state machines do it: status 0, the code in the result section;
-/// - CreateTopic applies its options block (compression, message expiry, max size; unknown
-///   key 4041, wrong value kind 4042); CreateUser (operation 141) as in G1 plus options;
+/// - rights of users other than root (users.hpp), checked once the ids resolve: reads and the
+///   partition plane (poll, send, offsets) answer 41 in the reply header, metadata operations a
+///   committed 41 (upstream core/server/src/dispatch/authz.rs);
+/// - CreateConsumerGroup answers the new group's details (result-framed), GetConsumerGroups the
+///   groups' records (what the apache-iggy 0.9.0 SDK decodes);
+/// - CreateTopic applies its options block (compression, message expiry, max size; the
+///   durability policies accepted; unknown key 4041, wrong value kind 4042); CreateUser (operation 141) as in G1 plus options;
 ///   GetClusterMetadata (12) after login;
 /// - groups: Join/Leave replicated; SyncConsumerGroup answers the member's non-revoked
 ///   partitions (empty body = not a member); a group poll without a partition gets an empty

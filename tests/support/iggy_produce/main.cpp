@@ -29,16 +29,26 @@ using namespace iss;
 namespace {
 
 const char* const usage_text =
-    R"(Usage: iggy-produce --address HOST:PORT [--username U --password P] --stream S --topic T
-                    [--create PARTITIONS] [--partition N | --balanced | --key K]
+    R"(Usage: iggy-produce --address HOST:PORT [--username U --password P] [--protocol P] --stream S --topic T
+                    [--delete-topic] [--delete-stream] [--create PARTITIONS] [--add-partitions N]
+                    [--partition N | --balanced | --key K]
                     [--header NAME=VALUE]... (FILE... | - | --count N --size BYTES)
+       iggy-produce --address HOST:PORT [--username U --password P] [--protocol P] --stream S --delete-stream
 
-Sends messages to an Iggy stream/topic (G1 TCP protocol, server 0.8.x).
+Sends messages to an Iggy stream/topic, or deletes a stream with all its topics.
   --address HOST:PORT   the server (e.g. 127.0.0.1:8090)
   --username, --password  login (default iggy / iggy)
+  --protocol P          the wire protocol, as the daemon's iggy.protocol: 0.8 (default), 0.9,
+                        0.10 or auto
+  --delete-stream       delete stream S (and its topics) and exit; a missing stream is fine
+  --tls-ca FILE         connect with TLS, the server's certificate checked against FILE (PEM)
+  --tls-name NAME       the name the certificate must match (default: the host of --address)
   --stream S, --topic T   a number is an id, anything else a name
   --create PARTITIONS   create the stream and the topic (with PARTITIONS partitions) if missing;
                         an existing topic with the same partition count is fine
+  --delete-topic        delete the topic first (if it exists): with --create, the topic is
+                        created again, its offsets starting at 0; alone, only deletes it
+  --add-partitions N    add N partitions to the topic (CreatePartitions) before sending
   --partition N         send to partition N;  --balanced: the server picks one partition per
                         batch (default);  --key K: partition = XXH32(K) % partitions
   --header NAME=VALUE   a string user header on every message (repeatable)
@@ -60,8 +70,13 @@ struct args {
     std::string host = "127.0.0.1";
     std::uint16_t port = 8090;
     std::string username = "iggy", password = "iggy";
+    iggy::wire_protocol protocol = iggy::wire_protocol::g1_0_8;
+    bool delete_stream = false;
+    iggy::tls_options tls;
     std::string stream, topic;
     std::optional<std::uint32_t> create;
+    bool delete_topic = false;
+    std::uint32_t add_partitions = 0;
     proto::partitioning part = proto::partitioning::balanced();
     std::vector<std::pair<std::string, std::string>> headers;
     std::vector<std::string> files;
@@ -104,6 +119,8 @@ net::awaitable<int> run(args a) {
     o.port = a.port;
     o.username = a.username;
     o.password = iggy_password{a.password};
+    o.protocol = a.protocol;
+    o.tls = a.tls;
     o.ping_interval = std::chrono::milliseconds{0};
     o.reconnect_attempts = 3;
     iggy::client c{co_await net::this_coro::executor, o};
@@ -114,7 +131,28 @@ net::awaitable<int> run(args a) {
     };
     if (auto r = co_await c.connect(); !r) co_return fail("connect", r.error());
     const auto sid = parse_id(a.stream), tid = parse_id(a.topic);
+    if (a.delete_stream) {
+        auto s = co_await c.get_stream(sid);
+        if (!s) co_return fail("get stream", s.error());
+        if (*s) {
+            if (auto r = co_await c.delete_stream(sid); !r) co_return fail("delete stream", r.error());
+        }
+        std::printf("%s stream %s\n", *s ? "deleted" : "no", a.stream.c_str());
+        co_await c.close();
+        co_return 0;
+    }
 
+    if (a.delete_topic) {
+        auto t = co_await c.get_topic(sid, tid);
+        if (!t) co_return fail("get topic", t.error());
+        if (*t)
+            if (auto r = co_await c.delete_topic(sid, tid); !r) co_return fail("delete topic", r.error());
+        if (!a.create && !a.count && a.files.empty()) {
+            std::printf("deleted stream %s topic %s\n", a.stream.c_str(), a.topic.c_str());
+            co_await c.close();
+            co_return 0;
+        }
+    }
     if (a.create) {
         auto s = co_await c.get_stream(sid);
         if (!s) co_return fail("get stream", s.error());
@@ -140,6 +178,9 @@ net::awaitable<int> run(args a) {
             co_return 1;
         }
     }
+    if (a.add_partitions > 0)
+        if (auto r = co_await c.create_partitions(sid, tid, a.add_partitions); !r)
+            co_return fail("create partitions", r.error());
     auto before = co_await c.get_topic(sid, tid);
     if (!before) co_return fail("get topic", before.error());
     if (!*before) {
@@ -237,6 +278,10 @@ int main(int argc, char** argv) {
             a.files.push_back(k);
         } else if (k.rfind("--", 0) != 0) {
             a.files.push_back(k);
+        } else if (k == "--delete-topic") {
+            a.delete_topic = true;
+        } else if (k == "--delete-stream") {
+            a.delete_stream = true;
         } else if (k == "--balanced") {
             a.part = proto::partitioning::balanced();
             ++part_choices;
@@ -253,6 +298,17 @@ int main(int argc, char** argv) {
             a.username = val;
         } else if (k == "--password") {
             a.password = val;
+        } else if (k == "--protocol") {
+            if (val == "0.8") a.protocol = iggy::wire_protocol::g1_0_8;
+            else if (val == "0.9") a.protocol = iggy::wire_protocol::g2_0_9;
+            else if (val == "0.10") a.protocol = iggy::wire_protocol::g2_0_10;
+            else if (val == "auto") a.protocol = iggy::wire_protocol::automatic;
+            else return usage_error("--protocol wants 0.8, 0.9, 0.10 or auto");
+        } else if (k == "--tls-ca") {
+            a.tls.enabled = true;
+            a.tls.ca_file = val;
+        } else if (k == "--tls-name") {
+            a.tls.server_name = val;
         } else if (k == "--stream") {
             a.stream = val;
         } else if (k == "--topic") {
@@ -261,6 +317,10 @@ int main(int argc, char** argv) {
             std::uint32_t n = 0;
             if (!parse_num(val, n)) return usage_error("--create wants a partition count");
             a.create = n;
+        } else if (k == "--add-partitions") {
+            std::uint32_t n = 0;
+            if (!parse_num(val, n) || n == 0) return usage_error("--add-partitions wants a positive number");
+            a.add_partitions = n;
         } else if (k == "--partition") {
             std::uint32_t n = 0;
             if (!parse_num(val, n)) return usage_error("--partition wants a number");
@@ -289,11 +349,18 @@ int main(int argc, char** argv) {
             return usage_error("unknown option " + k);
         }
     }
-    if (a.stream.empty() || a.topic.empty()) return usage_error("--stream and --topic are required");
+    if (a.delete_stream) {
+        if (a.stream.empty()) return usage_error("--delete-stream needs --stream");
+        if (!a.topic.empty() || a.count || !a.files.empty() || a.create)
+            return usage_error("--delete-stream takes no --topic, --create or messages");
+    } else if (a.stream.empty() || a.topic.empty()) {
+        return usage_error("--stream and --topic are required");
+    }
     if (part_choices > 1) return usage_error("choose one of --partition, --balanced, --key");
     if (a.count.has_value() != a.size.has_value()) return usage_error("--count and --size go together");
     if (a.count && !a.files.empty()) return usage_error("give FILE... or --count/--size, not both");
-    if (!a.count && a.files.empty()) return usage_error("give FILE..., - or --count N --size BYTES");
+    if (!a.delete_stream && !a.count && a.files.empty() && !(a.delete_topic && !a.create))
+        return usage_error("give FILE..., - or --count N --size BYTES");
     iss::log::configure(iss::log::level::warn, iss::log::output_format::text);  // a CLI: quiet unless wrong
     try {
         net::io_context ioc{1};

@@ -5,12 +5,20 @@
 #include "admin/readiness.hpp"
 #include "iggy/client.hpp"
 #include "pipeline/consumer.hpp"
+#include "pipeline/memory.hpp"
+#include "pipeline/router.hpp"
 #include "s3/client.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
+
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string>
 
 namespace pl = iss::pipeline;
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using fakes::run;
 using fakes::world;
 
@@ -35,13 +43,25 @@ struct one_partition_source final : pl::message_source {
     }
     pl::task<pl::source_status> join(const pl::topic_ref&) override { co_return pl::source_status::ok; }
     pl::task<pl::source_status> leave(const pl::topic_ref&) override { co_return pl::source_status::ok; }
-    pl::task<pl::partitions_result> partitions(const pl::topic_ref&) override {
+    pl::task<pl::partitions_result> partitions(const pl::topic_ref& t) override {
         pl::partitions_result r;
+        if (t.topic == "gone") {  // a source topic that does not exist
+            r.status = pl::source_status::fatal;
+            r.detail = "stream or topic not found";
+            co_return r;
+        }
         r.ids = {0};
         co_return r;
     }
     std::uint64_t session() const override { return 1; }
 };
+
+/// The value of the sample `series` (name and labels as rendered) in `text`; NaN when absent.
+double sample_value(const std::string& text, const std::string& series) {
+    const auto at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return std::numeric_limits<double>::quiet_NaN();
+    return std::stod(text.substr(at + series.size() + 2));
+}
 
 }  // namespace
 
@@ -62,33 +82,143 @@ TEST_CASE("metrics: the pipeline's counters, offsets and gauges as they stand", 
     const std::string text = iss::admin::render_metrics({r.get(), &loop, nullptr, nullptr, "1.2.3", "abc123"});
     INFO(text);
     const std::string t = R"({stream="app",topic="requests"})";
-    CHECK_THAT(text, Contains("# TYPE iggy_s3_sink_messages_total counter"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_messages_total" + t + " 8\n"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_bytes_in_total" + t + " 16\n"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_objects_total" + t + " 2\n"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_adopted_objects_total" + t + " 0\n"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_open_objects" + t + " 1\n"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_assigned_partitions" + t + " 1\n"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_bad_messages_total{stream="app",topic="requests",policy="skip"} 0)"));
+    CHECK_THAT(text, ContainsSubstring("# TYPE iggy_s3_sink_messages_total counter"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_messages_total" + t + " 8\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_payload_bytes_total" + t + " 16\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_bytes_in_total" + t + " 16\n"));  // deprecated duplicate
+    CHECK_THAT(
+        text, ContainsSubstring("# HELP iggy_s3_sink_bytes_in_total Deprecated: use iggy_s3_sink_payload_bytes_total"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_objects_total" + t + " 2\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_adopted_objects_total" + t + " 0\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_open_objects" + t + " 1\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_assigned_partitions" + t + " 1\n"));
+    CHECK_THAT(text,
+               ContainsSubstring(R"(iggy_s3_sink_bad_messages_total{stream="app",topic="requests",policy="skip"} 0)"));
     const std::string p = R"({stream="app",topic="requests",partition="0"})";
-    CHECK_THAT(text, Contains("iggy_s3_sink_committed_offset" + p + " 7\n"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_head_offset" + p + " 9\n"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_lag_messages" + p + " 2\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_committed_offset" + p + " 7\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_head_offset" + p + " 9\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_lag_messages" + p + " 2\n"));
     // What the fake store received is what bytes_uploaded_total counts.
     std::uint64_t stored = 0;
     for (const auto& [k, obj] : w.store.objects) stored += obj.body.size();
-    CHECK_THAT(text, Contains("iggy_s3_sink_bytes_uploaded_total" + t + " " + std::to_string(stored) + "\n"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_buffered_bytes" + t + " " +
-                              std::to_string(r->find({"app", "requests", 0})->buffered_bytes()) + "\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_uploaded_bytes_total" + t + " " + std::to_string(stored) + "\n"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_bytes_uploaded_total" + t + " " + std::to_string(stored) + "\n"));
+    // The commit time is the injected clock's; a running partition is not stopped.
+    const std::chrono::duration<double> now = w.clock.system_now().time_since_epoch();
+    CHECK(sample_value(text, "iggy_s3_sink_last_commit_timestamp_seconds" + p) ==
+          Approx(now.count()).epsilon(0).margin(1e-3));
+    CHECK(text.find("iggy_s3_sink_partition_stopped{") == std::string::npos);
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_buffered_bytes" + t + " " +
+                                       std::to_string(r->find({"app", "requests", 0})->buffered_bytes()) + "\n"));
     // Histograms: two uploads and two commits, cumulative buckets ending in +Inf.
-    CHECK_THAT(text, Contains("# TYPE iggy_s3_sink_upload_duration_seconds histogram"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_upload_duration_seconds_count 2\n"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_upload_duration_seconds_bucket{le="+Inf"} 2)"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_commit_duration_seconds_count 2\n"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_build_info{version="1.2.3",commit="abc123"} 1)"));
+    CHECK_THAT(text, ContainsSubstring("# TYPE iggy_s3_sink_upload_duration_seconds histogram"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_upload_duration_seconds_count 2\n"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_upload_duration_seconds_bucket{le="+Inf"} 2)"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_commit_duration_seconds_count 2\n"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_build_info{version="1.2.3",commit="abc123"} 1)"));
     // No S3 or Iggy stats given: no such families.
     CHECK(text.find("iggy_s3_sink_s3_requests_total") == std::string::npos);
     CHECK(text.find("iggy_s3_sink_iggy_requests_total") == std::string::npos);
+}
+
+TEST_CASE("metrics: docs/operations.md documents every metric, and only those", "[admin][metrics][docs]") {
+    world w;
+    w.rotation.max_records = 4;
+    // Every family present: a memory budget (its limits are gauges), S3 and Iggy statistics.
+    pl::memory_budget mem{pl::memory_limits{std::uint64_t{64} << 20, std::uint64_t{1} << 30}};
+    auto ports = w.ports();
+    ports.memory = &mem;
+    auto r = std::make_unique<pl::router>(w.options, w.policy(), ports);
+    one_partition_source src;
+    for (int i = 0; i < 10; ++i) src.log.push_back(fmt::format("m{}", i));
+    pl::consumer_options o;
+    o.mode = pl::consumer_mode::single;
+    o.sources = {pl::source_topic{{"app", "requests"}, std::nullopt}};
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    run(loop.round());
+    iss::s3::client_stats s3;
+    s3.by_operation["PutObject"].requests["200"] = 1;
+    iss::iggy::client_stats ig;
+    ig.requests[{"PollMessages", "0"}] = 1;
+    const std::string text = iss::admin::render_metrics({r.get(), &loop, &s3, &ig, "1", ""});
+
+    std::ifstream in{std::string{ISS_SOURCE_DIR} + "/docs/operations.md"};
+    REQUIRE(in);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string doc = ss.str();
+    // Every family the daemon serves has a row in the metrics table ...
+    std::set<std::string> served;
+    for (std::size_t at = text.find("# TYPE "); at != std::string::npos; at = text.find("# TYPE ", at + 1)) {
+        const auto name_at = at + 7;
+        served.insert(text.substr(name_at, text.find(' ', name_at) - name_at));
+    }
+    CHECK(served.size() >= 26);
+    for (const auto& name : served) {
+        INFO(name);
+        CHECK(doc.find("| `" + name + "` |") != std::string::npos);
+    }
+    // ... and every row of the metrics table names a family the daemon serves. Families that
+    // exist only with their source are served here too, or named with the reason they are not:
+    // the reloads counter (a `run` source: set below).
+    iss::admin::config_reloads reloads;
+    iss::admin::metric_sources with_reloads{r.get(), &loop, &s3, &ig, "1", ""};
+    with_reloads.reloads = &reloads;
+    const std::string text2 = iss::admin::render_metrics(with_reloads);
+    for (std::size_t at = text2.find("# TYPE "); at != std::string::npos; at = text2.find("# TYPE ", at + 1)) {
+        const auto name_at = at + 7;
+        served.insert(text2.substr(name_at, text2.find(' ', name_at) - name_at));
+    }
+    const std::set<std::string> only_with_their_source = {
+        "iggy_s3_sink_partition_stopped",  // only while a partition is stopped ("a partition stopped" case below)
+        "iggy_s3_sink_credentials_expiry_timestamp_seconds",  // only with temporary credentials (e2e.monitoring_series)
+        "iggy_s3_sink_credentials_fetches_total",             // only with a credentials source (ditto)
+        "iggy_s3_sink_credentials_fetch_failures_total",      // ditto
+    };
+    const auto table_at = doc.find("\n## Metrics\n");
+    REQUIRE(table_at != std::string::npos);
+    const auto table_end = doc.find("\n## ", table_at + 1);
+    const std::string table = doc.substr(table_at, table_end - table_at);
+    const std::string row = "| `iggy_s3_sink_";
+    for (std::size_t at = table.find(row); at != std::string::npos; at = table.find(row, at + 1)) {
+        const auto name_at = at + 3;
+        const std::string name = table.substr(name_at, table.find('`', name_at) - name_at);
+        INFO(name);
+        CHECK((served.count(name) == 1 || only_with_their_source.count(name) == 1));
+    }
+}
+
+TEST_CASE("metrics: a partition stopped by a bad message (on_bad_message: fail) is marked with its reason",
+          "[admin][metrics]") {
+    world w;
+    w.rotation.max_records = 2;
+    w.options.on_bad_message = pl::bad_message_policy::fail;
+    auto r = w.make_router();
+    one_partition_source src;
+    src.log = {"a", "b", "c", "BAD", "d"};  // fakes' encoder refuses "BAD"
+    pl::consumer_options o;
+    o.mode = pl::consumer_mode::single;
+    o.sources = {pl::source_topic{{"app", "requests"}, std::nullopt}};
+    o.poll_messages = 100;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    const auto before = w.clock.system_now();
+    w.clock.advance(std::chrono::seconds{30});
+    run(loop.round());
+    REQUIRE(r->find({"app", "requests", 0})->state() == pl::writer_state::failed);
+    const std::string text = iss::admin::render_metrics({r.get(), &loop, nullptr, nullptr, "1", ""});
+    INFO(text);
+    const std::string p = R"({stream="app",topic="requests",partition="0")";
+    CHECK_THAT(text, ContainsSubstring("# TYPE iggy_s3_sink_partition_stopped gauge"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_partition_stopped" + p + R"(,reason="bad_message"} 1)"));
+    CHECK_THAT(text,
+               ContainsSubstring(R"(iggy_s3_sink_bad_messages_total{stream="app",topic="requests",policy="fail"} 1)"));
+    // What precedes the bad message was committed (offset 2), 30 s after the writer read the offset.
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_committed_offset" + p + "} 2\n"));
+    const std::chrono::duration<double> at = before.time_since_epoch() + std::chrono::seconds{30};
+    CHECK(sample_value(text, "iggy_s3_sink_last_commit_timestamp_seconds" + p + "}") >=
+          Approx(at.count()).epsilon(0).margin(1e-3));
 }
 
 TEST_CASE("metrics: s3 and iggy client statistics by operation, command and code", "[admin][metrics]") {
@@ -106,18 +236,22 @@ TEST_CASE("metrics: s3 and iggy client statistics by operation, command and code
     ig.requests[{"StoreConsumerOffset", "3022"}] = 1;
     const std::string text = iss::admin::render_metrics({nullptr, nullptr, &s3, &ig, "1", ""});
     INFO(text);
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_requests_total{operation="PutObject",code="200"} 3)"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_requests_total{operation="PutObject",code="503"} 1)"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_retries_total{operation="PutObject"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_s3_requests_total{operation="PutObject",code="200"} 3)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_s3_requests_total{operation="PutObject",code="503"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_s3_retries_total{operation="PutObject"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(
+                         R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="0.005"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(
+                         R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="0.25"} 2)"));
+    CHECK_THAT(
+        text, ContainsSubstring(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="60"} 2)"));
+    CHECK_THAT(text, ContainsSubstring(
+                         R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="+Inf"} 3)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_s3_request_duration_seconds_count{operation="PutObject"} 3)"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_iggy_reconnects_total 2\n"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_iggy_requests_total{command="PollMessages",code="0"} 7)"));
     CHECK_THAT(text,
-               Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="0.005"} 1)"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="0.25"} 2)"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="60"} 2)"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_bucket{operation="PutObject",le="+Inf"} 3)"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_s3_request_duration_seconds_count{operation="PutObject"} 3)"));
-    CHECK_THAT(text, Contains("iggy_s3_sink_iggy_reconnects_total 2\n"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_iggy_requests_total{command="PollMessages",code="0"} 7)"));
-    CHECK_THAT(text, Contains(R"(iggy_s3_sink_iggy_requests_total{command="StoreConsumerOffset",code="3022"} 1)"));
+               ContainsSubstring(R"(iggy_s3_sink_iggy_requests_total{command="StoreConsumerOffset",code="3022"} 1)"));
     // No pipeline yet (the store is being probed): its families are absent, not zero.
     CHECK(text.find("iggy_s3_sink_messages_total") == std::string::npos);
 }
@@ -128,9 +262,9 @@ TEST_CASE("readiness: one line per unmet condition, none when ready", "[admin][r
     in.group_mode = true;
     auto all = unmet_conditions(in);
     REQUIRE(all.size() == 3);
-    CHECK_THAT(all[0], Contains("store"));
-    CHECK_THAT(all[1], Contains("iggy: not connected"));
-    CHECK_THAT(all[2], Contains("consumer group not joined"));
+    CHECK_THAT(all[0], ContainsSubstring("store"));
+    CHECK_THAT(all[1], ContainsSubstring("iggy: not connected"));
+    CHECK_THAT(all[2], ContainsSubstring("consumer group not joined"));
     in.store_usable = in.iggy_connected = true;
     CHECK(unmet_conditions(in) == std::vector<std::string>{"iggy: consumer group not joined"});
     in.group_joined = true;
@@ -140,4 +274,59 @@ TEST_CASE("readiness: one line per unmet condition, none when ready", "[admin][r
     CHECK(unmet_conditions(in).empty());
     in.stopping = true;
     CHECK(unmet_conditions(in).size() == 1);
+}
+
+TEST_CASE("config reloads are one counter with a result label, both results always shown", "[admin][metrics]") {
+    iss::admin::config_reloads reloads;
+    iss::admin::metric_sources src{nullptr, nullptr, nullptr, nullptr, "1", ""};
+    src.reloads = &reloads;
+    std::string text = iss::admin::render_metrics(src);
+    INFO(text);
+    CHECK_THAT(text, ContainsSubstring("# TYPE iggy_s3_sink_config_reloads_total counter\n"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="success"} 0)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="failure"} 0)"));
+    reloads.success = 2;
+    reloads.failure = 1;
+    text = iss::admin::render_metrics(src);
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="success"} 2)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="failure"} 1)"));
+    // Not `run` (no reload there): no family at all.
+    CHECK(iss::admin::render_metrics({nullptr, nullptr, nullptr, nullptr, "1", ""}).find("config_reloads") ==
+          std::string::npos);
+}
+
+TEST_CASE("readiness and metrics: a missing source topic and an offset reset are named", "[admin][readiness]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    one_partition_source src;
+    for (int i = 0; i < 10; ++i) src.log.push_back(fmt::format("m{}", i));
+    pl::consumer_options o;
+    o.mode = pl::consumer_mode::single;
+    o.sources = {pl::source_topic{{"app", "requests"}, std::nullopt}, pl::source_topic{{"app", "gone"}, std::nullopt}};
+    o.poll_messages = 100;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    run(loop.round());  // 10 messages polled; the next offset is 10
+    iss::admin::readiness_inputs in;
+    in.store_usable = in.iggy_connected = true;
+    in.source_problems = iss::admin::source_problems(loop);
+    CHECK(iss::admin::unmet_conditions(in) ==
+          std::vector<std::string>{"iggy: source unavailable: app/gone: stream or topic not found"});
+    // app/requests is created again with 2 messages: the next offset (10) lies past its head (1).
+    src.log = {"n0", "n1"};
+    run(loop.round());
+    in.source_problems = iss::admin::source_problems(loop);
+    const auto unmet = iss::admin::unmet_conditions(in);
+    REQUIRE(unmet.size() == 2);
+    CHECK_THAT(unmet[1],
+               ContainsSubstring("iggy: offset reset: app/requests partition 0: the next offset 10 lies past the "
+                                 "newest offset 1"));
+    CHECK_THAT(unmet[1], ContainsSubstring("iggy.on_offset_reset: fail"));
+    const std::string text = iss::admin::render_metrics({r.get(), &loop, nullptr, nullptr, "1.2.3", "abc123"});
+    INFO(text);
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_offset_reset_partitions{stream="app",topic="requests"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_offset_reset_partitions{stream="app",topic="gone"} 0)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_source_unavailable{stream="app",topic="gone"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_source_unavailable{stream="app",topic="requests"} 0)"));
 }

@@ -11,7 +11,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <exception>
 
@@ -83,7 +83,7 @@ TEST_CASE("admin.listen parsing: IPv4, [IPv6], port 0; bad shapes are named", "[
     CHECK_FALSE(parse_listen("::1:9464").has_value());
     auto e = parse_listen("example:x");
     REQUIRE_FALSE(e.has_value());
-    CHECK_THAT(e.error().message(), Catch::Matchers::Contains("IP:PORT"));
+    CHECK_THAT(e.error().message(), Catch::Matchers::ContainsSubstring("IP:PORT"));
 }
 
 TEST_CASE("admin server: /metrics, /healthz, /readyz (200 and 503 with the unmet lines), 404, 405, HEAD, keep-alive",
@@ -141,6 +141,7 @@ TEST_CASE("admin server: a port in use is a clear error", "[admin][server]") {
     iss::admin::server second{io.get_executor(), tcp::endpoint{net::ip::make_address("127.0.0.1"), port}, {}};
     auto r = second.listen();
     REQUIRE_FALSE(r.has_value());
-    CHECK_THAT(r.error().message(), Catch::Matchers::Contains("admin.listen 127.0.0.1:" + std::to_string(port)));
-    CHECK_THAT(r.error().message(), Catch::Matchers::Contains("bind"));
+    CHECK_THAT(r.error().message(),
+               Catch::Matchers::ContainsSubstring("admin.listen 127.0.0.1:" + std::to_string(port)));
+    CHECK_THAT(r.error().message(), Catch::Matchers::ContainsSubstring("bind"));
 }

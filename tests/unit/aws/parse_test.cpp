@@ -3,7 +3,7 @@
 
 #include "aws/error.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss;
 using namespace iss::aws;

@@ -6,7 +6,7 @@
 #include "http/client.hpp"
 #include "run.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -8,7 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss;
 using namespace iss::aws;

@@ -2,7 +2,7 @@
 // common/buffer_pool.hpp: which kept buffer a take returns, and the bounds on what is kept.
 #include "common/buffer_pool.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <cstddef>
 #include <vector>

@@ -15,7 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <fmt/format.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/log.hpp"
 
+#include "common/journal.hpp"
 #include "common/types.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -93,4 +98,49 @@ TEST_CASE("level and format names parse", "[log]") {
     CHECK_FALSE(lg::parse_level("loud").has_value());
     CHECK(lg::parse_format("json") == lg::output_format::json);
     CHECK_FALSE(lg::parse_format("xml").has_value());
+}
+
+TEST_CASE("JOURNAL_STREAM names stderr only when device and inode both match", "[log][journal]") {
+    CHECK(lg::journal_stream_matches("8:12345", 8, 12345));
+    CHECK_FALSE(lg::journal_stream_matches("8:12345", 8, 12346));  // stderr redirected elsewhere
+    CHECK_FALSE(lg::journal_stream_matches("9:12345", 8, 12345));
+    for (const char* bad : {"", ":", "8:", ":12345", "8", "8:12345x", "x8:12345", "-8:12345", "8:12:345"})
+        CHECK_FALSE(lg::journal_stream_matches(bad, 8, 12345));
+}
+
+TEST_CASE("on the journal every line starts with its sd-daemon priority", "[log][journal]") {
+    capture c;
+    lg::configure(lg::level::trace, lg::output_format::text);
+    const lg::logger log{"app"};
+    lg::use_priority_prefixes(true);
+    log.error("e");
+    log.warn("w");
+    log.info("i");
+    log.debug("d");
+    log.trace("t");
+    CHECK(lg::stderr_prefix(lg::level::error) == "<3>");
+    lg::use_priority_prefixes(false);
+    log.error("plain");
+    CHECK(lg::stderr_prefix(lg::level::error).empty());
+    REQUIRE(c.lines.size() == 6);
+    const std::vector<std::string> want{"<3>", "<4>", "<6>", "<7>", "<7>"};
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        INFO(c.lines[i]);
+        CHECK(c.lines[i].starts_with(want[i] + "2026-11-30T00:42:03.000004Z"));
+    }
+    CHECK(c.lines[5].starts_with("2026-11-30T00:42:03.000004Z error app: plain"));
+}
+
+TEST_CASE("stderr_is_journal compares JOURNAL_STREAM with stderr's own device and inode", "[log][journal]") {
+    struct stat st {};
+    REQUIRE(::fstat(STDERR_FILENO, &st) == 0);
+    const char* before = std::getenv("JOURNAL_STREAM");
+    const std::string saved = before != nullptr ? before : "";
+    ::setenv("JOURNAL_STREAM", fmt::format("{}:{}", st.st_dev, st.st_ino).c_str(), 1);
+    CHECK(lg::stderr_is_journal());
+    ::setenv("JOURNAL_STREAM", fmt::format("{}:{}", st.st_dev, st.st_ino + 1).c_str(), 1);
+    CHECK_FALSE(lg::stderr_is_journal());
+    ::unsetenv("JOURNAL_STREAM");
+    CHECK_FALSE(lg::stderr_is_journal());
+    if (before != nullptr) ::setenv("JOURNAL_STREAM", saved.c_str(), 1);
 }

@@ -10,7 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <stdexcept>
 #include <string>

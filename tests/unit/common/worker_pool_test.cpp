@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // common/net/worker_pool.hpp: a job runs on a pool thread and the awaiting coroutine resumes
 // on its own (event-loop) thread with the result; exceptions come back; jobs of several
-// coroutines run at once; a pool without threads runs jobs inline.
+// coroutines run at once; a pool without threads runs jobs inline; the default worker count
+// is the affinity count capped by the cgroup (cpus_test.cpp tests the cgroup part).
 #include "common/net/worker_pool.hpp"
 
+#include "common/cpus.hpp"
 #include "common/net/task_group.hpp"
 #include "run_coro.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
+#include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace net = boost::asio;
@@ -84,4 +91,15 @@ TEST_CASE("worker pool: without threads the job runs inline on the caller's thre
         CHECK(ran == loop);
     });
     CHECK(iss::available_cores() >= 1);
+}
+
+TEST_CASE("available_cores is the affinity count capped by the process's cgroup", "[worker_pool][cgroup]") {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+    std::size_t want = static_cast<std::size_t>(CPU_COUNT(&set));
+    std::ifstream in{"/proc/self/cgroup"};
+    const std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+    if (auto limit = iss::cgroup_cpu_limit("/sys/fs/cgroup", text)) want = std::min(want, *limit);
+    CHECK(iss::available_cores() == want);
 }

@@ -69,12 +69,32 @@ rc=$?
 grep -qx '  checksum: auto' <<<"$out" || fail "s3.checksum default is not auto: $out"
 grep -qx '  payload_signing: auto' <<<"$out" || fail "s3.payload_signing default is not auto: $out"
 
-# 3. A file that does not exist: 78; usage errors: 2.
+# 3. A file that does not exist: 78; usage errors: 64 (EX_USAGE).
 env -i "$bin" check-config --config "$tmp/missing.yaml" >/dev/null 2>&1; rc=$?
 [ $rc -eq 78 ] || fail "missing file: exit $rc, want 78"
 "$bin" check-config >/dev/null 2>&1; rc=$?
-[ $rc -eq 2 ] || fail "no --config: exit $rc, want 2"
+[ $rc -eq 64 ] || fail "no --config: exit $rc, want 64"
 "$bin" check-config --bogus >/dev/null 2>&1; rc=$?
-[ $rc -eq 2 ] || fail "unknown option: exit $rc, want 2"
-"$bin" check-config --help-config | grep -q '`s3.retry.deadline`' || fail "--help-config lacks keys"
+[ $rc -eq 64 ] || fail "unknown option: exit $rc, want 64"
+# 4. The key reference: for a terminal, and as the Markdown page (docs/configuration.md).
+out=$("$bin" check-config --help-config) || fail "--help-config exited $?"
+grep -qx 's3.retry.deadline  duration, default 15s' <<<"$out" || fail "--help-config lacks s3.retry.deadline: $out"
+grep -q '^    Bound on one operation' <<<"$out" || fail "--help-config lacks the help under the key"
+out=$("$bin" check-config --help-config --markdown) || fail "--help-config --markdown exited $?"
+grep -qF '| `s3.retry.deadline` | duration | `15s` |' <<<"$out" || fail "--markdown lacks the key table"
+head -1 <<<"$out" | grep -qx '# Configuration reference' || fail "--markdown does not start with the page title"
+"$bin" check-config --markdown >/dev/null 2>&1; rc=$?
+[ $rc -eq 64 ] || fail "--markdown without --help-config: exit $rc, want 64"
+
+# 5. --quiet (the systemd unit's ExecStartPre): no effective configuration, the same exit codes.
+out=$(env -i IGGY_PASSWORD=pw AWS_ACCESS_KEY_ID=AKID AWS_SECRET_ACCESS_KEY=sk \
+      "$bin" check-config --quiet --config "$src/packaging/iggy-s3-sink.yaml" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "--quiet on a valid config: exit $rc, want 0: $out"
+[ -z "$out" ] || fail "--quiet printed something for a valid config without warnings: $out"
+out=$(env -i "$bin" check-config -q --config "$tmp/bad.yaml" 2>&1)
+rc=$?
+[ $rc -eq 78 ] || fail "--quiet on an invalid config: exit $rc, want 78"
+grep -qF "rotation.max_records: must be > 0" <<<"$out" || fail "--quiet hid a problem: $out"
+grep -q 'effective configuration' <<<"$out" && fail "--quiet printed the effective configuration: $out"
 echo "check-config CLI: all checks passed"

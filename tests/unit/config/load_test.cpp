@@ -2,7 +2,7 @@
 #include "config/config.hpp"
 #include "test_env.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <algorithm>
 
@@ -284,4 +284,34 @@ TEST_CASE("an access key whose variable comes out empty is an error, not the cha
     CHECK(parse("s3: {bucket: lake}\n", test::fixed_env({{"AWS_ACCESS_KEY_ID", ""}})).problems.empty());
     CHECK(
         parse("s3: {bucket: lake, access_key_id: AK, secret_access_key: SK}\n", test::fixed_env({})).problems.empty());
+}
+
+TEST_CASE("a credential key read through ${VAR:-} with VAR unset is not given, so the chain finds a role",
+          "[config][load]") {
+    const std::string yaml =
+        "s3:\n  bucket: lake\n  access_key_id: ${AWS_ACCESS_KEY_ID:-}\n"
+        "  secret_access_key: ${AWS_SECRET_ACCESS_KEY:-}\n  session_token: ${AWS_SESSION_TOKEN:-}\n";
+    // IRSA: only the web identity variables are set.
+    auto irsa = parse(yaml, test::fixed_env({{"AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/secrets/token"},
+                                             {"AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/sink"}}));
+    INFO(dump(irsa.problems));
+    CHECK(irsa.problems.empty());
+    CHECK_FALSE(irsa.set_paths.contains("s3.access_key_id"));
+    CHECK_FALSE(irsa.set_paths.contains("s3.secret_access_key"));
+    CHECK(irsa.config.s3.access_key_id.get().empty());
+    for (const auto& p : validate(irsa.config)) CHECK_FALSE(p.path.starts_with("s3."));  // (no sources here)
+    // An env file line `AWS_ACCESS_KEY_ID=` reads the same way through `:-`.
+    CHECK(parse(yaml, test::fixed_env({{"AWS_ACCESS_KEY_ID", ""}, {"AWS_SECRET_ACCESS_KEY", ""}})).problems.empty());
+    // Given keys still load, and half a pair is still refused by validation.
+    auto keys = parse(yaml, test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}, {"AWS_SECRET_ACCESS_KEY", "SK"}}));
+    CHECK(keys.problems.empty());
+    CHECK(keys.config.s3.access_key_id.get() == "AK");
+    CHECK(keys.config.s3.secret_access_key.reveal() == "SK");
+    auto half = parse(yaml, test::fixed_env({{"AWS_ACCESS_KEY_ID", "AK"}}));
+    CHECK(half.problems.empty());
+    CHECK(has_problem(validate(half.config), "s3.secret_access_key", "is required"));
+    // A value with a required reference stays the mistake it was.
+    auto mixed = parse("s3: {bucket: lake, access_key_id: \"${AWS_ACCESS_KEY_ID:-}${KEY_SUFFIX}\"}\n",
+                       test::fixed_env({{"KEY_SUFFIX", ""}}));
+    CHECK(has_problem(mixed.problems, "s3.access_key_id", "is empty"));
 }

@@ -2,7 +2,7 @@
 #include "config/config.hpp"
 #include "test_env.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -63,19 +63,36 @@ TEST_CASE("every key is described with type, default and help", "[config][print]
     CHECK(md.find("json_lines \\| json_array \\| raw") != std::string::npos);
 }
 
-TEST_CASE("the README documents every key", "[config][print]") {
-    std::ifstream in{std::string{ISS_SOURCE_DIR} + "/README.md"};
+TEST_CASE("docs/configuration.md is the generated reference: every key, once", "[config][print]") {
+    std::ifstream in{std::string{ISS_SOURCE_DIR} + "/docs/configuration.md"};
     REQUIRE(in);
     std::stringstream ss;
     ss << in.rdbuf();
-    const std::string readme = ss.str();
+    const std::string page = ss.str();
+    // Regenerate with `iggy-s3-sink check-config --help-config --markdown > docs/configuration.md`.
+    CHECK(page == describe_page());
     for (const auto& r : describe()) {
         INFO(r.path);
-        CHECK(readme.find("`" + r.path + "`") != std::string::npos);
+        const std::string row = "| `" + r.path + "` |";
+        const auto at = page.find(row);
+        CHECK(at != std::string::npos);
+        CHECK(page.find(row, at + 1) == std::string::npos);
     }
-    // The table itself is the generated one (regenerate it with
-    // `iggy-s3-sink check-config --help-config`).
-    CHECK(readme.find(describe_markdown()) != std::string::npos);
+}
+
+TEST_CASE("the reference has a section per top-level key and links the pages its help names", "[config][print]") {
+    const auto sections = describe_sections();
+    std::vector<std::string> names;
+    for (const auto& s : sections) names.push_back(s.name);
+    CHECK(names == std::vector<std::string>{"iggy", "sources", "s3", "format", "rotation", "memory", "performance",
+                                            "naming", "delivery", "shutdown", "log", "admin"});
+    const std::string page = describe_page();
+    CHECK(page.find("### s3\n") != std::string::npos);
+    CHECK(page.find("See [aws.md](aws.md).") != std::string::npos);
+    CHECK(page.find("docs/aws.md") == std::string::npos);
+    const std::string text = describe_text();
+    CHECK(text.find("s3.retry.deadline  duration, default 15s\n    Bound on one operation") != std::string::npos);
+    CHECK(text.find("See docs/aws.md.") != std::string::npos);
 }
 
 TEST_CASE("the example config in packaging/ is valid", "[config][print]") {

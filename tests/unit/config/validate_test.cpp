@@ -2,7 +2,7 @@
 #include "config/config.hpp"
 #include "test_env.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <algorithm>
 #include <functional>

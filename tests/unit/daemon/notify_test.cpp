@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/notify.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -52,7 +52,7 @@ TEST_CASE("notify: the datagram protocol reaches a path socket and an abstract o
 
     auto bad = iss::app::send_notify_datagram("relative/path", "READY=1");
     REQUIRE_FALSE(bad.has_value());
-    CHECK_THAT(bad.error().message(), Catch::Matchers::Contains("NOTIFY_SOCKET"));
+    CHECK_THAT(bad.error().message(), Catch::Matchers::ContainsSubstring("NOTIFY_SOCKET"));
     auto gone = iss::app::send_notify_datagram("/tmp/iss-notify-none-" + std::to_string(::getpid()), "READY=1");
     CHECK_FALSE(gone.has_value());
 }

@@ -9,6 +9,9 @@
    when the kernel first returns to the new program kills it before its first instruction.
 2. SIGTERM while Iggy is unreachable (the daemon retrying its connect) with nothing buffered:
    exit 0 at once, not after shutdown.grace.
+3. SIGHUP in that state: an invalid file is refused (its problem logged at error, the daemon
+   runs on); a valid one restarts the pipeline at once (nothing to drain); SIGTERM after it
+   still exits 0 at once.
 
 usage: run_signals_cli.py BINARY [ROUNDS]
 """
@@ -192,6 +195,53 @@ def main() -> None:
             fail(f"exit {p.returncode}, want 0: " + "".join(seen) + out)
         if took > 5:
             fail(f"took {took:.1f} s to stop with nothing buffered (want < 5 s; shutdown.grace is 20 s)")
+
+        # 3. SIGHUP while the Iggy connect is being retried: an invalid file is refused (logged
+        #    at error, the daemon goes on); a valid one restarts at once (nothing buffered, so
+        #    nothing to drain), and SIGTERM still stops it at once afterwards.
+        p = subprocess.Popen([binary, "run", "--config", str(cfg)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, env=env)
+        seen = []
+
+        def wait_for(pattern: str, seconds: float = 30) -> None:
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                line = p.stderr.readline()
+                if not line:
+                    break
+                seen.append(line)
+                if pattern in line:
+                    return
+            p.kill()
+            fail(f"no '{pattern}' logged within {seconds} s: " + "".join(seen))
+
+        wait_for("retrying")
+        good = cfg.read_text()
+        cfg.write_text(good.replace("consumer: sig-test", "consumer: sig-test, bogus_key: 1"))
+        p.send_signal(signal.SIGHUP)
+        wait_for("iggy.bogus_key: unknown key")
+        if not any(" error " in line and "invalid configuration" in line for line in seen):
+            fail("the refused reload is not logged at error: " + "".join(seen))
+        if p.poll() is not None:
+            fail(f"daemon exited {p.returncode} on an invalid reload: " + "".join(seen))
+        cfg.write_text(good.replace("consumer: sig-test", "consumer: sig-test-2"))
+        p.send_signal(signal.SIGHUP)
+        wait_for("restarting with the reloaded configuration")
+        wait_for("retrying")
+        if p.poll() is not None:
+            fail(f"daemon exited {p.returncode} on a valid reload: " + "".join(seen))
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        try:
+            out, _ = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail("no exit within 30 s of SIGTERM after a reload")
+        took = time.monotonic() - t0
+        print(f"SIGHUP (invalid, then valid) while Iggy is unreachable, then SIGTERM: exit {p.returncode} "
+              f"after {took:.2f} s", flush=True)
+        if p.returncode != 0 or took > 5:
+            fail(f"exit {p.returncode} after {took:.1f} s, want 0 within 5 s: " + "".join(seen) + out)
     iggy.close()
     s3.close()
     print("run signals CLI: all checks passed")

@@ -7,7 +7,7 @@
 #include "daemon/wiring.hpp"
 #include "s3/request.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <algorithm>
 #include <string>

@@ -4,7 +4,7 @@
 #include "daemon/s3_wiring.hpp"
 #include "s3/probe.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss;
 

@@ -3,7 +3,7 @@
 
 #include "json_reference.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <simdjson.h>
 
 #include <limits>

@@ -6,7 +6,7 @@
 #include "format/key_template.hpp"
 #include "proto/message.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <date/tz.h>
 
 using namespace iss::format;

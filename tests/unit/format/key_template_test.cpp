@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/key_template.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <string>
 #include <vector>

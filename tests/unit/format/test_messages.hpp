@@ -4,7 +4,7 @@
 // writers are tested on exactly what a poll reply holds.
 #include "proto/message.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <deque>
 #include <string>

@@ -5,7 +5,7 @@
 #include "format/writer.hpp"
 #include "test_messages.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <limits>
 
@@ -60,7 +60,8 @@ TEST_CASE("schema: a value that does not fit is a bad message naming column and 
         auto r = w.append(ms.make(41, b.payload), src, out);
         REQUIRE_FALSE(r.has_value());
         CHECK(r.error() == errc::bad_value);
-        CHECK_THAT(r.error().detail(), Catch::Contains("offset 41") && Catch::Contains(b.says));
+        CHECK_THAT(r.error().detail(),
+                   Catch::Matchers::ContainsSubstring("offset 41") && Catch::Matchers::ContainsSubstring(b.says));
         CHECK(out == before);
         CHECK(w.buffered_bytes() == before_buffered);
     }
@@ -82,12 +83,12 @@ TEST_CASE("schema: config texts become columns, or every problem", "[format][sch
     CHECK(c.source == column_source::header);
     const auto p = make_column("", "integer", "payload:a..b", true, c);
     REQUIRE(p.size() == 3);
-    CHECK_THAT(p[0], Catch::StartsWith("name:"));
-    CHECK_THAT(p[1], Catch::StartsWith("type:"));
-    CHECK_THAT(p[2], Catch::StartsWith("from:"));
+    CHECK_THAT(p[0], Catch::Matchers::StartsWith("name:"));
+    CHECK_THAT(p[1], Catch::Matchers::StartsWith("type:"));
+    CHECK_THAT(p[2], Catch::Matchers::StartsWith("from:"));
     const auto q = make_column("t", "boolean", "timestamp", true, c);
     REQUIRE(q.size() == 1);
-    CHECK_THAT(q[0], Catch::Contains("timestamp_us, timestamp_ms or int64"));
+    CHECK_THAT(q[0], Catch::Matchers::ContainsSubstring("timestamp_us, timestamp_ms or int64"));
     CHECK(make_column("x", "string", "headerz", true, c).size() == 1);
     const std::vector<column> dup{col("a", column_type::string, "x"), col("a", column_type::int64, "y")};
     CHECK(check_schema(dup).size() == 1);

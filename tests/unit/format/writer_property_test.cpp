@@ -6,7 +6,7 @@
 
 #include <boost/json.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 
 #include <boost/json.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <malloc.h>
 #include <simdjson.h>
 #include <zlib.h>

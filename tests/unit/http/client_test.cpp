@@ -8,7 +8,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <exception>
 #include <functional>
@@ -128,9 +128,8 @@ TEST_CASE("a fault rule with every = 3 faults one matching request in three, tim
     http::client c{ioc.get_executor()};
     std::vector<unsigned> statuses;
     for (int i = 0; i < 10; ++i) {
-        auto r = run<result<http::response>>(ioc, [&]() {
-            return c.send(front_endpoint(front), http::request{"GET", "/k", {}, {}});
-        });
+        const auto get = [&]() { return c.send(front_endpoint(front), http::request{"GET", "/k", {}, {}}); };
+        auto r = run<result<http::response>>(ioc, get);
         REQUIRE(r.has_value());
         statuses.push_back(r->status);
     }
@@ -207,9 +206,8 @@ TEST_CASE("connection refused is connect_failed", "[http]") {
         port = acc.local_endpoint().port();
     }
     http::client c{ioc.get_executor()};
-    auto r = run<result<http::response>>(ioc, [&]() {
-        return c.send({false, "127.0.0.1", port, ""}, http::request{});
-    });
+    const auto get = [&]() { return c.send({false, "127.0.0.1", port, ""}, http::request{}); };
+    auto r = run<result<http::response>>(ioc, get);
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error() == http::errc::connect_failed);
 }
@@ -220,9 +218,8 @@ TEST_CASE("a HEAD response has no body whatever its Content-Length", "[http]") {
     front.set_fixed_response(200, {{"Content-Length", "12345"}}, "");
     http::client c{ioc.get_executor()};
     for (int i = 0; i < 2; ++i) {
-        auto r = run<result<http::response>>(ioc, [&]() {
-            return c.send(front_endpoint(front), http::request{"HEAD", "/k", {}, {}});
-        });
+        const auto head = [&]() { return c.send(front_endpoint(front), http::request{"HEAD", "/k", {}, {}}); };
+        auto r = run<result<http::response>>(ioc, head);
         REQUIRE(r.has_value());
         CHECK(r->headers.get("content-length") == "12345");
         CHECK(r->body.empty());

@@ -3,7 +3,7 @@
 // the socket while it takes them, the rest in order for a write that waits for room.
 #include "http/record_sink.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <sys/socket.h>
 #include <unistd.h>
 

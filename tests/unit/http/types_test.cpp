@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "http/types.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <string>
 #include <utility>

@@ -10,7 +10,7 @@
 #include "iggy_broker/users.hpp"
 #include "proto/error.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <unistd.h>
 
 #include <filesystem>

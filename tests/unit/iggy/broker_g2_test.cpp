@@ -10,7 +10,7 @@
 #include "proto/g2_commands.hpp"
 #include "proto/message.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss::broker;
 namespace proto = iss::proto;
@@ -24,23 +24,22 @@ proto::byte_buffer bytes(std::initializer_list<int> v) {
     return b;
 }
 
-/// One logged-in G2 connection to a fresh broker.
-struct g2_world {
-    iss::manual_clock clock;
-    broker_state b{broker_options{"iggy", "iggy", {}, std::chrono::seconds{30}, {}, {}, &clock, 7}};
-    g2_shared shared{g2_options{}, node_endpoints{"127.0.0.1", 40001}};
-    g2_connection conn{b, shared, 77};
+/// One logged-in G2 connection (client `client_id`, user `user`) to a broker.
+struct g2_session {
+    g2_connection conn;
     g2::session_state ss{0x1234};
     proto::byte_buffer out;
     proto::byte_buffer sent;  // the last request frame
 
-    g2_world() {
-        b.add_client(77, "127.0.0.1:5077");
+    g2_session(broker_state& b, g2_shared& shared, std::uint32_t client_id, const std::string& user,
+               const std::string& password)
+        : conn{b, shared, client_id} {
+        b.add_client(client_id, "127.0.0.1:" + std::to_string(5000 + client_id));
         g2::register_request r;
         r.version.sdk_name = "test";
         r.version.sdk_version = "1.0";
-        r.username = "iggy";
-        r.password = "iggy";
+        r.username = user;
+        r.password = password;
         auto f = send(r);
         REQUIRE(f.reply().status == 0);
         auto reply = g2::decode_register_reply(f.body);
@@ -67,6 +66,21 @@ struct g2_world {
         REQUIRE(f.has_value());
         return *f;
     }
+};
+
+/// A fresh broker and root's logged-in G2 connection (client 77).
+struct g2_world {
+    iss::manual_clock clock;
+    broker_state b{broker_options{"iggy", "iggy", {}, std::chrono::seconds{30}, {}, {}, &clock, 7}};
+    g2_shared shared{g2_options{}, node_endpoints{"127.0.0.1", 40001}};
+    g2_session root{b, shared, 77, "iggy", "iggy"};
+    proto::byte_buffer& sent = root.sent;
+
+    template <class Request>
+    g2::server_frame send(const Request& req) {
+        return root.send(req);
+    }
+    g2::server_frame send_raw(std::uint32_t code, const proto::byte_buffer& body) { return root.send_raw(code, body); }
 };
 
 /// `count 1 | index 0 | result code`: a committed rejection.
@@ -136,6 +150,93 @@ TEST_CASE("G2: CreateTopic applies the options block (compression, expiry, max s
               .reply()
               .status == 4042);
     CHECK(w.b.get_topics(ident::num(0)).size() == 1);
+}
+
+TEST_CASE("G2: CreateTopic accepts the completion policies the 0.9.0 SDKs always send", "[broker][g2]") {
+    // apache-iggy 0.9.0 (Python, a wheel of the Rust SDK) sends `consumer_offset_durability` and
+    // `durability` = "replicated" on every CreateTopic; the server takes "replicated" and
+    // "persisted" and refuses any other value (4042).
+    g2_world w;
+    REQUIRE(w.send(g2::create_stream_request{"s", {}}).reply().status == 0);
+    auto text = [](std::string_view v) {
+        return proto::byte_buffer(proto::as_bytes(v).begin(), proto::as_bytes(v).end());
+    };
+    const auto block = options_block({{"consumer_offset_durability", {proto::header_kind::string, text("replicated")}},
+                                      {"durability", {proto::header_kind::string, text("persisted")}}});
+    auto r =
+        w.send(g2::create_topic_request{proto::identifier::numeric(0), 1, "t", std::string{proto::as_text(block)}});
+    REQUIRE(r.reply().status == 0);
+    CHECK(g2::decode_result_framed(r.body).has_value());
+    CHECK(w.b.get_topic(ident::num(0), ident::num(0)));
+    const auto bad = options_block({{"durability", {proto::header_kind::string, text("eventually")}}});
+    CHECK(w.send(g2::create_topic_request{proto::identifier::numeric(0), 1, "x", std::string{proto::as_text(bad)}})
+              .reply()
+              .status == 4042);
+}
+
+TEST_CASE("G2: a user without rights gets 41 Unauthorized, in the header or committed", "[broker][g2]") {
+    // Upstream core/server/src/dispatch/authz.rs: reads (GetStream/GetTopic/...) and the
+    // partition plane (poll, send, offsets) are denied before they run, with the status in the
+    // reply header and an empty body; metadata operations are gated where they apply, so the
+    // rejection is committed (status 0, 41 in the result section).
+    g2_world w;
+    REQUIRE(w.send(g2::create_stream_request{"s", {}}).reply().status == 0);
+    REQUIRE(w.send(g2::create_topic_request{proto::identifier::numeric(0), 1, "t", {}}).reply().status == 0);
+    // alice / secret, active, no permissions (the 0.8.0 body, then an empty options block).
+    auto body = bytes({5, 'a', 'l', 'i', 'c', 'e', 6, 's', 'e', 'c', 'r', 'e', 't', 1, 0});
+    REQUIRE(w.send_raw(admin::code::create_user, body).reply().status == 0);
+    g2_session alice{w.b, w.shared, 78, "alice", "secret"};
+    const auto s0 = proto::identifier::numeric(0);
+    auto denied = [](const g2::server_frame& f) { return f.reply().status == 41 && f.body.empty(); };
+
+    CHECK(denied(alice.send(proto::get_topic_request{s0, s0})));
+    CHECK(denied(alice.send(proto::get_stream_request{s0})));
+    CHECK(denied(alice.send(proto::poll_messages_request{proto::consumer::single(proto::identifier::numeric(1)), s0, s0,
+                                                         0, proto::polling_strategy::first(), 10, false})));
+    const std::string payload = "x";
+    std::vector<proto::message_fields> msgs(1);
+    msgs[0].payload = proto::as_bytes(payload);
+    CHECK(denied(alice.send(g2::send_messages_request{s0, s0, proto::partitioning::to_partition(0), msgs})));
+    CHECK(denied(
+        alice.send(g2::store_offset_request{proto::consumer::single(proto::identifier::numeric(1)), s0, s0, 0, 0, 1})));
+    auto create = alice.send(g2::create_stream_request{"mine", {}});
+    CHECK(create.reply().status == 0);
+    CHECK(proto::byte_buffer(create.body.begin(), create.body.end()) == rejection(41));
+    CHECK(w.b.get_streams().size() == 1);
+    CHECK(w.b.get_topic(ident::num(0), ident::num(0))->messages_count == 0);
+    // An unknown topic is not a permission question: the empty "not found" answer.
+    auto missing = alice.send(proto::get_topic_request{s0, proto::identifier::numeric(9)});
+    CHECK(missing.reply().status == 0);
+    CHECK(missing.body.empty());
+    // Root still sees the topic.
+    auto t = w.send(proto::get_topic_request{s0, s0});
+    CHECK(t.reply().status == 0);
+    CHECK_FALSE(t.body.empty());
+}
+
+TEST_CASE("G2: CreateConsumerGroup answers the group's details; GetConsumerGroups lists them", "[broker][g2]") {
+    // The apache-iggy 0.9.0 SDK decodes ConsumerGroupDetails from the CreateConsumerGroup
+    // reply (an empty result fails there with InvalidFormat) and sends GetConsumerGroups (601).
+    g2_world w;
+    REQUIRE(w.send(g2::create_stream_request{"s", {}}).reply().status == 0);
+    REQUIRE(w.send(g2::create_topic_request{proto::identifier::numeric(0), 3, "t", {}}).reply().status == 0);
+    const auto s0 = proto::identifier::numeric(0);
+    auto r = w.send(proto::create_consumer_group_request{s0, s0, "g"});
+    REQUIRE(r.reply().status == 0);
+    auto payload = g2::decode_result_framed(r.body);
+    REQUIRE(payload.has_value());
+    auto g = g2::decode_consumer_group_reply(*payload);
+    REQUIRE(g.has_value());
+    REQUIRE(g->has_value());
+    CHECK((*g)->group.name == "g");
+    CHECK((*g)->group.partitions_count == 3);
+    CHECK((*g)->group.members_count == 0);
+    auto list = w.send(proto::get_consumer_groups_request{s0, s0});
+    REQUIRE(list.reply().status == 0);
+    proto::byte_buffer expected;
+    proto::writer ew{expected};
+    REQUIRE(proto::append_consumer_group_info(ew, {0, 3, 0, "g"}).has_value());
+    CHECK(proto::byte_buffer(list.body.begin(), list.body.end()) == expected);
 }
 
 TEST_CASE("G2: SendMessages confirms the batch with its partition and base offset", "[broker][g2]") {

@@ -3,7 +3,7 @@
 // 0.8.0 rules of docs/protocol.md §5-7.
 #include "iggy_broker/broker_state.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <cstring>
 #include <filesystem>

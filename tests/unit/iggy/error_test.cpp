@@ -4,7 +4,7 @@
 
 #include "proto/error.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss;
 using iggy::outcome;

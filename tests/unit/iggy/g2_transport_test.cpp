@@ -3,7 +3,7 @@
 // error a caller classifies, and the session-ending statuses.
 #include "iggy/g2_transport.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss;
 using iggy::outcome;

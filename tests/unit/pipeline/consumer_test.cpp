@@ -6,7 +6,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <algorithm>
 #include <set>
@@ -606,4 +606,138 @@ TEST_CASE(
     CHECK(p0 == 12);
     CHECK(run(loop.shutdown()));
     CHECK(w.bucket_records().size() == 44);  // every message once
+}
+
+TEST_CASE("consumer: single mode, partitions added at run time are polled within metadata_interval",
+          "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 3;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 3);
+    src.fill(1, 3);
+    auto o = options(pl::consumer_mode::single);
+    o.metadata_interval = 5s;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    REQUIRE(run(loop.start()));
+    run(loop.round());
+    CHECK(loop.assignment().size() == 2);
+    // CreatePartitions: the topic grows from 2 to 4 partitions, with messages in the new ones.
+    src.fill(2, 3);
+    src.fill(3, 3);
+    const int lookups = src.lookups["requests"];
+    for (int i = 0; i < 49; ++i) {
+        w.clock.advance(100ms);
+        run(loop.round());
+    }
+    CHECK(loop.assignment().size() == 2);  // not listed again before metadata_interval
+    CHECK(src.lookups["requests"] == lookups);
+    w.clock.advance(100ms);
+    run(loop.round());
+    run(loop.round());
+    CHECK(loop.assignment().size() == 4);
+    CHECK(src.lookups["requests"] == lookups + 1);
+    CHECK(logs.count("partition added") == 2);
+    CHECK(run(loop.shutdown()));
+    auto b = w.bucket_records();
+    CHECK(b.size() == 12);
+    for (const auto& [k, n] : b) CHECK(n == 1);
+    CHECK(w.offsets.stored.at({"app", "requests", 2}) == 2);
+    CHECK(w.offsets.stored.at({"app", "requests", 3}) == 2);
+}
+
+TEST_CASE("consumer: group mode, partitions added at run time and assigned by the server are polled",
+          "[pipeline][consumer]") {
+    world w;
+    w.options.mode = pl::consumer_mode::group;
+    w.rotation.max_records = 3;
+    auto r = w.make_router();
+    fake_source src;
+    src.group = true;
+    src.fill(0, 3);
+    src.fill(1, 3);
+    src.owned = {0, 1};
+    pl::consumer_loop loop{options(pl::consumer_mode::group), src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    run(loop.round());
+    CHECK(loop.assignment().size() == 2);
+    // The topic grows to 4 partitions; the server's rebalance gives all four to the only member.
+    src.fill(2, 3);
+    src.fill(3, 3);
+    src.owned = {0, 1, 2, 3};
+    w.clock.advance(1s);
+    run(loop.round());
+    run(loop.round());
+    CHECK(loop.assignment().size() == 4);
+    CHECK(run(loop.shutdown()));
+    auto b = w.bucket_records();
+    CHECK(b.size() == 12);
+    for (const auto& [k, n] : b) CHECK(n == 1);
+}
+
+TEST_CASE("consumer: a topic created again (next offset past the head) stops that partition, once, and says why",
+          "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 8);
+    src.fill(1, 8);
+    pl::consumer_loop loop{options(pl::consumer_mode::single), src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    REQUIRE(run(loop.start()));
+    for (int i = 0; i < 3; ++i) run(loop.round());
+    CHECK(w.offsets.stored.at({"app", "requests", 0}) == 7);
+    CHECK(loop.offset_resets().empty());
+    // The topic is deleted and created again: partition 0 starts over with 2 messages.
+    src.logs[0].clear();
+    src.fill(0, 2);
+    src.fill(1, 4);  // partition 1 goes on as before
+    const auto polls_before = src.polls.size();
+    for (int i = 0; i < 10; ++i) {
+        w.clock.advance(100ms);
+        run(loop.round());
+    }
+    const auto resets = loop.offset_resets();
+    REQUIRE(resets.size() == 1);
+    CHECK(resets[0].partition == pl::partition_ref{"app", "requests", 0});
+    CHECK(resets[0].next_offset == 8);
+    CHECK(resets[0].head == 1);
+    CHECK(logs.count("offset reset", "s3.prefix") == 1);
+    // Polled once more to find it, then not any more; partition 1 every round.
+    std::size_t p0 = 0, p1 = 0;
+    for (std::size_t i = polls_before; i < src.polls.size(); ++i) {
+        p0 += std::get<0>(src.polls[i]) == 0u;
+        p1 += std::get<0>(src.polls[i]) == 1u;
+    }
+    CHECK(p0 == 1);
+    CHECK(p1 == 10);
+    CHECK(run(loop.shutdown()));
+    // Nothing of the new topic's partition 0 landed; partition 1's 12 messages did, once.
+    auto b = w.bucket_records();
+    CHECK(b.size() == 20);
+    for (const auto& [k, n] : b) CHECK(n == 1);
+    CHECK(w.offsets.stored.at({"app", "requests", 0}) == 7);
+}
+
+TEST_CASE("consumer: group mode, the empty answer for partition 0 not owned is not an offset reset",
+          "[pipeline][consumer][inv5]") {
+    world w;
+    w.options.mode = pl::consumer_mode::group;
+    w.rotation.max_records = 1000;
+    auto r = w.make_router();
+    fake_source src;
+    src.group = true;
+    src.fill(0, 6);
+    src.owned = {0};
+    pl::consumer_loop loop{options(pl::consumer_mode::group), src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    run(loop.round());
+    run(loop.round());
+    // Partition 0 is someone else's now: an explicit poll answers `0, 0, no messages`.
+    src.owned = {};
+    run(loop.round());
+    CHECK(loop.offset_resets().empty());
+    CHECK(run(loop.shutdown()));
 }

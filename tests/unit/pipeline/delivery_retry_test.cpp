@@ -4,7 +4,7 @@
 // backoff ceilings, group mode has one attempt per operation (invariant 5 in delivery.hpp).
 #include "fakes.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace pl = iss::pipeline;
 using namespace std::chrono_literals;

@@ -4,7 +4,7 @@
 #include "fakes.hpp"
 #include "pipeline/error.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace pl = iss::pipeline;
 using namespace std::chrono_literals;
@@ -99,7 +99,8 @@ TEST_CASE("inv2: a replay after a crash renders the same keys whatever the clock
         auto wr = make_writer(w, rp);
         auto b = batch::range(0, 9);
         run(wr->feed(b.span()));  // objects 0..3, 4..7 written; 8, 9 open
-    }                             // crash: the writer is gone with 8, 9
+    }
+    // crash: the writer is gone with 8, 9
     const auto first_run = w.store.objects;
     // The commits of the first run are lost too (crash between upload and commit).
     w.offsets.stored.clear();

@@ -7,7 +7,7 @@
 #include "pipeline/adapters/key_namer.hpp"
 #include "proto/message.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <date/tz.h>
 
 #include <random>

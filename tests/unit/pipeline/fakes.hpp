@@ -352,6 +352,33 @@ private:
     event_log& log_;
 };
 
+/// A table step (invariant 7) that records each call ("table <partition> <through> <key>,..."
+/// in the event log) and can fail its next calls.
+struct fake_table final : pl::table_step {
+    explicit fake_table(event_log& log) : log_{log} {}
+    int fail_next = 0;
+    pl::table_status failure = pl::table_status::retryable;
+    std::vector<std::vector<pl::durable_object>> calls;  ///< every call's objects, failed ones too
+    std::vector<pl::durable_object> taken;               ///< the objects of the calls that succeeded
+    pl::task<pl::table_result> commit(const pl::partition_ref& p, std::span<const pl::durable_object> objects,
+                                      std::uint64_t through) override {
+        calls.emplace_back(objects.begin(), objects.end());
+        std::string keys;
+        for (const auto& o : objects) keys += (keys.empty() ? "" : ",") + o.key.get();
+        if (fail_next > 0) {
+            --fail_next;
+            log_.push_back(fmt::format("table-failed {} {} {}", p.partition, through, keys));
+            co_return pl::table_result{failure, "injected"};
+        }
+        taken.insert(taken.end(), objects.begin(), objects.end());
+        log_.push_back(fmt::format("table {} {} {}", p.partition, through, keys));
+        co_return pl::table_result{};
+    }
+
+private:
+    event_log& log_;
+};
+
 /// Messages with owned payloads (the views point into `payloads`).
 struct batch {
     std::deque<std::string> payloads;
@@ -394,6 +421,8 @@ struct world {
     offset_namer namer;
     clock_sleeper sleeper{clock};
     fake_dead_letters dead_letters{events};
+    fake_table table{events};
+    bool with_table = false;  ///< plug `table` in as the writers' table step
     pl::writer_options options;
     pl::rotation_options rotation;
     pl::partition_ref p{"app", "requests", 1};
@@ -412,6 +441,7 @@ struct world {
         pl::writer_ports p{store, offsets, encoders, namer, sleeper, clock, &dead_letters};
         p.workers = test_workers();
         p.part_hashers = all_digests();  // (the fake store checks every digest it is given)
+        if (with_table) p.table = &table;
         return p;
     }
     /// performance.workers for every writer of the tests: ISS_TEST_WORKERS threads (unset or

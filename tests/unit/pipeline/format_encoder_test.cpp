@@ -4,7 +4,7 @@
 #include "pipeline/error.hpp"
 #include "proto/message.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace pl = iss::pipeline;
 

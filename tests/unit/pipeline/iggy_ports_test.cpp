@@ -4,7 +4,7 @@
 #include "iggy/error.hpp"
 #include "proto/error.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace pl = iss::pipeline;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pipeline/lag.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace pl = iss::pipeline;
 

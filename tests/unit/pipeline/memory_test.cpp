@@ -7,7 +7,7 @@
 #include "fakes.hpp"
 #include "pipeline/consumer.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <map>
 #include <string>

@@ -3,7 +3,7 @@
 // files reused through a bounded set of spares.
 #include "pipeline/spool.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 #include <fmt/format.h>
 #include <unistd.h>
 

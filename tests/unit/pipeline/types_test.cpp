@@ -3,7 +3,7 @@
 
 #include "pipeline/error.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace pl = iss::pipeline;
 

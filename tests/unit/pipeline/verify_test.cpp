@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pipeline/verify.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace pl = iss::pipeline;
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 
 namespace {
 pl::verified_object obj(std::string key, std::uint64_t first, std::uint64_t last) {
@@ -47,8 +47,8 @@ TEST_CASE("verify: an overlapping object names the duplicate offsets and both ke
     CHECK(r.overlaps[1].last == 14);
     CHECK(r.gaps.empty());
     const auto d = pl::describe_problems(r);
-    CHECK_THAT(d.at(0), Contains("duplicate offsets 5..9 are in two objects: a and x"));
-    CHECK_THAT(d.at(1), Contains("duplicate offsets 10..14 are in two objects: x and b"));
+    CHECK_THAT(d.at(0), ContainsSubstring("duplicate offsets 5..9 are in two objects: a and x"));
+    CHECK_THAT(d.at(1), ContainsSubstring("duplicate offsets 10..14 are in two objects: x and b"));
 }
 
 TEST_CASE("verify: a committed offset beyond the bucket is a loss; a gap above it is not yet", "[pipeline][verify]") {
@@ -56,7 +56,8 @@ TEST_CASE("verify: a committed offset beyond the bucket is a loss; a gap above i
     REQUIRE(r.committed_missing);
     CHECK(r.committed_missing->first == 10);
     CHECK(r.committed_missing->last == 15);
-    CHECK_THAT(pl::describe_problems(r).at(0), Contains("committed offset 15 is beyond the highest durable offset 9"));
+    CHECK_THAT(pl::describe_problems(r).at(0),
+               ContainsSubstring("committed offset 15 is beyond the highest durable offset 9"));
     CHECK_FALSE(pl::verify_partition(p0, {}, 3).ok());
     // Gap above the committed offset: in flight, not a problem.
     CHECK(pl::verify_partition(p0, {obj("a", 0, 9), obj("c", 20, 29)}, 9).ok());
@@ -66,7 +67,7 @@ TEST_CASE("verify: a committed offset beyond the bucket is a loss; a gap above i
 
 TEST_CASE("verify: table and JSON", "[pipeline][verify]") {
     std::vector<pl::partition_report> rs{pl::verify_partition(p0, {obj("a", 0, 9), obj("c", 20, 29)}, 29)};
-    CHECK_THAT(pl::render_verify_table(rs), Contains("PROBLEM"));
+    CHECK_THAT(pl::render_verify_table(rs), ContainsSubstring("PROBLEM"));
     CHECK(pl::render_verify_json(rs, 20) ==
           "{\"partitions\":[{\"stream\":\"app\",\"topic\":\"events\",\"partition\":0,\"objects\":2,\"lowest\":0,"
           "\"highest\":29,\"committed\":29,\"gaps\":[[10,19]],\"overlaps\":[],\"ok\":false}],\"problems\":[\"app/"

@@ -4,7 +4,7 @@
 // every rotation and bad-message rule on the way; and the formatting does run on the pool.
 #include "fakes.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <mutex>
 #include <set>

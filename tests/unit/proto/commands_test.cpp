@@ -4,7 +4,7 @@
 #include "proto/poll.hpp"
 #include "test_util.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <filesystem>
 #include <limits>

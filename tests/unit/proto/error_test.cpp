@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/error.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss::proto;
 

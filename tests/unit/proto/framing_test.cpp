@@ -4,7 +4,7 @@
 #include "proto/commands.hpp"
 #include "test_util.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss::proto;
 using proto_test::from_hex;

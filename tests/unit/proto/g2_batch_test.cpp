@@ -4,7 +4,7 @@
 #include "proto/g2_commands.hpp"
 #include "test_util.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <random>
 #include <string>
@@ -221,7 +221,7 @@ TEST_CASE("poll reply fixture decodes with verified checksums to the SDK's value
     flipped2[second] ^= std::byte{1};
     auto bad2 = decode_batch_poll_reply(view(flipped2), p, o);
     REQUIRE_FALSE(bad2.has_value());
-    CHECK_THAT(bad2.error().message(), Catch::Contains("poll_reply.records[0].frames[1].checksum"));
+    CHECK_THAT(bad2.error().message(), Catch::Matchers::ContainsSubstring("poll_reply.records[0].frames[1].checksum"));
 }
 
 TEST_CASE("poll replies: sliced records, several records, 0.10 producer bytes", "[proto][g2][batch]") {

@@ -5,7 +5,7 @@
 
 #include "test_util.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <filesystem>
 #include <map>

@@ -3,7 +3,7 @@
 #include "proto/g2_commands.hpp"
 #include "test_util.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <random>
 

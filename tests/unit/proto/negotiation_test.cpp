@@ -2,7 +2,7 @@
 // The login negotiation: feed what each login came to, check what the session is told to do.
 #include "proto/negotiation.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss::proto;
 using kind = login_result::kind;

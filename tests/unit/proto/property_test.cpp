@@ -6,7 +6,7 @@
 #include "proto/poll.hpp"
 #include "test_util.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <cstdlib>
 #include <iostream>

@@ -4,7 +4,7 @@
 
 #include "proto/wire.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -3,7 +3,7 @@
 
 #include "s3/request.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #if defined(__aarch64__)
 #include <asm/hwcap.h>

@@ -5,7 +5,7 @@
 
 #include <boost/asio/error.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss;
 using s3::outcome;

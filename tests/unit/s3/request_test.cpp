@@ -5,7 +5,7 @@
 #include "s3/error.hpp"
 #include "sigv4/hash.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 using namespace iss;
 

@@ -42,7 +42,8 @@ foreach(dir IN LISTS _sigv4_docs)
   endif()
 endforeach()
 
-# Usage errors exit 2; a request that cannot be signed exits 1.
+# Usage errors exit 64 (tests/unit/daemon/exit_codes_cli.sh checks the code); a request that
+# cannot be signed exits 1.
 add_test(NAME cli.sigv4.usage COMMAND iggy-s3-sink sigv4 --request)
 set_tests_properties(cli.sigv4.usage PROPERTIES LABELS "unit;sigv4;cli" TIMEOUT 10 WILL_FAIL TRUE)
 add_test(NAME cli.sigv4.help COMMAND iggy-s3-sink sigv4 --help)

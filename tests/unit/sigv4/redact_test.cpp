@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sigv4/redact.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 namespace sv = iss::sigv4;
 

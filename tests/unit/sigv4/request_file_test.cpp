@@ -8,7 +8,7 @@
 
 #include <boost/json/parse.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -3,7 +3,7 @@
 
 #include "sigv4/chunked.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.hpp"
 
 #include <chrono>
 

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The Helm chart (packaging/helm/iggy-s3-sink) over every values file of tests/package/helm.
+
+    helm_check.py --source REPO --binary path/to/iggy-s3-sink --tools DIR
+
+For each values-*.yaml: `helm lint --strict`, `helm template`, `kubeconform -strict` on the
+output against the Kubernetes JSON schemas of the oldest and newest versions the chart
+supports (1.25 and 1.37, from PyPI's kubernetes-validate; the Prometheus Operator's kinds
+are checked here instead: the PrometheusRule holds packaging/monitoring's rules as they are
+and passes `promtool check rules`, the ServiceMonitor selects the metrics Service and its
+`admin` port), the dashboard ConfigMap holds the dashboard file, and the objects pass
+k8s_check.py's structural checks of the kustomize base (with tests/package/helm/secret.yaml
+as the existingSecret). For each bad-*.yaml: `helm template` fails with the text after its
+`expect:`. The tools come from scripts/install-deps (DIR: bin/helm, bin/kubeconform,
+schemas/). Exit 0 when everything passes, 1 with every problem listed.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+KUBE_VERSIONS = ("1.25.0", "1.37.0")
+MONITORING_KINDS = ("ServiceMonitor", "PrometheusRule")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--tools", required=True)
+    a = ap.parse_args()
+    helm = os.path.join(a.tools, "bin", "helm")
+    kubeconform = os.path.join(a.tools, "bin", "kubeconform")
+    schemas = os.path.join(a.tools, "schemas")
+    missing = [p for p in (helm, kubeconform, schemas) if not os.path.exists(p)]
+    if missing:
+        print(f"FAIL: {', '.join(missing)} missing: run scripts/install-deps (it installs helm, kubeconform and "
+              "the Kubernetes schemas into .cache/tools)")
+        return 1
+    chart = os.path.join(a.source, "packaging", "helm", "iggy-s3-sink")
+    here = os.path.join(a.source, "tests", "package", "helm")
+    monitoring = os.path.join(a.source, "packaging", "monitoring")
+    rules_file = yaml.safe_load(open(os.path.join(monitoring, "iggy-s3-sink.rules.yaml"), encoding="utf-8"))
+    dashboard = open(os.path.join(monitoring, "iggy-s3-sink.dashboard.json"), encoding="utf-8").read()
+    problems = []
+    good = sorted(glob.glob(os.path.join(here, "values-*.yaml")))
+    bad = sorted(glob.glob(os.path.join(here, "bad-*.yaml")))
+    if len(good) < 3 or not bad:
+        problems.append(f"expected several values-*.yaml and bad-*.yaml in {here}, found {len(good)} and {len(bad)}")
+    env = dict(os.environ, HELM_CACHE_HOME=tempfile.mkdtemp(), HELM_CONFIG_HOME=tempfile.mkdtemp(),
+               HELM_DATA_HOME=tempfile.mkdtemp())
+    seen_kinds = set()
+    for values in good:
+        name = os.path.basename(values)
+        r = run([helm, "lint", "--strict", chart, "-f", values], env=env)
+        if r.returncode != 0:
+            problems.append(f"{name}: helm lint --strict exited {r.returncode}:\n{r.stdout}{r.stderr}")
+        r = run([helm, "template", "sink", chart, "-f", values, "--namespace", "lake"], env=env)
+        if r.returncode != 0:
+            problems.append(f"{name}: helm template exited {r.returncode}:\n{r.stderr}")
+            continue
+        rendered = r.stdout
+        objs = [d for d in yaml.safe_load_all(rendered) if d]
+        kinds = sorted(o["kind"] for o in objs)
+        seen_kinds.update(kinds)
+        for v in KUBE_VERSIONS:
+            r = run([kubeconform, "-strict", "-summary", "-kubernetes-version", v, "-skip", ",".join(MONITORING_KINDS),
+                     "-schema-location",
+                     os.path.join(schemas, "{{ .NormalizedKubernetesVersion }}-local{{ .StrictSuffix }}",
+                                  "{{ .ResourceKind }}{{ .KindSuffix }}.json")],
+                    input=rendered)
+            if r.returncode != 0 or "Errors: 0" not in r.stdout:
+                problems.append(f"{name}: kubeconform (Kubernetes {v}) exited {r.returncode}:\n{r.stdout}{r.stderr}")
+            elif f"Valid: {len(objs) - sum(k in MONITORING_KINDS for k in kinds)}," not in r.stdout:
+                problems.append(f"{name}: kubeconform (Kubernetes {v}) did not validate every object: {r.stdout}")
+        problems += check_monitoring(name, objs, rules_file, dashboard)
+        with tempfile.NamedTemporaryFile("w", suffix=f"-{name}", delete=False) as f:
+            f.write(rendered)
+        try:
+            r = run([sys.executable, os.path.join(a.source, "tests", "package", "k8s_check.py"), "--source", a.source,
+                     "--binary", a.binary, "--rendered", f.name, "--extra", os.path.join(here, "secret.yaml")])
+        finally:
+            os.unlink(f.name)
+        if r.returncode != 0:
+            problems.append(f"{name}: k8s_check.py:\n{r.stdout}{r.stderr}")
+        print(f"{name}: lint, template ({', '.join(kinds)}), kubeconform {' and '.join(KUBE_VERSIONS)}, "
+              f"structural checks: {'ok' if not any(p.startswith(name) for p in problems) else 'PROBLEMS'}")
+    for k in ("Deployment", "ConfigMap", "Service", "ServiceAccount", "PodDisruptionBudget", *MONITORING_KINDS):
+        if k not in seen_kinds:
+            problems.append(f"no values file renders a {k}")
+    for values in bad:
+        name = os.path.basename(values)
+        m = re.search(r"expect: (.+)$", open(values, encoding="utf-8").read(), re.M)
+        if not m:
+            problems.append(f"{name}: no `expect:` comment")
+            continue
+        r = run([helm, "template", "sink", chart, "-f", values], env=env)
+        if r.returncode == 0 or m.group(1).strip() not in r.stderr:
+            problems.append(f"{name}: helm template exited {r.returncode}, expected a failure naming "
+                            f"{m.group(1).strip()!r}:\n{r.stderr}")
+        else:
+            print(f"{name}: refused: {next((l for l in r.stderr.splitlines() if 'Error' in l), r.stderr)[:200]}")
+    for p in problems:
+        print(f"PROBLEM {p}")
+    print(f"{len(problems)} problems")
+    return 1 if problems else 0
+
+
+def check_monitoring(name, objs, rules_file, dashboard):
+    problems = []
+    service = next((o for o in objs if o["kind"] == "Service"), None)
+    for o in objs:
+        if o["kind"] == "PrometheusRule":
+            if o["spec"].get("groups") != rules_file["groups"]:
+                problems.append(f"{name}: the PrometheusRule's groups differ from packaging/monitoring's rules")
+            with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+                yaml.safe_dump({"groups": o["spec"]["groups"]}, f)
+            try:
+                r = run(["promtool", "check", "rules", f.name])
+            finally:
+                os.unlink(f.name)
+            if r.returncode != 0:
+                problems.append(f"{name}: promtool check rules on the PrometheusRule: {r.stdout}{r.stderr}")
+        elif o["kind"] == "ServiceMonitor":
+            sel = o["spec"]["selector"]["matchLabels"]
+            labels = service["metadata"].get("labels", {}) if service else {}
+            if not service or any(labels.get(k) != v for k, v in sel.items()):
+                problems.append(f"{name}: the ServiceMonitor selects no metrics Service")
+            elif labels.get(o["spec"].get("jobLabel")) != "iggy-s3-sink":
+                problems.append(f"{name}: the ServiceMonitor's jobLabel does not give job=\"iggy-s3-sink\" "
+                                "(the rules' job)")
+            ports = {p.get("name") for p in (service or {}).get("spec", {}).get("ports", [])}
+            if any(e.get("port") not in ports or e.get("path") != "/metrics" for e in o["spec"]["endpoints"]):
+                problems.append(f"{name}: ServiceMonitor endpoints {o['spec']['endpoints']} are not the Service's "
+                                "port and /metrics")
+        elif o["kind"] == "ConfigMap" and "iggy-s3-sink.json" in (o.get("data") or {}):
+            if json.loads(o["data"]["iggy-s3-sink.json"]) != json.loads(dashboard):
+                problems.append(f"{name}: the dashboard ConfigMap differs from packaging/monitoring's dashboard")
+            if o["metadata"]["labels"].get("grafana_dashboard") != "1":
+                problems.append(f"{name}: the dashboard ConfigMap lacks the grafana_dashboard label")
+    return problems
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# CLI test of the exit codes (daemon/commands.hpp, docs/operations.md "Exit codes"): 0 ok,
+# 1 runtime failure, 64 usage error (every subcommand, from the one parser), 69 Iggy or the
+# store unreachable (lag, probe; verify in the e2e verify_bucket case), 78 invalid
+# configuration; --help alike for every subcommand; `<3>` priority prefixes when stderr is the
+# journal stream (JOURNAL_STREAM). Nothing listens on 127.0.0.1:1.
+# usage: exit_codes_cli.sh BINARY
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+# want CODE DESCRIPTION COMMAND...: runs COMMAND (stdout+stderr in $out) and checks its exit code.
+want() {
+  local code=$1 what=$2
+  shift 2
+  out=$(env -i AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 60 "$@" 2>&1)
+  local rc=$?
+  [ $rc -eq "$code" ] || fail "$what: exit $rc, want $code: $out"
+}
+
+cat >"$tmp/ok.yaml" <<'YAML'
+iggy: {address: "127.0.0.1:1", username: iggy, password: pw, consumer: codes}
+sources: [{stream: app, topics: [events]}]
+s3: {endpoint: "http://127.0.0.1:1", bucket: lake, access_key_id: AK, secret_access_key: SK}
+YAML
+printf 'iggy: {address: nowhere}\n' >"$tmp/bad.yaml"
+commands=(check-config lag verify run probe sigv4)
+
+# 0: a valid configuration; --help and --version.
+want 0 "check-config on a valid file" "$bin" check-config --config "$tmp/ok.yaml"
+want 0 "--version" "$bin" --version
+grep -q '^iggy-s3-sink [0-9]' <<<"$out" || fail "--version: $out"
+want 0 "--help" "$bin" --help
+for c in "${commands[@]}"; do grep -q "^  $c " <<<"$out" || fail "--help does not list $c: $out"; done
+for c in "${commands[@]}"; do
+  want 0 "$c --help" "$bin" "$c" --help
+  # The same shape for every subcommand: usage line, the options with -h,--help, exit codes.
+  grep -q "^Usage: iggy-s3-sink $c \[OPTIONS\]" <<<"$out" || fail "$c --help has no usage line: $out"
+  grep -q -- "-h,--help" <<<"$out" || fail "$c --help does not list -h,--help: $out"
+  grep -q "^Exit codes:" <<<"$out" || fail "$c --help has no exit codes: $out"
+  grep -q "^  64  usage error" <<<"$out" || fail "$c --help does not give 64: $out"
+  want 0 "$c -h" "$bin" "$c" -h
+done
+
+# 64: usage errors, named after the subcommand, from every subcommand.
+want 64 "no command" "$bin"
+want 64 "unknown command" "$bin" frobnicate
+grep -q "frobnicate" <<<"$out" || fail "unknown command not named: $out"
+# required: what each command needs besides the unknown option (the parser checks those first).
+declare -A required=([check-config]="" [lag]="--config $tmp/ok.yaml" [verify]="--config $tmp/ok.yaml"
+                     [run]="--config $tmp/ok.yaml" [probe]="" [sigv4]="--request $tmp/ok.yaml --context $tmp/ok.yaml")
+for c in "${commands[@]}"; do
+  # shellcheck disable=SC2086
+  want 64 "$c --bogus" "$bin" "$c" ${required[$c]} --bogus
+  grep -q "^iggy-s3-sink $c: .*--bogus" <<<"$out" || fail "$c --bogus: the error does not name both: $out"
+  grep -qF "Run \`iggy-s3-sink $c --help\`" <<<"$out" || fail "$c --bogus: no pointer to the help: $out"
+done
+for c in check-config lag verify run; do want 64 "$c without --config" "$bin" "$c"; done
+want 64 "--config without a value" "$bin" lag --config
+want 64 "lag --wait-zero not a duration" "$bin" lag --config "$tmp/ok.yaml" --wait-zero soon
+want 64 "verify --partition not a number" "$bin" verify --config "$tmp/ok.yaml" --partition one
+want 64 "probe without --bucket or --config" "$bin" probe --endpoint http://127.0.0.1:1
+want 64 "probe --path-style with --virtual-hosted" "$bin" probe --bucket b --path-style --virtual-hosted
+want 64 "sigv4 without --context" "$bin" sigv4 --request "$tmp/ok.yaml"
+
+# 78: an invalid configuration, whatever the subcommand.
+for c in check-config lag verify run probe; do want 78 "$c on an invalid file" "$bin" "$c" --config "$tmp/bad.yaml"; done
+grep -q "iggy.address" <<<"$out" || fail "the problem is not named: $out"
+
+# 69: Iggy or the store cannot be reached.
+want 69 "lag with Iggy unreachable" "$bin" lag --config "$tmp/ok.yaml"
+grep -q "cannot reach Iggy" <<<"$out" || fail "lag does not say Iggy is unreachable: $out"
+want 69 "probe with the store unreachable" "$bin" probe --endpoint http://127.0.0.1:1 --region us-east-1 --bucket lake
+grep -q "^s3 reachable: no" <<<"$out" || fail "probe does not say the store is unreachable: $out"
+
+# 1: a runtime failure.
+want 1 "sigv4 with a request file that does not exist" "$bin" sigv4 --request "$tmp/none" --context "$tmp/none"
+grep -q "cannot read request file" <<<"$out" || fail "sigv4 does not name the file: $out"
+
+# The journal: stderr is the stream JOURNAL_STREAM names -> every line carries its priority.
+err="$tmp/stderr"
+: >"$err"
+js=$(stat -c '%d:%i' "$err")
+env -i JOURNAL_STREAM="$js" "$bin" check-config --config "$tmp/bad.yaml" 2>"$err" >/dev/null
+grep -q '^<3>iggy-s3-sink: .*invalid configuration' "$err" || fail "no <3> prefix on the journal: $(cat "$err")"
+grep -vq '^<3>' "$err" && fail "a line without its priority on the journal: $(cat "$err")"
+env -i JOURNAL_STREAM="0:0" "$bin" check-config --config "$tmp/bad.yaml" 2>"$err" >/dev/null
+grep -q '^<' "$err" && fail "a priority prefix while stderr is not the journal stream: $(cat "$err")"
+echo "exit codes CLI: all checks passed"
