@@ -176,6 +176,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
         ~forget_ports() {
             st.client = nullptr;
             st.router = nullptr;
+            st.workers = nullptr;
         }
     } forget{st};
     if (auto r = co_await client.connect(); !r) {
@@ -201,6 +202,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     const std::size_t workers = cfg.performance.workers == 0 ? iss::available_cores() : cfg.performance.workers;
     iss::worker_pool pool{workers > 1 ? workers : 0};
     ports.workers = &pool;
+    st.workers = &pool;
     // The digests requests carry (CRC-32C or MD5, a signed payload's SHA-256): each part's are
     // computed while its bytes are produced (after the probe: s3.checksum auto decided).
     if (s3->client) ports.part_hashers = pipeline::part_hashers_for(*s3->client);
@@ -364,6 +366,10 @@ int run_run(const std::string& config_file) {
         svc.exit_now(exit_failure);
     });
     io.run();
+    // A second signal stops the event loop at once (service::exit_now), possibly while a pool
+    // thread runs a formatting job that writes into an open object of the generation's frame.
+    // ~io_context destroys that frame: the job must be over first.
+    if (st.workers) st.workers->join();
     if (failure) {
         try {
             std::rethrow_exception(failure);

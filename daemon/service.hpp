@@ -15,6 +15,7 @@
 
 #include "admin/metrics.hpp"
 #include "admin/readiness.hpp"
+#include "common/net/worker_pool.hpp"
 #include "config/config.hpp"
 #include "daemon/notify.hpp"
 #include "iggy/client.hpp"
@@ -42,6 +43,7 @@ struct run_state {
     pipeline::sleeper* sleeper = nullptr;  ///< waits before the loop exists (S3 unreachable at start)
     iggy::client* client = nullptr;        ///< from its construction on
     pipeline::router* router = nullptr;    ///< from its construction on
+    iss::worker_pool* workers = nullptr;   ///< the generation's pool, joined before its frame goes
     const s3::client* s3 = nullptr;
     bool store_usable = false;  ///< the start-up probe of the bucket succeeded
     bool group_mode = false;

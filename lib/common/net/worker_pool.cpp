@@ -28,7 +28,9 @@ worker_pool::worker_pool(std::size_t threads) : threads_{threads} {
     pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
 
-worker_pool::~worker_pool() {
+worker_pool::~worker_pool() { join(); }
+
+void worker_pool::join() noexcept {
     if (pool_) pool_->join();
 }
 

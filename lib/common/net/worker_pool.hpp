@@ -38,6 +38,12 @@ public:
     worker_pool(const worker_pool&) = delete;
     worker_pool& operator=(const worker_pool&) = delete;
 
+    /// Waits for the running and queued jobs to finish and ends the threads (idempotent; the
+    /// destructor calls it). For an owner that must outlive every job before a frame the jobs
+    /// write into is destroyed (daemon/cmd_run.cpp: the event loop stopped by a second signal).
+    /// No `run` may follow.
+    void join() noexcept;
+
     /// Pool threads (0: inline).
     [[nodiscard]] std::size_t threads() const noexcept { return threads_; }
 

@@ -9,6 +9,8 @@
 #include "common/net/task_group.hpp"
 #include "run_coro.hpp"
 
+#include <boost/asio/detached.hpp>
+
 #include "catch2_compat.hpp"
 #include <sched.h>
 
@@ -102,4 +104,44 @@ TEST_CASE("available_cores is the affinity count capped by the process's cgroup"
     const std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
     if (auto limit = iss::cgroup_cpu_limit("/sys/fs/cgroup", text)) want = std::min(want, *limit);
     CHECK(iss::available_cores() == want);
+}
+
+// daemon/cmd_run.cpp: a second signal stops the event loop while a job may be running on a pool
+// thread, writing into an object of the suspended coroutine's frame; ~io_context destroys that
+// frame (its locals in reverse order: the object first, the pool after it). join() before the
+// io_context goes lets the job end while the object is alive.
+TEST_CASE("worker pool: join() before the loop's frames are destroyed ends a running job first", "[net][worker_pool]") {
+    std::atomic<bool> started{false};
+    std::atomic<bool> object_alive{false};
+    std::atomic<int> wrote_into_dead_object{-1};  // -1: the job did not end
+    iss::worker_pool* published = nullptr;
+    {
+        net::io_context io{1};
+        net::co_spawn(
+            io,
+            [&]() -> net::awaitable<void> {
+                iss::worker_pool pool{1};
+                published = &pool;
+                struct open_object {  // declared after the pool, destroyed before it
+                    std::atomic<bool>& alive;
+                    explicit open_object(std::atomic<bool>& a) : alive{a} { alive = true; }
+                    ~open_object() { alive = false; }
+                } object{object_alive};
+                co_await pool.run([&] {
+                    started = true;
+                    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+                    wrote_into_dead_object = object_alive ? 0 : 1;
+                    return 0;
+                });
+                published = nullptr;
+            },
+            net::detached);
+        while (!started) io.run_one_for(std::chrono::milliseconds{10});
+        io.stop();  // the second signal: the frame stays suspended, its job still runs
+        REQUIRE(published != nullptr);
+        published->join();
+        CHECK(wrote_into_dead_object == 0);
+        published->join();  // idempotent; ~worker_pool in the frame joins once more
+    }                       // ~io_context: the frame (object, then pool) is destroyed after the job ended
+    CHECK(wrote_into_dead_object == 0);
 }
