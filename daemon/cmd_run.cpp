@@ -17,12 +17,12 @@
 #include "admin/metrics.hpp"
 #include "admin/server.hpp"
 #include "aws/refresh.hpp"
-#include "common/backoff.hpp"
 #include "common/log.hpp"
 #include "common/version.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/notify.hpp"
+#include "daemon/run_clients.hpp"
 #include "daemon/s3_setup.hpp"
 #include "daemon/service.hpp"
 #include "daemon/wiring.hpp"
@@ -54,8 +54,8 @@
 #include <exception>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
+#include <utility>
 
 namespace iss::app {
 
@@ -65,32 +65,6 @@ namespace net = boost::asio;
 std::string endpoint_text(const boost::asio::ip::tcp::endpoint& e) {
     if (e.address().is_v6()) return fmt::format("[{}]:{}", e.address().to_string(), e.port());
     return fmt::format("{}:{}", e.address().to_string(), e.port());
-}
-
-/// The store at start (make_s3): unreachable, it is waited out with backoff until it answers
-/// or a stop or reload ends the generation (nothing is polled, nothing committed meanwhile);
-/// refused credentials or a missing bucket need an operator and are returned at once.
-net::awaitable<result<s3_setup>> wait_for_store(const config::sink_config& cfg, pipeline::consumer_mode mode,
-                                                pipeline::asio_sleeper& sleeper, const run_state& st) {
-    const iss::log::logger log{"app"};
-    auto ex = co_await net::this_coro::executor;
-    std::mt19937_64 rng{std::random_device{}()};
-    // No attempt limit and no deadline: the store is waited for until a stop.
-    retry_budget start_budget{{{cfg.s3.retry.base, std::max(cfg.s3.retry.cap, std::chrono::milliseconds{5000})},
-                               0,
-                               std::chrono::milliseconds{0}},
-                              real_clock::instance(),
-                              rng};
-    result<s3_setup> s3 = iss::error{iss::errc::timeout, "not probed yet"};
-    while (!st.ending() && start_budget.try_attempt()) {
-        s3 = co_await make_s3(ex, cfg, mode);
-        if (s3 || s3.error() != iss::errc::timeout || st.ending()) break;
-        const auto wait = start_budget.next_wait();
-        if (!wait) break;
-        log.warn("S3: {}; retrying in {} ms", s3.error(), wait->count());
-        co_await sleeper.sleep_for(*wait);
-    }
-    co_return s3;
 }
 
 /// The delivery plan for what the probe found (pipeline::plan_delivery), logged: the
@@ -112,9 +86,95 @@ std::optional<pipeline::delivery_plan> plan_and_say(const s3_setup& s3, const co
     return *plan;
 }
 
-net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options iopts, run_state& st) {
+/// What a generation's pipeline is built from, besides the configuration: the parts checked
+/// without a connection, and the clients.
+struct generation_parts {
+    pipeline::rotation_policy rotation;
+    pipeline::format_encoders& encoders;
+    pipeline::template_key_namer& namer;
+    pipeline::asio_sleeper& sleeper;
+    const s3_setup& s3;
+    pipeline::delivery_plan plan;
+    iggy::client& client;
+};
+
+/// The pipeline of one generation over the clients in hand: consumes until a stop or a reload,
+/// then drains it (consumer_loop::shutdown). On a reload the consumer groups stay joined for
+/// the next generation (run_clients::kept_groups); on a stop they are left. The router's
+/// counters are carried (admin::carried_totals) as it goes.
+net::awaitable<int> run_pipeline(const config::sink_config& cfg, generation_parts g, run_state& st,
+                                 run_clients& clients) {
     const iss::log::logger log{"app"};
-    auto ex = co_await net::this_coro::executor;
+    const auto mode = consumer_mode(cfg);
+    pipeline::iggy_ports iggy{g.client, iggy_ports_options(cfg)};
+    const pipeline::writer_options wo = delivery_options(cfg, g.plan);
+    pipeline::writer_ports ports{*g.s3.store,
+                                 iggy,
+                                 g.encoders,
+                                 g.namer,
+                                 g.sleeper,
+                                 real_clock::instance(),
+                                 wo.on_bad_message == pipeline::bad_message_policy::dead_letter ? &iggy : nullptr};
+    pipeline::memory_budget memory{memory_limits(cfg)};
+    ports.memory = &memory;
+    log.info({iss::log::kv("max_buffered", cfg.memory.max_buffered), iss::log::kv("max_spool", cfg.memory.max_spool)},
+             "memory budget: {}", memory.describe(cfg.s3.part_size, g.encoders.state_bytes()));
+    // performance.workers (0: one per core): 1 keeps formatting on this thread (no pool).
+    const std::size_t workers = cfg.performance.workers == 0 ? iss::available_cores() : cfg.performance.workers;
+    iss::worker_pool pool{workers > 1 ? workers : 0};
+    ports.workers = &pool;
+    st.workers = &pool;  // joined by daemon's end if a second signal stops the loop (below)
+    struct forget_pool {
+        run_state& st;
+        ~forget_pool() { st.workers = nullptr; }
+    } const forget{st};
+    // The digests requests carry (CRC-32C or MD5, a signed payload's SHA-256): each part's are
+    // computed while its bytes are produced (after the probe: s3.checksum auto decided).
+    if (g.s3.client) ports.part_hashers = pipeline::part_hashers_for(*g.s3.client);
+    log.info({iss::log::kv("workers", workers)}, "formatting and compression: {}",
+             workers > 1 ? fmt::format("{} worker threads", workers) : std::string{"on the event-loop thread"});
+    pipeline::router router{wo, std::move(g.rotation), ports};
+    st.router = &router;
+    struct carry_router {  // however the generation ends: its counters stay, its pointers go
+        run_state& st;
+        const pipeline::router& router;
+        ~carry_router() {
+            admin::metric_sources gone;
+            gone.router = &router;
+            st.carried.carry(gone);
+            st.loop = nullptr;
+            st.router = nullptr;
+        }
+    } carry{st, router};
+    pipeline::consumer_loop loop{consumer_options(cfg), iggy, router, g.sleeper, real_clock::instance()};
+    loop.take_over(std::exchange(clients.kept_groups, {}));
+    st.loop = &loop;
+    if (st.ending()) loop.request_stop();
+
+    log.info({iss::log::kv("mode", mode == pipeline::consumer_mode::group ? "group" : "single"),
+              iss::log::kv("consumer", consumer_name(cfg)), iss::log::kv("bucket", cfg.s3.bucket)},
+             "started");
+    int code = exit_ok;
+    const bool started = co_await loop.start();  // (GCC 12: no co_await inside a condition)
+    if (!started) {
+        code = exit_failure;
+    } else {
+        st.started_consuming();
+        co_await loop.run();
+    }
+    // A reload keeps the groups for the next generation (run_clients decides whether it may
+    // keep them); a stop leaves them.
+    const bool keep_groups = st.reload_requested && !st.stopping;
+    const bool delivered = co_await loop.shutdown(!keep_groups);
+    if (keep_groups) clients.kept_groups = loop.joined_topics();
+    if (!delivered)
+        log.warn("stopped with undelivered data; it is re-read from the committed offsets at the next start");
+    co_return code;
+}
+
+net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options iopts, run_state& st,
+                                run_clients& clients) {
+    const iss::log::logger log{"app"};
     const auto mode = consumer_mode(cfg);
     const run_state::scope clear_pointers{st};
 
@@ -151,10 +211,10 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
         co_return exit_config;
     }
 
-    pipeline::asio_sleeper sleeper{ex};
+    pipeline::asio_sleeper sleeper{co_await net::this_coro::executor};
     st.sleeper = &sleeper;
     if (st.ending()) co_return exit_ok;
-    auto s3 = co_await wait_for_store(cfg, mode, sleeper, st);
+    auto s3 = co_await clients.store(cfg, sleeper);
     // A stop asked for while the store was being set up: nothing is polled or buffered yet.
     if (st.ending()) co_return exit_ok;
     if (!s3) {
@@ -164,132 +224,97 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
         const bool refused = s3.error() == iss::errc::invalid_argument || s3.error() == iss::s3::errc::invalid_argument;
         co_return refused ? exit_config : exit_failure;
     }
-    st.s3 = s3->client;
-    st.store_usable = true;
-    const auto plan = plan_and_say(*s3, cfg, mode);
+    const auto plan = plan_and_say(**s3, cfg, mode);
     if (!plan) co_return exit_failure;
 
-    iggy::client client{ex, iopts};
-    st.client = &client;
-    struct forget_ports {  // the signal handler must not reach these once they are gone
-        run_state& st;
-        ~forget_ports() {
-            st.client = nullptr;
-            st.router = nullptr;
-            st.workers = nullptr;
-        }
-    } forget{st};
-    if (auto r = co_await client.connect(); !r) {
-        log.error("Iggy at {}: {}", cfg.iggy.address, iggy::describe(r.error()));
-        co_await client.close();
-        co_return exit_failure;
+    auto client = co_await clients.iggy(cfg, std::move(iopts));
+    if (!client) co_return exit_failure;
+    generation_parts parts{std::move(*rotation), encoders, namer, sleeper, **s3, *plan, **client};
+    co_return co_await run_pipeline(cfg, std::move(parts), st, clients);
+}
+
+/// Runs the daemon, one generation per configuration, over the clients in `clients`. A valid
+/// reload (SIGHUP; daemon/service.hpp) ends the running generation as a clean stop does, except
+/// that the consumer groups stay joined: polling stops, every open object is uploaded and its
+/// offsets committed; then the next generation starts with the new configuration from the
+/// committed offsets. It keeps the Iggy connection and its group membership when `iggy` is
+/// unchanged (the group's other members see no rebalance), and the S3 client when `s3` is
+/// (daemon/run_clients.hpp). So nothing is lost or written twice across a reload
+/// (docs/architecture.md §3). A reloaded configuration whose generation ends before it
+/// consumed (credentials refused, no such bucket: exit 1 or 78) counts as a failed reload, and
+/// the previous configuration is started again (after_generation). Returns the generation's
+/// exit code.
+net::awaitable<int> next_generation(service& s, const config::sink_config& cfg, run_clients& clients) {
+    const iss::log::logger log{"app"};
+    auto iopts = iggy_options(cfg);  // checked with the rest of the file before
+    if (!iopts) {
+        log.error("iggy: {}", iopts.error());
+        co_return exit_config;
     }
-    pipeline::iggy_ports iggy{client, iggy_ports_options(cfg)};
-
-    const pipeline::writer_options wo = delivery_options(cfg, *plan);
-    pipeline::writer_ports ports{*s3->store,
-                                 iggy,
-                                 encoders,
-                                 namer,
-                                 sleeper,
-                                 real_clock::instance(),
-                                 wo.on_bad_message == pipeline::bad_message_policy::dead_letter ? &iggy : nullptr};
-    pipeline::memory_budget memory{memory_limits(cfg)};
-    ports.memory = &memory;
-    log.info({iss::log::kv("max_buffered", cfg.memory.max_buffered), iss::log::kv("max_spool", cfg.memory.max_spool)},
-             "memory budget: {}", memory.describe(cfg.s3.part_size, encoders.state_bytes()));
-    // performance.workers (0: one per core): 1 keeps formatting on this thread (no pool).
-    const std::size_t workers = cfg.performance.workers == 0 ? iss::available_cores() : cfg.performance.workers;
-    iss::worker_pool pool{workers > 1 ? workers : 0};
-    ports.workers = &pool;
-    st.workers = &pool;
-    // The digests requests carry (CRC-32C or MD5, a signed payload's SHA-256): each part's are
-    // computed while its bytes are produced (after the probe: s3.checksum auto decided).
-    if (s3->client) ports.part_hashers = pipeline::part_hashers_for(*s3->client);
-    log.info({iss::log::kv("workers", workers)}, "formatting and compression: {}",
-             workers > 1 ? fmt::format("{} worker threads", workers) : std::string{"on the event-loop thread"});
-    pipeline::router router{wo, std::move(*rotation), ports};
-    st.router = &router;
-    pipeline::consumer_loop loop{consumer_options(cfg), iggy, router, sleeper, real_clock::instance()};
-    st.loop = &loop;
-    if (st.ending()) loop.request_stop();
-
-    log.info({iss::log::kv("mode", mode == pipeline::consumer_mode::group ? "group" : "single"),
-              iss::log::kv("consumer", consumer_name(cfg)), iss::log::kv("bucket", cfg.s3.bucket)},
-             "started");
+    s.st.group_mode = cfg.iggy.group_mode();
+    s.grace = cfg.shutdown.grace;
     int code = exit_ok;
-    const bool started = co_await loop.start();  // (GCC 12: no co_await inside a condition)
-    if (!started) {
-        code = exit_failure;
-    } else {
-        st.started_consuming();
-        co_await loop.run();
+    try {
+        code = co_await daemon_main(cfg, *iopts, s.st, clients);
+    } catch (const boost::system::system_error& e) {
+        // A reload while nothing was buffered and Iggy unreachable ends the generation by
+        // cancellation (daemon/service.cpp, on_reload_signal); the Iggy client was connecting:
+        // it is not kept.
+        if (e.code() != net::error::operation_aborted || !s.pending) throw;
+        clients.drop_iggy();
     }
-    const bool delivered = co_await loop.shutdown();
-    st.loop = nullptr;
-    co_await client.close();
-    if (!delivered)
-        log.warn("stopped with undelivered data; it is re-read from the committed offsets at the next start");
     co_return code;
 }
 
-/// Runs the daemon, one generation per configuration. A valid reload (SIGHUP; daemon/service.hpp)
-/// ends the running generation as a clean stop does: polling stops, every open object is
-/// uploaded and its offsets committed, the group is left; then the next generation starts
-/// with the new configuration, with new clients, and joins again. So nothing is lost or
-/// written twice across a reload: what was committed is where the next one starts
-/// (docs/architecture.md §3). A reloaded configuration whose generation ends before it
-/// consumed (credentials refused, no such bucket: exit 1 or 78) counts as a failed reload,
-/// and the previous configuration is started again.
-net::awaitable<int> serve(service& s, config::sink_config cfg) {
+/// After a generation ended with `code`: the configuration to run next (nullopt: exit).
+std::optional<config::sink_config> after_generation(service& s, config::sink_config& cfg,
+                                                    std::optional<config::sink_config>& previous, int code) {
     const iss::log::logger log{"app"};
-    std::optional<config::sink_config> previous;  // until a reloaded configuration has consumed
-    for (;;) {
-        auto iopts = iggy_options(cfg);  // checked with the rest of the file before
-        if (!iopts) {
-            log.error("iggy: {}", iopts.error());
-            co_return exit_config;
-        }
-        s.st.group_mode = cfg.iggy.group_mode();
-        s.grace = cfg.shutdown.grace;
-        int code = exit_ok;
-        try {
-            code = co_await daemon_main(cfg, *iopts, s.st);
-        } catch (const boost::system::system_error& e) {
-            // A reload while nothing was buffered and Iggy unreachable ends the generation by
-            // cancellation (daemon/service.cpp, on_reload_signal).
-            if (e.code() != net::error::operation_aborted || !s.pending) throw;
-        }
-        co_await net::this_coro::reset_cancellation_state();
-        const bool never_consumed = s.st.reload_applying;
-        s.st.reload_applying = false;
-        s.st.store_usable = false;
-        if (s.st.stopping) co_return code;
-        if (s.pending) {
-            if (!never_consumed) previous = std::move(cfg);
-            cfg = std::move(*s.pending);
-            s.pending.reset();
-            s.st.reload_requested = false;
-            s.st.reload_applying = true;
-            iss::log::configure(cfg.log.level, cfg.log.format);
-            if (previous && cfg.admin.listen != previous->admin.listen)
-                log.warn("admin.listen changed to '{}': the admin server keeps its address until the next start",
-                         cfg.admin.listen);
-            log.info("restarting with the reloaded configuration");
-            continue;
-        }
-        if (never_consumed && previous) {
-            ++s.st.reloads.failure;
-            log.error(
-                "the reloaded configuration stopped before it consumed (exit {}); restarting with the previous one",
-                code);
-            cfg = std::move(*previous);
-            previous.reset();
-            iss::log::configure(cfg.log.level, cfg.log.format);
-            continue;
-        }
-        co_return code;
+    const bool never_consumed = s.st.reload_applying;
+    s.st.reload_applying = false;
+    if (s.st.stopping) return std::nullopt;
+    if (s.pending) {
+        const auto changed = config::changed_sections(cfg, *s.pending);
+        if (!never_consumed) previous = std::move(cfg);
+        auto next = std::move(*s.pending);
+        s.pending.reset();
+        s.st.reload_requested = false;
+        s.st.reload_applying = true;
+        iss::log::configure(next.log.level, next.log.format);
+        if (previous && next.admin.listen != previous->admin.listen)
+            log.warn("admin.listen changed to '{}': the admin server keeps its address until the next start",
+                     next.admin.listen);
+        log.info("restarting with the reloaded configuration (changed: {})",
+                 changed.empty() ? std::string{"nothing"} : fmt::format("{}", fmt::join(changed, ", ")));
+        return next;
     }
+    if (never_consumed && previous) {
+        ++s.st.reloads.failure;
+        log.error("the reloaded configuration stopped before it consumed (exit {}); restarting with the previous one",
+                  code);
+        auto next = std::move(*previous);
+        previous.reset();
+        iss::log::configure(next.log.level, next.log.format);
+        return next;
+    }
+    return std::nullopt;
+}
+
+/// The generations (next_generation, after_generation) over the clients they keep across
+/// reloads; at the end the kept groups are left and the Iggy connection closed.
+net::awaitable<int> serve(service& s, config::sink_config cfg) {
+    run_clients clients{s.st};
+    std::optional<config::sink_config> previous;  // until a reloaded configuration has consumed
+    int code = exit_ok;
+    for (;;) {
+        code = co_await next_generation(s, cfg, clients);
+        co_await net::this_coro::reset_cancellation_state();
+        auto next = after_generation(s, cfg, previous, code);
+        if (!next) break;
+        cfg = std::move(*next);
+    }
+    co_await clients.close();
+    co_return code;
 }
 
 int run_run(const std::string& config_file) {
@@ -392,7 +417,8 @@ command_main define_run(CLI::App& sub) {
                   "commit what is buffered within shutdown.grace, leave the consumer group, exit 0; a second\n"
                   "signal exits at once. SIGHUP (systemctl reload): re-read and check FILE; invalid, keep\n"
                   "running as before and log every problem; valid, upload and commit what is buffered, then\n"
-                  "restart the pipeline with it.",
+                  "restart the pipeline with it, keeping the Iggy connection and consumer group membership\n"
+                  "unless iggy.* changed, and the S3 client unless s3.* changed.",
                   "  0   clean stop\n  1   runtime failure\n  64  usage error\n  78  invalid configuration");
     return [file] { return run_run(*file); };
 }

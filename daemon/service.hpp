@@ -55,6 +55,8 @@ struct run_state {
     /// counts as a successful reload once it does (`started_consuming`).
     bool reload_applying = false;
     admin::config_reloads reloads;  ///< `iggy_s3_sink_config_reloads_total{result}`
+    /// The counters of the pipelines and clients a reload replaced (daemon/run_clients.hpp).
+    admin::carried_totals carried;
 
     /// A stop or a reload asked the running generation to end.
     [[nodiscard]] bool ending() const noexcept { return stopping || reload_requested; }
@@ -66,7 +68,8 @@ struct run_state {
     /// event loop at once (a connect or poll waiting for an unreachable server would
     /// otherwise hold the stop until shutdown.grace).
     [[nodiscard]] bool nothing_to_finish() const;
-    /// Clears the pointers when the daemon's objects go away.
+    /// Clears the pipeline's pointers (loop, sleeper, router) when a generation's objects go
+    /// away; the clients' are run_clients'.
     struct scope {
         run_state& st;
         ~scope();

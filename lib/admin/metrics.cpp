@@ -12,6 +12,8 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -344,13 +346,96 @@ void process_metrics(std::vector<prom::MetricFamily>& out) {
             static_cast<double>(*p->max_fds));
 }
 
-}  // namespace
-
-std::string render_metrics(const metric_sources& s) {
+/// The families of the module statistics in `s` (router, consumer, S3, Iggy, credentials).
+std::vector<prom::MetricFamily> module_metrics(const metric_sources& s) {
     std::vector<prom::MetricFamily> families;
     pipeline_metrics(families, s);
     if (s.s3) s3_metrics(families, *s.s3);
     if (s.iggy) iggy_metrics(families, *s.iggy);
+    if (s.credentials) credentials_metrics(families, *s.credentials);
+    return families;
+}
+
+bool carried_type(prom::MetricType t) { return t == prom::MetricType::Counter || t == prom::MetricType::Histogram; }
+
+/// Adds `from` (a sample of the same family and labels) into `into`.
+void add_sample(prom::ClientMetric& into, const prom::ClientMetric& from) {
+    into.counter.value += from.counter.value;
+    auto& h = into.histogram;
+    h.sample_count += from.histogram.sample_count;
+    h.sample_sum += from.histogram.sample_sum;
+    for (const auto& b : from.histogram.bucket) {
+        auto it = std::find_if(h.bucket.begin(), h.bucket.end(),
+                               [&](const prom::ClientMetric::Bucket& x) { return x.upper_bound == b.upper_bound; });
+        if (it != h.bucket.end()) it->cumulative_count += b.cumulative_count;
+        else h.bucket.push_back(b);
+    }
+    std::sort(h.bucket.begin(), h.bucket.end(),
+              [](const auto& x, const auto& y) { return x.upper_bound < y.upper_bound; });
+}
+
+std::vector<prom::ClientMetric::Label> sorted_labels(std::vector<prom::ClientMetric::Label> l) {
+    std::sort(l.begin(), l.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    return l;
+}
+
+}  // namespace
+
+/// The carried families, each with its samples by (sorted) label set.
+struct carried_totals::state {
+    struct family {
+        prom::MetricFamily shape;  ///< name, help, type (samples in `samples`)
+        std::map<std::vector<std::pair<std::string, std::string>>, prom::ClientMetric> samples;
+    };
+    std::map<std::string, family> families;
+
+    static std::vector<std::pair<std::string, std::string>> key(const prom::ClientMetric& m) {
+        std::vector<std::pair<std::string, std::string>> k;
+        for (const auto& l : sorted_labels(m.label)) k.emplace_back(l.name, l.value);
+        return k;
+    }
+
+    /// Adds the carried numbers to `live` (families rendered from the live sources).
+    void merge_into(std::vector<prom::MetricFamily>& live) const {
+        for (const auto& [name, f] : families) {
+            auto it = std::find_if(live.begin(), live.end(), [&](const auto& x) { return x.name == name; });
+            if (it == live.end()) {
+                live.push_back(f.shape);
+                it = std::prev(live.end());
+            }
+            for (const auto& [k, carried] : f.samples) {
+                auto m = std::find_if(it->metric.begin(), it->metric.end(),
+                                      [&](const prom::ClientMetric& x) { return key(x) == k; });
+                if (m == it->metric.end()) it->metric.push_back(carried);
+                else add_sample(*m, carried);
+            }
+        }
+    }
+};
+
+carried_totals::carried_totals() : s_{std::make_unique<state>()} {}
+carried_totals::~carried_totals() = default;
+
+void carried_totals::carry(const metric_sources& ended) {
+    for (auto& f : module_metrics(ended)) {
+        if (!carried_type(f.type)) continue;
+        auto& into = s_->families[f.name];
+        if (into.shape.name.empty()) {
+            into.shape.name = f.name;
+            into.shape.help = f.help;
+            into.shape.type = f.type;
+        }
+        for (auto& m : f.metric) {
+            auto k = state::key(m);
+            auto [it, fresh] = into.samples.try_emplace(std::move(k), m);
+            if (!fresh) add_sample(it->second, m);
+        }
+    }
+}
+
+std::string render_metrics(const metric_sources& s) {
+    std::vector<prom::MetricFamily> families = module_metrics(s);
+    if (s.carried) s.carried->get().merge_into(families);
     if (s.reloads) {
         auto r = family("config_reloads_total",
                         "Configuration reloads (SIGHUP): success once the new configuration consumes; failure when "
@@ -362,7 +447,6 @@ std::string render_metrics(const metric_sources& s) {
             sample({{"result", "failure"}}, static_cast<double>(s.reloads->failure), prom::MetricType::Counter));
         families.push_back(std::move(r));
     }
-    if (s.credentials) credentials_metrics(families, *s.credentials);
     process_metrics(families);
     auto bi = family("build_info", "Always 1; the labels name the build.", prom::MetricType::Gauge);
     bi.metric.push_back(sample({{"version", s.version}, {"commit", s.commit}}, 1, prom::MetricType::Gauge));

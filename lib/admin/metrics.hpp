@@ -42,6 +42,7 @@
 /// threads of its own) is not used: the admin server (server.hpp) runs on the event loop.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace iss::pipeline {
@@ -67,6 +68,8 @@ struct config_reloads {
     std::uint64_t failure = 0;
 };
 
+class carried_totals;
+
 /// Where the numbers come from. Every pointer may be null (not there yet, e.g. while the
 /// store is probed at start): its metrics are then left out. The pointees must outlive the
 /// call that reads them; all of them live on the event-loop thread.
@@ -79,6 +82,38 @@ struct metric_sources {
     std::string commit;                                   ///< build_info{commit} (may be empty)
     const config_reloads* reloads = nullptr;              ///< `config_reloads_total` (`run` only)
     const aws::refreshing_source* credentials = nullptr;  ///< the S3 credentials in force
+    /// What sources that are gone had counted (a reload rebuilt them); added to the live
+    /// sources' counters and histograms. Null: nothing carried.
+    const carried_totals* carried = nullptr;
+};
+
+/// The counters and histograms of statistics sources that are gone, so that a series never
+/// goes down over the life of the process (Prometheus counters are monotonic; a drop reads
+/// as a restart to `rate()` and `increase()`).
+///
+/// Naive version: the metrics read each module's own statistics (router, S3 client, Iggy
+/// client), so when a reload rebuilds one of them its series start again at 0. Instead, just
+/// before such an object goes, `carry` takes what it counts now; render_metrics adds that to
+/// the live numbers of the same series (same family, same labels), and renders a carried
+/// series alone while no live source has it. Gauges are not carried (they describe the
+/// present). Event-loop thread only, like the sources.
+class carried_totals {
+public:
+    carried_totals();
+    ~carried_totals();
+    carried_totals(const carried_totals&) = delete;
+    carried_totals& operator=(const carried_totals&) = delete;
+
+    /// Adds the counters and histograms `ended` renders now (its pointers: the objects about
+    /// to go; version, commit and reloads are ignored). Call with no suspension between it
+    /// and the objects' pointers being cleared, so no scrape counts them twice.
+    void carry(const metric_sources& ended);
+
+    struct state;
+    [[nodiscard]] const state& get() const noexcept { return *s_; }
+
+private:
+    std::unique_ptr<state> s_;
 };
 
 /// The content type of render_metrics' output.

@@ -83,6 +83,7 @@ struct iggy_tls_section {
     bool enabled = false;     ///< TLS to the Iggy server (default false)
     std::string ca_file;      ///< PEM CA bundle; empty: the system's trust store
     std::string server_name;  ///< name checked in the certificate; empty: the address's host
+    friend bool operator==(const iggy_tls_section&, const iggy_tls_section&) = default;
 };
 
 /// `iggy.poll`
@@ -90,6 +91,7 @@ struct poll_section {
     std::uint32_t messages = 1000;         ///< messages per poll request (default 1000)
     milliseconds interval{100};            ///< wait after an empty poll (default 100 ms)
     milliseconds max_idle_interval{2000};  ///< longest wait between polls of a partition that stays empty
+    friend bool operator==(const poll_section&, const poll_section&) = default;
 };
 
 /// `iggy`: the connection and the consumer.
@@ -109,6 +111,7 @@ struct iggy_section {
 
     /// True in consumer-group mode (no `consumer:` given).
     [[nodiscard]] bool group_mode() const noexcept { return consumer.empty(); }
+    friend bool operator==(const iggy_section&, const iggy_section&) = default;
 };
 
 /// One entry of `sources`: a stream, its topics, and which partitions.
@@ -117,16 +120,19 @@ struct source_section {
     std::vector<std::string> topics;        ///< topic names (a scalar is one topic)
     bool all_partitions = true;             ///< `partitions: all` (default)
     std::vector<std::uint32_t> partitions;  ///< explicit ids when !all_partitions (from 0)
+    friend bool operator==(const source_section&, const source_section&) = default;
 };
 
 struct s3_tls_section {
     std::string ca_file;    ///< PEM CA bundle for a private endpoint; empty: system store
     bool insecure = false;  ///< skip certificate verification (testing only)
+    friend bool operator==(const s3_tls_section&, const s3_tls_section&) = default;
 };
 
 struct s3_timeouts_section {
     milliseconds connect{5'000};   ///< TCP connect + TLS handshake
     milliseconds request{10'000};  ///< one request: send and full response
+    friend bool operator==(const s3_timeouts_section&, const s3_timeouts_section&) = default;
 };
 
 struct s3_retry_section {
@@ -134,10 +140,12 @@ struct s3_retry_section {
     milliseconds base{200};         ///< first backoff ceiling
     milliseconds cap{5'000};        ///< largest backoff ceiling
     milliseconds deadline{15'000};  ///< bound on one operation with its retries; 0: none (single consumer only)
+    friend bool operator==(const s3_retry_section&, const s3_retry_section&) = default;
 };
 
 struct s3_credentials_section {
     config::credentials_source source = config::credentials_source::automatic;
+    friend bool operator==(const s3_credentials_section&, const s3_credentials_section&) = default;
 };
 
 /// `s3.assume_role`: STS AssumeRole over the base credentials (empty role_arn: none).
@@ -146,6 +154,7 @@ struct s3_assume_role_section {
     std::string session_name;          ///< empty: iggy-s3-sink-<unix time>
     std::string external_id;           ///< empty: not sent
     milliseconds duration{3'600'000};  ///< 15m .. 12h, whole seconds
+    friend bool operator==(const s3_assume_role_section&, const s3_assume_role_section&) = default;
 };
 
 /// `s3.sse`: server-side encryption of every object.
@@ -155,6 +164,7 @@ struct s3_sse_section {
     std::string kms_context;  ///< JSON object
     bool bucket_key_enabled = false;
     iss::sse_customer_key customer_key;  ///< type customer: 32 bytes, base64 (secret)
+    friend bool operator==(const s3_sse_section&, const s3_sse_section&) = default;
 };
 
 /// `s3`: where and how objects are written.
@@ -186,6 +196,7 @@ struct s3_section {
     /// Not a key: true when the loader took s3.access_key_id and friends from AWS_* variables
     /// (so the credentials chain reports them as `env`, not `static`).
     bool keys_from_env = false;
+    friend bool operator==(const s3_section&, const s3_section&) = default;
 };
 
 /// One entry of `format.schema`: a typed column (format/schema.hpp gives the rules).
@@ -194,23 +205,27 @@ struct schema_column_section {
     std::string type;  ///< string, int32, int64, float, double, boolean, timestamp_ms, timestamp_us, date, binary, json
     std::string from;  ///< payload:PATH, payload:., header:NAME, or an envelope field
     bool nullable = true;  ///< false: a missing value is a bad message
+    friend bool operator==(const schema_column_section&, const schema_column_section&) = default;
 };
 
 /// `format.parquet`
 struct parquet_section {
     parquet_compression compression = parquet_compression::snappy;
     std::uint64_t row_group_size = 64 * mib;  ///< uncompressed bytes per row group (memory per open object)
+    friend bool operator==(const parquet_section&, const parquet_section&) = default;
 };
 
 /// `format.csv`
 struct csv_section {
     std::string delimiter = ",";  ///< one character
     std::string null;             ///< how a null is written (default empty)
+    friend bool operator==(const csv_section&, const csv_section&) = default;
 };
 
 /// `format.avro`
 struct avro_section {
     config::avro_codec codec = config::avro_codec::null;
+    friend bool operator==(const avro_section&, const avro_section&) = default;
 };
 
 /// `format`: the records inside each object.
@@ -226,6 +241,7 @@ struct format_section {
     parquet_section parquet;
     csv_section csv;
     avro_section avro;
+    friend bool operator==(const format_section&, const format_section&) = default;
 };
 
 /// `rotation`: an object is closed when ANY trigger fires; 0 disables a time trigger.
@@ -237,6 +253,7 @@ struct rotation_section {
     std::string timezone = "UTC";         ///< IANA name for `schedule`
     milliseconds idle{60'000};            ///< no new message for this long
     std::uint32_t max_open_objects = 32;  ///< open objects (encoded partitions) per partition
+    friend bool operator==(const rotation_section&, const rotation_section&) = default;
 };
 
 /// `memory`: the daemon-wide budget of what is held for data not yet durable
@@ -244,6 +261,7 @@ struct rotation_section {
 struct memory_section {
     std::uint64_t max_buffered = 256 * mib;  ///< open objects' buffers and poll batches, in memory
     std::uint64_t max_spool = 4 * gib;       ///< spool files (object bytes beyond one part)
+    friend bool operator==(const memory_section&, const memory_section&) = default;
 };
 
 /// `performance`: how the daemon spreads its work over cores.
@@ -251,6 +269,7 @@ struct performance_section {
     /// Threads that format and compress records (lib/common/net/worker_pool.hpp); 0: one per
     /// core this process may use; 1: all on the event-loop thread (no pool).
     std::uint32_t workers = 0;
+    friend bool operator==(const performance_section&, const performance_section&) = default;
 };
 
 struct naming_section {
@@ -263,31 +282,37 @@ struct naming_section {
     std::string time_source = "timestamp";
     /// IANA zone of the time placeholders.
     std::string timezone = "UTC";
+    friend bool operator==(const naming_section&, const naming_section&) = default;
 };
 
 struct dead_letter_section {
     std::string stream;
     std::string topic;
     [[nodiscard]] bool empty() const noexcept { return stream.empty() && topic.empty(); }
+    friend bool operator==(const dead_letter_section&, const dead_letter_section&) = default;
 };
 
 struct delivery_section {
     bad_message_policy on_bad_message = bad_message_policy::fail;
     dead_letter_section dead_letter;
+    friend bool operator==(const delivery_section&, const delivery_section&) = default;
 };
 
 struct shutdown_section {
     milliseconds grace{30'000};  ///< time to finish, upload and commit after SIGTERM
+    friend bool operator==(const shutdown_section&, const shutdown_section&) = default;
 };
 
 struct admin_section {
     /// IP:PORT of the admin HTTP server (/metrics, /healthz, /readyz); empty turns it off.
     std::string listen = "127.0.0.1:9464";
+    friend bool operator==(const admin_section&, const admin_section&) = default;
 };
 
 struct log_section {
     log::level level = log::level::info;
     log::output_format format = log::output_format::text;
+    friend bool operator==(const log_section&, const log_section&) = default;
 };
 
 /// The whole file. Default-constructed, it holds every default.
@@ -304,6 +329,7 @@ struct sink_config {
     shutdown_section shutdown;
     log_section log;
     admin_section admin;
+    friend bool operator==(const sink_config&, const sink_config&) = default;
 };
 
 /// One problem: the YAML path (`s3.retry.deadline`, `sources[1].topics`), what is wrong, and
@@ -346,6 +372,13 @@ struct loaded {
 /// they never fail a start): e.g. a key whose finest time field is finer than the rotation
 /// would fill, which makes an object per minute or second.
 [[nodiscard]] std::vector<problem> warnings(const sink_config& c);
+
+/// The top-level sections (`iggy`, `sources`, `s3`, `format`, ... `admin`) whose values differ
+/// between `a` and `b`, in file order; empty when they are equal. Every value counts, secrets
+/// included (compared, never returned). A reload (SIGHUP, daemon/cmd_run.cpp) keeps the Iggy
+/// connection and its group membership unless `iggy` changed, and the S3 client unless `s3`
+/// changed.
+[[nodiscard]] std::vector<std::string> changed_sections(const sink_config& a, const sink_config& b);
 
 /// The effective config as YAML, every key present, secrets as `****`.
 [[nodiscard]] std::string to_yaml(const sink_config& c);

@@ -19,8 +19,17 @@ consumer_loop::consumer_loop(consumer_options o, message_source& source, router&
 task<bool> consumer_loop::start() {
     session_ = source_.session();
     if (o_.mode != consumer_mode::group) co_return true;
-    for (const auto& s : o_.sources) co_await join_or_back_off(s.topic);
+    for (const auto& s : o_.sources) {
+        if (joined_.count(s.topic)) continue;  // taken over from the loop before (take_over)
+        co_await join_or_back_off(s.topic);
+    }
     co_return true;
+}
+
+void consumer_loop::take_over(std::set<topic_ref> topics) {
+    if (o_.mode != consumer_mode::group) return;
+    for (const auto& s : o_.sources)
+        if (topics.count(s.topic)) joined_.insert(s.topic);
 }
 
 // A fatal join (the stream or topic does not exist, or the user may not join) is a source
@@ -551,10 +560,13 @@ task<void> consumer_loop::run() {
     }
 }
 
-task<bool> consumer_loop::shutdown() {
+task<bool> consumer_loop::shutdown() { co_return co_await shutdown(true); }
+
+task<bool> consumer_loop::shutdown(bool leave_groups) {
     const bool delivered = co_await router_.stop();
-    if (o_.mode == consumer_mode::group) {
+    if (o_.mode == consumer_mode::group && leave_groups) {
         for (const auto& s : o_.sources) co_await source_.leave(s.topic);
+        joined_.clear();
     }
     const auto t = router_.totals();
     log_.info("stopped: {} objects written, {} adopted, {} records written, {} skipped, {} dead-lettered, {} commits{}",

@@ -122,6 +122,14 @@ public:
     /// joined again at the `unavailable_backoff`; another failure is tried at the next
     /// discovery. joined() stays false meanwhile. Returns true (kept for the caller's exit path).
     task<bool> start();
+    /// Group mode, before `start`: the groups of `topics` were joined on this connection by an
+    /// earlier loop that kept them (`shutdown(false)`: a reload that kept the Iggy connection).
+    /// start() takes them as joined without asking the server again, so the group's other
+    /// members see no rebalance. Should the server have dropped the membership meanwhile, the
+    /// next poll answers 5006 and the loop joins again as it always does.
+    void take_over(std::set<topic_ref> topics);
+    /// The topics whose group this loop has joined (group mode; empty in single mode).
+    [[nodiscard]] const std::set<topic_ref>& joined_topics() const noexcept { return joined_; }
     /// One round over the assignment; returns the number of messages fed.
     task<std::size_t> round();
     /// Rounds until `request_stop`, waiting `poll_interval` (or less, when a writer is due
@@ -130,6 +138,9 @@ public:
     /// Clean stop, after `run` returned: flushes and commits everything (router::stop), then
     /// leaves the groups. Returns true when nothing was left undelivered.
     task<bool> shutdown();
+    /// As shutdown(), but with `leave_groups` false the groups stay joined (`joined_topics`),
+    /// for the next loop on the same connection to `take_over`.
+    task<bool> shutdown(bool leave_groups);
     /// Asks `run` to return after the current step (and wakes its wait).
     void request_stop();
     [[nodiscard]] bool stop_requested() const noexcept { return stop_; }

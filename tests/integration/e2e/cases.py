@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from harness import (Env, Failure, FaultFront, SwitchableProxy, check, free_port, log, metric_sum, parse_metrics, partition_counts,
+from harness import (Env, Failure, FaultFront, SwitchableProxy, check, check_not_lower, free_port, log, metric_sum, parse_metrics, partition_counts,
                      read_landed, run_case, verify_exactly_once)
 
 
@@ -353,76 +353,136 @@ def lag_missing(env: Env, rng) -> None:
 
 
 def config_reload(env: Env, rng) -> None:
-    """SIGHUP during a run re-reads the file. A good change (rotation.max_records 5000 -> 250) is
-    applied after the open objects were uploaded and committed: objects written after it hold at
-    most 250 records, and every offset lands exactly once. A bad change (an invalid value) is
-    refused with its problem logged at error, and the daemon goes on with what it had.
-    `iggy_s3_sink_config_reloads_total{result}` counts both."""
-    broker = env.start_broker()
+    """SIGHUP during a run re-reads the file; daemon a shares its consumer group with daemon b.
+    1. A good change that leaves `iggy` alone (rotation.max_records 5000 -> 250) is applied after
+       a's open objects were uploaded and committed, on the same Iggy connection: the group sees
+       no leave and no join (the broker reports none; b sees no rebalance).
+    2. A bad change (an invalid value) is refused with its problem logged at error; a runs on.
+    3. A change of an iggy.* key (iggy.poll.messages) makes a leave the group and join it again
+       on a new connection (the broker reports both).
+    Over all three every offset lands exactly once, no counter or histogram series of a's
+    /metrics ever goes down (a reload rebuilds the pipeline and, in 3, the Iggy client), and
+    a's and b's messages_total add up to what landed. `iggy_s3_sink_config_reloads_total{result}`
+    counts the reloads."""
+    broker = env.start_broker("--rebalance-timeout", "3s")
     bucket = bucket_name(env, rng, "reload")
-    first = produce_synthetic(env, broker.address, 6000, 2)
-    # Objects close only at 5000 records or after 10 minutes: at the reload, some are open.
-    cfg = env.config(bucket, broker.address, rotation={"max_records": 5000, "idle": "10m"})
+    group = "s3-sink"
+    # The topic and two messages per partition exist before the daemons join. (Two: a group
+    # member learns its assignment from partition-less polls, and partition 0 holding only
+    # offset 0 answers as "nothing to poll" does; it is polled once it holds more.)
+    first = partition_counts(env.produce(broker.address, "app", "events", "--create", "4", "--balanced",
+                                         "--count", "8", "--size", "200", "--batch", "1"))
+    # a's objects close only at 5000 records or after 10 minutes: at the first reload some are
+    # open. b writes small objects from the start and is never reloaded.
+    # (schedule 0: the default hourly boundary would close them when the run crosses an hour.)
+    cfg = env.config(bucket, broker.address, group=group,
+                     rotation={"max_records": 5000, "idle": "10m", "schedule": "0"})
+    cfg_b = env.config(bucket, broker.address, group=group, rotation={"max_records": 250, "idle": "1s"}, name="b")
     d = env.start_daemon(cfg)
     admin = env.admin_address()
-    deadline = time.time() + 120
-    while metric_sum(env.scrape(admin), "iggy_s3_sink_buffered_bytes") == 0 and time.time() < deadline:
-        time.sleep(0.2)
-    check(metric_sum(env.scrape(admin), "iggy_s3_sink_buffered_bytes") > 0, "nothing buffered within 120 s")
-    check(metric_sum(env.scrape(admin), "iggy_s3_sink_objects_total") == 0, "an object closed before the reload")
 
-    # The good change, sent while every record polled so far is held in open objects (3000 per
-    # partition at most, below max_records).
+    def wait_for(what: str, cond, seconds: float = 120) -> None:
+        deadline = time.time() + seconds
+        while not cond() and time.time() < deadline:
+            time.sleep(0.2)
+        check(cond(), f"{what}: not within {seconds:.0f} s")
+
+    wait_for("a joined the group", lambda: len(broker.membership_changes(group)) == 1)
+    b = env.start_daemon(cfg_b, tag="b")
+    admin_b = env.admin_address("b")
+
+    def assigned(address: str) -> float:
+        return metric_sum(env.scrape(address), "iggy_s3_sink_assigned_partitions")
+
+    # b's join hands it one of a's four partitions (the 0.8 join rule); then the group is settled.
+    wait_for("a owns 3 partitions and b 1", lambda: assigned(admin) == 3 and assigned(admin_b) == 1)
+    settled = broker.membership_changes(group)
+    check(len(settled) == 2 and all(" joined " in line for line in settled), f"joins so far: {settled}")
+    second = produce_synthetic(env, broker.address, 6000, 4)
+    # a's three partitions get about 2 MB of the batch; the reload comes once it holds a good
+    # part of it in open objects.
+    wait_for("a holds 500 KB in open objects",
+             lambda: metric_sum(env.scrape(admin), "iggy_s3_sink_buffered_bytes") > 500_000)
+
+    def reloads_now() -> dict:
+        m = env.scrape(admin)
+        return {dict(k[1]).get("result"): v for k, v in m.items() if k[0] == "iggy_s3_sink_config_reloads_total"}
+
+    sink_log = env.work / "sink.log"
+    # 1. The good change, outside `iggy`, sent while a holds records in open objects.
     good = json.loads(cfg.read_text())
     good["rotation"] = {"max_records": 250, "idle": "1s"}
     cfg.write_text(json.dumps(good, indent=2))
+    before = env.scrape(admin)
     d.send_signal(signal.SIGHUP)
-    reloads = {}
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        m = env.scrape(env.admin_address())
-        reloads = {dict(k[1]).get("result"): v for k, v in m.items() if k[0] == "iggy_s3_sink_config_reloads_total"}
-        if reloads.get("success", 0) >= 1:
-            break
-        time.sleep(0.2)
-    check(reloads == {"success": 1, "failure": 0}, f"reload counts after the good change: {reloads}")
+    wait_for("the good reload counted", lambda: reloads_now().get("success", 0) >= 1)
+    check(reloads_now() == {"success": 1, "failure": 0}, f"reload counts after the good change: {reloads_now()}")
     check(d.poll() is None, f"the daemon exited ({d.returncode}) on a good reload")
-    sink_log = env.work / "sink.log"
     check("configuration reloaded" in sink_log.read_text(), "no 'configuration reloaded' line in the log")
-    second = produce_synthetic(env, broker.address, 3000, 2)
+    check_not_lower(before, env.scrape(admin), "a's /metrics across the rotation reload")
+    second_b = produce_synthetic(env, broker.address, 3000, 4)
+    env.wait_lag_zero(cfg, 180)
+    check(broker.membership_changes(group) == settled,
+          "the rotation reload changed the group's membership (its other members saw a rebalance): "
+          f"{broker.membership_changes(group)[len(settled):]}")
+    check(assigned(admin) == 3 and assigned(admin_b) == 1, "the assignment moved across the rotation reload")
+    check("keeping the connection and the consumer group membership" in sink_log.read_text(),
+          "a's log does not say it kept its Iggy connection and membership")
 
-    # The bad change: refused, logged at error, the daemon keeps running on the good config.
+    # 2. The bad change: refused, logged at error, the daemon keeps running on the good config.
     bad = dict(good)
     bad["rotation"] = {"max_records": 0, "idle": "1s"}
     cfg.write_text(json.dumps(bad, indent=2))
     d.send_signal(signal.SIGHUP)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        m = env.scrape(env.admin_address())
-        reloads = {dict(k[1]).get("result"): v for k, v in m.items() if k[0] == "iggy_s3_sink_config_reloads_total"}
-        if reloads.get("failure", 0) >= 1:
-            break
-        time.sleep(0.2)
-    check(reloads == {"success": 1, "failure": 1}, f"reload counts after the bad change: {reloads}")
+    wait_for("the bad reload counted", lambda: reloads_now().get("failure", 0) >= 1, 60)
+    check(reloads_now() == {"success": 1, "failure": 1}, f"reload counts after the bad change: {reloads_now()}")
     text = sink_log.read_text()
     check(any(" error " in line and "rotation.max_records: must be > 0" in line for line in text.splitlines()),
           "the bad reload's problem is not logged at error")
-    third = produce_synthetic(env, broker.address, 3000, 2)
-    cfg.write_text(json.dumps(good, indent=2))  # for `lag` (the daemon reads it only at SIGHUP)
-    env.wait_lag_zero(cfg, 180)
     check(d.poll() is None, f"the daemon exited ({d.returncode}) after a bad reload")
-    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
 
-    counts = {p: first.get(p, 0) + second.get(p, 0) + third.get(p, 0) for p in set(first) | set(second) | set(third)}
+    # 3. An iggy.* key changes: a new connection, which leaves the group and joins it again.
+    third = produce_synthetic(env, broker.address, 3000, 4)
+    polled = dict(good)
+    polled["iggy"] = dict(good["iggy"], poll={"messages": 500, "interval": "50ms"})
+    cfg.write_text(json.dumps(polled, indent=2))
+    before = env.scrape(admin)
+    check(metric_sum(before, "iggy_s3_sink_messages_total") > 0, "a wrote nothing before the iggy reload")
+    d.send_signal(signal.SIGHUP)
+    wait_for("the iggy reload counted", lambda: reloads_now().get("success", 0) >= 2)
+    check_not_lower(before, env.scrape(admin), "a's /metrics across the iggy.poll.messages reload")
+
+    def rejoined() -> bool:
+        since = broker.membership_changes(group)[len(settled):]
+        return any(" left " in line for line in since) and any(" joined " in line for line in since)
+
+    wait_for("a left the group and joined it again", rejoined, 60)
+
+    env.wait_lag_zero(cfg, 180)
+    check(d.poll() is None and b.poll() is None, f"a daemon exited: a {d.returncode}, b {b.returncode}")
+    end_a, end_b = env.scrape(admin), env.scrape(admin_b)
+    check_not_lower(before, end_a, "a's /metrics at the end")
+    check(env.stop(d) == 0, "daemon a did not exit 0 on SIGTERM")
+    check(env.stop(b) == 0, "daemon b did not exit 0 on SIGTERM")
+
+    counts = {}
+    for batch in (first, second, second_b, third):
+        for p, n in batch.items():
+            counts[p] = counts.get(p, 0) + n
     landed = read_landed(env.download(bucket))
     verify_exactly_once(landed, counts, "app", "events")
-    # The reload closed each partition's open object (offsets from 0); every object after it
-    # follows the new max_records.
+    written = metric_sum(end_a, "iggy_s3_sink_messages_total") + metric_sum(end_b, "iggy_s3_sink_messages_total")
+    check(written == landed.records,
+          f"a's and b's messages_total add up to {written:.0f}, but {landed.records} records landed "
+          "(a counter was reset by a reload?)")
+    # The first reload closed a's open objects (each partition's from offset 0); every other
+    # object follows max_records 250 (b's from the start, a's after the reload).
     big = [(k, len(o), o[0]) for k, o in landed.per_object if len(o) > 250]
-    check(all(first_offset == 0 for _, _, first_offset in big) and len(big) <= len(first),
-          f"objects of more than 250 records other than the ones the reload closed: {big}")
-    check(landed.objects > len(big), "nothing was written with the reloaded configuration")
-    log(f"{landed.records} records in {landed.objects} objects over two reloads (one refused), 0 duplicates")
+    check(all(first_offset == 0 for _, _, first_offset in big) and len(big) <= 3,
+          f"objects of more than 250 records other than the ones the first reload closed: {big}")
+    check(big, "no object of more than 250 records: the first reload closed none of a's open objects")
+    log(f"{landed.records} records in {landed.objects} objects over three reloads (one refused), 0 duplicates; "
+        f"membership: {broker.membership_changes(group)}")
 
 
 def admin_metrics(env: Env, rng) -> None:

@@ -106,14 +106,15 @@ class Env:
         if data is not None:
             args += ["--data", str(data)]
         args += list(extra)
-        out = open(self.work / f"broker-{len(self.procs)}.log", "w")
+        log_path = self.work / f"broker-{len(self.procs)}.log"
+        out = open(log_path, "w")
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=out, text=True)
         self.procs.append(p)
         line = p.stdout.readline().strip()
         m = re.match(r"^listening on (\S+):(\d+)$", line)
         check(m is not None, f"broker's first line was {line!r}")
         threading.Thread(target=lambda: [None for _ in p.stdout], daemon=True).start()
-        return Broker(p, f"{m.group(1)}:{m.group(2)}", args)
+        return Broker(p, f"{m.group(1)}:{m.group(2)}", args, log_path)
 
     def produce(self, address: str, stream: str, topic: str, *args: str) -> str:
         cmd = [self.bin("iggy-produce"), "--address", address, "--username", self.iggy_user,
@@ -302,6 +303,27 @@ class Broker:
     proc: subprocess.Popen
     address: str
     args: list[str]
+    log: Path | None = None  # its stderr
+
+    def membership_changes(self, group: str) -> list[str]:
+        """The broker's lines for each join and leave of `group` (each a rebalance its other
+        members see), oldest first."""
+        text = self.log.read_text(errors="replace") if self.log else ""
+        return [line for line in text.splitlines() if f"consumer group {group} of topic " in line]
+
+
+def monotonic_series(metrics: dict) -> dict[tuple[str, tuple], float]:
+    """The samples of `metrics` that must never go down over a process's life: counters
+    (`*_total`) and histograms (`_bucket`, `_count`, `_sum`: our durations are never negative)."""
+    return {k: v for k, v in metrics.items() if k[0].endswith(("_total", "_bucket", "_count", "_sum"))}
+
+
+def check_not_lower(before: dict, after: dict, what: str) -> None:
+    """Every counter and histogram sample of `before` is in `after`, not lower (a reload must not
+    reset them)."""
+    lower = [(k, v, after.get(k)) for k, v in monotonic_series(before).items()
+             if after.get(k) is None or after[k] < v]
+    check(not lower, f"{what}: {len(lower)} counter series went down or vanished, e.g. {lower[:6]}")
 
 
 @dataclass

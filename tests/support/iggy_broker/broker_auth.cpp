@@ -29,7 +29,7 @@ void broker_state::expire_client(std::uint32_t client_id) {
         stream* s = s_->streams.get(sid);
         topic* t = s ? s->topics.get(tid) : nullptr;
         group* g = t ? t->groups.get(gid) : nullptr;
-        if (g) state::leave(*t, *g, client_id);
+        if (g) s_->leave(*t, *g, client_id);
     }
 }
 

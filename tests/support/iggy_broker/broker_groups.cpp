@@ -95,6 +95,7 @@ res<none> broker_state::join_group(std::uint32_t client_id, const ident& s, cons
         m.client = client_id;
         g.members.insert(std::move(m));
         s_->rebalance_cooperative(g);
+        s_->membership_changed(*to, g, client_id, "joined");
     }
     // 3. Every pending revocation of the group that can complete now does.
     struct due {
@@ -118,7 +119,7 @@ res<none> broker_state::join_group(std::uint32_t client_id, const ident& s, cons
         g.members.for_each([&](std::size_t, const member& m) {
             if (!m.partitions.empty() && !s_->clients.count(m.client)) gone.push_back(m.client);
         });
-        for (auto cid : gone) state::leave(*to, g, cid);
+        for (auto cid : gone) s_->leave(*to, g, cid);
     }
     auto& groups = s_->clients[client_id].groups;
     std::array<std::uint32_t, 3> key{so->id, to->id, g.id};
@@ -133,7 +134,7 @@ res<none> broker_state::leave_group(std::uint32_t client_id, const ident& s, con
     auto gid = state::find_group(*to, gident);
     if (!gid) return {code::consumer_group_id_not_found};
     group& g = *to->groups.get(*gid);
-    if (!state::leave(*to, g, client_id)) return {code::consumer_group_member_not_found};
+    if (!s_->leave(*to, g, client_id)) return {code::consumer_group_member_not_found};
     s_->forget_group_of_client(client_id, so->id, to->id, g.id);
     return {};
 }
@@ -187,7 +188,7 @@ std::size_t broker_state::drop_group_memberships() {
             stream* s = s_->streams.get(sid);
             topic* t = s ? s->topics.get(tid) : nullptr;
             group* g = t ? t->groups.get(gid) : nullptr;
-            if (g && state::leave(*t, *g, id)) ++dropped;
+            if (g && s_->leave(*t, *g, id)) ++dropped;
         }
         c.groups.clear();
     }

@@ -346,9 +346,16 @@ struct broker_state::state {
         return true;
     }
 
+    /// Tells `opts.on_membership` that `client_id` joined or left group `g` of `t`.
+    void membership_changed(const topic& t, const group& g, std::uint32_t client_id, const char* what) const {
+        if (!opts.on_membership) return;
+        opts.on_membership("consumer group " + g.name + " of topic " + t.name + ": client " +
+                           std::to_string(client_id) + " " + what + " (a rebalance)");
+    }
+
     /// Leave by client: full rebalance and the leaver's polled records dropped. False if the
     /// client is not a member.
-    static bool leave(topic& t, group& g, std::uint32_t client_id) {
+    bool leave(topic& t, group& g, std::uint32_t client_id) {
         std::optional<std::size_t> slot;
         g.members.for_each([&](std::size_t k, const member& m) {
             if (!slot && m.client == client_id) slot = k;
@@ -359,6 +366,7 @@ struct broker_state::state {
         rebalance_full(g);
         for (auto p : leaving)
             if (p < t.partitions.size()) t.partitions[p].last_polled.erase(g.id);
+        membership_changed(t, g, client_id, "left");
         return true;
     }
 

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -317,6 +318,10 @@ struct broker_options {
     const iss::clock* clock = nullptr;
     /// Seed for server-assigned message ids.
     std::uint64_t seed = 0x1995'0909;
+    /// Called with one line for every consumer-group membership change (a member joined, or
+    /// left: LeaveConsumerGroup, its connection gone or expired): each is a rebalance the
+    /// group's other members see. Null: not reported.
+    std::function<void(const std::string&)> on_membership;
 };
 
 /// The broker's state machine. Every request names the calling connection's `client_id`.

@@ -80,6 +80,10 @@ Signals (test controls): SIGUSR1 expires every client that is a member of a cons
   closes; G2: the next request gets Eviction 13); SIGUSR2 drops every group membership and
   keeps the sessions (G2 SyncConsumerGroup answers "not a member", group polls 5006).
   SIGINT/SIGTERM stop the broker.
+Every consumer-group membership change (a member joined or left: LeaveConsumerGroup, its
+  connection closed or expired) is one line on stderr, e.g. `iggy-test-broker: consumer group
+  s3-sink of topic events: client 7 left (a rebalance)`: each is a rebalance the group's
+  other members see.
   --help                      this text
 Durations: a number with a unit: us, ms, s, m, h (e.g. 500ms, 30s); a bare number is seconds.
 )";
@@ -659,6 +663,11 @@ int main(int argc, char** argv) {
         ec != std::errc{} || p != port_text.data() + port_text.size() || port > 65535)
         return usage_error("--listen: bad port " + std::string{port_text});
 
+    // Membership changes on stderr: tests count the rebalances the group's members saw.
+    opts.on_membership = [](const std::string& line) {
+        std::fprintf(stderr, "iggy-test-broker: %s\n", line.c_str());
+        std::fflush(stderr);
+    };
     broker::broker_state state{opts};
     if (auto err = state.load(); !err.empty()) {
         std::fprintf(stderr, "iggy-test-broker: %s\n", err.c_str());

@@ -13,6 +13,7 @@
 
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -329,4 +330,87 @@ TEST_CASE("readiness and metrics: a missing source topic and an offset reset are
     CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_offset_reset_partitions{stream="app",topic="gone"} 0)"));
     CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_source_unavailable{stream="app",topic="gone"} 1)"));
     CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_source_unavailable{stream="app",topic="requests"} 0)"));
+}
+
+TEST_CASE("metrics: counters and histograms of rebuilt sources are carried, so no series goes down",
+          "[admin][metrics]") {
+    // A reload rebuilds the pipeline (and the S3 or Iggy client when their settings changed):
+    // what the old objects counted stays in every counter and histogram; gauges do not carry.
+    iss::admin::carried_totals carried;
+    std::string before;
+    {
+        world w;
+        w.rotation.max_records = 4;
+        auto r = w.make_router();
+        one_partition_source src;
+        for (int i = 0; i < 10; ++i) src.log.push_back(fmt::format("m{}", i));
+        pl::consumer_options o;
+        o.mode = pl::consumer_mode::single;
+        o.sources = {pl::source_topic{{"app", "requests"}, std::nullopt}};
+        pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+        REQUIRE(run(loop.start()));
+        run(loop.round());  // 8 messages in 2 objects
+        iss::iggy::client_stats ig;
+        ig.requests[{"PollMessages", "0"}] = 5;
+        iss::admin::metric_sources live{r.get(), &loop, nullptr, &ig, "1", ""};
+        live.carried = &carried;
+        before = iss::admin::render_metrics(live);
+        carried.carry({r.get(), nullptr, nullptr, &ig, "1", ""});  // then the generation's objects go
+    }
+    const std::string t = R"({stream="app",topic="requests"})";
+    // Between generations: only the carried series, with their numbers.
+    iss::admin::metric_sources none{nullptr, nullptr, nullptr, nullptr, "1", ""};
+    none.carried = &carried;
+    std::string text = iss::admin::render_metrics(none);
+    INFO(text);
+    CHECK(sample_value(text, "iggy_s3_sink_messages_total" + t) == 8);
+    CHECK(sample_value(text, "iggy_s3_sink_objects_total" + t) == 2);
+    CHECK(sample_value(text, "iggy_s3_sink_upload_duration_seconds_count") == 2);
+    CHECK(sample_value(text, R"(iggy_s3_sink_iggy_requests_total{command="PollMessages",code="0"})") == 5);
+    CHECK(text.find("iggy_s3_sink_committed_offset") == std::string::npos);  // a gauge: not carried
+
+    // The next generation's own numbers are added to the carried ones, series by series.
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    one_partition_source src;
+    for (int i = 0; i < 10; ++i) src.log.push_back(fmt::format("m{}", i));
+    pl::consumer_options o;
+    o.mode = pl::consumer_mode::single;
+    o.sources = {pl::source_topic{{"app", "requests"}, std::nullopt}, pl::source_topic{{"app", "audit"}, std::nullopt}};
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    REQUIRE(run(loop.start()));
+    run(loop.round());  // 8 more on app/requests, 8 on app/audit
+    iss::iggy::client_stats ig;
+    ig.requests[{"PollMessages", "0"}] = 1;
+    iss::admin::metric_sources live{r.get(), &loop, nullptr, &ig, "1", ""};
+    live.carried = &carried;
+    text = iss::admin::render_metrics(live);
+    CHECK(sample_value(text, "iggy_s3_sink_messages_total" + t) == 16);
+    CHECK(sample_value(text, R"(iggy_s3_sink_messages_total{stream="app",topic="audit"})") == 8);
+    CHECK(sample_value(text, "iggy_s3_sink_upload_duration_seconds_count") == 6);
+    CHECK(sample_value(text, R"(iggy_s3_sink_upload_duration_seconds_bucket{le="+Inf"})") == 6);
+    CHECK(sample_value(text, R"(iggy_s3_sink_iggy_requests_total{command="PollMessages",code="0"})") == 6);
+    CHECK(sample_value(text, R"(iggy_s3_sink_committed_offset{stream="app",topic="requests",partition="0"})") == 7);
+    // Every counter and histogram sample rendered before is still there, and not lower.
+    const auto samples = [](const std::string& s) {
+        std::map<std::string, double> out;
+        std::istringstream in{s};
+        for (std::string line; std::getline(in, line);) {
+            if (line.empty() || line[0] == '#') continue;
+            const auto sp = line.rfind(' ');
+            out[line.substr(0, sp)] = std::stod(line.substr(sp + 1));
+        }
+        return out;
+    };
+    const auto after = samples(text);
+    for (const auto& [series, v] : samples(before)) {
+        const bool monotonic = series.find("_total") != std::string::npos ||
+                               series.find("_bucket") != std::string::npos ||
+                               series.find("_count") != std::string::npos;
+        if (!monotonic || series.rfind("process_", 0) == 0) continue;
+        INFO(series);
+        REQUIRE(after.count(series) == 1);
+        CHECK(after.at(series) >= v);
+    }
 }

@@ -464,3 +464,26 @@ TEST_CASE("state persists across restarts with a data directory", "[broker]") {
     }
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("every membership change is reported (a join, a leave, a gone client); a join again is not one",
+          "[broker][group]") {
+    iss::manual_clock clock;
+    std::vector<std::string> lines;
+    broker_options o{"iggy", "iggy", {}, 30s, 0us, {}, &clock, 7};
+    o.on_membership = [&](const std::string& l) { lines.push_back(l); };
+    broker_state b{o};
+    REQUIRE(b.create_stream("s").ok());
+    REQUIRE(b.create_topic(ident::num(0), 2, 1, 0, 0, 0, "t").ok());
+    REQUIRE(b.create_group(ident::num(0), ident::num(0), "g").ok());
+    b.add_client(1, "c1");
+    b.add_client(2, "c2");
+    REQUIRE(b.join_group(1, ident::num(0), ident::num(0), ident::str("g")).ok());
+    REQUIRE(b.join_group(1, ident::num(0), ident::num(0), ident::str("g")).ok());  // a no-op, as 0.8.0
+    REQUIRE(b.join_group(2, ident::num(0), ident::num(0), ident::str("g")).ok());
+    REQUIRE(b.leave_group(2, ident::num(0), ident::num(0), ident::str("g")).ok());
+    b.remove_client(1);
+    CHECK(lines == std::vector<std::string>{"consumer group g of topic t: client 1 joined (a rebalance)",
+                                            "consumer group g of topic t: client 2 joined (a rebalance)",
+                                            "consumer group g of topic t: client 2 left (a rebalance)",
+                                            "consumer group g of topic t: client 1 left (a rebalance)"});
+}

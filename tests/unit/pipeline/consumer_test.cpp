@@ -741,3 +741,55 @@ TEST_CASE("consumer: group mode, the empty answer for partition 0 not owned is n
     CHECK(loop.offset_resets().empty());
     CHECK(run(loop.shutdown()));
 }
+
+TEST_CASE(
+    "consumer: a loop that keeps its groups hands them to the next loop on the same connection, which "
+    "neither joins nor leaves them",
+    "[pipeline][consumer]") {
+    // A reload that keeps the Iggy connection: the first loop drains (uploads and commits
+    // what it holds) without leaving; the next one takes the membership over. The group's
+    // other members see no leave and no join, so no rebalance.
+    world w;
+    w.options.mode = pl::consumer_mode::group;
+    w.rotation.max_records = 1000;
+    auto r = w.make_router();
+    fake_source src;
+    src.group = true;
+    src.fill(0, 6);
+    src.owned = {0};
+    std::set<pl::topic_ref> kept;
+    {
+        pl::consumer_loop first{options(pl::consumer_mode::group), src, *r, w.sleeper, w.clock};
+        REQUIRE(run(first.start()));
+        run(first.round());                   // offsets 0..3 (4 per poll)
+        REQUIRE(run(first.shutdown(false)));  // drained: uploaded and committed, still a member
+        CHECK(w.offsets.stored.at({"app", "requests", 0}) == 3);
+        CHECK(src.leaves == 0);
+        kept = first.joined_topics();
+    }
+    CHECK(kept == std::set<pl::topic_ref>{{"app", "requests"}});
+    CHECK(src.joins == 1);
+
+    auto r2 = w.make_router();
+    src.fill(0, 3);
+    pl::consumer_loop next{options(pl::consumer_mode::group), src, *r2, w.sleeper, w.clock};
+    next.take_over(kept);
+    REQUIRE(run(next.start()));
+    CHECK(next.joined());
+    CHECK(src.joins == 1);  // not joined again
+    run(next.round());      // from the committed offset on: 4..7
+    CHECK(next.assignment() == std::vector<pl::partition_ref>{{"app", "requests", 0}});
+    REQUIRE(run(next.shutdown()));  // a stop leaves
+    CHECK(w.offsets.stored.at({"app", "requests", 0}) == 7);
+    CHECK(src.leaves == 1);
+    CHECK(next.joined_topics().empty());
+
+    // A topic the next loop does not read is not taken over: it joins what it lacks.
+    pl::consumer_options other = options(pl::consumer_mode::group);
+    other.sources = {pl::source_topic{{"app", "audit"}, std::nullopt}};
+    pl::consumer_loop third{other, src, *r2, w.sleeper, w.clock};
+    third.take_over(kept);
+    CHECK_FALSE(third.joined());
+    REQUIRE(run(third.start()));
+    CHECK(src.joins == 2);
+}
