@@ -123,7 +123,7 @@ net::awaitable<int> run_pipeline(const config::sink_config& cfg, generation_part
     const std::size_t workers = cfg.performance.workers == 0 ? iss::available_cores() : cfg.performance.workers;
     iss::worker_pool pool{workers > 1 ? workers : 0};
     ports.workers = &pool;
-    st.workers = &pool;  // joined by daemon's end if a second signal stops the loop (below)
+    st.workers = &pool;  // joined after io.run() when a second signal stopped the loop
     struct forget_pool {
         run_state& st;
         ~forget_pool() { st.workers = nullptr; }
