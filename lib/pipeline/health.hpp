@@ -42,8 +42,8 @@ enum class spool_error_reason : std::uint8_t {
     io_error,   ///< anything else (EIO ...)
 };
 inline constexpr std::array<spool_error_reason, 4> spool_error_reasons{
-  spool_error_reason::no_space, spool_error_reason::read_only, spool_error_reason::missing,
-  spool_error_reason::io_error};
+    spool_error_reason::no_space, spool_error_reason::read_only, spool_error_reason::missing,
+    spool_error_reason::io_error};
 /// "no_space", "read_only", "missing", "io_error".
 [[nodiscard]] std::string_view to_string(spool_error_reason r) noexcept;
 /// The reason of an errno value from a spool file or directory operation.
