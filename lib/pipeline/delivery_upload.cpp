@@ -10,7 +10,6 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <span>
 
@@ -214,8 +213,7 @@ void partition_writer::note_store_accepted() {
 }
 
 void partition_writer::note_spool_failure(const error& e) {
-    const int ev = e.code().category() == boost::system::system_category() ? e.code().value() : EIO;
-    const auto reason = spool_error_reason_of(ev);
+    const auto reason = spool_error_reason_of(e);
     // (The detail names the operation and carries the system's message already.)
     if (!ports_.health || ports_.health->spool_failed(reason, e.detail(), ports_.clock.steady_now())) {
         log_.error(

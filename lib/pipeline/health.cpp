@@ -28,6 +28,11 @@ spool_error_reason spool_error_reason_of(int errno_value) noexcept {
     }
 }
 
+spool_error_reason spool_error_reason_of(const error& e) noexcept {
+    return e.code().category() == boost::system::system_category() ? spool_error_reason_of(e.code().value())
+                                                                   : spool_error_reason::io_error;
+}
+
 bool delivery_health::store_refused(std::string_view code, std::string_view detail, clock::steady_time now) {
     refusals_[std::string{code}] += 1;
     const bool changed = !refusal_ || refusal_->code != code;

@@ -24,6 +24,7 @@
 /// Shared by every writer of a router (writer_ports::health); event-loop thread only.
 
 #include "common/clock.hpp"
+#include "common/error.hpp"
 
 #include <array>
 #include <cstdint>
@@ -48,6 +49,9 @@ inline constexpr std::array<spool_error_reason, 4> spool_error_reasons{
 [[nodiscard]] std::string_view to_string(spool_error_reason r) noexcept;
 /// The reason of an errno value from a spool file or directory operation.
 [[nodiscard]] spool_error_reason spool_error_reason_of(int errno_value) noexcept;
+/// The reason of a spool error (`spool::append`, `spool::check_directory`: the system's code;
+/// any other code is io_error).
+[[nodiscard]] spool_error_reason spool_error_reason_of(const error& e) noexcept;
 
 class delivery_health {
 public:

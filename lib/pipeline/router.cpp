@@ -3,8 +3,6 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include <cerrno>
-
 namespace iss::pipeline {
 
 router::router(writer_options o, rotation_policy rotation, writer_ports ports)
@@ -102,8 +100,7 @@ void router::check_spool() {
     auto& h = *ports_.health;
     if (auto r = spool::check_directory(o_.spool_dir, o_.part_size); !r) {
         const auto& e = r.error();
-        const int ev = e.code().category() == boost::system::system_category() ? e.code().value() : EIO;
-        const auto reason = spool_error_reason_of(ev);
+        const auto reason = spool_error_reason_of(e);
         if (h.spool_failed(reason, e.detail(), now))
             log_.error(
                 "the spool directory cannot take a part ({}, {}): objects are closed at about s3.part_size "
