@@ -42,7 +42,8 @@ admin::readiness_inputs run_state::readiness() const {
             group_mode,
             loop != nullptr && loop->joined(),
             stopping || reload_requested,
-            loop != nullptr ? admin::source_problems(*loop) : std::vector<std::string>{}};
+            loop != nullptr ? admin::source_problems(*loop) : std::vector<std::string>{},
+            router != nullptr ? admin::delivery_problems(router->health()) : std::vector<std::string>{}};
 }
 
 admin::metric_sources run_state::metrics() const {

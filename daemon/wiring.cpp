@@ -156,6 +156,7 @@ pipeline::writer_options delivery_options(const config::sink_config& c, pipeline
             break;
     }
     o.retry_backoff = {c.s3.retry.base, c.s3.retry.cap};
+    o.spool_dir = c.memory.spool_dir;
     o.max_open_objects = c.rotation.max_open_objects;
     return o;
 }

@@ -5,6 +5,7 @@
 #include "aws/refresh.hpp"
 #include "iggy/client.hpp"
 #include "pipeline/consumer.hpp"
+#include "pipeline/health.hpp"
 #include "pipeline/lag.hpp"
 #include "pipeline/router.hpp"
 #include "s3/client.hpp"
@@ -150,6 +151,29 @@ void source_fault_metrics(std::vector<prom::MetricFamily>& out, const pipeline::
     out.push_back(std::move(orp));
 }
 
+// The delivery faults (docs/operations.md, Faults; pipeline/health.hpp).
+void health_metrics(std::vector<prom::MetricFamily>& out, const pipeline::delivery_health& h) {
+    auto se = family("spool_errors_total",
+                     "Failed spool writes and failed checks of the spool directory, by reason (no_space, read_only, "
+                     "missing, io_error); objects are closed at about s3.part_size meanwhile.",
+                     prom::MetricType::Counter);
+    for (const auto r : pipeline::spool_error_reasons)
+        se.metric.push_back(sample({{"reason", std::string{pipeline::to_string(r)}}},
+                                   static_cast<double>(h.spool_errors(r)), prom::MetricType::Counter));
+    out.push_back(std::move(se));
+    auto sr = family("store_refusing",
+                     "1 while the store refuses writes (the last upload was refused: AccessDenied, "
+                     "KMS.DisabledException ...); uploads are retried at a backoff up to s3.retry.cap.",
+                     prom::MetricType::Gauge);
+    sr.metric.push_back(sample({}, h.store_refusal() ? 1 : 0, prom::MetricType::Gauge));
+    out.push_back(std::move(sr));
+    auto rt = family("store_refusals_total", "Uploads and HEADs the store refused, by its error code.",
+                     prom::MetricType::Counter);
+    for (const auto& [code, n] : h.store_refusals())
+        rt.metric.push_back(sample({{"code", code}}, static_cast<double>(n), prom::MetricType::Counter));
+    out.push_back(std::move(rt));
+}
+
 void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources& s) {
     if (!s.router) return;
     const auto totals = s.router->totals_by_topic();
@@ -248,6 +272,7 @@ void pipeline_metrics(std::vector<prom::MetricFamily>& out, const metric_sources
     gauge("spool_bytes", "Bytes in spool files of open objects (counted against memory.max_spool).", mem.spooled());
     if (mem.limits().max_spool != unlimited)
         gauge("spool_max_bytes", "memory.max_spool: the spool budget.", mem.limits().max_spool);
+    health_metrics(out, s.router->health());
     if (s.consumer) {
         auto ap = family("assigned_partitions", "Partitions this process polls (its share of the group).",
                          prom::MetricType::Gauge);

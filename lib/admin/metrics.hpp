@@ -20,6 +20,9 @@
 /// | `upload_duration_seconds`, `commit_duration_seconds` | histogram | - |
 /// | `buffered_bytes`, `open_objects`, `assigned_partitions` | gauge | stream, topic |
 /// | `source_unavailable`, `offset_reset_partitions` | gauge | stream, topic |
+/// | `spool_errors_total` | counter | reason |
+/// | `store_refusing` | gauge | - |
+/// | `store_refusals_total` | counter | code |
 /// | `s3_requests_total` | counter | operation, code |
 /// | `s3_retries_total` | counter | operation |
 /// | `s3_request_duration_seconds` | histogram | operation |

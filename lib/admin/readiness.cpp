@@ -2,6 +2,7 @@
 #include "admin/readiness.hpp"
 
 #include "pipeline/consumer.hpp"
+#include "pipeline/health.hpp"
 
 #include <fmt/format.h>
 
@@ -20,9 +21,25 @@ std::vector<std::string> source_problems(const pipeline::consumer_loop& c) {
     return out;
 }
 
+std::vector<std::string> delivery_problems(const pipeline::delivery_health& h) {
+    std::vector<std::string> out;
+    if (const auto& r = h.store_refusal())
+        out.push_back(
+            fmt::format("store: refusing writes: {}: {}; nothing is lost: retried at a backoff up to "
+                        "s3.retry.cap until a write succeeds",
+                        r->code, r->detail));
+    if (const auto& f = h.spool())
+        out.push_back(
+            fmt::format("spool: {}: {}; objects are closed at about s3.part_size until memory.spool_dir "
+                        "takes parts again",
+                        pipeline::to_string(f->reason), f->detail));
+    return out;
+}
+
 std::vector<std::string> unmet_conditions(const readiness_inputs& in) {
     std::vector<std::string> out;
     if (!in.store_usable) out.emplace_back("store: not probed usable yet (see the s3 log lines)");
+    for (const auto& p : in.delivery_problems) out.push_back(p);
     if (!in.iggy_connected) out.emplace_back("iggy: not connected and logged in");
     if (in.group_mode && !in.group_joined) out.emplace_back("iggy: consumer group not joined");
     for (const auto& p : in.source_problems) out.push_back("iggy: " + p);

@@ -10,7 +10,8 @@
 
 namespace iss::pipeline {
 class consumer_loop;
-}
+class delivery_health;
+}  // namespace iss::pipeline
 
 namespace iss::admin {
 
@@ -23,15 +24,23 @@ struct readiness_inputs {
     bool stopping = false;        ///< a stop signal arrived
     /// Sources that cannot be read, one line each without the `iggy: ` lead (source_problems).
     std::vector<std::string> source_problems;
+    /// The store refusing writes and the spool failing, one line each, with their `store: ` /
+    /// `spool: ` lead (delivery_problems).
+    std::vector<std::string> delivery_problems;
 };
+
+/// The delivery faults the writers met (pipeline/health.hpp), one line each (for
+/// readiness_inputs::delivery_problems): `store: refusing writes: CODE: DETAIL ...` while the
+/// store refuses, `spool: REASON: DETAIL ...` while the spool directory fails.
+[[nodiscard]] std::vector<std::string> delivery_problems(const pipeline::delivery_health& h);
 
 /// The consumer's source faults, one line each (for readiness_inputs::source_problems): each
 /// source that cannot be read (`source unavailable: STREAM/TOPIC[ partition N]: reason`) and
 /// each partition stopped by an offset reset (`offset reset: STREAM/TOPIC partition N: ...`).
 [[nodiscard]] std::vector<std::string> source_problems(const pipeline::consumer_loop& c);
 
-/// One line per unmet condition, in a fixed order (store, iggy, group, each source problem,
-/// stopping); empty when ready.
+/// One line per unmet condition, in a fixed order (store probe, each delivery problem, iggy,
+/// group, each source problem, stopping); empty when ready.
 [[nodiscard]] std::vector<std::string> unmet_conditions(const readiness_inputs& in);
 
 }  // namespace iss::admin

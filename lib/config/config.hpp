@@ -261,6 +261,7 @@ struct rotation_section {
 struct memory_section {
     std::uint64_t max_buffered = 256 * mib;  ///< open objects' buffers and poll batches, in memory
     std::uint64_t max_spool = 4 * gib;       ///< spool files (object bytes beyond one part)
+    std::string spool_dir;                   ///< where spool files go; empty: $TMPDIR, else /tmp
     friend bool operator==(const memory_section&, const memory_section&) = default;
 };
 

@@ -362,6 +362,10 @@ void visit_schema(V& v, C& c) {
         v.size("max_spool", c.memory.max_spool,
                "Bytes in spool files (object bytes beyond one part, on disk in the temp dir); an object whose next "
                "part would pass it is closed instead. 0: never spool (objects close at s3.part_size).");
+        v.field("spool_dir", c.memory.spool_dir,
+                "Directory of the spool files (unlinked, so a crash leaves nothing behind). Empty: $TMPDIR, else "
+                "/tmp. Full, read-only or missing: objects are closed at about s3.part_size instead of spooling, "
+                "/readyz names it and iggy_s3_sink_spool_errors_total counts it (docs/operations.md, Faults).");
     });
     v.section("performance", "Cores (docs/operations.md, Sizing).", [&] {
         v.field("workers", c.performance.workers,

@@ -517,9 +517,11 @@ void consumer_loop::note_poll(const partition_ref& p, bool empty) {
 }
 
 std::vector<partition_ref> consumer_loop::due(std::vector<partition_ref> parts) const {
-    if (idle_.empty()) return parts;
     const auto now = clock_.steady_now();
     std::erase_if(parts, [&](const partition_ref& p) {
+        // A writer whose upload the store refused waits out its backoff (group mode:
+        // partition_writer::retry_at; pipeline/health.hpp).
+        if (const auto* w = router_.find(p); w && w->retry_at() && now < *w->retry_at()) return true;
         const auto it = idle_.find(p);
         // (A writer that holds data is ticked by the router, not polled: the wait is only
         // for new messages.)

@@ -530,10 +530,15 @@ task<feed_status> partition_writer::after_append(open_object& o) {
             co_return to_feed(d);
         }
         if (auto w = o.spilled.append(std::string_view{o.buf}.substr(0, whole)); !w) {
-            log_.warn("cannot spool beyond one part ({}); closing the object now", w.error());
-            const delivered d = co_await close_and_deliver(just(o.encoded), rotate_reason::part_size);
+            // The spool directory is full, read-only or gone (health.hpp): the object goes up
+            // with what it holds instead (any cut is exactly-once), so memory stays about one
+            // part per object and nothing waits for the disk.
+            note_spool_failure(w.error());
+            const delivered d = co_await close_and_deliver(just(o.encoded), rotate_reason::spool_error);
             co_return to_feed(d);
         }
+        if (ports_.health && ports_.health->spool() && ports_.health->spool_ok())
+            log_.info("the spool directory takes parts again; objects grow past s3.part_size again");
         o.buf.erase(0, whole);  // (moves what is left: less than a part, usually less than a record)
     }
     recharge(o);

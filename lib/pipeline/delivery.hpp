@@ -143,6 +143,7 @@
 #include "common/net/worker_pool.hpp"
 #include "common/stats.hpp"
 #include "pipeline/commit_ledger.hpp"
+#include "pipeline/health.hpp"
 #include "pipeline/memory.hpp"
 #include "pipeline/open_object_set.hpp"
 #include "pipeline/ports.hpp"
@@ -230,6 +231,9 @@ struct writer_ports {
     dead_letter_sink* dead_letters = nullptr;  ///< required for bad_message_policy::dead_letter
     delivery_timings* timings = nullptr;       ///< where durations are recorded (the router sets its own)
     memory_budget* memory = nullptr;           ///< what open objects hold is charged here (the router sets its own)
+    /// Where refusals of the store and spool failures are reported (health.hpp; the router
+    /// sets its own).
+    delivery_health* health = nullptr;
     /// The step after objects are durable and before their offset is stored (invariant 7;
     /// an Iceberg table commit). nullptr (the default): none, offsets are stored once durable.
     table_step* table = nullptr;
@@ -336,6 +340,12 @@ public:
     [[nodiscard]] const partition_ref& partition() const noexcept { return p_; }
     /// Time until idle/schedule can fire for the open object (nullopt: no timer needed).
     [[nodiscard]] std::optional<std::chrono::nanoseconds> time_to_due() const;
+    /// Group mode, after the store refused an upload (delivery_health): the partition is not
+    /// polled again before this time (nullopt: no wait). The waits grow from s3.retry.base
+    /// by doubling up to s3.retry.cap with each refusal in a row, and end with the first
+    /// upload that succeeds; without them a refusing store would be asked again as fast as
+    /// the partition can be re-read.
+    [[nodiscard]] std::optional<clock::steady_time> retry_at() const noexcept { return retry_at_; }
 
 private:
     struct open_object;
@@ -386,6 +396,13 @@ private:
     task<store_result<none>> upload(open_object& o, const object_range& r);
     task<store_result<none>> upload_multipart(open_object& o, const object_range& r);
     task<std::optional<object_range>> read_existing(const object_key& key, bool& gave_up, bool& vanished);
+    /// Reports a store answer to writer_ports::health: a refusal (fatal, with its code)
+    /// marks the store refusing and is logged when it starts; nothing else is reported here.
+    void note_store_answer(store_status status, std::string_view code, std::string_view detail);
+    /// An upload succeeded: the store accepts writes again (logged when it ends a refusal).
+    void note_store_accepted();
+    /// A spool append of `o` failed with `e` (health, one log line per change of fault).
+    void note_spool_failure(const error& e);
     static feed_status to_feed(delivered d) noexcept;
     task<delivered> commit_durable();
     task<bool> commit_through(std::uint64_t offset);
@@ -428,7 +445,9 @@ private:
     open_object* appended_to_ = nullptr;  ///< the object feed_one appended its message to
     /// The key of the message feed_run ended its run before (offset, key), for feed_one.
     std::optional<std::pair<std::uint64_t, encoded_partition>> lookahead_;
-    std::uint64_t budget_shortfall_ = 0;  ///< budget_shortfall()
+    std::uint64_t budget_shortfall_ = 0;          ///< budget_shortfall()
+    std::optional<clock::steady_time> retry_at_;  ///< retry_at()
+    unsigned refusals_in_row_ = 0;                ///< group mode: uploads refused since the last success
     /// True while a run is formatted on the worker pool (feed_run): the open objects' buffers
     /// are the pool thread's; buffered_bytes() answers `encoding_snapshot_` meanwhile.
     bool encoding_ = false;

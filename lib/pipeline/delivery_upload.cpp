@@ -51,6 +51,7 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
     for (;;) {
         const store_result<none> up = co_await upload(o, r);
         if (up.status == store_status::ok) {
+            note_store_accepted();
             if (ports_.timings) ports_.timings->upload.observe(seconds_since(ports_.clock, closed_at));
             counters_.objects_written += 1;
             counters_.records_written += r.count;
@@ -63,6 +64,16 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
             co_return co_await commit_durable();
         }
         if (up.status != store_status::exists) {  // gave up (group mode)
+            if (ports_.health && ports_.health->store_refusal()) {
+                // The store refuses writes: this partition is not polled again before a
+                // backoff (base doubling up to s3.retry.cap), so a refusing store is not asked
+                // as fast as the partition can be re-read (health.hpp).
+                const auto wait = backoff_ceiling(o_.retry_backoff, refusals_in_row_);
+                refusals_in_row_ = std::min(refusals_in_row_ + 1, 30U);
+                retry_at_ = ports_.clock.steady_now() + wait;
+                log_.warn({iss::log::kv("key", o.key)}, "the store refuses writes; this partition waits {} ms",
+                          wait.count());
+            }
             drop(fmt::format("upload of {} failed: {}", o.key, up.detail));
             co_return delivered::given_up;
         }
@@ -114,6 +125,7 @@ task<store_result<none>> partition_writer::upload(open_object& o, const object_r
             const auto h = co_await ports_.store.head_object(o.key);
             if (h.status == store_status::ok) co_return store_result<none>{store_status::exists, {}, "HEAD found it"};
             if (h.status != store_status::not_found) {
+                note_store_answer(h.status, h.code, h.detail);
                 const bool ok1 =
                     co_await retry_or_give_up(budget, "HEAD before write", h.detail, h.status == store_status::fatal);
                 if (!ok1) co_return store_result<none>{store_status::retryable, {}, h.detail};
@@ -128,6 +140,7 @@ task<store_result<none>> partition_writer::upload(open_object& o, const object_r
             res = co_await upload_multipart(o, r);
         }
         if (res.status == store_status::ok || res.status == store_status::exists) co_return res;
+        note_store_answer(res.status, res.code, res.detail);
         const bool ok2 = co_await retry_or_give_up(budget, "upload", res.detail, res.status == store_status::fatal);
         if (!ok2) co_return store_result<none>{store_status::retryable, {}, res.detail};
     }
@@ -174,12 +187,42 @@ task<std::optional<object_range>> partition_writer::read_existing(const object_k
             vanished = true;
             co_return std::nullopt;
         }
+        note_store_answer(h.status, h.code, h.detail);
         const bool ok3 =
             co_await retry_or_give_up(budget, "HEAD of existing object", h.detail, h.status == store_status::fatal);
         if (!ok3) break;
     }
     gave_up = true;
     co_return std::nullopt;
+}
+
+void partition_writer::note_store_answer(store_status status, std::string_view code, std::string_view detail) {
+    if (!ports_.health || status != store_status::fatal) return;
+    const std::string_view c = code.empty() ? std::string_view{"error"} : code;
+    if (ports_.health->store_refused(c, detail, ports_.clock.steady_now()))
+        log_.error(
+            "the store refuses writes ({}): {}; nothing is lost: the objects wait and are retried at a backoff "
+            "up to s3.retry.cap, and /readyz names the refusal until a write succeeds",
+            c, detail);
+}
+
+void partition_writer::note_store_accepted() {
+    retry_at_.reset();
+    refusals_in_row_ = 0;
+    if (ports_.health && ports_.health->store_accepted()) log_.info("the store accepts writes again");
+}
+
+void partition_writer::note_spool_failure(const error& e) {
+    const auto reason = spool_error_reason_of(e);
+    // (The detail names the operation and carries the system's message already.)
+    if (!ports_.health || ports_.health->spool_failed(reason, e.detail(), ports_.clock.steady_now())) {
+        log_.error(
+            "cannot spool beyond one part ({}, {}): objects are closed at what they hold (about s3.part_size) "
+            "until the spool directory (memory.spool_dir) takes parts again; nothing is lost",
+            e.detail(), to_string(reason));
+    } else {
+        log_.debug("cannot spool beyond one part ({}); closing the object now", e.detail());
+    }
 }
 
 // Invariant 5: group mode never retries past the operation's deadline (the adapter bounds

@@ -54,6 +54,10 @@ struct store_result {
     store_status status = store_status::ok;
     T value{};
     std::string detail;  ///< why, for the log (error code, request id); never a secret
+    /// The store's error code of a failed answer (S3 `<Code>`: AccessDenied,
+    /// KMS.DisabledException ...; the HTTP status when the answer had no body; empty when no
+    /// answer came); what delivery_health counts refusals by.
+    std::string code;
 };
 struct none {};
 

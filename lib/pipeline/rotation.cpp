@@ -27,6 +27,7 @@ std::string_view to_string(rotate_reason r) noexcept {
         case rotate_reason::commit_stall: return "commit_stall";
         case rotate_reason::memory_limit: return "memory_limit";
         case rotate_reason::spool_limit: return "spool_limit";
+        case rotate_reason::spool_error: return "spool_error";
     }
     return "?";
 }

@@ -58,6 +58,7 @@ enum class rotate_reason {
     commit_stall,  ///< delivered objects kept overlapping the open ones: every object is closed so the stored offset can move
     memory_limit,  ///< memory.max_buffered was reached: the largest open objects are closed early
     spool_limit,   ///< memory.max_spool would be passed by spooling the next part
+    spool_error,   ///< the spool directory failed (full, read-only, missing): closed instead of spooling
 };
 [[nodiscard]] std::string_view to_string(rotate_reason r) noexcept;
 

@@ -9,6 +9,7 @@ router::router(writer_options o, rotation_policy rotation, writer_ports ports)
     : o_{std::move(o)}, rotation_{std::move(rotation)}, ports_{ports} {
     if (!ports_.timings) ports_.timings = &timings_;
     if (!ports_.memory) ports_.memory = &memory_;
+    if (!ports_.health) ports_.health = &health_;
 }
 
 router::busy_guard router::hold(const partition_writer& w) {
@@ -90,7 +91,28 @@ task<feed_status> router::feed(const partition_ref& p, std::span<const message> 
     co_return co_await w->feed(batch);
 }
 
+void router::check_spool() {
+    // Only where objects are spooled at all (not at s3.part_size objects, not with max_spool 0).
+    if (o_.plan.strategy == upload_strategy::single_part_conditional || memory().limits().max_spool == 0) return;
+    const auto now = ports_.clock.steady_now();
+    if (now < next_spool_check_) return;
+    next_spool_check_ = now + spool_check_interval;
+    auto& h = *ports_.health;
+    if (auto r = spool::check_directory(o_.spool_dir, o_.part_size); !r) {
+        const auto& e = r.error();
+        const auto reason = spool_error_reason_of(e);
+        if (h.spool_failed(reason, e.detail(), now))
+            log_.error(
+                "the spool directory cannot take a part ({}, {}): objects are closed at about s3.part_size "
+                "until it can; free space in, or fix, memory.spool_dir; nothing is lost",
+                e.detail(), to_string(reason));
+    } else if (h.spool() && h.spool_ok()) {
+        log_.info("the spool directory takes parts again ({})", spool::directory(o_.spool_dir));
+    }
+}
+
 task<void> router::tick() {
+    check_spool();
     // Writers may be added while we await; iterate over a snapshot of keys.
     for (const auto& p : partitions()) {
         if (auto* w = find(p); w && !busy_.count(w)) {

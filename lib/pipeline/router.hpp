@@ -43,8 +43,17 @@ public:
     /// The budget every writer charges (the ports' one, else the router's own, unlimited).
     [[nodiscard]] memory_budget& memory() noexcept { return *ports_.memory; }
     [[nodiscard]] const memory_budget& memory() const noexcept { return *ports_.memory; }
-    /// Rotates whatever idle/schedule says is due; retries pending commits.
+    /// Rotates whatever idle/schedule says is due; retries pending commits; checks the spool
+    /// directory every `spool_check_interval` (check_spool).
     task<void> tick();
+    /// Where objects are spooled (a multipart strategy, memory.max_spool > 0): checks that the
+    /// spool directory can take one more part (spool::check_directory); a failed check is a
+    /// spool error (health()), a passing one ends a spool fault. At most every
+    /// `spool_check_interval`.
+    void check_spool();
+    static constexpr std::chrono::seconds spool_check_interval{5};
+    /// The store refusals and spool faults the writers met (the ports' one, else the router's own).
+    [[nodiscard]] const delivery_health& health() const noexcept { return *ports_.health; }
     /// Hand-over (group polls stopped returning `p`): flush at once, upload, commit, forget.
     task<void> release(const partition_ref& p);
     /// Forgets every writer and what it holds, without uploading (after a reconnect).
@@ -103,6 +112,8 @@ private:
     std::map<topic_ref, writer_counters> retired_;
     delivery_timings timings_;
     memory_budget memory_;
+    delivery_health health_;
+    clock::steady_time next_spool_check_{};
     std::map<const partition_writer*, unsigned> busy_;  ///< writers in a step, and how many holds
 };
 

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,8 +17,10 @@
 namespace iss::pipeline {
 
 namespace {
+/// The failed operation, with the system's code (errno: spool_error_reason_of sorts it).
 error io_error(std::string_view what) {
-    return error{iss::errc::io_error, fmt::format("spool {}: {}", what, std::strerror(errno))};
+    const int e = errno;
+    return error{error_code{e, boost::system::system_category()}, fmt::format("spool {}: {}", what, std::strerror(e))};
 }
 
 /// The spare files (see spool.hpp): unlinked, open, their directory and length.
@@ -111,14 +114,33 @@ void spool::release() noexcept {
     length_ = 0;
 }
 
+std::string spool::directory(const std::string& dir) {
+    if (!dir.empty()) return dir;
+    const char* t = std::getenv("TMPDIR");
+    return t && *t ? t : "/tmp";
+}
+
+result<void> spool::check_directory(const std::string& dir, std::uint64_t need) {
+    const std::string d = directory(dir);
+    struct statvfs st {};
+    if (::statvfs(d.c_str(), &st) != 0) return io_error(fmt::format("check of {}", d));
+    if ((st.f_flag & ST_RDONLY) != 0) {
+        errno = EROFS;
+        return io_error(fmt::format("check of {}", d));
+    }
+    if (::access(d.c_str(), W_OK | X_OK) != 0) return io_error(fmt::format("check of {}", d));
+    const std::uint64_t room = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+    if (room < need) {
+        return error{error_code{ENOSPC, boost::system::system_category()},
+                     fmt::format("spool check of {}: {} bytes free, less than one part ({} bytes)", d, room, need)};
+    }
+    return {};
+}
+
 result<void> spool::append(std::string_view bytes) {
     if (fd_ < 0) fd_ = take_spare(dir_, reuse_limit_, length_);
     if (fd_ < 0) {
-        std::string dir = dir_;
-        if (dir.empty()) {
-            const char* t = std::getenv("TMPDIR");
-            dir = t && *t ? t : "/tmp";
-        }
+        const std::string dir = directory(dir_);
         std::string path = dir + "/iggy-s3-sink-spool-XXXXXX";
         std::vector<char> buf(path.begin(), path.end());
         buf.push_back('\0');

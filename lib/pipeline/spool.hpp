@@ -48,8 +48,10 @@ public:
     spool& operator=(spool&& o) noexcept;
     ~spool();
 
-    /// Appends `bytes`; errc::io_error naming the file operation on failure (then `size`
-    /// is as before the call).
+    /// Appends `bytes`. On failure (then `size` is as before the call) the error names the
+    /// file operation and carries the system's code (errno, boost::system::system_category:
+    /// ENOSPC, EROFS, ENOENT when the directory is gone ...; spool_error_reason_of in
+    /// health.hpp sorts them).
     result<void> append(std::string_view bytes);
     /// `length` bytes at `offset`, mapped read-only: the spool file's page-cache pages, so a
     /// part goes to the socket without being copied into a buffer first, and without an
@@ -95,6 +97,15 @@ public:
     [[nodiscard]] std::uint64_t disk_bytes() const noexcept { return std::max(length_, size_); }
     /// Forgets the content; the file stays, and the next appends write over it.
     void clear();
+
+    /// The directory spool files of `dir` go to: `dir`, or $TMPDIR, or /tmp.
+    [[nodiscard]] static std::string directory(const std::string& dir);
+    /// Whether a spool of `dir` can take `need` more bytes in a new file: the directory
+    /// exists (else ENOENT), is on a writable file system and writable by this process
+    /// (EROFS, EACCES), and has at least `need` bytes free for unprivileged use (ENOSPC).
+    /// The error carries that system code, like `append`'s. statvfs(3) and access(2): no
+    /// file is made.
+    [[nodiscard]] static result<void> check_directory(const std::string& dir, std::uint64_t need);
 
     struct spares_info {
         std::size_t files = 0;

@@ -28,6 +28,9 @@ const char* s3_message(int ev) noexcept {
         case errc::bad_response: return "unexpected response body";
         case errc::invalid_argument: return "invalid request argument";
         case errc::expired_token: return "the store says the credentials expired (check s3.credentials.source)";
+        case errc::kms_refused:
+            return "the bucket's KMS key refused the request (disabled, pending deletion, or not allowed for these "
+                   "credentials)";
     }
     return nullptr;
 }
@@ -90,6 +93,13 @@ verdict classify(const failure& f) noexcept {
         return {o::fail, errc::signature_mismatch, "check s3.secret_access_key (and that no proxy rewrites requests)"};
     if (is(c, "ExpiredToken") || is(c, "TokenRefreshRequired"))
         return {o::refresh, errc::expired_token, "the credentials expired: check s3.credentials.source"};
+    // SSE-KMS: S3 answers with the KMS error prefixed (KMS.DisabledException,
+    // KMS.KMSInvalidStateException, KMS.NotFoundException; 400); a missing kms:GenerateDataKey
+    // permission is a plain AccessDenied (below).
+    if (c.starts_with("KMS."))
+        return {o::fail, errc::kms_refused,
+                "check the bucket's KMS key: enabled, not pending deletion, and kms:GenerateDataKey allowed for these "
+                "credentials"};
     if (is(c, "AccessDenied") || is(c, "AllAccessDisabled") || is(c, "AccountProblem") || is(c, "InvalidToken"))
         return {o::fail, errc::access_denied, "check the credentials' permissions on s3.bucket (and s3.session_token)"};
     if (is(c, "PermanentRedirect") || is(c, "AuthorizationHeaderMalformed") ||
@@ -131,6 +141,23 @@ status status_of(const error& e) noexcept {
     }
     if (ec == iss::errc::timeout) return status::retryable;
     return status::fatal;
+}
+
+std::string answer_code(const error& e) {
+    const std::string& d = e.detail();
+    const auto at = d.find(": HTTP ");
+    if (at == std::string::npos) return {};
+    std::size_t i = at + 7;
+    const std::size_t digits = i;
+    while (i < d.size() && d[i] >= '0' && d[i] <= '9') ++i;
+    if (i == digits) return {};
+    const std::string status = d.substr(digits, i - digits);
+    if (i >= d.size() || d[i] != ' ') return status;
+    const std::size_t start = ++i;
+    while (i < d.size() && d[i] != ':' && d[i] != ' ') ++i;
+    // "(request id ..." follows a status without a code
+    if (i == start || d[start] == '(') return status;
+    return d.substr(start, i - start);
 }
 
 }  // namespace iss::s3

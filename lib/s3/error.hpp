@@ -12,7 +12,7 @@
 /// | resign    | RequestTimeTooSkewed (once; the clock offset comes from the response's Date header) |
 /// | refresh   | ExpiredToken, TokenRefreshRequired: renew the credentials (once) and send again; with credentials that cannot be renewed, fail |
 /// | not_found | NoSuchKey, NoSuchUpload, 404 on HEAD |
-/// | fail      | everything else: AccessDenied, InvalidAccessKeyId, SignatureDoesNotMatch, NoSuchBucket, PermanentRedirect, AuthorizationHeaderMalformed, PreconditionFailed (412: the key exists), BadDigest, EntityTooSmall, InvalidPart, a rejected certificate, cancellation |
+/// | fail      | everything else: AccessDenied, KMS.* (the bucket's KMS key disabled, pending deletion or not allowed), InvalidAccessKeyId, SignatureDoesNotMatch, NoSuchBucket, PermanentRedirect, AuthorizationHeaderMalformed, PreconditionFailed (412: the key exists), BadDigest, EntityTooSmall, InvalidPart, a rejected certificate, cancellation |
 
 #include "common/error.hpp"
 
@@ -42,6 +42,7 @@ enum class errc {
     bad_response,             ///< a 2xx whose body could not be understood
     invalid_argument,         ///< a request that cannot be built (bad bucket name, part number, metadata)
     expired_token,            ///< ExpiredToken / TokenRefreshRequired, still after one credentials renewal
+    kms_refused,              ///< KMS.DisabledException, KMS.KMSInvalidStateException, KMS.NotFoundException ...
 };
 
 const boost::system::error_category& s3_category() noexcept;
@@ -81,6 +82,11 @@ enum class status : std::uint8_t {
 [[nodiscard]] std::string_view to_string(status s) noexcept;
 /// The status of a final error returned by `s3::client`.
 [[nodiscard]] status status_of(const error& e) noexcept;
+/// The store's answer in a final error returned by `s3::client`: the S3 `<Code>`
+/// (`AccessDenied`, `KMS.DisabledException` ...), or the HTTP status ("403") when the answer
+/// had no error body (a HEAD), or "" when no answer came (a transport error). Read back from
+/// the detail the client writes (client.cpp: `OPERATION BUCKET/KEY: HTTP STATUS[ CODE][: ...]`).
+[[nodiscard]] std::string answer_code(const error& e);
 
 }  // namespace iss::s3
 

@@ -31,7 +31,7 @@ s3::put_options options_for(const object_range& range, std::string_view content_
 }
 template <class T>
 store_result<T> failed(const iss::error& e) {
-    return store_result<T>{store_status_of(e), T{}, e.message()};
+    return store_result<T>{store_status_of(e), T{}, e.message(), s3::answer_code(e)};
 }
 }  // namespace
 

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""End-to-end cases of issue 40, point 4: the source changes under a running daemon
-(docs/operations.md, Faults). Usage: fault_cases.py CASE   (ISS_BINARY_DIR and RGW_DIR from CTest)."""
+"""End-to-end cases of issue 40 (docs/operations.md, Faults): the source changes under a running
+daemon (point 4), the spool directory fills up, turns read-only or goes (point 1), the store
+refuses writes (point 3). Usage: fault_cases.py CASE   (ISS_BINARY_DIR and RGW_DIR from CTest)."""
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import time
 
-from harness import Env, check, log, metric_sum, partition_counts, read_landed, run_case, verify_exactly_once
+from harness import (Env, FaultFront, check, log, metric_sum, partition_counts, read_landed, run_case,
+                     verify_exactly_once)
 
 
 def produce(env: Env, address: str, n: int, *args: str) -> dict[int, int]:
@@ -112,10 +117,215 @@ def topic_recreated_fail(env: Env, rng) -> None:
     log(f"{landed.records} old records once, none of the new topic's {sum(new.values())}")
 
 
+def spool_errors(env: Env, admin: str) -> dict[str, float]:
+    m = env.scrape(admin)
+    return {r: metric_sum(m, "iggy_s3_sink_spool_errors_total", reason=r)
+            for r in ("no_space", "read_only", "missing", "io_error")}
+
+
+def wait_spool_error(env: Env, admin: str, reason: str, above: float, seconds: float) -> float:
+    end = time.time() + seconds
+    v = spool_errors(env, admin)[reason]
+    while v <= above and time.time() < end:
+        time.sleep(0.2)
+        v = spool_errors(env, admin)[reason]
+    check(v > above, f"iggy_s3_sink_spool_errors_total{{reason={reason!r}}} stayed at {v} for {seconds}s")
+    return v
+
+
+def sh(*cmd: str) -> None:
+    r = subprocess.run(list(cmd), capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()}")
+
+
+def big_objects(env: Env, bucket: str, part: int) -> int:
+    """Objects in `bucket` larger than two parts (only the spool lets an object grow past about
+    one part: an object closed instead of spooling holds a part and at most one run more)."""
+    r = env.aws("s3api", "list-objects-v2", "--bucket", bucket, "--output", "json")
+    return sum(1 for o in json.loads(r.stdout or "{}").get("Contents", []) if o["Size"] > 2 * part)
+
+
+def spool_faults(env: Env, rng) -> None:
+    """The spool directory (memory.spool_dir, a 48 MiB tmpfs of the test's own) fills up, is
+    deleted, and turns read-only under a running single consumer. Each time /readyz answers 503
+    `spool: REASON`, iggy_s3_sink_spool_errors_total counts the reason, and what is produced
+    meanwhile lands (objects are closed at about s3.part_size where a part cannot be spooled:
+    nothing waits for the disk, memory stays within memory.max_buffered). Once the directory is
+    usable again /readyz is 200 and objects grow past a part again, without a restart. At the
+    end every message is in the bucket exactly once."""
+    part = 5 << 20
+    mnt = env.work / "spool-mnt"
+    mnt.mkdir()
+    sh("mount", "-t", "tmpfs", "-o", "size=48m", "iggy-s3-sink-e2e-spool", str(mnt))
+    mounted = [mnt]
+
+    def unmount() -> None:
+        for m in reversed(mounted):
+            subprocess.run(["umount", "-l", str(m)], capture_output=True)
+    env.cleanups.append(unmount)
+    spool = mnt / "spool"
+    spool.mkdir()
+    broker = env.start_broker()
+    bucket = env.make_bucket(f"e2e-spool-faults-{rng.randrange(1 << 30):x}")
+    # Big objects (max_bytes 16 MiB > part_size 5 MiB) need the spool; conditional_writes off
+    # lets RGW take them as multipart uploads (RGW ignores If-None-Match on Complete, which
+    # would keep every object at one part).
+    cfg_args = dict(consumer="sink", rotation={"max_records": 1000000, "max_bytes": "16MiB", "idle": "2s"},
+                    extra_s3={"conditional_writes": "off"})
+    cfg = env.config(bucket, broker.address, **cfg_args)
+    doc = json.loads(cfg.read_text())
+    # max_spool 256 MiB: a spare spool file up to 16 MiB (max_spool / 16) is reused, so one
+    # file serves the objects one after another (spool.hpp) and the tmpfs holds it with room.
+    doc["memory"] = {"max_buffered": "64MiB", "max_spool": "256MiB", "spool_dir": str(spool)}
+    cfg.write_text(json.dumps(doc, indent=2))
+    total: dict[int, int] = {}
+
+    def produce_mib(mib: int) -> None:
+        out = env.produce(broker.address, "app", "events", *(["--create", "1"] if not total else []),
+                          "--partition", "0", "--count", str(mib * 128), "--size", "8000", "--batch", "128")
+        for p, n in partition_counts(out).items():
+            total[p] = total.get(p, 0) + n
+
+    produce_mib(1)
+    d = env.start_daemon(cfg)
+    admin = env.admin_address()
+    env.wait_lag_zero(cfg, 120)
+    wait_readyz(env, admin, 200, ["ready"], 60)
+    before = spool_errors(env, admin)
+    check(sum(before.values()) == 0, f"spool errors before any fault: {before}")
+
+    # 1. Full, before anything was spooled (no spare spool file yet): a filler leaves less than
+    # one part free, so spool writes fail and objects are closed at about one part.
+    filler = mnt / "filler"
+    st = os.statvfs(mnt)
+    sh("fallocate", "-l", str(st.f_bavail * st.f_frsize - (1 << 20)), str(filler))
+    wait_spool_error(env, admin, "no_space", 0, 30)
+    body = wait_readyz(env, admin, 503, ["spool: no_space"], 30)
+    log(f"spool full: /readyz 503 {body.strip()!r}")
+    produce_mib(12)  # enough for a 16 MiB object, which would need the spool
+    env.wait_lag_zero(cfg, 180)  # lands while the disk is full: nothing waits for it
+    check(big_objects(env, bucket, part) == 0, "an object grew past s3.part_size while the spool had no room")
+    sink_log = (env.work / "sink.log").read_text(errors="replace")
+    check("reason=spool_error" in sink_log, "no object was closed for a failed spool write while it had no room")
+    full_errors = spool_errors(env, admin)["no_space"]
+    log(f"spool full: {full_errors:.0f} no_space errors (failed writes and checks), no object past two parts")
+    filler.unlink()
+    wait_readyz(env, admin, 200, ["ready"], 30)
+    produce_mib(12)  # the spool works again: a 16 MiB object grows past one part
+    env.wait_lag_zero(cfg, 180)
+    check(big_objects(env, bucket, part) >= 1, "no object grew past s3.part_size once the spool had room")
+
+    # 2. Deleted: the directory goes (spool files are unlinked and open: nothing of them is lost).
+    subprocess.run(["rm", "-rf", str(spool)], check=True)
+    wait_spool_error(env, admin, "missing", 0, 30)
+    body = wait_readyz(env, admin, 503, ["spool: missing"], 30)
+    log(f"spool deleted: /readyz 503 {body.strip()!r}")
+    produce_mib(4)
+    env.wait_lag_zero(cfg, 180)
+    spool.mkdir()
+    wait_readyz(env, admin, 200, ["ready"], 30)
+
+    # 3. Read-only: a read-only tmpfs mounted over the directory (the spool files the daemon
+    # holds open stay on the one below, as they would after a remount).
+    ro = spool
+    sh("mount", "-t", "tmpfs", "-o", "ro,size=1m", "iggy-s3-sink-e2e-ro", str(ro))
+    mounted.append(ro)
+    wait_spool_error(env, admin, "read_only", 0, 30)
+    body = wait_readyz(env, admin, 503, ["spool: read_only"], 30)
+    log(f"spool read-only: /readyz 503 {body.strip()!r}")
+    produce_mib(4)
+    env.wait_lag_zero(cfg, 180)
+    sh("umount", str(ro))
+    mounted.remove(ro)
+    wait_readyz(env, admin, 200, ["ready"], 30)
+
+    # Back to normal without a restart: an object grows past a part again.
+    big_before = big_objects(env, bucket, part)
+    produce_mib(12)
+    env.wait_lag_zero(cfg, 180)
+    check(big_objects(env, bucket, part) > big_before, "objects did not grow past s3.part_size once the spool was back")
+    m = env.scrape(admin)
+    peak = metric_sum(m, "iggy_s3_sink_memory_buffered_peak_bytes")
+    check(peak <= 64 << 20, f"memory_buffered_peak_bytes {peak} above memory.max_buffered (64 MiB)")
+    errors = spool_errors(env, admin)
+    check(d.poll() is None, f"the daemon exited ({d.returncode})")
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    landed = read_landed(env.download(bucket))
+    verify_exactly_once(landed, total, "app", "events")
+    check(landed.records == sum(total.values()), f"{landed.records} records, wanted {sum(total.values())}")
+    log(f"{landed.records} records in {landed.objects} objects once; spool errors {errors}; peak memory {peak:.0f}")
+
+
+def store_refuses(env: Env, rng) -> None:
+    """The store starts refusing writes under a running consumer-group member: 403 AccessDenied
+    to every PUT, then 400 KMS.DisabledException (the bucket's SSE-KMS key disabled), then
+    nothing. While it refuses: no commit, no dead letter (delivery.on_bad_message is
+    dead_letter), /readyz 503 naming the S3 error code, iggy_s3_sink_store_refusing 1 and
+    store_refusals_total counting by code, and PUTs at a backoff (s3.retry.cap 2 s: a bounded
+    count, not a storm). Once it accepts again the backlog lands by itself, exactly once."""
+    broker = env.start_broker()
+    bucket = env.make_bucket(f"e2e-store-refuses-{rng.randrange(1 << 30):x}")
+    front = FaultFront(env, env.rgw["RGW_ENDPOINT"])
+    counts = produce(env, broker.address, 2000, "--create", "2")
+    empty = env.work / "empty.txt"
+    empty.write_text("")
+    env.produce(broker.address, "app", "dead", "--create", "1", "--partition", "0", str(empty))
+    cfg = env.config(bucket, broker.address, endpoint=front.url, rotation={"max_records": 250, "idle": "1s"},
+                     retry={"attempts": 3, "base": "200ms", "cap": "2s", "deadline": "15s"},
+                     delivery={"on_bad_message": "dead_letter", "dead_letter": {"stream": "app", "topic": "dead"}})
+    d = env.start_daemon(cfg)
+    admin = env.admin_address()
+    env.wait_lag_zero(cfg, 120)
+    wait_readyz(env, admin, 200, ["ready"], 60)
+    committed = {r["partition"]: r["committed"] for r in env.lag_json(cfg)}
+
+    for action, code in (("access_denied_403", "AccessDenied"), ("kms_disabled_400", "KMS.DisabledException")):
+        front.clear()
+        front.add(action, method="PUT")
+        more = produce(env, broker.address, 3000)
+        for p, n in more.items():
+            counts[p] = counts.get(p, 0) + n
+        body = wait_readyz(env, admin, 503, [f"store: refusing writes: {code}"], 60)
+        wait_metric(env, admin, "iggy_s3_sink_store_refusing", 1, 30)
+        log(f"{code}: /readyz 503 {body.strip()!r}")
+        faults_before = front.stats()["faults"].get(action, 0)
+        time.sleep(12)
+        refused = front.stats()["faults"].get(action, 0) - faults_before
+        # Two partitions, each asked again after a wait growing from 200 ms to 2 s: about 6 to
+        # 12 PUTs each in 12 s. Without the backoff a member re-reads and PUTs as fast as it can
+        # (hundreds).
+        check(0 < refused <= 40, f"{refused} PUTs refused in 12 s: wanted a few at a backoff, not a storm")
+        rows = {r["partition"]: r["committed"] for r in env.lag_json(cfg)}
+        check(rows == committed, f"offsets moved while the store refused every write: {committed} -> {rows}")
+        m = env.scrape(admin)
+        check(metric_sum(m, "iggy_s3_sink_store_refusals_total", code=code) >= refused,
+              f"store_refusals_total{{code={code!r}}} did not count the refusals: {metric_sum(m, 'iggy_s3_sink_store_refusals_total', code=code)}")
+        check(metric_sum(m, "iggy_s3_sink_dead_letters_total") == 0, "dead letters used for a refusing store")
+        check(d.poll() is None, f"the daemon exited ({d.returncode}) while the store refused")
+        log(f"{code}: {refused} PUTs refused in 12 s, offsets unchanged, no dead letter")
+
+    front.clear()
+    env.wait_lag_zero(cfg, 120)  # resumes by itself
+    wait_readyz(env, admin, 200, ["ready"], 30)
+    wait_metric(env, admin, "iggy_s3_sink_store_refusing", 0, 30)
+    m = env.scrape(admin)
+    check(metric_sum(m, "iggy_s3_sink_dead_letters_total") == 0, "dead letters used for a refusing store")
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    stats = front.finish()
+    landed = read_landed(env.download(bucket))
+    verify_exactly_once(landed, counts, "app", "events")
+    check(landed.records == sum(counts.values()), f"{landed.records} records, wanted {sum(counts.values())}")
+    dead = env.lag_json(env.config(bucket, broker.address, consumer="dl-check", topics=["dead"], name="dl"))
+    check(sum(int(r["messages"]) for r in dead) == 0, f"the dead-letter topic holds messages: {dead}")
+    log(f"{landed.records} records once after the store accepted again; front {stats}")
+
+
 CASES = {
     "partitions_added_single": lambda e, r: partitions_added(e, r, False),
     "partitions_added_group": lambda e, r: partitions_added(e, r, True),
     "topic_recreated_fail": topic_recreated_fail,
+    "spool_faults": spool_faults,
+    "store_refuses": store_refuses,
 }
 
 if __name__ == "__main__":

@@ -194,6 +194,25 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
                         "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>BadDigest</Code>"
                         "<Message>The CRC32C you specified did not match the calculated checksum.</Message>"
                         "<RequestId>front-400</RequestId></Error>"};
+            } else if (f == fault::access_denied_403 || f == fault::kms_access_denied_403) {
+                const char* const message = f == fault::access_denied_403
+                                                ? "Access Denied"
+                                                : "User: arn:aws:iam::000000000000:user/sink is not authorized to "
+                                                  "perform: kms:GenerateDataKey on this resource because no "
+                                                  "identity-based policy allows the kms:GenerateDataKey action";
+                resp = {403,
+                        "Forbidden",
+                        {{"Content-Type", "application/xml"}, {"x-amz-request-id", "front-403"}},
+                        fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>AccessDenied</Code>"
+                                    "<Message>{}</Message><RequestId>front-403</RequestId></Error>",
+                                    message)};
+            } else if (f == fault::kms_disabled_400) {
+                resp = {400,
+                        "Bad Request",
+                        {{"Content-Type", "application/xml"}, {"x-amz-request-id", "front-kms"}},
+                        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>KMS.DisabledException</Code>"
+                        "<Message>The request was rejected because the specified KMS key is not enabled.</Message>"
+                        "<RequestId>front-kms</RequestId></Error>"};
             } else if (f == fault::internal_500_empty) {
                 resp = {500, "Internal Server Error", {}, {}};
             } else if (!upstream) {

@@ -7,7 +7,8 @@
 /// scripted rule says otherwise: 503 SlowDown, 500 with an empty body, a reset before the
 /// response or in the middle of the request body, a truncated response, a slow answer, a
 /// lower-case `etag`, a lost response (forwarded, then the connection is dropped), a
-/// corrupted request body, or a CRC-32C check the upstream does not make. It serves plain
+/// corrupted request body, a CRC-32C check the upstream does not make, or a refusal (403
+/// AccessDenied; the SSE-KMS errors of a disabled key or a key the credentials may not use). It serves plain
 /// http, or https with a given certificate (to see what a client sends inside TLS). Without
 /// an upstream it answers every request with a fixed response, which makes it a scriptable
 /// server for transport tests.
@@ -47,6 +48,15 @@ enum class fault {
     /// answered 400 BadDigest (not forwarded); a matching one, or none, is forwarded.
     /// (A store that checks CRC-32C, in front of one that does not.)
     verify_crc32c,
+    /// answer 403 AccessDenied, do not forward (an IAM policy that no longer allows the
+    /// request, e.g. s3:PutObject revoked)
+    access_denied_403,
+    /// answer 400 KMS.DisabledException, do not forward: what S3 answers a write to an
+    /// SSE-KMS bucket whose key is disabled (KMS's DisabledException, with S3's `KMS.` prefix)
+    kms_disabled_400,
+    /// answer 403 AccessDenied naming kms:GenerateDataKey, do not forward: an SSE-KMS write
+    /// whose credentials may no longer use the bucket's key
+    kms_access_denied_403,
 };
 
 /// A scripted rule. A request matches when the method matches (empty: any) and the target

@@ -82,3 +82,75 @@ TEST_CASE("group mode: a failing HEAD of an existing object has one attempt", "[
     CHECK(w.store.fail_heads == 2);  // exactly one HEAD was tried
     CHECK(w.sleeper.sleeps == 0);
 }
+
+TEST_CASE("single mode: a refused upload marks the store refusing, counted by code, until an upload succeeds",
+          "[pipeline][retry][health]") {
+    world w;  // backoff 10 ms doubling, cap 100 ms
+    w.rotation.max_records = 2;
+    w.store.failure = pl::store_status::fatal;
+    w.store.failure_code = "AccessDenied";
+    w.store.fail_next = 6;
+    auto rp = w.policy();
+    auto wr = make_writer(w, rp);
+    auto b = batch::range(0, 1);
+    const auto t0 = w.clock.steady_now();
+    CHECK(run(wr->feed(b.span())) == pl::feed_status::ok);  // retried in place until it went up
+    CHECK(w.store.puts == 7);
+    CHECK(w.sleeper.sleeps == 6);
+    CHECK(w.clock.steady_now() - t0 <= 6 * 100ms);  // never a wait above the cap
+    CHECK(w.health.store_refusals().at("AccessDenied") == 6);
+    CHECK_FALSE(w.health.store_refusal());  // the upload that succeeded ended it
+    CHECK_FALSE(wr->retry_at());
+    CHECK(w.offsets.stored.at(w.p) == 1);
+}
+
+TEST_CASE("group mode: a refused upload holds the partition back, the waits doubling up to the cap",
+          "[pipeline][retry][health]") {
+    world w;  // backoff 10 ms doubling, cap 100 ms
+    w.options.mode = pl::consumer_mode::group;
+    w.rotation.max_records = 2;
+    w.store.failure = pl::store_status::fatal;
+    w.store.failure_code = "KMS.DisabledException";
+    w.store.fail_next = 100;
+    auto rp = w.policy();
+    auto wr = make_writer(w, rp, 0);
+    const std::chrono::milliseconds want[] = {10ms, 20ms, 40ms, 80ms, 100ms, 100ms};
+    for (const auto wait : want) {
+        auto b = batch::range(1, 2);
+        CHECK(run(wr->feed(b.span())) == pl::feed_status::rewind);  // dropped, re-read later
+        REQUIRE(wr->retry_at());
+        CHECK(*wr->retry_at() - w.clock.steady_now() == wait);
+        REQUIRE(w.health.store_refusal());
+        CHECK(w.health.store_refusal()->code == "KMS.DisabledException");
+        w.clock.advance(wait);
+    }
+    CHECK(w.sleeper.sleeps == 0);  // group mode never waits inside an operation
+    CHECK(w.offsets.stored.empty());
+    CHECK(w.dead_letters.sent.empty());
+    w.store.fail_next = 0;  // the key is enabled again
+    auto b = batch::range(1, 2);
+    CHECK(run(wr->feed(b.span())) == pl::feed_status::ok);
+    CHECK_FALSE(wr->retry_at());
+    CHECK_FALSE(w.health.store_refusal());
+    CHECK(w.offsets.stored.at(w.p) == 2);
+}
+
+TEST_CASE("a spool directory that is gone closes objects at one part instead; nothing is lost",
+          "[pipeline][spool][health]") {
+    world w;  // part_size 64 bytes, multipart with conditional Complete: objects past a part spool
+    w.options.spool_dir = "/nonexistent/iggy-s3-sink-test-spool";
+    auto rp = w.policy();
+    auto wr = make_writer(w, rp);
+    auto b = batch::range(0, 39);  // far more than a part
+    CHECK(run(wr->feed(b.span())) == pl::feed_status::ok);
+    CHECK(w.health.spool_errors(pl::spool_error_reason::missing) >= 1);
+    REQUIRE(w.health.spool());
+    CHECK(w.health.spool()->reason == pl::spool_error_reason::missing);
+    CHECK(w.store.creates == 0);  // nothing was spooled, so nothing went up as multipart
+    CHECK(w.store.puts >= 1);     // closed objects of about one part each
+    CHECK(run(wr->flush(pl::rotate_reason::stop)));
+    CHECK(w.offsets.stored.at(w.p) == 39);
+    std::uint64_t records = 0;
+    for (const auto& [key, o] : w.store.objects) records += o.range.count;
+    CHECK(records == 40);
+}

@@ -72,6 +72,7 @@ struct fake_store final : pl::object_store {
     bool honours_complete = true;  ///< If-None-Match on CompleteMultipartUpload
     int fail_next = 0;             ///< the next N writes (put/part/complete) answer `failure`
     pl::store_status failure = pl::store_status::retryable;
+    std::string failure_code;  ///< the store's error code of `failure` (store_result::code)
     int fail_heads = 0;
     int fail_completes = 0;       ///< the next N CompleteMultipartUploads answer `failure` (after every part went up)
     bool strip_metadata = false;  ///< HEAD answers without the iggy-* metadata
@@ -132,7 +133,7 @@ struct fake_store final : pl::object_store {
         if (fail_next > 0) {
             --fail_next;
             log_.push_back("put-failed " + key.get());
-            co_return pl::store_result<pl::none>{failure, {}, "injected"};
+            co_return pl::store_result<pl::none>{failure, {}, "injected", failure_code};
         }
         if (objects.count(key.get())) {
             if (if_none_match && honours_put) {
@@ -422,7 +423,8 @@ struct world {
     clock_sleeper sleeper{clock};
     fake_dead_letters dead_letters{events};
     fake_table table{events};
-    bool with_table = false;  ///< plug `table` in as the writers' table step
+    pl::delivery_health health;  ///< the writers' (and routers') delivery_health
+    bool with_table = false;     ///< plug `table` in as the writers' table step
     pl::writer_options options;
     pl::rotation_options rotation;
     pl::partition_ref p{"app", "requests", 1};
@@ -441,6 +443,7 @@ struct world {
         pl::writer_ports p{store, offsets, encoders, namer, sleeper, clock, &dead_letters};
         p.workers = test_workers();
         p.part_hashers = all_digests();  // (the fake store checks every digest it is given)
+        p.health = &health;
         if (with_table) p.table = &table;
         return p;
     }

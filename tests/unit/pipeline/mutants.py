@@ -43,6 +43,9 @@ MUTANTS = [
          "ports_.store.put_object(o.key, o.buf, r, content_type, false,")]),
     ("inv4 multipart although Complete ignores the condition", "[inv4]", "lib/pipeline/delivery.cpp", [
         ("partition_writer::after_append", "cap = o_.part_size;", "cap = 0;")]),
+    ("health: a refusing store is asked again at once in group mode (a retry storm)", "[health]",
+     "lib/pipeline/delivery_upload.cpp", [
+        ("partition_writer::deliver_front", "retry_at_ = ports_.clock.steady_now() + wait;", "")]),
     ("inv5 drop on hand-over", "[inv5]", "lib/pipeline/router.cpp", [
         ("router::release", "co_await w->flush(rotate_reason::hand_over);", "w->drop(\"mutant\");")]),
     ("inv6 stop without flush", "[inv6]", "lib/pipeline/router.cpp", [

@@ -3,11 +3,14 @@
 // files reused through a bounded set of spares.
 #include "pipeline/spool.hpp"
 
+#include "pipeline/health.hpp"
+
 #include "catch2_compat.hpp"
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -184,4 +187,26 @@ TEST_CASE("spool: a mapped part holds about one window of memory while it is rea
     REQUIRE(kept.has_value());
     CHECK(kept->bytes() == want);
     CHECK(mapping_rss(kept->bytes().data()) >= len - (1 << 20));
+}
+
+TEST_CASE("spool: the directory check names a missing directory, too little room, and passes otherwise",
+          "[pipeline][spool][health]") {
+    const auto missing = pl::spool::check_directory("/nonexistent/iggy-s3-sink-spool-check", 1);
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().code().value() == ENOENT);
+    CHECK(pl::spool_error_reason_of(missing.error().code().value()) == pl::spool_error_reason::missing);
+    const std::string tmp = std::filesystem::temp_directory_path().string();
+    CHECK(pl::spool::check_directory(tmp, 1).has_value());
+    const auto full = pl::spool::check_directory(tmp, ~std::uint64_t{0} / 2);  // more room than any disk has
+    REQUIRE_FALSE(full.has_value());
+    CHECK(full.error().code().value() == ENOSPC);
+    CHECK(pl::spool_error_reason_of(full.error().code().value()) == pl::spool_error_reason::no_space);
+    CHECK(pl::spool_error_reason_of(EROFS) == pl::spool_error_reason::read_only);
+    CHECK(pl::spool_error_reason_of(EIO) == pl::spool_error_reason::io_error);
+    // An append in a directory that is gone fails with the system's code, and keeps nothing.
+    pl::spool s{"/nonexistent/iggy-s3-sink-spool-check"};
+    const auto w = s.append("bytes");
+    REQUIRE_FALSE(w.has_value());
+    CHECK(w.error().code().value() == ENOENT);
+    CHECK(s.size() == 0);
 }

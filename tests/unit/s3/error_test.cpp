@@ -96,3 +96,28 @@ TEST_CASE("status_of maps final errors for callers", "[s3][classify]") {
     CHECK(s3::status_of(error{s3::errc::signature_mismatch}) == s3::status::fatal);
     CHECK(s3::status_of(error{boost::asio::error::operation_aborted}) == s3::status::cancelled);
 }
+
+TEST_CASE("SSE-KMS refusals fail at once, name the key to check, and are fatal to callers", "[s3][classify]") {
+    for (const auto code : {"KMS.DisabledException", "KMS.KMSInvalidStateException", "KMS.NotFoundException"}) {
+        const auto v = answer(400, code);
+        CHECK(v.what == outcome::fail);
+        CHECK(v.code == s3::errc::kms_refused);
+        CHECK_THAT(std::string{v.hint}, Catch::Matchers::ContainsSubstring("KMS key"));
+    }
+    CHECK(s3::status_of(error{s3::errc::kms_refused}) == s3::status::fatal);
+    // A missing kms:GenerateDataKey permission is S3's plain AccessDenied.
+    CHECK(answer(403, "AccessDenied").code == s3::errc::access_denied);
+}
+
+TEST_CASE("answer_code reads the store's code back from the client's error detail", "[s3][classify]") {
+    using s3::answer_code;
+    CHECK(
+        answer_code(error{s3::errc::access_denied,
+                          "PutObject b/k: HTTP 403 AccessDenied: Access Denied (request id r1, attempt 1/3); check"}) ==
+        "AccessDenied");
+    CHECK(answer_code(error{s3::errc::kms_refused,
+                            "PutObject b/k: HTTP 400 KMS.DisabledException: The request was "
+                            "rejected (request id -, attempt 1/3)"}) == "KMS.DisabledException");
+    CHECK(answer_code(error{s3::errc::access_denied, "HeadObject b/k: HTTP 403 (request id -, attempt 1/1)"}) == "403");
+    CHECK(answer_code(error{http::errc::timeout, "PutObject b/k: timed out (attempt 3/3)"}).empty());
+}
