@@ -2,6 +2,7 @@
 // row_reader: a message -> one row of cells by the column schema (lib/format/schema.hpp):
 // header fields, user headers, and JSON payload paths parsed once per message (simdjson DOM),
 // converted by the rules in schema.hpp.
+#include "common/rfc3339.hpp"
 #include "format/error.hpp"
 #include "format/json.hpp"
 #include "format/schema.hpp"
@@ -42,63 +43,6 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
     auto [p, ec] = std::from_chars(b, e, v);
     if (ec != std::errc{} || p != e || b == e) return std::nullopt;
     return v;
-}
-
-std::optional<unsigned> digits(std::string_view s, std::size_t at, std::size_t n) {
-    if (at + n > s.size()) return std::nullopt;
-    unsigned v = 0;
-    for (std::size_t i = at; i < at + n; ++i) {
-        if (s[i] < '0' || s[i] > '9') return std::nullopt;
-        v = v * 10 + static_cast<unsigned>(s[i] - '0');
-    }
-    return v;
-}
-
-std::optional<std::int64_t> parse_date(std::string_view s) {
-    if (s.size() != 10 || s[4] != '-' || s[7] != '-') return std::nullopt;
-    const auto y = digits(s, 0, 4);
-    const auto m = digits(s, 5, 2);
-    const auto d = digits(s, 8, 2);
-    if (!y || !m || !d || *m < 1 || *m > 12 || *d < 1 || *d > 31) return std::nullopt;
-    return days_from_civil(*y, *m, *d);
-}
-
-/// RFC 3339 date-time (`T` or space, fraction up to 9 digits, `Z` or ±HH:MM) -> µs.
-std::optional<std::int64_t> parse_rfc3339_us(std::string_view s) {
-    if (s.size() < 20) return std::nullopt;
-    const auto day = parse_date(s.substr(0, 10));
-    if (!day || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' || s[16] != ':') return std::nullopt;
-    const auto hh = digits(s, 11, 2);
-    const auto mm = digits(s, 14, 2);
-    const auto ss = digits(s, 17, 2);
-    if (!hh || !mm || !ss || *hh > 23 || *mm > 59 || *ss > 60) return std::nullopt;
-    std::size_t i = 19;
-    std::int64_t frac_us = 0;
-    if (i < s.size() && s[i] == '.') {
-        ++i;
-        std::size_t n = 0;
-        std::int64_t scale = 100'000;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-            if (n < 6) frac_us += (s[i] - '0') * scale, scale /= 10;
-            ++i, ++n;
-        }
-        if (n == 0 || n > 9) return std::nullopt;
-    }
-    std::int64_t offset_s = 0;
-    if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
-        ++i;
-    } else if (i + 6 == s.size() && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
-        const auto oh = digits(s, i + 1, 2);
-        const auto om = digits(s, i + 4, 2);
-        if (!oh || !om || *oh > 23 || *om > 59) return std::nullopt;
-        offset_s = (s[i] == '-' ? -1 : 1) * static_cast<std::int64_t>(*oh * 3600 + *om * 60);
-        i += 6;
-    } else {
-        return std::nullopt;
-    }
-    if (i != s.size()) return std::nullopt;
-    const std::int64_t secs = *day * 86'400 + *hh * 3600 + *mm * 60 + *ss - offset_s;
-    return secs * 1'000'000 + frac_us;
 }
 
 std::string_view kind_text(simdjson::dom::element_type t) {
@@ -218,14 +162,14 @@ struct filler {
                 return {};
             case column_type::timestamp_ms:
             case column_type::timestamp_us: {
-                const auto us = parse_rfc3339_us(s);
+                const auto us = iss::parse_rfc3339_us(s);
                 if (!us) return wrong(fmt::format("{:?} is not an RFC 3339 time", s));
                 out.k = cell::kind::integer;
                 out.i = c.type == column_type::timestamp_ms ? (*us >= 0 ? *us / 1000 : -((-*us + 999) / 1000)) : *us;
                 return {};
             }
             case column_type::date: {
-                const auto d = parse_date(s);
+                const auto d = iss::parse_rfc3339_date(s);
                 if (!d) return wrong(fmt::format("{:?} is not a YYYY-MM-DD date", s));
                 out.k = cell::kind::integer;
                 out.i = *d;
