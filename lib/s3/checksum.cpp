@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "s3/checksum.hpp"
 
+#include "common/base64.hpp"
+
 #include <openssl/evp.h>
 
 #include <array>
@@ -17,21 +19,13 @@
 
 namespace iss::s3 {
 
-std::string base64_encode(std::span<const std::uint8_t> bytes) {
-    std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-    const int n =
-        EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes.data(), static_cast<int>(bytes.size()));
-    out.resize(static_cast<std::size_t>(n));
-    return out;
-}
-
 std::string content_md5(std::span<const std::string_view> parts) {
     body_digester d{digest_set{.md5 = true}};
     for (auto p : parts) d.update(p);
     return content_md5_value(*d.finish().md5);
 }
 
-std::string content_md5_value(const std::array<std::uint8_t, 16>& md5) { return base64_encode(md5); }
+std::string content_md5_value(const std::array<std::uint8_t, 16>& md5) { return iss::base64_encode(md5); }
 
 struct body_digester::md5_ctx {
     md5_ctx() : ctx{EVP_MD_CTX_new()} { start(); }
@@ -230,7 +224,7 @@ std::string crc32c_base64(std::span<const std::string_view> parts) {
 std::string crc32c_header_value(std::uint32_t c) {
     const std::array<std::uint8_t, 4> be{static_cast<std::uint8_t>(c >> 24), static_cast<std::uint8_t>(c >> 16),
                                          static_cast<std::uint8_t>(c >> 8), static_cast<std::uint8_t>(c)};
-    return base64_encode(be);
+    return iss::base64_encode(be);
 }
 
 }  // namespace iss::s3

@@ -26,8 +26,6 @@ namespace iss::s3 {
 /// Which checksum requests carry.
 enum class checksum_kind : std::uint8_t { md5, crc32c, none };
 
-/// Base64 (RFC 4648, with padding).
-[[nodiscard]] std::string base64_encode(std::span<const std::uint8_t> bytes);
 /// Base64 of MD5 over the concatenation of `parts`.
 [[nodiscard]] std::string content_md5(std::span<const std::string_view> parts);
 /// CRC-32C of `data`, continuing from `crc` (0 to start): `crc32c(b, crc32c(a)) == crc32c(a + b)`.
