@@ -188,6 +188,38 @@ result<register_pat_request> decode_register_pat(bytes_view body) {
     return q;
 }
 
+namespace {
+
+/// The consumer, stream, topic and optional partition that start a store or delete offset
+/// request (`what`: the command's name, for errors), into `q`.
+template <class Request>
+result<void> read_offset_target(reader& r, std::string_view what, Request& q) {
+    auto c = read_consumer(r, fmt::format("{}.consumer", what));
+    if (!c) return c.error();
+    q.consumer = std::move(*c);
+    auto s = read_identifier(r, fmt::format("{}.stream_id", what));
+    if (!s) return s.error();
+    q.stream = std::move(*s);
+    auto t = read_identifier(r, fmt::format("{}.topic_id", what));
+    if (!t) return t.error();
+    q.topic = std::move(*t);
+    auto p = read_optional_partition(r, fmt::format("{}.partition_id", what));
+    if (!p) return p.error();
+    q.partition_id = *p;
+    return {};
+}
+
+/// The `ack` byte (0 or 1) of a store or delete offset request.
+result<void> read_ack(reader& r, std::string_view field, std::uint8_t& ack) {
+    auto a = r.u8(field);
+    if (!a) return a.error();
+    if (*a > 1) return iss::error{errc::invalid_value, fmt::format("{} (0 or 1)", field)};
+    ack = *a;
+    return {};
+}
+
+}  // namespace
+
 result<request> decode_request(const request_header& h, bytes_view body) {
     if (h.op == operation::register_client) {
         if (auto v = decode_client_version(body); !v)
@@ -227,46 +259,18 @@ result<request> decode_request(const request_header& h, bytes_view body) {
         case code::store_consumer_offset: {
             reader r{body};
             store_offset_request q;
-            auto c = read_consumer(r, "store_consumer_offset.consumer");
-            if (!c) return c.error();
-            q.consumer = std::move(*c);
-            auto s = read_identifier(r, "store_consumer_offset.stream_id");
-            if (!s) return s.error();
-            q.stream = std::move(*s);
-            auto t = read_identifier(r, "store_consumer_offset.topic_id");
-            if (!t) return t.error();
-            q.topic = std::move(*t);
-            auto p = read_optional_partition(r, "store_consumer_offset.partition_id");
-            if (!p) return p.error();
-            q.partition_id = *p;
+            if (auto e = read_offset_target(r, "store_consumer_offset", q); !e) return e.error();
             auto o = r.u64("store_consumer_offset.offset");
             if (!o) return o.error();
             q.offset = *o;
-            auto a = r.u8("store_consumer_offset.ack");
-            if (!a) return a.error();
-            if (*a > 1) return iss::error{errc::invalid_value, "store_consumer_offset.ack (0 or 1)"};
-            q.ack = *a;
+            if (auto e = read_ack(r, "store_consumer_offset.ack", q.ack); !e) return e.error();
             return request{std::move(q)};
         }
         case code::delete_consumer_offset: {
             reader r{body};
             delete_offset_request q;
-            auto c = read_consumer(r, "delete_consumer_offset.consumer");
-            if (!c) return c.error();
-            q.consumer = std::move(*c);
-            auto s = read_identifier(r, "delete_consumer_offset.stream_id");
-            if (!s) return s.error();
-            q.stream = std::move(*s);
-            auto t = read_identifier(r, "delete_consumer_offset.topic_id");
-            if (!t) return t.error();
-            q.topic = std::move(*t);
-            auto p = read_optional_partition(r, "delete_consumer_offset.partition_id");
-            if (!p) return p.error();
-            q.partition_id = *p;
-            auto a = r.u8("delete_consumer_offset.ack");
-            if (!a) return a.error();
-            if (*a > 1) return iss::error{errc::invalid_value, "delete_consumer_offset.ack (0 or 1)"};
-            q.ack = *a;
+            if (auto e = read_offset_target(r, "delete_consumer_offset", q); !e) return e.error();
+            if (auto e = read_ack(r, "delete_consumer_offset.ack", q.ack); !e) return e.error();
             return request{std::move(q)};
         }
         case code::create_stream: {

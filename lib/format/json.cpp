@@ -283,6 +283,29 @@ const char* scan_string(const char* s, std::size_t& at, std::size_t n) noexcept 
     }
 }
 
+/// Steps `at` (at a 't', 'f' or 'n') past the literal `true`, `false` or `null` that starts
+/// there; nullptr, or why it is not one.
+const char* scan_literal(std::string_view s, std::size_t& at) noexcept {
+    const std::string_view word = s[at] == 't' ? "true" : s[at] == 'f' ? "false" : "null";
+    const std::size_t j = at + word.size();
+    if (s.substr(at, word.size()) != word ||
+        (j < s.size() && std::string_view{" \n\r\t,:[]{}\""}.find(s[j]) == std::string_view::npos))
+        return "invalid literal (true, false and null are the only words)";
+    at = j;
+    return nullptr;
+}
+
+/// Steps `at` (at a '-' or digit) past the number that starts there; nullptr, or why it is
+/// not one (valid_number).
+const char* scan_number(std::string_view s, std::size_t& at) noexcept {
+    std::size_t j = at;
+    while (j < s.size() && is_number_char(s[j])) ++j;
+    if (!valid_number(s.substr(at, j - at)))
+        return "a number does not follow the JSON grammar or is beyond double range";
+    at = j;
+    return nullptr;
+}
+
 constexpr const char* bad_structure =
     "improper structure: a missing or superfluous comma, colon, brace or bracket, or a key that is not a string";
 
@@ -370,29 +393,18 @@ bool payload_checker::append_minified(std::string_view payload, std::string& out
             }
             case 't':
             case 'f':
-            case 'n': {
+            case 'n':
                 if (!value_allowed) return fail(bad_structure);
-                const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : "null";
-                const std::size_t j = i + word.size();
-                if (payload.substr(i, word.size()) != word ||
-                    (j < len && std::string_view{" \n\r\t,:[]{}\""}.find(base[j]) == std::string_view::npos))
-                    return fail("invalid literal (true, false and null are the only words)");
+                if (const char* why = scan_literal(payload, i)) return fail(why);
                 state = after_value();
-                i = j;
                 break;
-            }
-            default: {
+            default:
                 if (c != '-' && (c < '0' || c > '9'))
                     return fail("unexpected character: not the start of a value nor a structural character");
                 if (!value_allowed) return fail(bad_structure);
-                std::size_t j = i;
-                while (j < len && is_number_char(base[j])) ++j;
-                if (!valid_number(std::string_view{base + i, j - i}))
-                    return fail("a number does not follow the JSON grammar or is beyond double range");
+                if (const char* why = scan_number(payload, i)) return fail(why);
                 state = after_value();
-                i = j;
                 break;
-            }
         }
         last_end = i;
     }
