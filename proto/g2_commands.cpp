@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/g2_commands.hpp"
 
+#include "proto/field_path.hpp"
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -194,16 +196,16 @@ namespace {
 /// request (`what`: the command's name, for errors), into `q`.
 template <class Request>
 result<void> read_offset_target(reader& r, std::string_view what, Request& q) {
-    auto c = read_consumer(r, fmt::format("{}.consumer", what));
+    auto c = read_consumer(r, field_path(what, "consumer"));
     if (!c) return c.error();
     q.consumer = std::move(*c);
-    auto s = read_identifier(r, fmt::format("{}.stream_id", what));
+    auto s = read_identifier(r, field_path(what, "stream_id"));
     if (!s) return s.error();
     q.stream = std::move(*s);
-    auto t = read_identifier(r, fmt::format("{}.topic_id", what));
+    auto t = read_identifier(r, field_path(what, "topic_id"));
     if (!t) return t.error();
     q.topic = std::move(*t);
-    auto p = read_optional_partition(r, fmt::format("{}.partition_id", what));
+    auto p = read_optional_partition(r, field_path(what, "partition_id"));
     if (!p) return p.error();
     q.partition_id = *p;
     return {};
@@ -389,7 +391,7 @@ result<void> append_g2_stream_info(writer& w, const stream_info& s) {
 result<stream_info> read_g2_stream_info(reader& r, std::string_view field) {
     auto s = proto::read_stream_info(r, field);
     if (!s) return s.error();
-    if (auto o = skip_options(r, fmt::format("{}.options", field)); !o) return o.error();
+    if (auto o = skip_options(r, field_path(field, "options")); !o) return o.error();
     return s;
 }
 
@@ -409,7 +411,7 @@ result<void> append_g2_topic_info(writer& w, const topic_info& t) {
 
 result<topic_info> read_g2_topic_info(reader& r, std::string_view field) {
     topic_info t;
-    auto f = [&](std::string_view n) { return fmt::format("{}.{}", field, n); };
+    auto f = [&](std::string_view n) { return field_path(field, n); };
     auto id = r.u32(f("id"));
     if (!id) return id.error();
     auto created = r.u64(f("created_at"));
