@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/commands.hpp"
 
+#include "proto/decoding.hpp"
+
 #include <limits>
 #include <string>
 
@@ -36,13 +38,6 @@ result<void> offset_head(writer& w, const consumer& c, const identifier& s, cons
     append_optional_partition(w, p);
     return {};
 }
-
-#define ISS_TRY(dst, expr)          \
-    do {                            \
-        auto _r = (expr);           \
-        if (!_r) return _r.error(); \
-        dst = std::move(*_r);       \
-    } while (0)
 
 template <class T>
 result<T> read_three_ids(reader& r) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/g2_commands.hpp"
 
-#include "proto/field_path.hpp"
+#include "proto/decoding.hpp"
 
 #include <fmt/format.h>
 

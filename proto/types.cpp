@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/types.hpp"
 
-#include "proto/field_path.hpp"
+#include "proto/decoding.hpp"
 
 #include <sstream>
 

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The dotted names the decoders give a field in their errors (`topic.name`,
-/// `consumer_group.members[2]`): one way to build them for every codec of proto/.
+/// What the decoders of proto/ share: the dotted names they give a field in their errors
+/// (`topic.name`, `consumer_group.members[2]`), and ISS_TRY, the step that reads one field.
+/// Included by the codecs' .cpp files only.
 
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace iss::proto {
 
@@ -30,3 +32,12 @@ namespace iss::proto {
 }
 
 }  // namespace iss::proto
+
+/// Reads one field: `dst = *expr` when `expr` (a `result<T>`) holds a value, else returns its
+/// error from the enclosing function.
+#define ISS_TRY(dst, expr)          \
+    do {                            \
+        auto _r = (expr);           \
+        if (!_r) return _r.error(); \
+        dst = std::move(*_r);       \
+    } while (0)
