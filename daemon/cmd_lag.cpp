@@ -132,17 +132,10 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
 
 int run_lag(lag_args a) {
     if (!a.wait_zero_text.empty()) a.wait_zero = *config::parse_duration(a.wait_zero_text);  // checked by the parser
-    auto cfg = load_config_or_report("lag", a.config_file);
-    if (!cfg) return exit_config;
     // A report tool: the client's lifecycle lines (connected, ...) would only clutter stderr.
-    iss::log::configure(std::max(cfg->log.level, iss::log::level::warn), cfg->log.format);
-    auto opts = iggy_options(*cfg);
-    if (!opts) {
-        fmt::print(stderr, "iggy-s3-sink lag: {}\n", opts.error());
-        return exit_config;
-    }
-    make_report_client(*opts);
-    return run_to_exit(lag_main(*cfg, *opts, a), exit_failure);
+    return run_report_tool(
+        "lag", a.config_file, iss::log::level::warn,
+        [&a](const config::sink_config& cfg, const iggy::client_options& opts) { return lag_main(cfg, opts, a); });
 }
 
 }  // namespace

@@ -260,16 +260,9 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
 }
 
 int run_verify(const verify_args& a) {
-    auto cfg = load_config_or_report("verify", a.config_file);
-    if (!cfg) return exit_config;
-    iss::log::configure(std::max(cfg->log.level, iss::log::level::error), cfg->log.format);
-    auto opts = iggy_options(*cfg);
-    if (!opts) {
-        fmt::print(stderr, "iggy-s3-sink verify: {}\n", opts.error());
-        return exit_config;
-    }
-    make_report_client(*opts);
-    return run_to_exit(verify_main(*cfg, *opts, a), exit_failure);
+    return run_report_tool(
+        "verify", a.config_file, iss::log::level::error,
+        [&a](const config::sink_config& cfg, const iggy::client_options& opts) { return verify_main(cfg, opts, a); });
 }
 
 }  // namespace

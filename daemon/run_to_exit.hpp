@@ -4,14 +4,23 @@
 /// The report subcommands' common tail (`lag`, `verify`): an Iggy client that gives up soon,
 /// and one coroutine run to completion on its own single-threaded io_context.
 
+#include "common/log.hpp"
+#include "daemon/commands.hpp"
+#include "daemon/wiring.hpp"
 #include "iggy/client.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
 #include <utility>
 
 namespace iss::app {
@@ -36,6 +45,23 @@ inline int run_to_exit(boost::asio::awaitable<int> main_task, int code_if_unset)
     io.run();
     if (failure) std::rethrow_exception(failure);
     return code;
+}
+
+/// A report subcommand `name` (`lag`, `verify`) from its config file to its exit code: the
+/// config loaded (or every problem reported, 78), logging no chattier than `quietest`, the
+/// Iggy options of a report client, then `main(cfg, iggy_options)` (an awaitable<int>) run.
+template <class Main>
+int run_report_tool(std::string_view name, const std::string& config_file, iss::log::level quietest, Main&& main) {
+    auto cfg = load_config_or_report(name, config_file);
+    if (!cfg) return exit_config;
+    iss::log::configure(std::max(cfg->log.level, quietest), cfg->log.format);
+    auto opts = iggy_options(*cfg);
+    if (!opts) {
+        fmt::print(stderr, "iggy-s3-sink {}: {}\n", name, opts.error());
+        return exit_config;
+    }
+    make_report_client(*opts);
+    return run_to_exit(main(*cfg, *opts), exit_failure);
 }
 
 }  // namespace iss::app

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/commands.hpp"
 
+#include "proto/decoding.hpp"
+
 #include <limits>
 #include <string>
 
@@ -37,13 +39,6 @@ result<void> offset_head(writer& w, const consumer& c, const identifier& s, cons
     return {};
 }
 
-#define ISS_TRY(dst, expr)          \
-    do {                            \
-        auto _r = (expr);           \
-        if (!_r) return _r.error(); \
-        dst = std::move(*_r);       \
-    } while (0)
-
 template <class T>
 result<T> read_three_ids(reader& r) {
     T v;
@@ -69,64 +64,9 @@ result<std::string> read_name_string(reader& r, std::string_view field) {
     return std::string{*n};
 }
 
-result<request> decode_body(command code, reader& r, bytes_view payload) {
+/// The stream, topic, partition and consumer-group commands of `decode_body`.
+result<request> decode_admin_body(command code, reader& r) {
     switch (code) {
-        case command::ping: return request{ping_request{}};
-        case command::get_me: return request{get_me_request{}};
-        case command::logout_user: return request{logout_user_request{}};
-        case command::get_streams: return request{get_streams_request{}};
-        case command::login_user: {
-            login_user_request v;
-            ISS_TRY(v.username, read_name_string(r, "login_user.username"));
-            auto pw = r.u8_text("login_user.password");
-            if (!pw) return pw.error();
-            v.password.assign(*pw);
-            auto ver = r.u32_text("login_user.version", max_control_payload);
-            if (!ver) return ver.error();
-            v.version.assign(*ver);
-            auto ctx = r.u32_text("login_user.context", max_control_payload);
-            if (!ctx) return ctx.error();
-            v.context.assign(*ctx);
-            return request{std::move(v)};
-        }
-        case command::login_with_personal_access_token: {
-            login_with_token_request v;
-            ISS_TRY(v.token, read_name_string(r, "login_with_token.token"));
-            return request{std::move(v)};
-        }
-        case command::poll_messages: {
-            auto head = read_offset_head<poll_messages_request>(r);
-            if (!head) return head.error();
-            poll_messages_request v = std::move(*head);
-            ISS_TRY(v.strategy, read_polling_strategy(r));
-            ISS_TRY(v.count, r.u32("count"));
-            std::uint8_t ac = 0;
-            ISS_TRY(ac, r.u8("auto_commit"));
-            v.auto_commit = ac != 0;
-            return request{std::move(v)};
-        }
-        case command::send_messages: {
-            send_messages_view v;
-            if (auto res = decode_send_messages(payload, v); !res) return res.error();
-            return request{std::move(v)};
-        }
-        case command::get_consumer_offset: {
-            auto v = read_offset_head<get_consumer_offset_request>(r);
-            if (!v) return v.error();
-            return request{std::move(*v)};
-        }
-        case command::store_consumer_offset: {
-            auto head = read_offset_head<store_consumer_offset_request>(r);
-            if (!head) return head.error();
-            store_consumer_offset_request v = std::move(*head);
-            ISS_TRY(v.offset, r.u64("offset"));
-            return request{std::move(v)};
-        }
-        case command::delete_consumer_offset: {
-            auto v = read_offset_head<delete_consumer_offset_request>(r);
-            if (!v) return v.error();
-            return request{std::move(*v)};
-        }
         case command::get_stream: {
             get_stream_request v;
             ISS_TRY(v.stream, read_identifier(r, "stream_id"));
@@ -217,6 +157,70 @@ result<request> decode_body(command code, reader& r, bytes_view payload) {
             if (!v) return v.error();
             return request{std::move(*v)};
         }
+        default: break;
+    }
+    return iss::error{errc::unexpected_code, "request.code " + std::to_string(static_cast<std::uint32_t>(code))};
+}
+
+result<request> decode_body(command code, reader& r, bytes_view payload) {
+    switch (code) {
+        case command::ping: return request{ping_request{}};
+        case command::get_me: return request{get_me_request{}};
+        case command::logout_user: return request{logout_user_request{}};
+        case command::get_streams: return request{get_streams_request{}};
+        case command::login_user: {
+            login_user_request v;
+            ISS_TRY(v.username, read_name_string(r, "login_user.username"));
+            auto pw = r.u8_text("login_user.password");
+            if (!pw) return pw.error();
+            v.password.assign(*pw);
+            auto ver = r.u32_text("login_user.version", max_control_payload);
+            if (!ver) return ver.error();
+            v.version.assign(*ver);
+            auto ctx = r.u32_text("login_user.context", max_control_payload);
+            if (!ctx) return ctx.error();
+            v.context.assign(*ctx);
+            return request{std::move(v)};
+        }
+        case command::login_with_personal_access_token: {
+            login_with_token_request v;
+            ISS_TRY(v.token, read_name_string(r, "login_with_token.token"));
+            return request{std::move(v)};
+        }
+        case command::poll_messages: {
+            auto head = read_offset_head<poll_messages_request>(r);
+            if (!head) return head.error();
+            poll_messages_request v = std::move(*head);
+            ISS_TRY(v.strategy, read_polling_strategy(r));
+            ISS_TRY(v.count, r.u32("count"));
+            std::uint8_t ac = 0;
+            ISS_TRY(ac, r.u8("auto_commit"));
+            v.auto_commit = ac != 0;
+            return request{std::move(v)};
+        }
+        case command::send_messages: {
+            send_messages_view v;
+            if (auto res = decode_send_messages(payload, v); !res) return res.error();
+            return request{std::move(v)};
+        }
+        case command::get_consumer_offset: {
+            auto v = read_offset_head<get_consumer_offset_request>(r);
+            if (!v) return v.error();
+            return request{std::move(*v)};
+        }
+        case command::store_consumer_offset: {
+            auto head = read_offset_head<store_consumer_offset_request>(r);
+            if (!head) return head.error();
+            store_consumer_offset_request v = std::move(*head);
+            ISS_TRY(v.offset, r.u64("offset"));
+            return request{std::move(v)};
+        }
+        case command::delete_consumer_offset: {
+            auto v = read_offset_head<delete_consumer_offset_request>(r);
+            if (!v) return v.error();
+            return request{std::move(*v)};
+        }
+        default: return decode_admin_body(code, r);
     }
     return iss::error{errc::unexpected_code, "request.code " + std::to_string(static_cast<std::uint32_t>(code))};
 }

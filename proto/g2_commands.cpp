@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/g2_commands.hpp"
 
+#include "proto/decoding.hpp"
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -188,6 +190,38 @@ result<register_pat_request> decode_register_pat(bytes_view body) {
     return q;
 }
 
+namespace {
+
+/// The consumer, stream, topic and optional partition that start a store or delete offset
+/// request (`what`: the command's name, for errors), into `q`.
+template <class Request>
+result<void> read_offset_target(reader& r, std::string_view what, Request& q) {
+    auto c = read_consumer(r, field_path(what, "consumer"));
+    if (!c) return c.error();
+    q.consumer = std::move(*c);
+    auto s = read_identifier(r, field_path(what, "stream_id"));
+    if (!s) return s.error();
+    q.stream = std::move(*s);
+    auto t = read_identifier(r, field_path(what, "topic_id"));
+    if (!t) return t.error();
+    q.topic = std::move(*t);
+    auto p = read_optional_partition(r, field_path(what, "partition_id"));
+    if (!p) return p.error();
+    q.partition_id = *p;
+    return {};
+}
+
+/// The `ack` byte (0 or 1) of a store or delete offset request.
+result<void> read_ack(reader& r, std::string_view field, std::uint8_t& ack) {
+    auto a = r.u8(field);
+    if (!a) return a.error();
+    if (*a > 1) return iss::error{errc::invalid_value, fmt::format("{} (0 or 1)", field)};
+    ack = *a;
+    return {};
+}
+
+}  // namespace
+
 result<request> decode_request(const request_header& h, bytes_view body) {
     if (h.op == operation::register_client) {
         if (auto v = decode_client_version(body); !v)
@@ -227,46 +261,18 @@ result<request> decode_request(const request_header& h, bytes_view body) {
         case code::store_consumer_offset: {
             reader r{body};
             store_offset_request q;
-            auto c = read_consumer(r, "store_consumer_offset.consumer");
-            if (!c) return c.error();
-            q.consumer = std::move(*c);
-            auto s = read_identifier(r, "store_consumer_offset.stream_id");
-            if (!s) return s.error();
-            q.stream = std::move(*s);
-            auto t = read_identifier(r, "store_consumer_offset.topic_id");
-            if (!t) return t.error();
-            q.topic = std::move(*t);
-            auto p = read_optional_partition(r, "store_consumer_offset.partition_id");
-            if (!p) return p.error();
-            q.partition_id = *p;
+            if (auto e = read_offset_target(r, "store_consumer_offset", q); !e) return e.error();
             auto o = r.u64("store_consumer_offset.offset");
             if (!o) return o.error();
             q.offset = *o;
-            auto a = r.u8("store_consumer_offset.ack");
-            if (!a) return a.error();
-            if (*a > 1) return iss::error{errc::invalid_value, "store_consumer_offset.ack (0 or 1)"};
-            q.ack = *a;
+            if (auto e = read_ack(r, "store_consumer_offset.ack", q.ack); !e) return e.error();
             return request{std::move(q)};
         }
         case code::delete_consumer_offset: {
             reader r{body};
             delete_offset_request q;
-            auto c = read_consumer(r, "delete_consumer_offset.consumer");
-            if (!c) return c.error();
-            q.consumer = std::move(*c);
-            auto s = read_identifier(r, "delete_consumer_offset.stream_id");
-            if (!s) return s.error();
-            q.stream = std::move(*s);
-            auto t = read_identifier(r, "delete_consumer_offset.topic_id");
-            if (!t) return t.error();
-            q.topic = std::move(*t);
-            auto p = read_optional_partition(r, "delete_consumer_offset.partition_id");
-            if (!p) return p.error();
-            q.partition_id = *p;
-            auto a = r.u8("delete_consumer_offset.ack");
-            if (!a) return a.error();
-            if (*a > 1) return iss::error{errc::invalid_value, "delete_consumer_offset.ack (0 or 1)"};
-            q.ack = *a;
+            if (auto e = read_offset_target(r, "delete_consumer_offset", q); !e) return e.error();
+            if (auto e = read_ack(r, "delete_consumer_offset.ack", q.ack); !e) return e.error();
             return request{std::move(q)};
         }
         case code::create_stream: {
@@ -385,7 +391,7 @@ result<void> append_g2_stream_info(writer& w, const stream_info& s) {
 result<stream_info> read_g2_stream_info(reader& r, std::string_view field) {
     auto s = proto::read_stream_info(r, field);
     if (!s) return s.error();
-    if (auto o = skip_options(r, fmt::format("{}.options", field)); !o) return o.error();
+    if (auto o = skip_options(r, field_path(field, "options")); !o) return o.error();
     return s;
 }
 
@@ -405,7 +411,7 @@ result<void> append_g2_topic_info(writer& w, const topic_info& t) {
 
 result<topic_info> read_g2_topic_info(reader& r, std::string_view field) {
     topic_info t;
-    auto f = [&](std::string_view n) { return fmt::format("{}.{}", field, n); };
+    auto f = [&](std::string_view n) { return field_path(field, n); };
     auto id = r.u32(f("id"));
     if (!id) return id.error();
     auto created = r.u64(f("created_at"));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/message.hpp"
 
+#include "proto/message_header.hpp"
+
 #include <xxhash.h>
 
 #include <string>
@@ -281,16 +283,8 @@ std::uint64_t message_view::compute_checksum() const noexcept { return message_c
 
 result<message_view> decode_message(bytes_view in, std::string_view field, const message_limits& limits) {
     if (in.size() < message_header_size) return named(errc::truncated, field, "header");
-    const std::byte* p = in.data();
     message_view m;
-    m.checksum = load_le<std::uint64_t>(p);
-    m.id = load_le<u128>(p + 8);
-    m.offset = load_le<std::uint64_t>(p + 24);
-    m.timestamp = load_le<std::uint64_t>(p + 32);
-    m.origin_timestamp = load_le<std::uint64_t>(p + 40);
-    const auto h = load_le<std::uint32_t>(p + 48);
-    const auto pl = load_le<std::uint32_t>(p + 52);
-    m.reserved = load_le<std::uint64_t>(p + 56);
+    const auto [h, pl] = message_header::read(in.data(), m);
     if (pl > limits.max_payload) return named(errc::limit_exceeded, field, "payload_length");
     if (h > limits.max_user_headers) return named(errc::limit_exceeded, field, "user_headers_length");
     const std::size_t rest = in.size() - message_header_size;
@@ -311,17 +305,11 @@ result<void> append_message(byte_buffer& out, const message_fields& m, bool with
     const std::size_t total = message_header_size + m.payload.size() + m.user_headers.size();
     out.resize(at + total);
     std::byte* p = out.data() + at;
-    store_le<std::uint64_t>(p, 0);
-    store_le<u128>(p + 8, m.id);
-    store_le<std::uint64_t>(p + 24, m.offset);
-    store_le<std::uint64_t>(p + 32, m.timestamp);
-    store_le<std::uint64_t>(p + 40, m.origin_timestamp);
-    store_le<std::uint32_t>(p + 48, static_cast<std::uint32_t>(m.user_headers.size()));
-    store_le<std::uint32_t>(p + 52, static_cast<std::uint32_t>(m.payload.size()));
-    store_le<std::uint64_t>(p + 56, 0);
-    if (!m.payload.empty()) std::memcpy(p + 64, m.payload.data(), m.payload.size());
-    if (!m.user_headers.empty()) std::memcpy(p + 64 + m.payload.size(), m.user_headers.data(), m.user_headers.size());
-    if (with_checksum) store_le<std::uint64_t>(p, message_checksum(bytes_view{p, total}));
+    message_header::write(p, m);
+    if (!m.payload.empty()) std::memcpy(p + message_header_size, m.payload.data(), m.payload.size());
+    if (!m.user_headers.empty())
+        std::memcpy(p + message_header_size + m.payload.size(), m.user_headers.data(), m.user_headers.size());
+    if (with_checksum) store_le<std::uint64_t>(p + message_header::checksum, message_checksum(bytes_view{p, total}));
     return {};
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/poll.hpp"
 
+#include "proto/message_header.hpp"
+
 #include <string>
 
 namespace iss::proto {
@@ -14,15 +16,7 @@ std::string message_field(std::size_t i) { return "poll_reply.messages[" + std::
 void poll_reply_view::iterator::load() noexcept {
     if (left_ == 0) return;
     // Validated by decode_poll_reply: the header and both lengths are inside rest_.
-    const std::byte* p = rest_.data();
-    cur_.checksum = load_le<std::uint64_t>(p);
-    cur_.id = load_le<u128>(p + 8);
-    cur_.offset = load_le<std::uint64_t>(p + 24);
-    cur_.timestamp = load_le<std::uint64_t>(p + 32);
-    cur_.origin_timestamp = load_le<std::uint64_t>(p + 40);
-    const auto h = load_le<std::uint32_t>(p + 48);
-    const auto pl = load_le<std::uint32_t>(p + 52);
-    cur_.reserved = load_le<std::uint64_t>(p + 56);
+    const auto [h, pl] = message_header::read(rest_.data(), cur_);
     cur_.payload = rest_.subspan(message_header_size, pl);
     cur_.user_headers = rest_.subspan(message_header_size + pl, h);
     cur_.raw = rest_.first(message_header_size + std::size_t{pl} + h);
@@ -50,13 +44,13 @@ result<poll_reply_view> decode_poll_reply(bytes_view payload, const poll_reply_o
         const std::byte* p = walk.data();
         // Fast path of decode_message: checks without building an error string.
         if (walk.size() >= message_header_size) {
-            const auto h = load_le<std::uint32_t>(p + 48);
-            const auto pl = load_le<std::uint32_t>(p + 52);
+            const auto [h, pl] = message_header::read_lengths(p);
             const std::size_t body = walk.size() - message_header_size;
             if (pl <= options.message.max_payload && h <= options.message.max_user_headers && pl <= body &&
                 h <= body - pl) {
                 const std::size_t total = message_header_size + std::size_t{pl} + h;
-                if (options.verify_checksums && message_checksum(walk.first(total)) != load_le<std::uint64_t>(p))
+                if (options.verify_checksums &&
+                    message_checksum(walk.first(total)) != load_le<std::uint64_t>(p + message_header::checksum))
                     return iss::error{errc::checksum_mismatch, message_field(i) + ".checksum"};
                 walk = walk.subspan(total);
                 continue;

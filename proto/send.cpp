@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/send.hpp"
 
+#include "proto/message_header.hpp"
+
 #include <cstring>
 #include <limits>
 #include <string>
@@ -124,8 +126,9 @@ result<void> decode_send_messages(bytes_view payload, send_messages_view& out) {
             return server(server_errc::missing_index, at("index", i) + ".end_position");
         const bytes_view slot = data.subspan(prev_end, end - prev_end);
         const std::byte* p = slot.data();
-        const std::size_t h = load_le<std::uint32_t>(p + 48);
-        const std::size_t pl = load_le<std::uint32_t>(p + 52);
+        const auto lengths = message_header::read_lengths(p);
+        const std::size_t h = lengths.user_headers;
+        const std::size_t pl = lengths.payload;
         if (message_header_size + pl + h > slot.size())
             return server(server_errc::missing_index, at("messages", i) + " (longer than its index slot)");
         if (pl > max_payload_size)

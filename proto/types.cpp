@@ -1,20 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/types.hpp"
 
+#include "proto/decoding.hpp"
+
 #include <sstream>
 
 namespace iss::proto {
-
-namespace {
-
-std::string join(std::string_view a, std::string_view b) {
-    std::string s{a};
-    s += '.';
-    s += b;
-    return s;
-}
-
-}  // namespace
 
 std::ostream& operator<<(std::ostream& os, const identifier& id) { return os << to_string(id); }
 
@@ -40,36 +31,36 @@ result<void> append_identifier(writer& w, const identifier& id, std::string_view
 }
 
 result<identifier> read_identifier(reader& r, std::string_view field) {
-    auto kind = r.u8(join(field, "kind"));
+    auto kind = r.u8(field_path(field, "kind"));
     if (!kind) return kind.error();
-    if (*kind != 1 && *kind != 2) return iss::error{errc::unknown_kind, join(field, "kind")};
-    auto len = r.u8(join(field, "length"));
+    if (*kind != 1 && *kind != 2) return iss::error{errc::unknown_kind, field_path(field, "kind")};
+    auto len = r.u8(field_path(field, "length"));
     if (!len) return len.error();
     if (*kind == 1) {
-        if (*len != 4) return iss::error{errc::invalid_length, join(field, "length")};
-        auto v = r.u32(join(field, "value"));
+        if (*len != 4) return iss::error{errc::invalid_length, field_path(field, "length")};
+        auto v = r.u32(field_path(field, "value"));
         if (!v) return v.error();
         return identifier::numeric(*v);
     }
-    if (*len == 0) return iss::error{errc::invalid_length, join(field, "length")};
-    auto b = r.bytes(*len, join(field, "value"));
+    if (*len == 0) return iss::error{errc::invalid_length, field_path(field, "length")};
+    auto b = r.bytes(*len, field_path(field, "value"));
     if (!b) return b.error();
-    if (!is_valid_utf8(as_text(*b))) return iss::error{errc::invalid_utf8, join(field, "value")};
+    if (!is_valid_utf8(as_text(*b))) return iss::error{errc::invalid_utf8, field_path(field, "value")};
     return identifier::named(std::string{as_text(*b)});
 }
 
 result<void> append_consumer(writer& w, const consumer& c, std::string_view field) {
     if (c.kind != consumer_kind::consumer && c.kind != consumer_kind::group)
-        return iss::error{errc::unknown_kind, join(field, "kind")};
+        return iss::error{errc::unknown_kind, field_path(field, "kind")};
     w.u8(static_cast<std::uint8_t>(c.kind));
-    return append_identifier(w, c.id, join(field, "id"));
+    return append_identifier(w, c.id, field_path(field, "id"));
 }
 
 result<consumer> read_consumer(reader& r, std::string_view field) {
-    auto kind = r.u8(join(field, "kind"));
+    auto kind = r.u8(field_path(field, "kind"));
     if (!kind) return kind.error();
-    if (*kind != 1 && *kind != 2) return iss::error{errc::unknown_kind, join(field, "kind")};
-    auto id = read_identifier(r, join(field, "id"));
+    if (*kind != 1 && *kind != 2) return iss::error{errc::unknown_kind, field_path(field, "kind")};
+    auto id = read_identifier(r, field_path(field, "id"));
     if (!id) return id.error();
     return consumer{static_cast<consumer_kind>(*kind), std::move(*id)};
 }
@@ -80,7 +71,7 @@ void append_optional_partition(writer& w, std::optional<std::uint32_t> partition
 }
 
 result<std::optional<std::uint32_t>> read_optional_partition(reader& r, std::string_view field) {
-    auto flag = r.u8(join(field, "flag"));
+    auto flag = r.u8(field_path(field, "flag"));
     if (!flag) return flag.error();
     auto v = r.u32(field);
     if (!v) return v.error();
@@ -94,10 +85,10 @@ void append_polling_strategy(writer& w, const polling_strategy& s) {
 }
 
 result<polling_strategy> read_polling_strategy(reader& r, std::string_view field) {
-    auto kind = r.u8(join(field, "kind"));
+    auto kind = r.u8(field_path(field, "kind"));
     if (!kind) return kind.error();
-    if (*kind < 1 || *kind > 5) return iss::error{errc::unknown_kind, join(field, "kind")};
-    auto v = r.u64(join(field, "value"));
+    if (*kind < 1 || *kind > 5) return iss::error{errc::unknown_kind, field_path(field, "kind")};
+    auto v = r.u64(field_path(field, "value"));
     if (!v) return v.error();
     return polling_strategy{static_cast<polling_kind>(*kind), *v};
 }
@@ -125,21 +116,21 @@ result<void> append_partitioning(writer& w, const partitioning& p) {
 }
 
 result<partitioning> read_partitioning(reader& r, std::string_view field) {
-    auto kind = r.u8(join(field, "kind"));
+    auto kind = r.u8(field_path(field, "kind"));
     if (!kind) return kind.error();
-    if (*kind < 1 || *kind > 3) return iss::error{errc::unknown_kind, join(field, "kind")};
-    auto len = r.u8(join(field, "length"));
+    if (*kind < 1 || *kind > 3) return iss::error{errc::unknown_kind, field_path(field, "kind")};
+    auto len = r.u8(field_path(field, "length"));
     if (!len) return len.error();
-    auto b = r.bytes(*len, join(field, "value"));
+    auto b = r.bytes(*len, field_path(field, "value"));
     if (!b) return b.error();
     partitioning p;
     p.kind = static_cast<partitioning_kind>(*kind);
     switch (p.kind) {
         case partitioning_kind::balanced:
-            if (*len != 0) return iss::error{errc::invalid_value, join(field, "length")};
+            if (*len != 0) return iss::error{errc::invalid_value, field_path(field, "length")};
             break;
         case partitioning_kind::partition_id:
-            if (*len != 4) return iss::error{errc::invalid_value, join(field, "length")};
+            if (*len != 4) return iss::error{errc::invalid_value, field_path(field, "length")};
             p.partition_id = load_le<std::uint32_t>(b->data());
             break;
         case partitioning_kind::messages_key: p.key.assign(as_text(*b)); break;

@@ -120,6 +120,15 @@ void partition_metrics(std::vector<prom::MetricFamily>& out, const metric_source
     out.push_back(std::move(stopped));
 }
 
+/// A gauge family with one sample per topic.
+prom::MetricFamily topic_gauge(std::string_view name, std::string help,
+                               const std::map<pipeline::topic_ref, std::uint64_t>& values) {
+    auto f = family(name, std::move(help), prom::MetricType::Gauge);
+    for (const auto& [tp, v] : values)
+        f.metric.push_back(sample(topic_labels(tp), static_cast<double>(v), prom::MetricType::Gauge));
+    return f;
+}
+
 // The source faults (docs/operations.md, Faults): every topic of `topics`, and every one that
 // cannot be read, answers 0 or its count.
 void source_fault_metrics(std::vector<prom::MetricFamily>& out, const pipeline::consumer_loop& c,
@@ -135,20 +144,14 @@ void source_fault_metrics(std::vector<prom::MetricFamily>& out, const pipeline::
         resets[tp] += 1;
         unavailable.try_emplace(tp, 0);
     }
-    auto su = family("source_unavailable",
-                     "1 while the topic, or one of its partitions, cannot be read (missing stream or topic, "
-                     "permission denied); retried at a backoff.",
-                     prom::MetricType::Gauge);
-    for (const auto& [tp, v] : unavailable)
-        su.metric.push_back(sample(topic_labels(tp), static_cast<double>(v), prom::MetricType::Gauge));
-    out.push_back(std::move(su));
-    auto orp = family("offset_reset_partitions",
-                      "Partitions stopped because their next offset lies past the partition's newest offset (the "
-                      "topic was created again; iggy.on_offset_reset: fail).",
-                      prom::MetricType::Gauge);
-    for (const auto& [tp, v] : resets)
-        orp.metric.push_back(sample(topic_labels(tp), static_cast<double>(v), prom::MetricType::Gauge));
-    out.push_back(std::move(orp));
+    out.push_back(topic_gauge("source_unavailable",
+                              "1 while the topic, or one of its partitions, cannot be read (missing stream or topic, "
+                              "permission denied); retried at a backoff.",
+                              unavailable));
+    out.push_back(topic_gauge("offset_reset_partitions",
+                              "Partitions stopped because their next offset lies past the partition's newest offset "
+                              "(the topic was created again; iggy.on_offset_reset: fail).",
+                              resets));
 }
 
 // The delivery faults (docs/operations.md, Faults; pipeline/health.hpp).

@@ -93,7 +93,8 @@ private:
 /// "2026-12-01T15:04:05Z" (UTC, seconds).
 [[nodiscard]] std::string format_iso8601(system_time t);
 /// Parses ISO 8601 UTC timestamps as AWS writes them: "2026-12-01T15:04:05Z",
-/// "2026-12-01T15:04:05.123Z", "2026-12-01T15:04:05+00:00". Errors: `errc::bad_response`.
+/// "2026-12-01T15:04:05.123Z", "2026-12-01T15:04:05+00:00" (RFC 3339 with a zero offset, by
+/// `iss::parse_rfc3339`), to the second (a fraction is dropped). Errors: `errc::bad_response`.
 [[nodiscard]] result<system_time> parse_iso8601(std::string_view s);
 
 }  // namespace iss::aws

@@ -2,6 +2,7 @@
 #include "aws/parse.hpp"
 
 #include "aws/error.hpp"
+#include "common/rfc3339.hpp"
 #include "sigv4/encoding.hpp"
 
 #include <boost/json/parse.hpp>
@@ -52,44 +53,18 @@ std::string format_iso8601(system_time t) {
 }
 
 result<system_time> parse_iso8601(std::string_view s) {
-    auto bad = [&] { return error{errc::bad_response, fmt::format("'{}' is not an ISO 8601 UTC time", s)}; };
-    if (s.size() < 20) return bad();
-    auto num = [&](std::size_t pos, std::size_t len, int& out) {
-        out = 0;
-        for (std::size_t i = pos; i < pos + len; ++i) {
-            if (i >= s.size() || s[i] < '0' || s[i] > '9') return false;
-            out = out * 10 + (s[i] - '0');
-        }
-        return true;
-    };
-    std::tm tm{};
-    int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
-    if (!num(0, 4, y) || s[4] != '-' || !num(5, 2, mo) || s[7] != '-' || !num(8, 2, d) ||
-        (s[10] != 'T' && s[10] != ' ') || !num(11, 2, h) || s[13] != ':' || !num(14, 2, mi) || s[16] != ':' ||
-        !num(17, 2, sec))
-        return bad();
-    std::size_t i = 19;
-    if (i < s.size() && s[i] == '.') {
-        ++i;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    }
-    const std::string_view zone = s.substr(i);
-    if (zone != "Z" && zone != "+00:00" && zone != "+0000" && zone != "z") return bad();
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return bad();
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
+    // RFC 3339 (common/rfc3339.hpp) in UTC: AWS writes `Z`; the fraction (RGW's STS writes
+    // nanoseconds) is dropped, an expiry is kept to the second.
+    const auto t = parse_rfc3339(s);
+    if (!t || t->offset_s != 0) return error{errc::bad_response, fmt::format("'{}' is not an ISO 8601 UTC time", s)};
+    const std::chrono::seconds secs = std::chrono::floor<std::chrono::seconds>(std::chrono::microseconds{t->utc_us});
     // The system clock counts nanoseconds in 64 bits: a far-future expiry (after 2262-04-11)
     // would overflow it.
     using clock = std::chrono::system_clock;
-    const std::chrono::seconds t{timegm(&tm)};
-    if (t < std::chrono::ceil<std::chrono::seconds>(clock::time_point::min().time_since_epoch()) ||
-        t > std::chrono::floor<std::chrono::seconds>(clock::time_point::max().time_since_epoch()))
+    if (secs < std::chrono::ceil<std::chrono::seconds>(clock::time_point::min().time_since_epoch()) ||
+        secs > std::chrono::floor<std::chrono::seconds>(clock::time_point::max().time_since_epoch()))
         return error{errc::bad_response, fmt::format("'{}' is outside the clock's range (years 1678 to 2261)", s)};
-    return clock::time_point{t};
+    return clock::time_point{secs};
 }
 
 result<ini_file> parse_ini(std::string_view text, std::string_view what) {

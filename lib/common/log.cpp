@@ -78,25 +78,7 @@ std::optional<output_format> parse_format(std::string_view s) noexcept {
     return std::nullopt;
 }
 
-void append_json_escaped(std::string& out, std::string_view s) {
-    for (std::size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x80) {
-            const std::size_t n = iss::utf8_sequence_length(s, i);
-            if (n == 0) {
-                out += "\xef\xbf\xbd";  // U+FFFD REPLACEMENT CHARACTER
-                ++i;
-            } else {
-                out.append(s.substr(i, n));
-                i += n;
-            }
-            continue;
-        }
-        if (c < 0x20 || c == '"' || c == '\\') append_json_escape(out, c);
-        else out += static_cast<char>(c);
-        ++i;
-    }
-}
+void append_json_escaped(std::string& out, std::string_view s) { iss::append_json_escaped(out, s); }
 
 std::string format_rfc3339_micros(clock::system_time t) {
     using namespace std::chrono;

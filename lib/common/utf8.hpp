@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// UTF-8 validation and JSON string escaping shared by the log writer (common/log.cpp) and
-/// the JSON envelope (format/json.cpp). Inline: they sit on the formatting hot path.
+/// UTF-8 validation and the one JSON string escaper: the log writer and, through
+/// `log::append_json_escaped` (common/log.hpp), the `--output json` reports and config/print.cpp;
+/// the JSON envelope and Avro schema (format/json.cpp). Inline: they sit on the formatting hot
+/// path.
 
 #include <cstddef>
 #include <string>
@@ -52,6 +54,33 @@ inline void append_json_escape(std::string& out, unsigned char c) {
             out += hex[c >> 4];
             out += hex[c & 0xf];
     }
+}
+
+/// Appends `s` to `out` as the body of a JSON string (no quotes), escaping per RFC 8259 §7:
+/// '"', '\\' and the control bytes below 0x20 (`append_json_escape`); every other byte of valid
+/// UTF-8 is copied as it is, and each byte that is not part of valid UTF-8
+/// (`utf8_sequence_length` 0) becomes U+FFFD REPLACEMENT CHARACTER, so the text is valid JSON
+/// whatever the input. Copies runs that need no escaping in one append.
+inline void append_json_escaped(std::string& out, std::string_view s) {
+    std::size_t run = 0;  // start of the bytes not yet copied
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            ++i;
+            continue;
+        }
+        const std::size_t n = c < 0x80 ? 0 : utf8_sequence_length(s, i);
+        if (n != 0) {
+            i += n;
+            continue;
+        }
+        out.append(s.data() + run, i - run);
+        if (c < 0x80) append_json_escape(out, c);
+        else out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+        run = ++i;
+    }
+    out.append(s.data() + run, s.size() - run);
 }
 
 }  // namespace iss

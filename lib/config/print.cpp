@@ -213,6 +213,14 @@ private:
     std::string_view env_;
 };
 
+/// The rows and sections of the schema, defaults from a default-constructed config.
+describer describe_defaults() {
+    describer d;
+    const sink_config defaults{};
+    detail::visit_schema(d, defaults);
+    return d;
+}
+
 std::string md_escape(std::string_view s) {
     std::string out;
     for (char c : s) {
@@ -230,12 +238,7 @@ std::string to_yaml(const sink_config& c) {
     return std::move(p.out);
 }
 
-std::vector<key_doc> describe() {
-    describer d;
-    const sink_config defaults{};
-    detail::visit_schema(d, defaults);
-    return std::move(d.rows);
-}
+std::vector<key_doc> describe() { return describe_defaults().rows; }
 
 std::string describe_markdown() {
     std::string out = "| key | type | default | meaning |\n| --- | --- | --- | --- |\n";
@@ -404,12 +407,7 @@ Checks beyond a key's own type, all reported together:
 
 }  // namespace
 
-std::vector<section_doc> describe_sections() {
-    describer d;
-    const sink_config defaults{};
-    detail::visit_schema(d, defaults);
-    return std::move(d.sections);
-}
+std::vector<section_doc> describe_sections() { return describe_defaults().sections; }
 
 std::string describe_text() {
     std::string out;

@@ -136,9 +136,9 @@ std::span<const choice<E>> table(const std::array<choice<E>, N>& a) {
     return {a.data(), a.size()};
 }
 
-/// Walks the schema. C is `sink_config` or `const sink_config`.
+/// The `iggy:` section and `sources:`.
 template <class V, class C>
-void visit_schema(V& v, C& c) {
+void visit_iggy(V& v, C& c) {
     v.section("iggy", "The Iggy server and the consumer.", [&] {
         auto& i = c.iggy;
         v.field("address", i.address, "host:port of the Iggy server's TCP listener (IPv6 as [::1]:8090).");
@@ -190,6 +190,11 @@ void visit_schema(V& v, C& c) {
                             "`all`, or a list of partition ids (from 0; single-consumer mode only: a group gets its "
                             "partitions from the server).");
            });
+}
+
+/// The `s3:` section.
+template <class V, class C>
+void visit_s3(V& v, C& c) {
     v.section("s3", "The bucket and the S3 client.", [&] {
         auto& s = c.s3;
         v.field("bucket", s.bucket, "Bucket name (required).");
@@ -278,6 +283,11 @@ void visit_schema(V& v, C& c) {
         v.pairs("metadata", s.metadata,
                 "Extra user metadata of every object (lower-case names; printable ASCII values).");
     });
+}
+
+/// The `format:` and `rotation:` sections: what an object holds and when it closes.
+template <class V, class C>
+void visit_records(V& v, C& c) {
     v.section("format", "The records inside each object.", [&] {
         auto& f = c.format;
         v.choice("type", f.type, table(format_type_choices),
@@ -354,6 +364,11 @@ void visit_schema(V& v, C& c) {
                           "{start_offset}); above it the object with the oldest first message is closed first. Memory: "
                           "about one part per open object.");
               });
+}
+
+/// The `memory:`, `performance:`, `naming:`, `delivery:`, `shutdown:`, `log:` and `admin:` sections.
+template <class V, class C>
+void visit_daemon(V& v, C& c) {
     v.section("memory", "The memory and spool budget of the whole daemon (docs/operations.md, Sizing).", [&] {
         v.size(
             "max_buffered", c.memory.max_buffered,
@@ -411,6 +426,16 @@ void visit_schema(V& v, C& c) {
                 "IP:PORT to serve on (`0.0.0.0:9464` for all interfaces, `[::]:9464` for IPv6); empty turns the server "
                 "off. See docs/operations.md.");
     });
+}
+
+/// Walks the schema, section by section in the order of the help and the printed config.
+/// C is `sink_config` or `const sink_config`.
+template <class V, class C>
+void visit_schema(V& v, C& c) {
+    visit_iggy(v, c);
+    visit_s3(v, c);
+    visit_records(v, c);
+    visit_daemon(v, c);
 }
 
 }  // namespace iss::config::detail

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // validate(), the `s3` section: every rule of s3.* with its YAML path (lib/config/validate.cpp
 // runs it with the other sections).
+#include "common/base64.hpp"
 #include "config/validate_internal.hpp"
 
 #include <array>
@@ -70,13 +71,10 @@ bool is_ip_literal(std::string_view host) {
     return !host.empty() &&
            std::all_of(host.begin(), host.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
 }
+/// 32 bytes in canonical base64: 44 characters, the last one `=`.
 bool is_base64_key256(std::string_view k) {
-    if (k.size() != 44 || k[43] != '=' || k[42] == '=') return false;
-    for (std::size_t i = 0; i < 43; ++i) {
-        const char c = k[i];
-        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/')) return false;
-    }
-    return true;
+    const auto key = iss::base64_decode(k);
+    return key && key->size() == 32;
 }
 
 bool printable_ascii(std::string_view v) {

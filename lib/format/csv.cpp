@@ -9,6 +9,7 @@
 // 3 digits for timestamp_ms, 6 for timestamp_us); dates `YYYY-MM-DD`; binary as base64;
 // json as its minified text; the headers map as a JSON object of strings.
 
+#include "common/base64.hpp"
 #include "format/json.hpp"
 #include "format/table.hpp"
 
@@ -57,7 +58,7 @@ public:
                 case cell::kind::bytes:
                     if (t == column_type::binary) {
                         tmp_.clear();
-                        json::append_base64(tmp_, std::as_bytes(std::span{v.s.data(), v.s.size()}));
+                        iss::append_base64(tmp_, std::as_bytes(std::span{v.s.data(), v.s.size()}));
                         field(out, tmp_);
                     } else {
                         field(out, v.s);

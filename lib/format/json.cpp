@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/json.hpp"
 
+#include "common/base64.hpp"
 #include "common/utf8.hpp"
 
 #include <fmt/format.h>
@@ -23,16 +24,6 @@ namespace iss::format::json {
 namespace {
 
 constexpr char hex_lower[] = "0123456789abcdef";
-
-/// Escape class per byte: 0 copy, 1 needs escaping (control, '"', '\\').
-constexpr std::array<std::uint8_t, 256> make_escape_table() {
-    std::array<std::uint8_t, 256> t{};
-    for (int c = 0; c < 0x20; ++c) t[static_cast<std::size_t>(c)] = 1;
-    t['"'] = 1;
-    t['\\'] = 1;
-    return t;
-}
-constexpr auto escape_table = make_escape_table();
 
 /// Checks one number token against RFC 8259: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 bool valid_number(std::string_view t) noexcept {
@@ -164,74 +155,10 @@ T load(proto::bytes_view b) {
 
 bool valid_utf8(std::string_view s) noexcept { return simdjson::validate_utf8(s.data(), s.size()); }
 
-void append_valid_string(std::string& out, std::string_view s) {
-    out += '"';
-    std::size_t run = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (escape_table[c] == 0) continue;
-        out.append(s.data() + run, i - run);
-        append_json_escape(out, c);
-        run = i + 1;
-    }
-    out.append(s.data() + run, s.size() - run);
-    out += '"';
-}
-
 void append_string(std::string& out, std::string_view s) {
-    if (valid_utf8(s)) {
-        append_valid_string(out, s);
-        return;
-    }
     out += '"';
-    for (std::size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) {
-            if (escape_table[c] != 0) append_json_escape(out, c);
-            else out += static_cast<char>(c);
-            ++i;
-            continue;
-        }
-        const std::size_t n = iss::utf8_sequence_length(s, i);
-        if (n == 0) {
-            out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
-            ++i;
-        } else {
-            out.append(s.substr(i, n));
-            i += n;
-        }
-    }
+    iss::append_json_escaped(out, s);
     out += '"';
-}
-
-void append_base64(std::string& out, std::span<const std::byte> bytes) {
-    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const std::size_t start = out.size();
-    out.resize(start + (bytes.size() + 2) / 3 * 4);
-    char* o = out.data() + start;
-    std::size_t i = 0;
-    const auto at = [&](std::size_t k) { return static_cast<std::uint32_t>(std::to_integer<unsigned char>(bytes[k])); };
-    for (; i + 3 <= bytes.size(); i += 3) {
-        const std::uint32_t v = (at(i) << 16) | (at(i + 1) << 8) | at(i + 2);
-        *o++ = alphabet[(v >> 18) & 63];
-        *o++ = alphabet[(v >> 12) & 63];
-        *o++ = alphabet[(v >> 6) & 63];
-        *o++ = alphabet[v & 63];
-    }
-    const std::size_t rest = bytes.size() - i;
-    if (rest == 1) {
-        const std::uint32_t v = at(i) << 16;
-        *o++ = alphabet[(v >> 18) & 63];
-        *o++ = alphabet[(v >> 12) & 63];
-        *o++ = '=';
-        *o++ = '=';
-    } else if (rest == 2) {
-        const std::uint32_t v = (at(i) << 16) | (at(i + 1) << 8);
-        *o++ = alphabet[(v >> 18) & 63];
-        *o++ = alphabet[(v >> 12) & 63];
-        *o++ = alphabet[(v >> 6) & 63];
-        *o++ = '=';
-    }
 }
 
 void append_decimal(std::string& out, proto::u128 v) { append_unsigned(out, v); }
@@ -356,6 +283,29 @@ const char* scan_string(const char* s, std::size_t& at, std::size_t n) noexcept 
     }
 }
 
+/// Steps `at` (at a 't', 'f' or 'n') past the literal `true`, `false` or `null` that starts
+/// there; nullptr, or why it is not one.
+const char* scan_literal(std::string_view s, std::size_t& at) noexcept {
+    const std::string_view word = s[at] == 't' ? "true" : s[at] == 'f' ? "false" : "null";
+    const std::size_t j = at + word.size();
+    if (s.substr(at, word.size()) != word ||
+        (j < s.size() && std::string_view{" \n\r\t,:[]{}\""}.find(s[j]) == std::string_view::npos))
+        return "invalid literal (true, false and null are the only words)";
+    at = j;
+    return nullptr;
+}
+
+/// Steps `at` (at a '-' or digit) past the number that starts there; nullptr, or why it is
+/// not one (valid_number).
+const char* scan_number(std::string_view s, std::size_t& at) noexcept {
+    std::size_t j = at;
+    while (j < s.size() && is_number_char(s[j])) ++j;
+    if (!valid_number(s.substr(at, j - at)))
+        return "a number does not follow the JSON grammar or is beyond double range";
+    at = j;
+    return nullptr;
+}
+
 constexpr const char* bad_structure =
     "improper structure: a missing or superfluous comma, colon, brace or bracket, or a key that is not a string";
 
@@ -443,29 +393,18 @@ bool payload_checker::append_minified(std::string_view payload, std::string& out
             }
             case 't':
             case 'f':
-            case 'n': {
+            case 'n':
                 if (!value_allowed) return fail(bad_structure);
-                const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : "null";
-                const std::size_t j = i + word.size();
-                if (payload.substr(i, word.size()) != word ||
-                    (j < len && std::string_view{" \n\r\t,:[]{}\""}.find(base[j]) == std::string_view::npos))
-                    return fail("invalid literal (true, false and null are the only words)");
+                if (const char* why = scan_literal(payload, i)) return fail(why);
                 state = after_value();
-                i = j;
                 break;
-            }
-            default: {
+            default:
                 if (c != '-' && (c < '0' || c > '9'))
                     return fail("unexpected character: not the start of a value nor a structural character");
                 if (!value_allowed) return fail(bad_structure);
-                std::size_t j = i;
-                while (j < len && is_number_char(base[j])) ++j;
-                if (!valid_number(std::string_view{base + i, j - i}))
-                    return fail("a number does not follow the JSON grammar or is beyond double range");
+                if (const char* why = scan_number(payload, i)) return fail(why);
                 state = after_value();
-                i = j;
                 break;
-            }
         }
         last_end = i;
     }
@@ -492,7 +431,7 @@ void append_header_value(std::string& out, proto::header_kind k, proto::bytes_vi
     switch (k) {
         case header_kind::raw:
             if (as_json) out += '"';
-            append_base64(out, v);
+            iss::append_base64(out, v);
             if (as_json) out += '"';
             return;
         case header_kind::string:

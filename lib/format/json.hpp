@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// JSON building blocks for the record writers: string escaping, base64, 128-bit decimals,
+/// JSON building blocks for the record writers: strings (common/utf8.hpp escapes them), 128-bit decimals,
 /// RFC 3339 timestamps, shortest round-trip floats, and the JSON payload checker (simdjson
 /// validation + minification). All append to a `std::string` and never allocate beyond it
 /// (except the checker's reusable buffers).
@@ -21,13 +21,9 @@ namespace iss::format::json {
 [[nodiscard]] bool valid_utf8(std::string_view s) noexcept;
 
 /// Appends `"s"` with RFC 8259 escapes (`\"`, `\\`, `\n`, ..., `\u00XX` for other control
-/// characters). Invalid UTF-8 sequences become U+FFFD, so the output is always valid JSON.
+/// characters). Invalid UTF-8 sequences become U+FFFD, so the output is always valid JSON
+/// (the one escaper, `iss::append_json_escaped` in common/utf8.hpp, between quotes).
 void append_string(std::string& out, std::string_view s);
-/// Like `append_string` for text already known to be valid UTF-8 (faster).
-void append_valid_string(std::string& out, std::string_view s);
-
-/// Standard base64 (RFC 4648 §4, with padding), no quotes.
-void append_base64(std::string& out, std::span<const std::byte> bytes);
 
 /// Decimal text of 64-bit integers (no format-string parsing: for per-record fields).
 void append_uint(std::string& out, std::uint64_t v);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/key_fields.hpp"
 
+#include "common/rfc3339.hpp"
 #include "proto/message.hpp"
 
 #include <date/tz.h>
@@ -52,16 +53,6 @@ std::string value_text(proto::header_kind k, proto::bytes_view v) {
     return out;
 }
 
-bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) noexcept {
-    if (pos + n > s.size()) return false;
-    out = 0;
-    for (std::size_t i = pos; i < pos + n; ++i) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        out = out * 10 + (s[i] - '0');
-    }
-    return true;
-}
-
 /// "a.b.0" -> "/a/b/0" (RFC 6901: '~' -> "~0", '/' -> "~1").
 std::string to_json_pointer(std::string_view path) {
     std::string p;
@@ -95,49 +86,6 @@ result<time_source> parse_time_source(std::string_view text) {
                  fmt::format("'{}' is not a time source: use timestamp (Iggy's append time), origin_timestamp, "
                              "field:PATH or header:NAME",
                              text)};
-}
-
-std::optional<std::int64_t> parse_rfc3339_us(std::string_view s) noexcept {
-    using namespace std::chrono;
-    int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
-    if (s.size() < 20 || !digits(s, 0, 4, y) || s[4] != '-' || !digits(s, 5, 2, mo) || s[7] != '-' ||
-        !digits(s, 8, 2, d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s, 11, 2, h) || s[13] != ':' ||
-        !digits(s, 14, 2, mi) || s[16] != ':' || !digits(s, 17, 2, sec))
-        return std::nullopt;
-    std::size_t i = 19;
-    std::int64_t frac_us = 0;
-    if (i < s.size() && s[i] == '.') {
-        ++i;
-        std::int64_t scale = 100'000;
-        const std::size_t start = i;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-            frac_us += (s[i] - '0') * scale;
-            scale /= 10;
-            ++i;
-        }
-        if (i == start) return std::nullopt;
-    }
-    if (i >= s.size()) return std::nullopt;
-    int offset_min = 0;
-    if (s[i] == 'Z' || s[i] == 'z') {
-        ++i;
-    } else if (s[i] == '+' || s[i] == '-') {
-        int oh = 0, om = 0;
-        if (!digits(s, i + 1, 2, oh) || i + 3 >= s.size() || s[i + 3] != ':' || !digits(s, i + 4, 2, om) || oh > 23 ||
-            om > 59)
-            return std::nullopt;
-        offset_min = (oh * 60 + om) * (s[i] == '-' ? -1 : 1);
-        i += 6;
-    } else {
-        return std::nullopt;
-    }
-    if (i != s.size()) return std::nullopt;
-    const date::year_month_day ymd{date::year{y}, date::month(static_cast<unsigned>(mo)),
-                                   date::day(static_cast<unsigned>(d))};
-    if (!ymd.ok() || h > 23 || mi > 59 || sec > 60) return std::nullopt;  // 60: a leap second, read as :59 + 1 s
-    const auto days = date::sys_days{ymd}.time_since_epoch();
-    const std::int64_t secs = duration_cast<seconds>(days).count() + h * 3600 + mi * 60 + sec - offset_min * 60;
-    return secs * 1'000'000 + frac_us;
 }
 
 result<std::optional<std::string>> header_text(proto::bytes_view block, std::string_view name) {
@@ -264,7 +212,7 @@ result<std::int64_t> record_reader::record_time_us(const record_input& in) {
             if (!v) return bad("missing (or the payload is not JSON)");
             // field_text gives a number as written and a string unescaped; tell them apart by
             // trying RFC 3339 first (a number never matches it).
-            if (auto t = parse_rfc3339_us(*v)) return *t;
+            if (auto t = iss::parse_rfc3339_us(*v)) return *t;
             double ms = 0;
             const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), ms);
             if (ec != std::errc{} || end != v->data() + v->size()) return bad(fmt::format("'{}' is not a time", *v));
@@ -283,7 +231,7 @@ result<std::int64_t> record_reader::record_time_us(const record_input& in) {
                 switch (h.value_kind) {
                     case header_kind::string: {
                         const std::string_view s = h.value_text();
-                        if (auto t = parse_rfc3339_us(s)) return *t;
+                        if (auto t = iss::parse_rfc3339_us(s)) return *t;
                         double ms = 0;
                         const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), ms);
                         if (ec == std::errc{} && end == s.data() + s.size())

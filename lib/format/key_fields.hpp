@@ -32,6 +32,7 @@ struct time_source {
         origin_timestamp,  ///< the producer's timestamp (µs)
         field,             ///< a JSON payload field: epoch milliseconds (a number) or an RFC 3339 string
         header,            ///< a user header: epoch milliseconds (a number kind or a decimal string) or RFC 3339
+                           ///< (RFC 3339 by the rules of common/rfc3339.hpp, as timestamp columns read it)
     };
     kind what = kind::timestamp;
     std::string arg;  ///< PATH or NAME for field / header
@@ -49,10 +50,6 @@ struct record_input {
     proto::bytes_view payload;
     proto::bytes_view user_headers;  ///< the encoded user-headers block
 };
-
-/// Parses an RFC 3339 date-time (`2026-03-29T01:30:00Z`, `...T03:30:00.250+02:00`; a space
-/// may stand for `T`, `z` for `Z`) into µs since the Unix epoch; nullopt when it is not one.
-[[nodiscard]] std::optional<std::int64_t> parse_rfc3339_us(std::string_view s) noexcept;
 
 /// The value of user header `name` (a string key) in `block` as key text: strings as they
 /// are, integers and floats in decimal, bool `true`/`false`, raw bytes in lower-case hex.

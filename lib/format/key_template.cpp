@@ -97,6 +97,52 @@ void append_name_encoded(std::string& out, std::string_view name) {
     }
 }
 
+namespace {
+
+/// The problem with placeholder `name`, which is not a known one.
+std::string unknown_placeholder(std::string_view name) {
+    if (name.empty()) return "empty placeholder {} (write '{{}}' for literal braces)";
+    if (auto why = refusal_reason(name); !why.empty())
+        return fmt::format("placeholder {{{}}} is not allowed: {}", name, why);
+    return fmt::format(
+        "unknown placeholder {{{}}}; the known ones are {{prefix}} {{stream}} {{topic}} {{partition}} "
+        "{{start_offset}} {{ext}} {{yyyy}} {{MM}} {{dd}} {{HH}} {{mm}} {{date}} {{hour}} "
+        "{{header:NAME}} "
+        "{{field:PATH}}",
+        name);
+}
+
+/// The zero-padding width of `{inner}` (`spec`: the text after ':', `0` and 1 to max_width
+/// digits); 0 with a problem when it is not one or the placeholder is not `numeric`.
+unsigned padding_width(std::string_view inner, std::string_view spec, bool numeric,
+                       std::vector<std::string>& problems) {
+    unsigned width = 0;
+    bool ok = spec.size() >= 2 && spec.front() == '0';
+    for (std::size_t j = 1; ok && j < spec.size(); ++j) {
+        if (spec[j] < '0' || spec[j] > '9') ok = false;
+        else width = width * 10 + static_cast<unsigned>(spec[j] - '0');
+        if (width > max_width) ok = false;
+    }
+    if (!ok || width == 0) {
+        problems.push_back(
+            fmt::format("{{{}}}: the part after ':' must be 0 and a width from 1 to {} (zero padding, e.g. "
+                        "{{start_offset:020}}), not '{}'",
+                        inner, max_width, spec));
+        return 0;
+    }
+    if (!numeric) {
+        problems.push_back(
+            fmt::format("{{{}}}: zero padding applies to {{partition}} and {{start_offset}} only (time "
+                        "fields have their "
+                        "fixed widths)",
+                        inner));
+        return 0;
+    }
+    return width;
+}
+
+}  // namespace
+
 std::vector<std::string> key_template::check(std::string_view text) {
     std::vector<std::string> problems;
     (void)parse_into(text, problems);
@@ -152,18 +198,7 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
             for (const auto& kp : known)
                 if (kp.name == name) k = &kp;
             if (k == nullptr) {
-                if (name.empty()) {
-                    problems.push_back("empty placeholder {} (write '{{}}' for literal braces)");
-                } else if (auto why = refusal_reason(name); !why.empty()) {
-                    problems.push_back(fmt::format("placeholder {{{}}} is not allowed: {}", name, why));
-                } else {
-                    problems.push_back(fmt::format(
-                        "unknown placeholder {{{}}}; the known ones are {{prefix}} {{stream}} {{topic}} {{partition}} "
-                        "{{start_offset}} {{ext}} {{yyyy}} {{MM}} {{dd}} {{HH}} {{mm}} {{date}} {{hour}} "
-                        "{{header:NAME}} "
-                        "{{field:PATH}}",
-                        name));
-                }
+                problems.push_back(unknown_placeholder(name));
                 continue;
             }
             unsigned width = 0;
@@ -193,28 +228,7 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
                 t.segments_.push_back(std::move(seg));
                 continue;
             }
-            if (colon != std::string_view::npos) {
-                bool ok = spec.size() >= 2 && spec.front() == '0';
-                for (std::size_t j = 1; ok && j < spec.size(); ++j) {
-                    if (spec[j] < '0' || spec[j] > '9') ok = false;
-                    else width = width * 10 + static_cast<unsigned>(spec[j] - '0');
-                    if (width > max_width) ok = false;
-                }
-                if (!ok || width == 0) {
-                    problems.push_back(
-                        fmt::format("{{{}}}: the part after ':' must be 0 and a width from 1 to {} (zero padding, e.g. "
-                                    "{{start_offset:020}}), not '{}'",
-                                    inner, max_width, spec));
-                    width = 0;
-                } else if (!k->numeric) {
-                    problems.push_back(
-                        fmt::format("{{{}}}: zero padding applies to {{partition}} and {{start_offset}} only (time "
-                                    "fields have their "
-                                    "fixed widths)",
-                                    inner));
-                    width = 0;
-                }
-            }
+            if (colon != std::string_view::npos) width = padding_width(inner, spec, k->numeric, problems);
             flush_literal();
             t.segments_.push_back(segment{false, {}, k->what, width});
             continue;

@@ -2,6 +2,7 @@
 // row_reader: a message -> one row of cells by the column schema (lib/format/schema.hpp):
 // header fields, user headers, and JSON payload paths parsed once per message (simdjson DOM),
 // converted by the rules in schema.hpp.
+#include "common/rfc3339.hpp"
 #include "format/error.hpp"
 #include "format/json.hpp"
 #include "format/schema.hpp"
@@ -44,63 +45,6 @@ std::optional<std::int64_t> parse_int(std::string_view s) {
     return v;
 }
 
-std::optional<unsigned> digits(std::string_view s, std::size_t at, std::size_t n) {
-    if (at + n > s.size()) return std::nullopt;
-    unsigned v = 0;
-    for (std::size_t i = at; i < at + n; ++i) {
-        if (s[i] < '0' || s[i] > '9') return std::nullopt;
-        v = v * 10 + static_cast<unsigned>(s[i] - '0');
-    }
-    return v;
-}
-
-std::optional<std::int64_t> parse_date(std::string_view s) {
-    if (s.size() != 10 || s[4] != '-' || s[7] != '-') return std::nullopt;
-    const auto y = digits(s, 0, 4);
-    const auto m = digits(s, 5, 2);
-    const auto d = digits(s, 8, 2);
-    if (!y || !m || !d || *m < 1 || *m > 12 || *d < 1 || *d > 31) return std::nullopt;
-    return days_from_civil(*y, *m, *d);
-}
-
-/// RFC 3339 date-time (`T` or space, fraction up to 9 digits, `Z` or ±HH:MM) -> µs.
-std::optional<std::int64_t> parse_rfc3339_us(std::string_view s) {
-    if (s.size() < 20) return std::nullopt;
-    const auto day = parse_date(s.substr(0, 10));
-    if (!day || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' || s[16] != ':') return std::nullopt;
-    const auto hh = digits(s, 11, 2);
-    const auto mm = digits(s, 14, 2);
-    const auto ss = digits(s, 17, 2);
-    if (!hh || !mm || !ss || *hh > 23 || *mm > 59 || *ss > 60) return std::nullopt;
-    std::size_t i = 19;
-    std::int64_t frac_us = 0;
-    if (i < s.size() && s[i] == '.') {
-        ++i;
-        std::size_t n = 0;
-        std::int64_t scale = 100'000;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-            if (n < 6) frac_us += (s[i] - '0') * scale, scale /= 10;
-            ++i, ++n;
-        }
-        if (n == 0 || n > 9) return std::nullopt;
-    }
-    std::int64_t offset_s = 0;
-    if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
-        ++i;
-    } else if (i + 6 == s.size() && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
-        const auto oh = digits(s, i + 1, 2);
-        const auto om = digits(s, i + 4, 2);
-        if (!oh || !om || *oh > 23 || *om > 59) return std::nullopt;
-        offset_s = (s[i] == '-' ? -1 : 1) * static_cast<std::int64_t>(*oh * 3600 + *om * 60);
-        i += 6;
-    } else {
-        return std::nullopt;
-    }
-    if (i != s.size()) return std::nullopt;
-    const std::int64_t secs = *day * 86'400 + *hh * 3600 + *mm * 60 + *ss - offset_s;
-    return secs * 1'000'000 + frac_us;
-}
-
 std::string_view kind_text(simdjson::dom::element_type t) {
     switch (t) {
         case simdjson::dom::element_type::ARRAY: return "an array";
@@ -120,23 +64,32 @@ std::string_view kind_text(simdjson::dom::element_type t) {
 // ---------------------------------------------------------------------------------------
 // row_reader
 
+namespace {
+
+/// The texts made for one row (stable addresses: cells point into them), reused row by row.
+struct text_pool {
+    std::deque<std::string> scratch;
+    std::size_t used = 0;
+
+    std::string& next() {
+        if (used == scratch.size()) scratch.emplace_back();
+        std::string& s = scratch[used++];
+        s.clear();
+        return s;
+    }
+};
+
+}  // namespace
+
 struct row_reader::impl {
     simdjson::dom::parser parser;
     std::vector<std::vector<std::string>> paths;  ///< per column: the dotted path's names
     bool needs_json = false;
     bool needs_headers = false;
     std::vector<cell> row;
-    std::deque<std::string> scratch;  ///< texts made for this row (stable addresses)
-    std::size_t scratch_used = 0;
+    text_pool texts;
     std::vector<std::pair<std::string_view, std::string_view>> entries;
     std::vector<proto::header_view> hdrs;
-
-    std::string& text() {
-        if (scratch_used == scratch.size()) scratch.emplace_back();
-        std::string& s = scratch[scratch_used++];
-        s.clear();
-        return s;
-    }
 };
 
 row_reader::row_reader(std::vector<column> cols) : cols_{std::move(cols)}, impl_{std::make_unique<impl>()} {
@@ -168,6 +121,7 @@ struct filler {
     const column& c;
     const proto::message_view& m;
     cell& out;
+    text_pool& texts;
 
     error wrong(std::string_view what) const {
         return error{errc::bad_value, fmt::format("offset {}: column {:?} ({}, from {}): {}", m.offset, c.name,
@@ -218,14 +172,14 @@ struct filler {
                 return {};
             case column_type::timestamp_ms:
             case column_type::timestamp_us: {
-                const auto us = parse_rfc3339_us(s);
+                const auto us = iss::parse_rfc3339_us(s);
                 if (!us) return wrong(fmt::format("{:?} is not an RFC 3339 time", s));
                 out.k = cell::kind::integer;
                 out.i = c.type == column_type::timestamp_ms ? (*us >= 0 ? *us / 1000 : -((-*us + 999) / 1000)) : *us;
                 return {};
             }
             case column_type::date: {
-                const auto d = parse_date(s);
+                const auto d = iss::parse_rfc3339_date(s);
                 if (!d) return wrong(fmt::format("{:?} is not a YYYY-MM-DD date", s));
                 out.k = cell::kind::integer;
                 out.i = *d;
@@ -251,14 +205,157 @@ struct filler {
         }
         return wrong(fmt::format("{:?} is not a number", s));
     }
+
+    /// A text cell made here.
+    void made_text(const std::string& t) {
+        out.k = cell::kind::bytes;
+        out.s = t;
+    }
+
+    /// The partition id or the offset: decimal text for a string column, else an integer.
+    result<void> unsigned_value(std::uint64_t v) {
+        if (c.type == column_type::string) {
+            std::string& t = texts.next();
+            fmt::format_to(std::back_inserter(t), "{}", v);
+            made_text(t);
+            return {};
+        }
+        if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            return wrong(fmt::format("{} is beyond int64", v));
+        return integer(static_cast<std::int64_t>(v));
+    }
+
+    /// The message id: 16 big-endian bytes for a binary column, else 32 hex digits.
+    void id() {
+        std::string& t = texts.next();
+        if (c.type == column_type::binary) {
+            for (int b = 15; b >= 0; --b) t += static_cast<char>(static_cast<unsigned char>(m.id >> (8 * b)));
+        } else {
+            json::append_hex128(t, m.id);
+        }
+        made_text(t);
+    }
+
+    /// The whole payload: minified checked JSON for a json column, else text.
+    result<void> payload(std::string_view p) {
+        if (c.type != column_type::json) return text(p, false);
+        std::string& t = texts.next();
+        json::payload_checker chk;  // rare path: the whole payload as checked JSON
+        if (!chk.append_minified(p, t)) return wrong(fmt::format("the payload is not JSON ({})", chk.last_error()));
+        made_text(t);
+        return {};
+    }
+
+    /// Every user header as a map entry, keys and values as the JSON envelope writes them.
+    void headers(const std::vector<proto::header_view>& hdrs,
+                 std::vector<std::pair<std::string_view, std::string_view>>& entries) {
+        out.k = cell::kind::map;
+        for (const auto& h : hdrs) {
+            std::string& k = texts.next();
+            if (h.key_kind != proto::header_kind::string) {
+                k += proto::header_kind_name(h.key_kind);
+                k += ':';
+            }
+            json::append_header_value(k, h.key_kind, h.key, false);
+            std::string& v = texts.next();
+            json::append_header_value(v, h.value_kind, h.value, false);
+            entries.emplace_back(k, v);
+        }
+    }
+
+    /// One user header's value, by its kind.
+    result<void> header(const proto::header_view& h) {
+        using proto::header_kind;
+        const proto::bytes_view v = h.value;
+        switch (h.value_kind) {
+            case header_kind::string:
+                if (c.type != column_type::json) return text(proto::as_text(v), false);
+                {
+                    std::string& t = texts.next();
+                    json::append_string(t, proto::as_text(v));
+                    made_text(t);
+                }
+                return {};
+            case header_kind::raw:
+                if (c.type != column_type::binary) return wrong("is a raw header (use binary)");
+                out.k = cell::kind::bytes, out.s = proto::as_text(v);
+                return {};
+            case header_kind::boolean:
+                if (c.type != column_type::boolean) return wrong("is a boolean");
+                out.k = cell::kind::boolean, out.i = std::to_integer<unsigned char>(v[0]) != 0;
+                return {};
+            case header_kind::float32: return real(load<float>(v));
+            case header_kind::float64: return real(load<double>(v));
+            case header_kind::int8: return integer(load<std::int8_t>(v));
+            case header_kind::int16: return integer(load<std::int16_t>(v));
+            case header_kind::int32: return integer(load<std::int32_t>(v));
+            case header_kind::int64: return integer(load<std::int64_t>(v));
+            case header_kind::uint8: return integer(load<std::uint8_t>(v));
+            case header_kind::uint16: return integer(load<std::uint16_t>(v));
+            case header_kind::uint32: return integer(load<std::uint32_t>(v));
+            case header_kind::uint64: {
+                const auto u = load<std::uint64_t>(v);
+                if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+                    return wrong(fmt::format("{} is beyond int64", u));
+                return integer(static_cast<std::int64_t>(u));
+            }
+            case header_kind::int128:
+            case header_kind::uint128: return wrong("is a 128-bit integer header (no column type holds it)");
+        }
+        return {};
+    }
+
+    /// A JSON value found in the payload (not null).
+    result<void> json_value(simdjson::dom::element e) {
+        if (c.type == column_type::json) {
+            std::string& t = texts.next();
+            t = simdjson::minify(e);
+            made_text(t);
+            return {};
+        }
+        switch (e.type()) {
+            case simdjson::dom::element_type::INT64: return integer(e.get_int64().value_unsafe());
+            case simdjson::dom::element_type::UINT64:
+                if (c.type == column_type::float32 || c.type == column_type::float64)
+                    return real(static_cast<double>(e.get_uint64().value_unsafe()));
+                return wrong(fmt::format("{} is beyond int64", e.get_uint64().value_unsafe()));
+            case simdjson::dom::element_type::DOUBLE: return real(e.get_double().value_unsafe());
+            case simdjson::dom::element_type::STRING: return text(e.get_string().value_unsafe(), true);
+            case simdjson::dom::element_type::BOOL:
+                if (c.type != column_type::boolean) return wrong("is a boolean");
+                out.k = cell::kind::boolean, out.i = e.get_bool().value_unsafe() ? 1 : 0;
+                return {};
+            default: return wrong(fmt::format("is {}", kind_text(e.type())));
+        }
+    }
 };
+
+/// The value at the dotted path's `names` below `e` (object keys, array indexes); false when
+/// one step is missing.
+bool descend(simdjson::dom::element& e, const std::vector<std::string>& names) {
+    for (const std::string& name : names) {
+        simdjson::dom::element next;
+        if (e.is_object()) {
+            if (e.get_object().value_unsafe().at_key(name).get(next)) return false;
+        } else if (e.is_array()) {
+            std::size_t idx = 0;
+            auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), idx);
+            if (ec != std::errc{} || p != name.data() + name.size() || e.get_array().value_unsafe().at(idx).get(next))
+                return false;
+        } else {
+            return false;
+        }
+        e = next;
+    }
+    return true;
+}
 
 }  // namespace
 
 result<std::span<const cell>> row_reader::read(const proto::message_view& m, std::string_view stream,
                                                std::string_view topic, std::uint32_t partition) {
     impl& st = *impl_;
-    st.scratch_used = 0;
+    st.texts.used = 0;
     st.entries.clear();
     simdjson::dom::element doc;
     const std::string_view payload = proto::as_text(m.payload);
@@ -282,37 +379,14 @@ result<std::span<const cell>> row_reader::read(const proto::message_view& m, std
         const column& c = cols_[i];
         cell& out = st.row[i];
         out = cell{};
-        filler f{c, m, out};
+        filler f{c, m, out, st.texts};
         result<void> r;
         switch (c.source) {
             case column_source::stream:
             case column_source::topic: r = f.text(c.source == column_source::stream ? stream : topic, false); break;
-            case column_source::partition:
-            case column_source::offset: {
-                const std::uint64_t v = c.source == column_source::partition ? partition : m.offset;
-                if (c.type == column_type::string) {
-                    std::string& t = st.text();
-                    fmt::format_to(std::back_inserter(t), "{}", v);
-                    out.k = cell::kind::bytes;
-                    out.s = t;
-                } else if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-                    r = f.wrong(fmt::format("{} is beyond int64", v));
-                } else {
-                    r = f.integer(static_cast<std::int64_t>(v));
-                }
-                break;
-            }
-            case column_source::id: {
-                std::string& t = st.text();
-                if (c.type == column_type::binary) {
-                    for (int b = 15; b >= 0; --b) t += static_cast<char>(static_cast<unsigned char>(m.id >> (8 * b)));
-                } else {
-                    json::append_hex128(t, m.id);
-                }
-                out.k = cell::kind::bytes;
-                out.s = t;
-                break;
-            }
+            case column_source::partition: r = f.unsigned_value(partition); break;
+            case column_source::offset: r = f.unsigned_value(m.offset); break;
+            case column_source::id: f.id(); break;
             case column_source::timestamp:
             case column_source::origin_timestamp: {
                 const std::uint64_t us = c.source == column_source::timestamp ? m.timestamp : m.origin_timestamp;
@@ -325,130 +399,20 @@ result<std::span<const cell>> row_reader::read(const proto::message_view& m, std
                                                             : static_cast<std::int64_t>(us);
                 break;
             }
-            case column_source::payload:
-                if (c.type == column_type::json) {
-                    std::string& t = st.text();
-                    json::payload_checker chk;  // rare path: the whole payload as checked JSON
-                    if (!chk.append_minified(payload, t)) {
-                        r = f.wrong(fmt::format("the payload is not JSON ({})", chk.last_error()));
-                        break;
-                    }
-                    out.k = cell::kind::bytes;
-                    out.s = t;
-                } else {
-                    r = f.text(payload, false);
-                }
-                break;
-            case column_source::headers: {
-                out.k = cell::kind::map;
-                for (const auto& h : st.hdrs) {
-                    std::string& k = st.text();
-                    if (h.key_kind != proto::header_kind::string) {
-                        k += proto::header_kind_name(h.key_kind);
-                        k += ':';
-                    }
-                    json::append_header_value(k, h.key_kind, h.key, false);  // keys as the JSON envelope writes them
-                    std::string& v = st.text();
-                    json::append_header_value(v, h.value_kind, h.value, false);
-                    st.entries.emplace_back(k, v);
-                }
-                break;
-            }
+            case column_source::payload: r = f.payload(payload); break;
+            case column_source::headers: f.headers(st.hdrs, st.entries); break;
             case column_source::header: {
                 const proto::header_view* found = nullptr;
                 for (const auto& h : st.hdrs)
                     if (h.key_kind == proto::header_kind::string && h.key_text() == c.path) found = &h;
-                if (!found) break;  // null
-                using proto::header_kind;
-                const header_kind k = found->value_kind;
-                const proto::bytes_view v = found->value;
-                switch (k) {
-                    case header_kind::string:
-                        if (c.type == column_type::json) {
-                            std::string& t = st.text();
-                            json::append_string(t, proto::as_text(v));
-                            out.k = cell::kind::bytes;
-                            out.s = t;
-                        } else {
-                            r = f.text(proto::as_text(v), false);
-                        }
-                        break;
-                    case header_kind::raw:
-                        if (c.type != column_type::binary) r = f.wrong("is a raw header (use binary)");
-                        else out.k = cell::kind::bytes, out.s = proto::as_text(v);
-                        break;
-                    case header_kind::boolean:
-                        if (c.type != column_type::boolean) r = f.wrong("is a boolean");
-                        else out.k = cell::kind::boolean, out.i = std::to_integer<unsigned char>(v[0]) != 0;
-                        break;
-                    case header_kind::float32: r = f.real(load<float>(v)); break;
-                    case header_kind::float64: r = f.real(load<double>(v)); break;
-                    case header_kind::int8: r = f.integer(load<std::int8_t>(v)); break;
-                    case header_kind::int16: r = f.integer(load<std::int16_t>(v)); break;
-                    case header_kind::int32: r = f.integer(load<std::int32_t>(v)); break;
-                    case header_kind::int64: r = f.integer(load<std::int64_t>(v)); break;
-                    case header_kind::uint8: r = f.integer(load<std::uint8_t>(v)); break;
-                    case header_kind::uint16: r = f.integer(load<std::uint16_t>(v)); break;
-                    case header_kind::uint32: r = f.integer(load<std::uint32_t>(v)); break;
-                    case header_kind::uint64: {
-                        const auto u = load<std::uint64_t>(v);
-                        if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-                            r = f.wrong(fmt::format("{} is beyond int64", u));
-                        else r = f.integer(static_cast<std::int64_t>(u));
-                        break;
-                    }
-                    case header_kind::int128:
-                    case header_kind::uint128:
-                        r = f.wrong("is a 128-bit integer header (no column type holds it)");
-                        break;
-                }
+                if (found) r = f.header(*found);  // else null
                 break;
             }
             case column_source::payload_root:
             case column_source::payload_path: {
                 simdjson::dom::element e = doc;
-                bool missing = false;
-                if (c.source == column_source::payload_path) {
-                    for (const std::string& name : st.paths[i]) {
-                        simdjson::dom::element next;
-                        if (e.is_object()) {
-                            if (e.get_object().value_unsafe().at_key(name).get(next)) missing = true;
-                        } else if (e.is_array()) {
-                            std::size_t idx = 0;
-                            auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), idx);
-                            if (ec != std::errc{} || p != name.data() + name.size() ||
-                                e.get_array().value_unsafe().at(idx).get(next))
-                                missing = true;
-                        } else {
-                            missing = true;
-                        }
-                        if (missing) break;
-                        e = next;
-                    }
-                }
-                if (missing || e.is_null()) break;  // null
-                if (c.type == column_type::json) {
-                    std::string& t = st.text();
-                    t = simdjson::minify(e);
-                    out.k = cell::kind::bytes;
-                    out.s = t;
-                    break;
-                }
-                switch (e.type()) {
-                    case simdjson::dom::element_type::INT64: r = f.integer(e.get_int64().value_unsafe()); break;
-                    case simdjson::dom::element_type::UINT64:
-                        if (c.type == column_type::float32 || c.type == column_type::float64)
-                            r = f.real(static_cast<double>(e.get_uint64().value_unsafe()));
-                        else r = f.wrong(fmt::format("{} is beyond int64", e.get_uint64().value_unsafe()));
-                        break;
-                    case simdjson::dom::element_type::DOUBLE: r = f.real(e.get_double().value_unsafe()); break;
-                    case simdjson::dom::element_type::STRING: r = f.text(e.get_string().value_unsafe(), true); break;
-                    case simdjson::dom::element_type::BOOL:
-                        if (c.type != column_type::boolean) r = f.wrong("is a boolean");
-                        else out.k = cell::kind::boolean, out.i = e.get_bool().value_unsafe() ? 1 : 0;
-                        break;
-                    default: r = f.wrong(fmt::format("is {}", kind_text(e.type()))); break;
-                }
+                if (c.source == column_source::payload_path && !descend(e, st.paths[i])) break;  // null
+                if (!e.is_null()) r = f.json_value(e);
                 break;
             }
         }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/writer.hpp"
 
+#include "common/base64.hpp"
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -274,7 +276,7 @@ result<void> writer::append_payload(const proto::message_view& m, std::string& b
         case payload_mode::automatic:
             if (checker_.append_minified(p, buf)) return {};
             if (json::valid_utf8(p)) {
-                json::append_valid_string(buf, p);
+                json::append_string(buf, p);
                 return {};
             }
             break;
@@ -282,7 +284,7 @@ result<void> writer::append_payload(const proto::message_view& m, std::string& b
         case payload_mode::base64: break;
     }
     buf += '"';
-    json::append_base64(buf, m.payload);
+    iss::append_base64(buf, m.payload);
     buf += '"';
     return {};
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "http/types.hpp"
 
-#include <openssl/evp.h>
+#include "common/base64.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -152,14 +152,6 @@ std::string percent_decoded(std::string_view s) {
     return out;
 }
 
-std::string base64(std::string_view s) {
-    std::string out(4 * ((s.size() + 2) / 3) + 1, '\0');
-    const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                  reinterpret_cast<const unsigned char*>(s.data()), static_cast<int>(s.size()));
-    out.resize(static_cast<std::size_t>(std::max(n, 0)));
-    return out;
-}
-
 }  // namespace
 
 std::string redact_url(std::string_view url) {
@@ -239,7 +231,7 @@ result<std::optional<proxy_route>> route_for(const proxy_options& p, const endpo
         const std::string user = percent_decoded(userinfo.substr(0, colon));
         const std::string pass =
             colon == std::string_view::npos ? std::string{} : percent_decoded(userinfo.substr(colon + 1));
-        r.authorization = "Basic " + base64(user + ":" + pass);
+        r.authorization = "Basic " + iss::base64_encode(user + ":" + pass);
         authority = authority.substr(at + 1);
     }
     auto pe = parse_url("http://" + std::string{authority});

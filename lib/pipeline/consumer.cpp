@@ -249,6 +249,41 @@ bool consumer_loop::offset_reset_found(const partition_ref& p, const partition_w
     return true;
 }
 
+bool consumer_loop::poll_answered(const partition_ref& p, partition_writer& w, const poll_result& r) {
+    const topic_ref t{p.stream, p.topic};
+    switch (r.status) {
+        case source_status::ok: source_ok(t, p.partition); return true;
+        case source_status::not_member:
+            if (o_.mode == consumer_mode::group) {
+                w.drop("not a member of the consumer group (5006)");
+                router_.forget(p);
+                owned_.erase(p);
+                next_discovery_ = {};
+                joined_.erase(t);
+                rejoin_.insert(t);  // joined once, after every partition of this round is done
+            }
+            return false;
+        case source_status::retryable:
+            log_.debug({iss::log::kv("partition", p)}, "poll failed ({}); the client reconnects", r.detail);
+            return false;
+        case source_status::fatal: source_failed(t, p.partition, fmt::format("poll: {}", r.detail)); return false;
+    }
+    return false;
+}
+
+namespace {
+/// The memory a poll reply's messages hold (each also counted into the budget's average).
+std::uint64_t reply_bytes(memory_budget& mem, const std::vector<message>& messages) {
+    std::uint64_t bytes = 0;
+    for (const auto& m : messages) {
+        const std::uint64_t n = m.payload.size() + m.user_headers.size() + sizeof(message) + 64;
+        bytes += n;
+        mem.saw_message(n);
+    }
+    return bytes;
+}
+}  // namespace
+
 task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead, bool* more) {
     if (stop_) co_return 0;
     // A reconnect since the round began (a new group member): what the writers hold belongs
@@ -290,24 +325,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
     memory_budget::charge batch{&mem};
     batch.set(count * mem.average_message_bytes(), 0);  // the reply is on its way
     poll_result r = co_await source_.poll(t, p.partition, w->next_offset(), count);
-    switch (r.status) {
-        case source_status::ok: break;
-        case source_status::not_member:
-            if (o_.mode == consumer_mode::group) {
-                w->drop("not a member of the consumer group (5006)");
-                router_.forget(p);
-                owned_.erase(p);
-                next_discovery_ = {};
-                joined_.erase(t);
-                rejoin_.insert(t);  // joined once, after every partition of this round is done
-            }
-            co_return 0;
-        case source_status::retryable:
-            log_.debug({iss::log::kv("partition", p)}, "poll failed ({}); the client reconnects", r.detail);
-            co_return 0;
-        case source_status::fatal: source_failed(t, p.partition, fmt::format("poll: {}", r.detail)); co_return 0;
-    }
-    source_ok(t, p.partition);
+    if (!poll_answered(p, *w, r)) co_return 0;
     if (source_.session() != session) co_return 0;  // answered on a new connection: re-polled then
     if (o_.mode == consumer_mode::group && r.reply.partition != p.partition) {
         // An explicit poll of a partition neither owned nor pending revocation answers as
@@ -325,13 +343,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
     if (r.reply.messages.empty()) co_return 0;
     std::size_t fed = 0;
     for (unsigned batches = 1;; ++batches) {
-        std::uint64_t reply_bytes = 0;
-        for (const auto& m : r.reply.messages) {
-            const std::uint64_t n = m.payload.size() + m.user_headers.size() + sizeof(message) + 64;
-            reply_bytes += n;
-            mem.saw_message(n);
-        }
-        batch.set(reply_bytes, 0);
+        batch.set(reply_bytes(mem, r.reply.messages), 0);
         // Reading ahead (`run` only): a full batch says more is waiting, so the poll for the
         // next one goes out now and is answered while this one is formatted and fed (one
         // batch ahead, at most 4 batches per step, within the memory budget).

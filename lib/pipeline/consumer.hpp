@@ -180,6 +180,9 @@ private:
     /// value: it runs as its own coroutine (poll_all). `*more`: the last batch fed was full
     /// (more is likely waiting); left alone when nothing was fed.
     task<std::size_t> poll_partition(partition_ref p, bool read_ahead, bool* more);
+    /// The status of a poll of `p`: true for an answer to feed (the source is marked ok); else
+    /// false, after what the status asks (not a member: drop and rejoin; fatal: source_failed).
+    bool poll_answered(const partition_ref& p, partition_writer& w, const poll_result& r);
     /// True when `r` (an explicit poll of `p`) shows an offset reset: recorded in resets_ and
     /// logged the first time; the partition is not polled any more.
     bool offset_reset_found(const partition_ref& p, const partition_writer& w, const poll_reply& r);

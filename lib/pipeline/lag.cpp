@@ -2,6 +2,7 @@
 #include "pipeline/lag.hpp"
 
 #include "common/log.hpp"
+#include "common/text_table.hpp"
 
 #include <algorithm>
 #include <array>
@@ -16,7 +17,7 @@ std::uint64_t compute_lag(std::uint64_t messages_count, std::uint64_t head,
 }
 
 std::string render_lag_table(const std::vector<lag_row>& rows) {
-    std::vector<std::array<std::string, 6>> cells;
+    std::vector<std::vector<std::string>> cells;
     cells.push_back({"STREAM", "TOPIC", "PARTITION", "HEAD", "COMMITTED", "LAG"});
     std::uint64_t total = 0;
     for (const auto& r : rows) {
@@ -25,17 +26,9 @@ std::string render_lag_table(const std::vector<lag_row>& rows) {
                          r.messages_count == 0 ? "-" : std::to_string(r.head),
                          r.committed ? std::to_string(*r.committed) : "-", std::to_string(r.lag)});
     }
-    std::array<std::size_t, 6> width{};
-    for (const auto& c : cells)
-        for (std::size_t i = 0; i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());
-    std::string out;
-    for (const auto& c : cells) {
-        for (std::size_t i = 0; i < c.size(); ++i) {
-            if (i >= 2) out += std::string(width[i] - c[i].size(), ' ') + c[i];  // numbers right-aligned
-            else out += c[i] + std::string(width[i] - c[i].size(), ' ');
-            out += i + 1 < c.size() ? "  " : "\n";
-        }
-    }
+    using enum text_align;  // numbers right-aligned
+    static constexpr std::array align{left, left, right, right, right, right};
+    std::string out = render_text_table(cells, align);
     out += fmt::format("total lag: {}\n", total);
     return out;
 }

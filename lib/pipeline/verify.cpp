@@ -2,6 +2,7 @@
 #include "pipeline/verify.hpp"
 
 #include "common/log.hpp"
+#include "common/text_table.hpp"
 
 #include <algorithm>
 #include <array>
@@ -75,7 +76,7 @@ std::string opt(const std::optional<std::uint64_t>& v) { return v ? std::to_stri
 }  // namespace
 
 std::string render_verify_table(const std::vector<partition_report>& rs) {
-    std::vector<std::array<std::string, 10>> cells;
+    std::vector<std::vector<std::string>> cells;
     cells.push_back(
         {"STREAM", "TOPIC", "PARTITION", "OBJECTS", "LOWEST", "HIGHEST", "COMMITTED", "GAPS", "OVERLAPS", "STATUS"});
     for (const auto& r : rs)
@@ -83,18 +84,9 @@ std::string render_verify_table(const std::vector<partition_report>& rs) {
                          std::to_string(r.objects), opt(r.lowest), opt(r.highest), opt(r.committed),
                          std::to_string(r.gaps.size() + (r.committed_missing ? 1 : 0)),
                          std::to_string(r.overlaps.size()), r.ok() ? "ok" : "PROBLEM"});
-    std::array<std::size_t, 10> width{};
-    for (const auto& c : cells)
-        for (std::size_t i = 0; i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());
-    std::string out;
-    for (const auto& c : cells) {
-        for (std::size_t i = 0; i < c.size(); ++i) {
-            if (i >= 2 && i <= 8) out += std::string(width[i] - c[i].size(), ' ') + c[i];
-            else out += c[i] + std::string(i + 1 < c.size() ? width[i] - c[i].size() : 0, ' ');
-            out += i + 1 < c.size() ? "  " : "\n";
-        }
-    }
-    return out;
+    using enum text_align;  // numbers right-aligned
+    static constexpr std::array align{left, left, right, right, right, right, right, right, right, left};
+    return render_text_table(cells, align);
 }
 
 std::string render_verify_json(const std::vector<partition_report>& rs, std::size_t max_problems) {

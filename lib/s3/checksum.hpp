@@ -6,9 +6,9 @@
 /// - `x-amz-checksum-crc32c`: base64 of the big-endian CRC-32C (Castagnoli) of the body
 ///   (https://docs.aws.amazon.com/AmazonS3/latest/userguide/checking-object-integrity.html).
 ///   AWS verifies it; whether another store does is probed (`probe_crc32c`, s3/probe.hpp).
-/// Both work over a body given as several views, without joining them. CRC-32C uses the
-/// CPU's CRC32 instruction where there is one (x86-64 SSE4.2; AArch64's CRC extension,
-/// built with GCC), checked once at start, else tables (slicing by 8).
+/// Both work over a body given as several views, without joining them. CRC-32C is ISA-L's
+/// `crc32_iscsi` (libisal), which uses the CPU's CRC32 instruction where there is one (x86-64
+/// SSE4.2, AArch64's CRC extension), else its tables.
 /// `body_digester` computes any of them (and the SHA-256 of a signed payload) in one pass
 /// while a body is produced in pieces.
 
@@ -26,15 +26,15 @@ namespace iss::s3 {
 /// Which checksum requests carry.
 enum class checksum_kind : std::uint8_t { md5, crc32c, none };
 
-/// Base64 (RFC 4648, with padding).
-[[nodiscard]] std::string base64_encode(std::span<const std::uint8_t> bytes);
 /// Base64 of MD5 over the concatenation of `parts`.
 [[nodiscard]] std::string content_md5(std::span<const std::string_view> parts);
 /// CRC-32C of `data`, continuing from `crc` (0 to start): `crc32c(b, crc32c(a)) == crc32c(a + b)`.
 [[nodiscard]] std::uint32_t crc32c(std::string_view data, std::uint32_t crc = 0) noexcept;
-/// The same through the tables only (the fallback; for tests and benchmarks).
+/// The same through ISA-L's table version only (`crc32_iscsi_base`: the fallback; for tests
+/// and benchmarks).
 [[nodiscard]] std::uint32_t crc32c_portable(std::string_view data, std::uint32_t crc = 0) noexcept;
-/// True when `crc32c` runs on the CPU's CRC32 instruction.
+/// True when the CPU has a CRC32 instruction (x86-64 SSE4.2, AArch64 CRC), which ISA-L's
+/// `crc32c` then runs on.
 [[nodiscard]] bool crc32c_hardware() noexcept;
 /// Base64 of the big-endian bytes of a CRC-32C value (the `x-amz-checksum-crc32c` header value).
 [[nodiscard]] std::string crc32c_header_value(std::uint32_t crc);

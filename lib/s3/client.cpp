@@ -37,6 +37,37 @@ std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string
 
 bool is_2xx(unsigned s) { return s >= 200 && s < 300; }
 
+/// What `classify` reads from an answer that is not a success: the status and the `<Code>` of
+/// its error document. A HEAD answer has no body; AWS names the bucket's region in a header
+/// instead, read as a redirect when it is not the configured one.
+failure failure_of(const http::response& r, const std::optional<error_document>& doc, std::string_view region) {
+    failure f;
+    f.status = r.status;
+    if (doc) f.code = doc->code;
+    const auto bucket_region = r.headers.get("x-amz-bucket-region");
+    if (!doc && !bucket_region.empty() && bucket_region != region &&
+        (r.status == 301 || r.status == 400 || r.status == 403))
+        f.code = "PermanentRedirect";
+    return f;
+}
+
+/// The log line and error text of an attempt answered with a failure.
+std::string attempt_detail(const request_spec& spec, const http::response& r, const std::optional<error_document>& doc,
+                           const verdict& v, unsigned attempt, unsigned max_attempts) {
+    const std::string request_id{r.headers.get("x-amz-request-id")};
+    std::string detail =
+        fmt::format("{} {}/{}: HTTP {}{}{}{} (request id {}, attempt {}/{}){}{}", spec.op, spec.bucket, spec.key,
+                    r.status, doc ? " " + doc->code : std::string{}, doc && !doc->message.empty() ? ": " : "",
+                    doc ? doc->message : std::string{}, request_id.empty() ? "-" : request_id, attempt, max_attempts,
+                    v.hint.empty() ? "" : "; ", v.hint);
+    if (v.code == errc::wrong_region) {
+        std::string region = doc ? doc->region : std::string{};
+        if (region.empty()) region = std::string{r.headers.get("x-amz-bucket-region")};
+        if (!region.empty()) detail += fmt::format("; the bucket is in region '{}'", region);
+    }
+    return detail;
+}
+
 }  // namespace
 
 struct client::impl {
@@ -104,40 +135,19 @@ struct client::impl {
 
             failure f;
             std::optional<error_document> doc;
-            std::string request_id;
             if (!r) {
                 if (r.error() == net::error::operation_aborted) co_return r.error();
                 f.transport = r.error().code();
             } else {
-                request_id = std::string{r->headers.get("x-amz-request-id")};
                 doc = parse_error(r->body);
                 // A 2xx whose body is an <Error> (CompleteMultipartUpload can do this) failed.
                 if (is_2xx(r->status) && !doc) co_return std::move(*r);
-                f.status = r->status;
-                if (doc) f.code = doc->code;
-                // A HEAD answer has no body; AWS names the bucket's region in a header instead.
-                const auto bucket_region = r->headers.get("x-amz-bucket-region");
-                if (!doc && !bucket_region.empty() && bucket_region != opts.region &&
-                    (r->status == 301 || r->status == 400 || r->status == 403))
-                    f.code = "PermanentRedirect";
+                f = failure_of(*r, doc, opts.region);
             }
             const verdict v = classify(f);
-            std::string detail;
-            if (!r) {
-                detail = fmt::format("{} {}/{}: {} (attempt {}/{})", spec.op, spec.bucket, spec.key,
-                                     r.error().message(), attempts, max_attempts);
-            } else {
-                detail = fmt::format("{} {}/{}: HTTP {}{}{}{} (request id {}, attempt {}/{}){}{}", spec.op, spec.bucket,
-                                     spec.key, r->status, doc ? " " + doc->code : std::string{},
-                                     doc && !doc->message.empty() ? ": " : "", doc ? doc->message : std::string{},
-                                     request_id.empty() ? "-" : request_id, attempts, max_attempts,
-                                     v.hint.empty() ? "" : "; ", v.hint);
-                if (v.code == errc::wrong_region) {
-                    std::string region = doc ? doc->region : std::string{};
-                    if (region.empty()) region = std::string{r->headers.get("x-amz-bucket-region")};
-                    if (!region.empty()) detail += fmt::format("; the bucket is in region '{}'", region);
-                }
-            }
+            const std::string detail = r ? attempt_detail(spec, *r, doc, v, attempts, max_attempts)
+                                         : fmt::format("{} {}/{}: {} (attempt {}/{})", spec.op, spec.bucket, spec.key,
+                                                       r.error().message(), attempts, max_attempts);
             if (r) last = error{v.code, detail};
             else last = error{r.error().code(), detail};
 
@@ -181,25 +191,33 @@ struct client::impl {
             const auto next = budget.next_wait();
             if (!next) break;
             const auto wait = *next;
-            ++stats.retries;
-            ++op_stats.retries;
-            stats.waited += wait;
-            if (stats.recent_waits.size() >= 64) stats.recent_waits.erase(stats.recent_waits.begin());
-            stats.recent_waits.push_back(wait);
+            note_retry(op_stats, wait);
             logger().warn(ctx, "retrying in {} ms: {}", wait.count(), detail);
             net::steady_timer timer{ex};
             timer.expires_after(wait);
             auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
             if (ec == net::error::operation_aborted) co_return error{ec};
         }
-        // Out of attempts or time: the last error, marked as given up (status stays retryable).
-        const bool timed_out = budget.expired();
+        co_return gave_up(last, attempts, budget.expired(), ctx);
+    }
+
+    /// Counts a retry of an operation and its backoff wait.
+    void note_retry(operation_stats& op_stats, std::chrono::milliseconds wait) {
+        ++stats.retries;
+        ++op_stats.retries;
+        stats.waited += wait;
+        if (stats.recent_waits.size() >= 64) stats.recent_waits.erase(stats.recent_waits.begin());
+        stats.recent_waits.push_back(wait);
+    }
+
+    /// Out of attempts or time: the last error, marked as given up (status stays retryable).
+    static error gave_up(const error& last, unsigned attempts, bool timed_out, const log::fields& ctx) {
         error final{last.code(), fmt::format("{}; gave up after {} attempts{}", last.detail(), attempts,
                                              timed_out ? " (s3.retry.deadline reached)" : "")};
-        if (final.code().category() == s3_category() && status_of(final) == status::fatal) co_return final;
+        if (final.code().category() == s3_category() && status_of(final) == status::fatal) return final;
         if (final.code().category() == s3_category()) final = error{errc::unavailable, final.detail()};
         logger().error(ctx, "{}", final.detail());
-        co_return final;
+        return final;
     }
 };
 

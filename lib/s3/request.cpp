@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "s3/request.hpp"
 
+#include "common/base64.hpp"
 #include "s3/error.hpp"
 #include "sigv4/encoding.hpp"
 #include "sigv4/hash.hpp"
-
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <array>
@@ -112,7 +111,7 @@ std::string encode_metadata_value(std::string_view v) {
     // it is, it would read back decoded, not as written.
     if (printable_ascii(v) && !(v.starts_with("=?") && v.ends_with("?="))) return std::string{v};
     std::span<const std::uint8_t> bytes{reinterpret_cast<const std::uint8_t*>(v.data()), v.size()};
-    return "=?UTF-8?B?" + base64_encode(bytes) + "?=";
+    return "=?UTF-8?B?" + iss::base64_encode(bytes) + "?=";
 }
 
 std::string decode_metadata_value(std::string_view v) {
@@ -124,16 +123,8 @@ std::string decode_metadata_value(std::string_view v) {
     for (std::size_t i = 0; i < pre.size(); ++i)
         if (head[i] != pre[i] && head[i] != pre_lower[i]) match = false;
     if (!match) return std::string{v};
-    const auto b64 = v.substr(pre.size(), v.size() - pre.size() - 2);
-    std::string out(3 * (b64.size() / 4) + 3, '\0');
-    const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                  reinterpret_cast<const unsigned char*>(b64.data()), static_cast<int>(b64.size()));
-    if (n < 0) return std::string{v};
-    std::size_t len = static_cast<std::size_t>(n);
-    if (b64.ends_with("==")) len -= 2;
-    else if (b64.ends_with("=")) len -= 1;
-    out.resize(len);
-    return out;
+    auto decoded = iss::base64_decode(v.substr(pre.size(), v.size() - pre.size() - 2));
+    return decoded ? std::move(*decoded) : std::string{v};
 }
 
 user_metadata metadata_from_headers(const http::header_list& h) {
@@ -201,33 +192,12 @@ result<target> resolve_target(const client_options& o, std::string_view bucket) 
     return t;
 }
 
-namespace {
-
-std::optional<std::string> base64_decode(std::string_view b64) {
-    if (b64.empty() || b64.size() % 4 != 0) return std::nullopt;
-    std::string out(3 * (b64.size() / 4), '\0');
-    const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                  reinterpret_cast<const unsigned char*>(b64.data()), static_cast<int>(b64.size()));
-    if (n < 0) return std::nullopt;
-    std::size_t len = static_cast<std::size_t>(n);
-    if (b64.ends_with("==")) len -= 2;
-    else if (b64.ends_with("=")) len -= 1;
-    out.resize(len);
-    return out;
-}
-
-std::string base64_of(std::string_view s) {
-    return base64_encode(std::span<const std::uint8_t>{reinterpret_cast<const std::uint8_t*>(s.data()), s.size()});
-}
-
-}  // namespace
-
 void add_object_headers(request_spec& spec, const object_options& o, object_request kind) {
     const auto& s = o.sse;
     if (s.type == sse_type::customer) {
         // SSE-C: exactly these three, on every request that writes or reads the object's data;
         // never x-amz-server-side-encryption.
-        const auto key = base64_decode(s.customer_key.reveal()).value_or("");
+        const auto key = iss::base64_decode(s.customer_key.reveal()).value_or("");
         spec.headers.emplace_back("x-amz-server-side-encryption-customer-algorithm", "AES256");
         spec.headers.emplace_back("x-amz-server-side-encryption-customer-key", s.customer_key.reveal());
         const std::array<std::string_view, 1> parts{key};
@@ -240,7 +210,7 @@ void add_object_headers(request_spec& spec, const object_options& o, object_requ
         if (!s.kms_key_id.empty())
             spec.headers.emplace_back("x-amz-server-side-encryption-aws-kms-key-id", s.kms_key_id);
         if (!s.kms_context.empty())
-            spec.headers.emplace_back("x-amz-server-side-encryption-context", base64_of(s.kms_context));
+            spec.headers.emplace_back("x-amz-server-side-encryption-context", iss::base64_encode(s.kms_context));
         if (s.bucket_key_enabled) spec.headers.emplace_back("x-amz-server-side-encryption-bucket-key-enabled", "true");
     }
     if (!o.storage_class.empty()) spec.headers.emplace_back("x-amz-storage-class", o.storage_class);

@@ -24,6 +24,15 @@ std::uint64_t number(const pugi::xml_node& n, const char* child) {
 }
 bool truthy(const pugi::xml_node& n, const char* child) { return text(n, child) == "true"; }
 error bad(std::string what) { return error{errc::bad_response, std::move(what)}; }
+
+/// The root element `name` of the S3 answer `body`, parsed into `doc`; errc::bad_response when
+/// the body is not XML or has another root.
+result<pugi::xml_node> root(pugi::xml_document& doc, std::string_view body, const char* name) {
+    if (!load(doc, body)) return bad(name);
+    auto r = doc.child(name);
+    if (!r) return bad(std::string{name} + " missing");
+    return r;
+}
 }  // namespace
 
 std::optional<error_document> parse_error(std::string_view body) {
@@ -45,21 +54,19 @@ result<std::string> parse_upload_id(std::string_view body) {
 
 result<std::string> parse_complete_etag(std::string_view body) {
     pugi::xml_document doc;
-    if (!load(doc, body)) return bad("CompleteMultipartUploadResult");
-    auto r = doc.child("CompleteMultipartUploadResult");
-    if (!r) return bad("CompleteMultipartUploadResult missing");
-    return text(r, "ETag");
+    const auto r = root(doc, body, "CompleteMultipartUploadResult");
+    if (!r) return r.error();
+    return text(*r, "ETag");
 }
 
 result<list_parts_page> parse_list_parts(std::string_view body) {
     pugi::xml_document doc;
-    if (!load(doc, body)) return bad("ListPartsResult");
-    auto r = doc.child("ListPartsResult");
-    if (!r) return bad("ListPartsResult missing");
+    const auto r = root(doc, body, "ListPartsResult");
+    if (!r) return r.error();
     list_parts_page out;
-    out.truncated = truthy(r, "IsTruncated");
-    out.next_marker = text(r, "NextPartNumberMarker");
-    for (auto p : r.children("Part")) {
+    out.truncated = truthy(*r, "IsTruncated");
+    out.next_marker = text(*r, "NextPartNumberMarker");
+    for (auto p : r->children("Part")) {
         // S3 numbers parts 1..10000; a value beyond int is no part number: 0 (none), not a
         // wrapped negative that reads back as something else.
         const std::uint64_t n = number(p, "PartNumber");
@@ -71,23 +78,21 @@ result<list_parts_page> parse_list_parts(std::string_view body) {
 
 result<list_uploads_page> parse_list_uploads(std::string_view body) {
     pugi::xml_document doc;
-    if (!load(doc, body)) return bad("ListMultipartUploadsResult");
-    auto r = doc.child("ListMultipartUploadsResult");
-    if (!r) return bad("ListMultipartUploadsResult missing");
+    const auto r = root(doc, body, "ListMultipartUploadsResult");
+    if (!r) return r.error();
     list_uploads_page out;
-    out.truncated = truthy(r, "IsTruncated");
-    out.next_key_marker = text(r, "NextKeyMarker");
-    out.next_upload_id_marker = text(r, "NextUploadIdMarker");
-    for (auto u : r.children("Upload")) out.uploads.push_back({text(u, "Key"), text(u, "UploadId")});
+    out.truncated = truthy(*r, "IsTruncated");
+    out.next_key_marker = text(*r, "NextKeyMarker");
+    out.next_upload_id_marker = text(*r, "NextUploadIdMarker");
+    for (auto u : r->children("Upload")) out.uploads.push_back({text(u, "Key"), text(u, "UploadId")});
     return out;
 }
 
 result<list_objects_page> parse_list_objects_v2(std::string_view body) {
     pugi::xml_document doc;
-    if (!load(doc, body)) return bad("ListBucketResult");
-    auto r = doc.child("ListBucketResult");
-    if (!r) return bad("ListBucketResult missing");
-    const bool url = text(r, "EncodingType") == "url";
+    const auto r = root(doc, body, "ListBucketResult");
+    if (!r) return r.error();
+    const bool url = text(*r, "EncodingType") == "url";
     auto decode = [&](std::string s) -> result<std::string> {
         if (!url) return s;
         auto d = sigv4::percent_decode(s);
@@ -95,14 +100,14 @@ result<list_objects_page> parse_list_objects_v2(std::string_view body) {
         return *d;
     };
     list_objects_page out;
-    out.truncated = truthy(r, "IsTruncated");
-    out.next_continuation_token = text(r, "NextContinuationToken");
-    for (auto c : r.children("Contents")) {
+    out.truncated = truthy(*r, "IsTruncated");
+    out.next_continuation_token = text(*r, "NextContinuationToken");
+    for (auto c : r->children("Contents")) {
         auto k = decode(text(c, "Key"));
         if (!k) return k.error();
         out.objects.push_back({std::move(*k), number(c, "Size"), text(c, "ETag"), text(c, "LastModified")});
     }
-    for (auto p : r.children("CommonPrefixes")) {
+    for (auto p : r->children("CommonPrefixes")) {
         auto k = decode(text(p, "Prefix"));
         if (!k) return k.error();
         out.common_prefixes.push_back(std::move(*k));
@@ -112,11 +117,10 @@ result<list_objects_page> parse_list_objects_v2(std::string_view body) {
 
 result<std::vector<std::string>> parse_list_buckets(std::string_view body) {
     pugi::xml_document doc;
-    if (!load(doc, body)) return bad("ListAllMyBucketsResult");
-    auto r = doc.child("ListAllMyBucketsResult");
-    if (!r) return bad("ListAllMyBucketsResult missing");
+    const auto r = root(doc, body, "ListAllMyBucketsResult");
+    if (!r) return r.error();
     std::vector<std::string> names;
-    for (auto b : r.child("Buckets").children("Bucket")) names.push_back(text(b, "Name"));
+    for (auto b : r->child("Buckets").children("Bucket")) names.push_back(text(b, "Name"));
     return names;
 }
 

@@ -198,6 +198,79 @@ result<signing_context> parse_signing_context(std::string_view json) {
     return ctx;
 }
 
+namespace {
+
+/// An `x-amz-content-sha256` header the file already has: it must agree with the context's
+/// payload mode; with a signed payload it chooses the mode (a literal) or gives the hash.
+result<void> adopt_content_sha256(std::string_view value, signing_params& params, std::string& payload_sha) {
+    switch (params.payload) {
+        case payload_mode::unsigned_payload:
+        case payload_mode::streaming: {
+            const std::string_view lit =
+                params.payload == payload_mode::streaming ? streaming_payload_literal : unsigned_payload_literal;
+            if (value != lit)
+                return error{iss::errc::invalid_argument, "x-amz-content-sha256 " + std::string{value} +
+                                                              " differs from the context payload " + std::string{lit}};
+            break;
+        }
+        case payload_mode::signed_payload:
+            if (value == unsigned_payload_literal) {
+                params.payload = payload_mode::unsigned_payload;
+            } else if (value == streaming_payload_literal) {
+                params.payload = payload_mode::streaming;
+            } else if (!payload_sha.empty() && value != payload_sha) {
+                return error{iss::errc::invalid_argument, "x-amz-content-sha256 differs from payload_sha256"};
+            } else {
+                payload_sha = std::string{value};
+            }
+            break;
+    }
+    params.add_content_sha256_header = true;
+    return {};
+}
+
+/// The query of a presigned request line: the suite's files keep their own query and append
+/// the signing parameters; the AWS documentation lists every parameter in canonical order,
+/// then the signature.
+void append_presigned_query(std::string& text, const request_file& req, const std::vector<query_param>& qv,
+                            const presigned_query& p, output_form form) {
+    if (form == output_form::suite) {
+        if (req.query && !req.query->empty()) {
+            text += *req.query;
+            text += '&';
+        }
+        text += p.query;
+        return;
+    }
+    std::vector<query_param> all = qv;
+    for (const auto& x : p.params) {
+        if (x.name != "X-Amz-Signature") all.push_back(x.view());
+    }
+    text += encode_query(all);
+    text += "&X-Amz-Signature=";
+    text += p.signature;
+}
+
+/// `v` without leading and trailing spaces and tabs.
+std::string_view trim_blanks(std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return v;
+}
+
+/// The end of the request line (` HTTP/1.1`) and the file's header lines as written.
+void append_version_and_headers(std::string& text, const request_file& req) {
+    text += ' ';
+    text += req.version;
+    text += '\n';
+    for (const auto& l : req.header_lines) {
+        text += l;
+        text += '\n';
+    }
+}
+
+}  // namespace
+
 result<file_signing_result> sign_request_file(const request_file& req, const signing_context& ctx, bool query_form,
                                               output_form form) {
     const std::string amz_date = format_amz_date(ctx.time);
@@ -211,9 +284,7 @@ result<file_signing_result> sign_request_file(const request_file& req, const sig
     std::vector<header> hs;
     for (const auto& h : req.headers) {
         const std::string name = lower(h.name);
-        std::string_view value = h.value;
-        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-        while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+        const std::string_view value = trim_blanks(h.value);
         if (name == "authorization")
             return error{errc::reserved_header, "the request is already signed (Authorization)"};
         if (name == "x-amz-date") {
@@ -231,30 +302,7 @@ result<file_signing_result> sign_request_file(const request_file& req, const sig
             continue;
         }
         if (name == "x-amz-content-sha256" && !query_form) {
-            switch (params.payload) {
-                case payload_mode::unsigned_payload:
-                case payload_mode::streaming: {
-                    const std::string_view lit = params.payload == payload_mode::streaming ? streaming_payload_literal
-                                                                                           : unsigned_payload_literal;
-                    if (value != lit)
-                        return error{iss::errc::invalid_argument, "x-amz-content-sha256 " + std::string{value} +
-                                                                      " differs from the context payload " +
-                                                                      std::string{lit}};
-                    break;
-                }
-                case payload_mode::signed_payload:
-                    if (value == unsigned_payload_literal) {
-                        params.payload = payload_mode::unsigned_payload;
-                    } else if (value == streaming_payload_literal) {
-                        params.payload = payload_mode::streaming;
-                    } else if (!payload_sha.empty() && value != payload_sha) {
-                        return error{iss::errc::invalid_argument, "x-amz-content-sha256 differs from payload_sha256"};
-                    } else {
-                        payload_sha = std::string{value};
-                    }
-                    break;
-            }
-            params.add_content_sha256_header = true;
+            if (auto a = adopt_content_sha256(value, params, payload_sha); !a) return a.error();
             have_sha = true;
             continue;
         }
@@ -294,29 +342,8 @@ result<file_signing_result> sign_request_file(const request_file& req, const sig
         text += ' ';
         text += line_path;
         text += '?';
-        if (form == output_form::suite) {
-            if (req.query && !req.query->empty()) {
-                text += *req.query;
-                text += '&';
-            }
-            text += p->query;
-        } else {
-            // AWS documentation: every parameter in canonical order, then the signature.
-            std::vector<query_param> all = qv;
-            for (const auto& x : p->params) {
-                if (x.name != "X-Amz-Signature") all.push_back(x.view());
-            }
-            text += encode_query(all);
-            text += "&X-Amz-Signature=";
-            text += p->signature;
-        }
-        text += ' ';
-        text += req.version;
-        text += '\n';
-        for (const auto& l : req.header_lines) {
-            text += l;
-            text += '\n';
-        }
+        append_presigned_query(text, req, qv, *p, form);
+        append_version_and_headers(text, req);
         out.canonical_request = std::move(p->canonical_request);
         out.string_to_sign = std::move(p->string_to_sign);
         out.signature = std::move(p->signature);
@@ -332,13 +359,7 @@ result<file_signing_result> sign_request_file(const request_file& req, const sig
             text += '?';
             text += *req.query;
         }
-        text += ' ';
-        text += req.version;
-        text += '\n';
-        for (const auto& l : req.header_lines) {
-            text += l;
-            text += '\n';
-        }
+        append_version_and_headers(text, req);
         if (form == output_form::aws_docs) {
             // "Authorization: AWS4-HMAC-SHA256 Credential=...,SignedHeaders=...,Signature=..."
             std::string a = s->authorization;

@@ -20,11 +20,6 @@ std::string str(std::string_view s) {
     append_string(out, s);
     return out;
 }
-std::string b64(std::string_view s) {
-    std::string out;
-    append_base64(out, proto::as_bytes(s));
-    return out;
-}
 std::string minified(std::string_view s, bool* ok = nullptr, payload_checker* reused = nullptr) {
     payload_checker fresh;
     payload_checker& c = reused ? *reused : fresh;
@@ -56,15 +51,6 @@ TEST_CASE("invalid UTF-8 becomes U+FFFD, one per bad byte", "[format][json]") {
     CHECK(str("ok\xe2\x82") == "\"ok" + fffd + fffd + "\"");                    // truncated at the end
     CHECK_FALSE(valid_utf8("\xed\xa0\x80"));
     CHECK(valid_utf8("\xed\x9f\xbf"));  // U+D7FF
-}
-
-TEST_CASE("base64 pads to a multiple of four", "[format][json]") {
-    CHECK(b64("") == "");
-    CHECK(b64("f") == "Zg==");
-    CHECK(b64("fo") == "Zm8=");
-    CHECK(b64("foo") == "Zm9v");
-    CHECK(b64("foobar") == "Zm9vYmFy");
-    CHECK(b64("\xff\xfe\xfd") == "//79");
 }
 
 TEST_CASE("128-bit integers print as exact decimals and hex", "[format][json]") {

@@ -3,6 +3,7 @@
 // read from a message, record times and their buckets across DST switches.
 #include "format/key_fields.hpp"
 
+#include "common/rfc3339.hpp"
 #include "format/key_template.hpp"
 #include "proto/message.hpp"
 
@@ -143,12 +144,12 @@ TEST_CASE("key_fields: payload fields by dotted path, numbers as written", "[key
 }
 
 TEST_CASE("key_fields: RFC 3339 times and time sources", "[key_fields]") {
-    CHECK(parse_rfc3339_us("2026-03-29T01:30:00Z") == utc_us(2026, 3, 29, 1, 30));
-    CHECK(parse_rfc3339_us("2026-03-29T03:30:00.25+02:00") == utc_us(2026, 3, 29, 1, 30) + 250'000);
-    CHECK(parse_rfc3339_us("2026-03-28 21:30:00-04:00") == utc_us(2026, 3, 29, 1, 30));
-    CHECK(parse_rfc3339_us("2026-02-30T00:00:00Z") == std::nullopt);
-    CHECK(parse_rfc3339_us("2026-03-29T01:30:00") == std::nullopt);  // no offset: ambiguous
-    CHECK(parse_rfc3339_us("yesterday") == std::nullopt);
+    CHECK(iss::parse_rfc3339_us("2026-03-29T01:30:00Z") == utc_us(2026, 3, 29, 1, 30));
+    CHECK(iss::parse_rfc3339_us("2026-03-29T03:30:00.25+02:00") == utc_us(2026, 3, 29, 1, 30) + 250'000);
+    CHECK(iss::parse_rfc3339_us("2026-03-28 21:30:00-04:00") == utc_us(2026, 3, 29, 1, 30));
+    CHECK(iss::parse_rfc3339_us("2026-02-30T00:00:00Z") == std::nullopt);
+    CHECK(iss::parse_rfc3339_us("2026-03-29T01:30:00") == std::nullopt);  // no offset: ambiguous
+    CHECK(iss::parse_rfc3339_us("yesterday") == std::nullopt);
     CHECK(parse_time_source("timestamp").value().what == time_source::kind::timestamp);
     CHECK(parse_time_source("origin_timestamp").value().what == time_source::kind::origin_timestamp);
     CHECK(parse_time_source("field:meta.ts").value() == time_source{time_source::kind::field, "meta.ts"});
