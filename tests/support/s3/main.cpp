@@ -56,12 +56,13 @@ Commands on stdin, one per line, each answered with one line on stdout (`ok` or 
   stats one JSON line: {"requests": N, "faults": {ACTION: N, ...}}
 ACTION: slow_down_503 internal_500_empty reset_before_response reset_mid_request
         truncate_response delay lowercase_headers drop_response corrupt_body verify_crc32c
+        conflict_409 internal_500_after_forward unauthorized_401 (Iceberg REST catalog answers)
 Output: first line `listening on 127.0.0.1:PORT`; on SIGTERM/SIGINT or the end of stdin, the
   stats line, then exit 0.
 Exit: 0 after SIGTERM/SIGINT or end of stdin, 2 on a bad argument.
 )";
 
-constexpr std::array<std::pair<std::string_view, test::fault>, 11> actions{{
+constexpr std::array<std::pair<std::string_view, test::fault>, 14> actions{{
     {"none", test::fault::none},
     {"slow_down_503", test::fault::slow_down_503},
     {"internal_500_empty", test::fault::internal_500_empty},
@@ -73,6 +74,9 @@ constexpr std::array<std::pair<std::string_view, test::fault>, 11> actions{{
     {"drop_response", test::fault::drop_response},
     {"corrupt_body", test::fault::corrupt_body},
     {"verify_crc32c", test::fault::verify_crc32c},
+    {"conflict_409", test::fault::conflict_409},
+    {"internal_500_after_forward", test::fault::internal_500_after_forward},
+    {"unauthorized_401", test::fault::unauthorized_401},
 }};
 
 std::string_view action_name(test::fault f) {
