@@ -4,6 +4,7 @@
 # with the lib/aws credential chain). Included by lib/iceberg/CMakeLists.txt.
 iss_library(iceberg_catalog
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/catalog_protocol.cpp ${CMAKE_CURRENT_LIST_DIR}/catalog.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/catalog_commit.cpp
   PUBLIC common http sigv4 aws
   PRIVATE Boost::json)
 # GCC 12 false positive on Asio coroutine frames (operator new/delete of awaitable_frame).
