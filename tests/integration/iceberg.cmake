@@ -14,8 +14,9 @@ add_test(NAME iceberg.stop COMMAND ${CMAKE_SOURCE_DIR}/tests/support/iceberg/cat
 set_tests_properties(iceberg.stop PROPERTIES FIXTURES_CLEANUP iceberg LABELS "integration;iceberg;s3" TIMEOUT 60)
 
 add_executable(integration_iceberg_catalog ${CMAKE_CURRENT_LIST_DIR}/iceberg/catalog_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/iceberg/catalog_commit_test.cpp)
-target_link_libraries(integration_iceberg_catalog PRIVATE catch_main iss_warnings iceberg_catalog iss_s3_fault_front
+  ${CMAKE_CURRENT_LIST_DIR}/iceberg/catalog_commit_test.cpp ${CMAKE_CURRENT_LIST_DIR}/iceberg/table_step_test.cpp)
+target_link_libraries(integration_iceberg_catalog PRIVATE catch_main iss_warnings iceberg_catalog pipeline_adapters
+  iss_s3_fault_front
   Boost::json)
 target_compile_options(integration_iceberg_catalog PRIVATE -Wno-mismatched-new-delete)
 add_test(NAME integration.iceberg.catalog COMMAND integration_iceberg_catalog)

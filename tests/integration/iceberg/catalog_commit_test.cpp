@@ -9,6 +9,7 @@
 
 #include "http/client.hpp"
 #include "s3/fault_front.hpp"
+#include "support.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -31,136 +32,9 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using Catch::Matchers::ContainsSubstring;
 
+using namespace iss::test::iceberg_support;
+
 namespace {
-
-std::map<std::string, std::string> env_file() {
-    const char* dir = std::getenv("ICEBERG_DIR");
-    std::ifstream in{std::string{dir != nullptr ? dir : ""} + "/env"};
-    if (dir == nullptr || !in) {
-        std::fprintf(stderr, "ICEBERG_DIR/env missing: run through ctest (fixture iceberg)\n");
-        const char* ci = std::getenv("CI");
-        std::exit(ci != nullptr && std::string{ci} == "true" ? 1 : 77);
-    }
-    std::map<std::string, std::string> env;
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto eq = line.find('=');
-        if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-    return env;
-}
-
-const std::map<std::string, std::string>& cat() {
-    static const auto env = env_file();
-    return env;
-}
-
-std::uint32_t random32() {
-    static std::mt19937_64 rng{std::random_device{}()};
-    return static_cast<std::uint32_t>(rng());
-}
-
-template <class T>
-T run(net::io_context& ioc, std::function<net::awaitable<T>()> task) {
-    std::optional<T> out;
-    std::exception_ptr err;
-    net::co_spawn(ioc, task(), [&](std::exception_ptr e, T v) {
-        err = e;
-        if (!e) out = std::move(v);
-        ioc.stop();
-    });
-    ioc.restart();
-    ioc.run();
-    if (err) std::rethrow_exception(err);
-    return std::move(*out);
-}
-
-const json::object* current_snapshot(const json::object& md) {
-    const auto* cur = md.if_contains("current-snapshot-id");
-    if (cur == nullptr || !cur->is_int64() || cur->as_int64() == -1) return nullptr;
-    for (const auto& s : md.at("snapshots").as_array())
-        if (s.at("snapshot-id").as_int64() == cur->as_int64()) return &s.as_object();
-    return nullptr;
-}
-
-// The current snapshot's iggy-s3-sink.offsets ("stream/topic/partition" -> next offset).
-std::map<std::string, std::int64_t> table_offsets(const loaded_table& t) {
-    std::map<std::string, std::int64_t> out;
-    const auto md = json::parse(t.metadata_json).as_object();
-    const auto* snap = current_snapshot(md);
-    if (snap == nullptr) return out;
-    const auto* v = snap->at("summary").as_object().if_contains("iggy-s3-sink.offsets");
-    if (v == nullptr) return out;
-    const json::value parsed = json::parse(v->as_string());
-    for (const auto& [k, n] : parsed.as_object()) out[std::string{k}] = n.as_int64();
-    return out;
-}
-
-std::size_t snapshot_count(const loaded_table& t) {
-    return json::parse(t.metadata_json).at("snapshots").as_array().size();
-}
-
-// One batch: partition `part` of the table now holds offsets up to `next` - 1.
-class test_plan final : public commit_plan {
-public:
-    test_plan(table_ident t, std::string part, std::int64_t next)
-        : t_{std::move(t)}, part_{std::move(part)}, next_{next} {}
-
-    result<built_commit> build(const loaded_table& base) override {
-        ++builds;
-        auto offsets = table_offsets(base);  // every partition of the parent's summary, merged
-        offsets[part_] = next_;
-        json::object off;
-        for (const auto& [k, n] : offsets) off[k] = n;
-        const auto md = json::parse(base.metadata_json).as_object();
-        const std::int64_t seq = md.at("last-sequence-number").as_int64() + 1;
-        const std::int64_t id = (static_cast<std::int64_t>(random32()) << 20) | builds;
-        const std::string list = fmt::format("{}/metadata/snap-{}-1-test.avro", base.location, id);
-        json::object snap{
-            {"snapshot-id", id},
-            {"sequence-number", seq},
-            {"timestamp-ms",
-             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-                 .count()},
-            {"manifest-list", list},
-            {"summary", json::object{{"operation", "append"}, {"iggy-s3-sink.offsets", json::serialize(off)}}},
-            {"schema-id", 0}};
-        json::value parent = nullptr;
-        if (base.current_snapshot_id) {
-            snap["parent-snapshot-id"] = *base.current_snapshot_id;
-            parent = *base.current_snapshot_id;
-        }
-        json::array ns;
-        for (const auto& l : t_.ns) ns.emplace_back(l);
-        json::object body{
-            {"identifier", json::object{{"namespace", ns}, {"name", t_.name}}},
-            {"requirements",
-             json::array{json::object{{"type", "assert-table-uuid"}, {"uuid", base.table_uuid}},
-                         json::object{{"type", "assert-ref-snapshot-id"}, {"ref", "main"}, {"snapshot-id", parent}}}},
-            {"updates",
-             json::array{
-                 json::object{{"action", "add-snapshot"}, {"snapshot", snap}},
-                 json::object{
-                     {"action", "set-snapshot-ref"}, {"ref-name", "main"}, {"type", "branch"}, {"snapshot-id", id}}}}};
-        built_commit b;
-        b.files.push_back({list, "manifest list bytes"});
-        b.body = json::serialize(body);
-        return b;
-    }
-
-    result<bool> covered_by(const loaded_table& table) override {
-        const auto offsets = table_offsets(table);
-        const auto it = offsets.find(part_);
-        return it != offsets.end() && it->second >= next_;
-    }
-
-    unsigned builds = 0;
-
-private:
-    table_ident t_;
-    std::string part_;
-    std::int64_t next_;
-};
 
 class recording_writer final : public metadata_writer {
 public:

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Iceberg table step (lib/pipeline/adapters/iceberg_table.hpp) against the real REST catalog
+// of the `iceberg` fixture: objects of several partitions are deferred until the commit
+// interval (driven by the injected clock), then go in as one snapshot; the clean stop commits
+// at once; a restarted step finds its batch in the table and commits nothing twice.
+#include "http/client.hpp"
+#include "pipeline/adapters/iceberg_table.hpp"
+#include "support.hpp"
+
+#include "catch2_compat.hpp"
+
+using namespace iss;
+using namespace iss::test::iceberg_support;
+namespace pl = iss::pipeline;
+using namespace std::chrono_literals;
+
+namespace {
+
+class null_writer final : public metadata_writer {
+public:
+    task<result<void>> put(metadata_file f) override {
+        written.push_back(f.location);
+        co_return result<void>{};
+    }
+    std::vector<std::string> written;
+};
+
+std::string part_key(const pl::partition_ref& p) { return fmt::format("{}/{}/{}", p.stream, p.topic, p.partition); }
+
+pl::durable_object object(const pl::partition_ref& p, std::uint64_t first, std::uint64_t last) {
+    pl::durable_object o;
+    o.key = object_key{fmt::format("{}/{}/partition={}/{:020}.parquet", p.stream, p.topic, p.partition, first)};
+    o.partition = p;
+    o.range = pl::object_range{first, last, last - first + 1};
+    o.size = 100;
+    return o;
+}
+
+struct step_harness {
+    net::io_context ioc{1};
+    http::client http{ioc.get_executor()};
+    manual_clock clk;
+    catalog_client catalog = [this] {
+        catalog_options o;
+        o.uri = cat().at("ICEBERG_URI");
+        o.warehouse = cat().at("ICEBERG_WAREHOUSE");
+        return catalog_client{ioc.get_executor(), http, std::move(o), clk};
+    }();
+    null_writer files;
+    std::string ns = fmt::format("step_{:08x}", random32());
+    std::vector<pl::iceberg_batch> batches;
+
+    std::unique_ptr<pl::iceberg_table_step> make_step() {
+        pl::iceberg_table_options o;
+        o.table_for = [this](const pl::partition_ref& p) { return table_ident{{ns}, p.stream + "_" + p.topic}; };
+        o.create.schema_json =
+            R"({"type":"struct","schema-id":0,"fields":[{"id":1,"name":"offset","required":true,"type":"long"}]})";
+        o.commit_interval = 60s;
+        auto plans = [this](const pl::iceberg_batch& b) -> std::unique_ptr<commit_plan> {
+            batches.push_back(b);
+            std::map<std::string, std::int64_t> next;
+            for (const auto& [p, n] : b.next_offsets) next[part_key(p)] = static_cast<std::int64_t>(n);
+            return std::make_unique<test_plan>(b.table, std::move(next));
+        };
+        return std::make_unique<pl::iceberg_table_step>(ioc.get_executor(), catalog, files, plans, std::move(o), clk);
+    }
+    pl::table_status commit(pl::iceberg_table_step& s, const pl::partition_ref& p, pl::durable_object o,
+                            std::uint64_t through) {
+        std::vector<pl::durable_object> objs{std::move(o)};
+        return run<pl::table_result>(ioc, [&]() { return s.commit(p, objs, through); }).status;
+    }
+    loaded_table load(const pl::partition_ref& p) {
+        const table_ident t{{ns}, p.stream + "_" + p.topic};
+        auto l = run<result<loaded_table>>(ioc, [&]() { return catalog.load_table(t); });
+        REQUIRE(l.has_value());
+        return *l;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("the table step defers objects until the commit interval, then commits every partition in one snapshot",
+          "[iceberg]") {
+    step_harness h;
+    auto step = h.make_step();
+    const pl::partition_ref p0{"app", "orders", 0}, p1{"app", "orders", 1};
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::deferred);
+    h.clk.advance(30s);
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::deferred);
+    CHECK(h.batches.empty());
+
+    h.clk.advance(31s);  // 61 s since the batch's first object
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::ok);
+    REQUIRE(h.batches.size() == 1);
+    CHECK(h.batches[0].objects.size() == 2);
+    CHECK(h.batches[0].next_offsets.at(p0) == 10);
+    CHECK(h.batches[0].next_offsets.at(p1) == 5);
+    // p1's objects went in with p0's call: its next call is ok without another commit.
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::ok);
+    CHECK(h.batches.size() == 1);
+    auto t1 = h.load(p0);
+    CHECK(snapshot_count(t1) == 1);
+    CHECK(table_offsets(t1) == std::map<std::string, std::int64_t>{{"app/orders/0", 10}, {"app/orders/1", 5}});
+
+    // The clean stop: no waiting for the interval.
+    CHECK(h.commit(*step, p0, object(p0, 10, 19), 19) == pl::table_status::deferred);
+    step->flush_now();
+    CHECK(h.commit(*step, p0, object(p0, 10, 19), 19) == pl::table_status::ok);
+    auto t2 = h.load(p0);
+    CHECK(snapshot_count(t2) == 2);
+    CHECK(table_offsets(t2) == std::map<std::string, std::int64_t>{{"app/orders/0", 20}, {"app/orders/1", 5}});
+    CHECK(step->stats().commits_ok == 2);
+    CHECK(step->stats().duration_count == 2);
+    CHECK(step->stats().last_commit.has_value());
+
+    // A restart before the offset was stored: the same objects again; the table has them.
+    auto restarted = h.make_step();
+    restarted->flush_now();
+    CHECK(h.commit(*restarted, p0, object(p0, 10, 19), 19) == pl::table_status::ok);
+    CHECK(restarted->stats().commits_found == 1);
+    CHECK(restarted->stats().commits_ok == 0);
+    CHECK(snapshot_count(h.load(p0)) == 2);
+}
+
+TEST_CASE("a table that is missing without iceberg.create is a fatal step, naming the key", "[iceberg]") {
+    step_harness h;
+    pl::iceberg_table_options o;
+    o.table_for = [&h](const pl::partition_ref&) { return table_ident{{h.ns}, "absent"}; };
+    o.create_missing = false;
+    o.commit_interval = 0s;
+    pl::iceberg_table_step step{h.ioc.get_executor(),
+                                h.catalog,
+                                h.files,
+                                [](const pl::iceberg_batch& b) -> std::unique_ptr<commit_plan> {
+                                    return std::make_unique<test_plan>(b.table, "x", 1);
+                                },
+                                std::move(o),
+                                h.clk};
+    const pl::partition_ref p{"app", "orders", 0};
+    std::vector<pl::durable_object> objs{object(p, 0, 1)};
+    auto r = run<pl::table_result>(h.ioc, [&]() { return step.commit(p, objs, 1); });
+    CHECK(r.status == pl::table_status::fatal);
+    CHECK_THAT(r.detail, Catch::Matchers::ContainsSubstring("iceberg.create: true"));
+    CHECK(step.stats().commits_failed == 1);
+}
