@@ -53,9 +53,8 @@ void check_table_name(collector& add, const std::string& table) {
     }
     for (std::size_t i = table.find('{'); i != std::string::npos; i = table.find('{', i + 1)) {
         const auto close = table.find('}', i);
-        const std::string_view name = close == std::string::npos
-                                        ? std::string_view{table}.substr(i)
-                                        : std::string_view{table}.substr(i + 1, close - i - 1);
+        const std::string_view name = close == std::string::npos ? std::string_view{table}.substr(i)
+                                                                 : std::string_view{table}.substr(i + 1, close - i - 1);
         if (close == std::string::npos || (name != "stream" && name != "topic"))
             add("iceberg.table", "has placeholder {:?}; only {{stream}} and {{topic}} are replaced", name);
     }
@@ -77,8 +76,8 @@ void check_iceberg(collector& add, const sink_config& c) {
     if (i.catalog.prefix.starts_with('/') || i.catalog.prefix.ends_with('/'))
         add("iceberg.catalog.prefix", "must not start or end with /");
     check_auth(add, i.catalog.auth);
-    if (i.namespace_name.empty() || i.namespace_name.starts_with('.') || i.namespace_name.ends_with('.')
-        || i.namespace_name.find("..") != std::string::npos)
+    if (i.namespace_name.empty() || i.namespace_name.starts_with('.') || i.namespace_name.ends_with('.') ||
+        i.namespace_name.find("..") != std::string::npos)
         add("iceberg.namespace", "must be one or more names separated by dots, not {:?}", i.namespace_name);
     check_table_name(add, i.table);
     if (i.commit_interval <= milliseconds{0}) add("iceberg.commit_interval", "must be > 0");

@@ -87,9 +87,7 @@ void write_header(std::string& out, std::string_view schema_json, avro_codec cod
     put_bytes(out, "avro.schema");
     put_bytes(out, schema_json);
     put_bytes(out, "avro.codec");
-    put_bytes(out, codec == avro_codec::deflate  ? "deflate"
-                   : codec == avro_codec::snappy ? "snappy"
-                                                 : "null");
+    put_bytes(out, codec == avro_codec::deflate ? "deflate" : codec == avro_codec::snappy ? "snappy" : "null");
     for (const auto& [k, v] : extra) {
         put_bytes(out, k);
         put_bytes(out, v);
@@ -122,7 +120,7 @@ void write_block(std::string& out, std::uint64_t count, std::string_view datums,
             scratch.resize(n + 4);
             if (snappy_compress(datums.data(), datums.size(), scratch.data(), &n) != SNAPPY_OK) std::abort();
             const auto crc = static_cast<std::uint32_t>(
-              crc32(0, reinterpret_cast<const Bytef*>(datums.data()), static_cast<uInt>(datums.size())));
+                crc32(0, reinterpret_cast<const Bytef*>(datums.data()), static_cast<uInt>(datums.size())));
             for (int b = 0; b < 4; ++b)
                 scratch[n + static_cast<std::size_t>(b)] = static_cast<char>(crc >> (24 - 8 * b));
             scratch.resize(n + 4);

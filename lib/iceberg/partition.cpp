@@ -52,19 +52,17 @@ std::string_view utf8_prefix(std::string_view s, int w) {
 void append_url_encoded(std::string& out, std::string_view s) {
     for (char ch : s) {
         const auto c = static_cast<unsigned char>(ch);
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-'
-            || c == '*' || c == '_')
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+            c == '*' || c == '_')
             out += ch;
-        else if (c == ' ')
-            out += '+';
-        else
-            out += fmt::format("%{:02X}", c);
+        else if (c == ' ') out += '+';
+        else out += fmt::format("%{:02X}", c);
     }
 }
 
 bool bucketable(type_id t) noexcept {
-    return t == type_id::int_ || t == type_id::long_ || t == type_id::date || t == type_id::timestamptz
-           || t == type_id::string || t == type_id::binary;
+    return t == type_id::int_ || t == type_id::long_ || t == type_id::date || t == type_id::timestamptz ||
+           t == type_id::string || t == type_id::binary;
 }
 
 bool allowed(transform tr, type_id t) noexcept {
@@ -87,8 +85,7 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-constexpr std::string_view forms =
-  "identity(c), year(c), month(c), day(c), hour(c), bucket(N, c), truncate(W, c)";
+constexpr std::string_view forms = "identity(c), year(c), month(c), day(c), hour(c), bucket(N, c), truncate(W, c)";
 
 struct parsed {
     transform tr = transform::identity;
@@ -106,9 +103,9 @@ std::variant<parsed, std::string> parse_entry(std::string_view text) {
     std::string_view args = t.substr(open + 1, t.size() - open - 2);
     parsed p;
     static constexpr std::pair<std::string_view, transform> names[] = {
-      {"identity", transform::identity}, {"year", transform::year},     {"month", transform::month},
-      {"day", transform::day},           {"hour", transform::hour},     {"bucket", transform::bucket},
-      {"truncate", transform::truncate}};
+        {"identity", transform::identity}, {"year", transform::year}, {"month", transform::month},
+        {"day", transform::day},           {"hour", transform::hour}, {"bucket", transform::bucket},
+        {"truncate", transform::truncate}};
     bool known = false;
     for (const auto& [n, tr] : names)
         if (n == name) {
@@ -241,7 +238,8 @@ std::int32_t murmur3_x86_32(std::string_view bytes) noexcept {
     const std::size_t blocks = bytes.size() / 4;
     for (std::size_t i = 0; i < blocks; ++i) {
         std::uint32_t k = 0;
-        for (int b = 3; b >= 0; --b) k = (k << 8) | static_cast<unsigned char>(bytes[i * 4 + static_cast<std::size_t>(b)]);
+        for (int b = 3; b >= 0; --b)
+            k = (k << 8) | static_cast<unsigned char>(bytes[i * 4 + static_cast<std::size_t>(b)]);
         k *= c1;
         k = std::rotl(k, 15);
         k *= c2;
@@ -286,8 +284,8 @@ value apply(const partition_field& f, const value& v) {
     switch (f.transform) {
         case transform::identity: return v;
         case transform::bucket:
-            return value::of_int((static_cast<std::int64_t>(bucket_hash(t, v)) & std::numeric_limits<std::int32_t>::max())
-                                 % f.param);
+            return value::of_int(
+                (static_cast<std::int64_t>(bucket_hash(t, v)) & std::numeric_limits<std::int32_t>::max()) % f.param);
         case transform::truncate:
             if (t == type_id::string) return value::of_bytes(std::string{utf8_prefix(v.s, f.param)});
             if (t == type_id::binary) return value::of_bytes(v.s.substr(0, static_cast<std::size_t>(f.param)));
@@ -343,9 +341,7 @@ std::string human_string(const partition_field& f, const value& v) {
     switch (f.source_type) {
         case type_id::boolean: return v.i != 0 ? "true" : "false";
         case type_id::date: format::append_date(out, v.i); return out;
-        case type_id::timestamptz:
-            format::append_timestamp(out, v.i, false);
-            return out;
+        case type_id::timestamptz: format::append_timestamp(out, v.i, false); return out;
         case type_id::float_:
         case type_id::double_: format::json::append_number(out, v.d); return out;
         case type_id::binary:
@@ -394,9 +390,7 @@ std::string partition_spec::json() const {
     return fmt::format(R"({{"spec-id":{},"fields":{}}})", spec_id, fields_json());
 }
 
-int partition_spec::last_partition_id() const noexcept {
-    return fields.empty() ? 999 : fields.back().field_id;
-}
+int partition_spec::last_partition_id() const noexcept { return fields.empty() ? 999 : fields.back().field_id; }
 
 std::vector<std::string> check_partition_by(std::span<const std::string> entries,
                                             std::span<const format::column> cols) {

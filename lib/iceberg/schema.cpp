@@ -61,9 +61,10 @@ std::vector<std::string> unsupported_columns(std::span<const format::column> col
     std::vector<std::string> out;
     for (const auto& c : cols)
         if (!iceberg_type(c.type))
-            out.push_back(fmt::format("column `{}`: type {} has no Iceberg type (Iceberg timestamps are microseconds); "
-                                      "use timestamp_us",
-                                      c.name, format::to_string(c.type)));
+            out.push_back(
+                fmt::format("column `{}`: type {} has no Iceberg type (Iceberg timestamps are microseconds); "
+                            "use timestamp_us",
+                            c.name, format::to_string(c.type)));
     return out;
 }
 
@@ -96,8 +97,7 @@ std::string schema_json(const table_schema& s) {
             out += fmt::format(R"({{"type":"map","key-id":{},"key":"string","value-id":{},"value-required":false,)"
                                R"("value":"string"}})",
                                f.key_id, f.value_id);
-        else
-            out += fmt::format(R"("{}")", type_name(f.type));
+        else out += fmt::format(R"("{}")", type_name(f.type));
         out += '}';
     }
     out += "]}";

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "catch2_compat.hpp"
-#include "format/schema.hpp"
 #include "iceberg/partition.hpp"
+
+#include "format/schema.hpp"
 #include "iceberg/schema.hpp"
+
+#include "catch2_compat.hpp"
 
 #include <string>
 #include <vector>
@@ -22,8 +24,13 @@ format::column col(std::string name, format::column_type t, bool nullable = true
 
 std::vector<format::column> columns() {
     using ct = format::column_type;
-    return {col("ts", ct::timestamp_us, false), col("tenant", ct::string), col("n", ct::int64), col("d", ct::date),
-            col("b", ct::binary),           col("x", ct::float64),   col("h", ct::map)};
+    return {col("ts", ct::timestamp_us, false),
+            col("tenant", ct::string),
+            col("n", ct::int64),
+            col("d", ct::date),
+            col("b", ct::binary),
+            col("x", ct::float64),
+            col("h", ct::map)};
 }
 
 table_schema schema() { return make_schema(columns()).value(); }
@@ -49,8 +56,8 @@ TEST_CASE("bucket hash passes the spec's Appendix B test values", "[iceberg][par
     CHECK(bucket_hash(type_id::string, value::of_bytes("iceberg")) == 1210000089);
     CHECK(bucket_hash(type_id::binary, value::of_bytes(std::string{"\x00\x01\x02\x03", 4})) == -188683207);
     // uuid bytes (Appendix B note 4): exercises the 4-byte blocks with a high bit set
-    CHECK(murmur3_x86_32(std::string{"\xF7\x9C\x3E\x09\x67\x7C\x4B\xBD\xA4\x79\x3F\x34\x9C\xB7\x85\xE7", 16})
-          == 1488055340);
+    CHECK(murmur3_x86_32(std::string{"\xF7\x9C\x3E\x09\x67\x7C\x4B\xBD\xA4\x79\x3F\x34\x9C\xB7\x85\xE7", 16}) ==
+          1488055340);
 }
 
 TEST_CASE("bucket(N, c) is the hash's non-negative part modulo N", "[iceberg][partition]") {
@@ -125,9 +132,8 @@ TEST_CASE("the partition path is what Iceberg writers name it", "[iceberg][parti
 TEST_CASE("the spec JSON has field ids from 1000 and the schema's source ids", "[iceberg][partition]") {
     const std::vector<std::string> e{"day(ts)", "bucket(8, tenant)"};
     const auto spec = parse_partition_by(e, schema()).value();
-    CHECK(spec.json()
-          == R"({"spec-id":0,"fields":[{"name":"ts_day","transform":"day","source-id":1,"field-id":1000},)"
-             R"({"name":"tenant_bucket","transform":"bucket[8]","source-id":2,"field-id":1001}]})");
+    CHECK(spec.json() == R"({"spec-id":0,"fields":[{"name":"ts_day","transform":"day","source-id":1,"field-id":1000},)"
+                         R"({"name":"tenant_bucket","transform":"bucket[8]","source-id":2,"field-id":1001}]})");
     CHECK(spec.last_partition_id() == 1001);
     CHECK(partition_spec{}.last_partition_id() == 999);
     CHECK(partition_spec{}.path({}).empty());

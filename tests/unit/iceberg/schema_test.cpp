@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "catch2_compat.hpp"
 #include "iceberg/schema.hpp"
 
 #include <boost/json.hpp>
+
+#include "catch2_compat.hpp"
 
 using namespace iss;
 using namespace iss::iceberg;
