@@ -126,31 +126,31 @@ std::string manifest_entry_schema(const partition_spec& spec) {
         if (!part.empty()) part += ',';
         part += R"({"name":)";
         format::json::append_string(part, f.name);
-        part += fmt::format(R"(,"type":["null",{}],"default":null,"field-id":{}}})", avro_partition_type(f.result_type()),
-                            f.field_id);
+        part += fmt::format(R"(,"type":["null",{}],"default":null,"field-id":{}}})",
+                            avro_partition_type(f.result_type()), f.field_id);
     }
     return fmt::format(
-      R"({{"type":"record","name":"manifest_entry","fields":[)"
-      R"({{"name":"status","type":"int","field-id":0}},)"
-      R"({{"name":"snapshot_id","type":["null","long"],"default":null,"field-id":1}},)"
-      R"({{"name":"sequence_number","type":["null","long"],"default":null,"field-id":3}},)"
-      R"({{"name":"file_sequence_number","type":["null","long"],"default":null,"field-id":4}},)"
-      R"({{"name":"data_file","type":{{"type":"record","name":"r2","fields":[)"
-      R"({{"name":"content","type":"int","field-id":134}},)"
-      R"({{"name":"file_path","type":"string","field-id":100}},)"
-      R"({{"name":"file_format","type":"string","field-id":101}},)"
-      R"({{"name":"partition","type":{{"type":"record","name":"r102","fields":[{}]}},"field-id":102}},)"
-      R"({{"name":"record_count","type":"long","field-id":103}},)"
-      R"({{"name":"file_size_in_bytes","type":"long","field-id":104}},)"
-      R"({},{},{},{},{},{},)"
-      R"({{"name":"key_metadata","type":["null","bytes"],"default":null,"field-id":131}},)"
-      R"({{"name":"split_offsets","type":["null",{{"type":"array","items":"long","element-id":133}}],"default":null,"field-id":132}},)"
-      R"({{"name":"equality_ids","type":["null",{{"type":"array","items":"int","element-id":136}}],"default":null,"field-id":135}},)"
-      R"({{"name":"sort_order_id","type":["null","int"],"default":null,"field-id":140}})"
-      R"(]}},"field-id":2}}]}})",
-      part, int_map("column_sizes", 108, 117, 118, "long"), int_map("value_counts", 109, 119, 120, "long"),
-      int_map("null_value_counts", 110, 121, 122, "long"), int_map("nan_value_counts", 137, 138, 139, "long"),
-      int_map("lower_bounds", 125, 126, 127, "bytes"), int_map("upper_bounds", 128, 129, 130, "bytes"));
+        R"({{"type":"record","name":"manifest_entry","fields":[)"
+        R"({{"name":"status","type":"int","field-id":0}},)"
+        R"({{"name":"snapshot_id","type":["null","long"],"default":null,"field-id":1}},)"
+        R"({{"name":"sequence_number","type":["null","long"],"default":null,"field-id":3}},)"
+        R"({{"name":"file_sequence_number","type":["null","long"],"default":null,"field-id":4}},)"
+        R"({{"name":"data_file","type":{{"type":"record","name":"r2","fields":[)"
+        R"({{"name":"content","type":"int","field-id":134}},)"
+        R"({{"name":"file_path","type":"string","field-id":100}},)"
+        R"({{"name":"file_format","type":"string","field-id":101}},)"
+        R"({{"name":"partition","type":{{"type":"record","name":"r102","fields":[{}]}},"field-id":102}},)"
+        R"({{"name":"record_count","type":"long","field-id":103}},)"
+        R"({{"name":"file_size_in_bytes","type":"long","field-id":104}},)"
+        R"({},{},{},{},{},{},)"
+        R"({{"name":"key_metadata","type":["null","bytes"],"default":null,"field-id":131}},)"
+        R"({{"name":"split_offsets","type":["null",{{"type":"array","items":"long","element-id":133}}],"default":null,"field-id":132}},)"
+        R"({{"name":"equality_ids","type":["null",{{"type":"array","items":"int","element-id":136}}],"default":null,"field-id":135}},)"
+        R"({{"name":"sort_order_id","type":["null","int"],"default":null,"field-id":140}})"
+        R"(]}},"field-id":2}}]}})",
+        part, int_map("column_sizes", 108, 117, 118, "long"), int_map("value_counts", 109, 119, 120, "long"),
+        int_map("null_value_counts", 110, 121, 122, "long"), int_map("nan_value_counts", 137, 138, 139, "long"),
+        int_map("lower_bounds", 125, 126, 127, "bytes"), int_map("upper_bounds", 128, 129, 130, "bytes"));
 }
 
 std::string manifest_file_schema() {
@@ -215,10 +215,12 @@ std::string write_manifest(const table_schema& schema, const partition_spec& spe
         }
         d.encode(block);
     }
-    const std::vector<std::pair<std::string, std::string>> meta{
-      {"schema", schema_json(schema)},     {"schema-id", fmt::format("{}", schema.schema_id)},
-      {"partition-spec", spec.fields_json()}, {"partition-spec-id", fmt::format("{}", spec.spec_id)},
-      {"format-version", "2"},             {"content", "data"}};
+    const std::vector<std::pair<std::string, std::string>> meta{{"schema", schema_json(schema)},
+                                                                {"schema-id", fmt::format("{}", schema.schema_id)},
+                                                                {"partition-spec", spec.fields_json()},
+                                                                {"partition-spec-id", fmt::format("{}", spec.spec_id)},
+                                                                {"format-version", "2"},
+                                                                {"content", "data"}};
     return finish(avro_schema, meta, files.size(), block);
 }
 

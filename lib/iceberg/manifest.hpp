@@ -29,11 +29,11 @@ namespace iss::iceberg {
 
 /// One data file to add (a durable object).
 struct data_file {
-    std::string file_path;             ///< full URI: `s3://bucket/key`
-    std::vector<value> partition;      ///< one value per partition field (`partition_spec::values`)
-    std::int64_t record_count = 0;     ///< rows in the file
+    std::string file_path;          ///< full URI: `s3://bucket/key`
+    std::vector<value> partition;   ///< one value per partition field (`partition_spec::values`)
+    std::int64_t record_count = 0;  ///< rows in the file
     std::int64_t file_size_in_bytes = 0;
-    column_stats stats;                ///< may be empty (then the maps are null)
+    column_stats stats;  ///< may be empty (then the maps are null)
 };
 
 /// The manifest of `files`: the Avro bytes to upload. File metadata: `schema`, `schema-id`,

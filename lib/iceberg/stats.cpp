@@ -85,8 +85,8 @@ column_stats stats_collector::stats() const {
         s.null_value_counts[f.id] = c.nulls;
         if (!c.min) continue;
         if (f.type == type_id::string || f.type == type_id::binary) {
-            s.lower_bounds[f.id] = f.type == type_id::string ? utf8_cut(c.min->s, bound_bytes)
-                                                             : c.min->s.substr(0, bound_bytes);
+            s.lower_bounds[f.id] =
+                f.type == type_id::string ? utf8_cut(c.min->s, bound_bytes) : c.min->s.substr(0, bound_bytes);
             if (auto u = upper_of(f.type, c.max->s)) s.upper_bounds[f.id] = std::move(*u);
         } else {
             s.lower_bounds[f.id] = single_value(f.type, *c.min);

@@ -45,8 +45,8 @@ inline table_fixture fixture() {
     };
     f.files.push_back(file("ts_day=2026-12-07/tenant=a/app+orders+0+00000000000000000000.parquet", 20'794, "a", 10));
     f.files.push_back(file("ts_day=2026-12-08/tenant=b/app+orders+0+00000000000000000010.parquet", 20'795, "b", 20));
-    f.files.push_back(file("ts_day=2026-12-08/tenant=null/app+orders+1+00000000000000000000.parquet", 20'795,
-                           std::nullopt, 5));
+    f.files.push_back(
+        file("ts_day=2026-12-08/tenant=null/app+orders+1+00000000000000000000.parquet", 20'795, std::nullopt, 5));
     return f;
 }
 
@@ -62,8 +62,9 @@ inline std::vector<manifest_file> parent_manifests() {
     a.existing_files_count = 1;
     a.added_rows_count = 300;
     a.existing_rows_count = 7;
-    a.partitions = std::vector<field_summary>{{false, std::nullopt, std::string{"\x1a\x51\0\0", 4}, std::string{"\x1b\x51\0\0", 4}},
-                                              {true, false, std::nullopt, std::nullopt}};
+    a.partitions = std::vector<field_summary>{
+        {false, std::nullopt, std::string{"\x1a\x51\0\0", 4}, std::string{"\x1b\x51\0\0", 4}},
+        {true, false, std::nullopt, std::nullopt}};
     manifest_file b;
     b.manifest_path = "s3://lake/wh/iggy/app_orders/metadata/old-1.avro";
     b.manifest_length = 99;

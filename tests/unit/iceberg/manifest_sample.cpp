@@ -53,8 +53,8 @@ int main(int argc, char** argv) {
     const auto fx = test::fixture();
     const std::string manifest = write_manifest(fx.schema, fx.spec, fx.files);
     const std::string mpath = "s3://lake/wh/iggy/app_orders/metadata/new-m0.avro";
-    std::vector<manifest_file> list{new_manifest_entry(fx.spec, fx.files, mpath,
-                                                       static_cast<std::int64_t>(manifest.size()), 77, 4)};
+    std::vector<manifest_file> list{
+        new_manifest_entry(fx.spec, fx.files, mpath, static_cast<std::int64_t>(manifest.size()), 77, 4)};
     for (auto& m : test::parent_manifests()) list.push_back(m);
     const std::string ml = write_manifest_list(77, 66, 4, list);
 
@@ -101,8 +101,8 @@ int main(int argc, char** argv) {
         manifests.push_back(std::move(o));
     }
     exp["manifests"] = std::move(manifests);
-    if (!write(dir + "/manifest.avro", manifest) || !write(dir + "/manifest-list.avro", ml)
-        || !write(dir + "/expected.json", boost::json::serialize(exp))) {
+    if (!write(dir + "/manifest.avro", manifest) || !write(dir + "/manifest-list.avro", ml) ||
+        !write(dir + "/expected.json", boost::json::serialize(exp))) {
         std::cerr << "iceberg_manifest_sample: cannot write into " << dir << "\n";
         return 1;
     }

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "catch2_compat.hpp"
+#include "iceberg/manifest.hpp"
+
 #include "format/avro_container.hpp"
 #include "iceberg/error.hpp"
-#include "iceberg/manifest.hpp"
 #include "manifest_fixture.hpp"
 
 #include <boost/json.hpp>
+
+#include "catch2_compat.hpp"
 
 using namespace iss;
 using namespace iss::iceberg;
