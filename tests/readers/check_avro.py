@@ -4,6 +4,8 @@
 
   check_avro.py types DIR   DIR/types.avro holds the rows of DIR/types.expected.json
   check_avro.py count FILE... prints the record count of each file and the total
+  check_avro.py iceberg DIR   DIR's Iceberg manifest and manifest list match the spec's
+                              schemas and DIR/expected.json (check_iceberg.py)
 
 Exit status 0 when every check holds; 1 with a message per failed check."""
 import datetime
@@ -68,6 +70,9 @@ def main():
             print(f"{p}: {len(recs)}")
             total += len(recs)
         print(f"total: {total}")
+    elif mode == "iceberg":
+        from check_iceberg import check
+        failures += check(Path(args[0]))
     else:
         print(__doc__, file=sys.stderr)
         return 2
