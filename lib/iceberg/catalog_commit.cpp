@@ -22,7 +22,7 @@ bool reload_and_decide(const error& e) noexcept {
 }  // namespace
 
 task<result<commit_outcome>> commit_batch(catalog_client& catalog, metadata_writer& files, table_ident t,
-                                          loaded_table base, commit_plan& plan, unsigned max_attempts) {
+                                          loaded_table base, batch_plan& plan, unsigned max_attempts) {
     commit_outcome out;
     const std::string name = t.to_string();
     // A batch that the table holds already (a crash after the commit, before the offset was
@@ -35,7 +35,7 @@ task<result<commit_outcome>> commit_batch(catalog_client& catalog, metadata_writ
         co_return out;
     }
     while (out.attempts < max_attempts) {
-        auto built = plan.build(base);
+        auto built = co_await plan.build(base);
         if (!built) co_return built.error();
         for (auto& f : built->files) {
             auto w = co_await files.put(std::move(f));

@@ -41,14 +41,17 @@ struct built_commit {
     std::string body;
 };
 
-/// The batch's side of the loop (pure: no I/O).
-class commit_plan {
+/// The batch's side of the loop: what to write and send, and whether a table holds the batch
+/// (lib/iceberg/commit.hpp's `plan_commit` and `decide` behind it; `covered_by` may keep what
+/// `decide` left for the next `build`).
+class batch_plan {
 public:
-    virtual ~commit_plan() = default;
+    virtual ~batch_plan() = default;
     /// The files and the commit request that append the batch on top of `base` (its current
     /// snapshot is the parent; requirements `assert-table-uuid` and `assert-ref-snapshot-id`).
-    /// Errors end the loop (a batch that cannot be built will not build later either).
-    virtual result<built_commit> build(const loaded_table& base) = 0;
+    /// Errors end the loop (a batch that cannot be built will not build later either). A
+    /// coroutine: building may read the parent's manifest list from the store.
+    virtual task<result<built_commit>> build(const loaded_table& base) = 0;
     /// Whether `table` already holds the whole batch (its summary's offsets reach the batch's
     /// last offsets). Errors (unreadable metadata) end the loop.
     virtual result<bool> covered_by(const loaded_table& table) = 0;
@@ -76,6 +79,6 @@ struct commit_outcome {
 /// \param max_attempts commits to send at most (each after a reload); then `commit_conflict`.
 /// \return the outcome, or the error that ended the loop (`catalog_errc`, the plan's, the writer's).
 task<result<commit_outcome>> commit_batch(catalog_client& catalog, metadata_writer& files, table_ident t,
-                                          loaded_table base, commit_plan& plan, unsigned max_attempts = 5);
+                                          loaded_table base, batch_plan& plan, unsigned max_attempts = 5);
 
 }  // namespace iss::iceberg

@@ -16,7 +16,7 @@
 ///
 /// Idempotence by key (ports.hpp): an object whose key is in the batch already is not added
 /// twice; after a restart or a hand-over, objects the table holds already are recognised by
-/// the plan from the table's summary offsets (`commit_plan::covered_by`), never committed
+/// the plan from the table's summary offsets (`batch_plan::covered_by`), never committed
 /// twice.
 ///
 /// Lifecycle: one per daemon, on the daemon's executor; the catalog client, the metadata
@@ -49,7 +49,7 @@ struct iceberg_batch {
 };
 
 /// Builds the plan of one batch (lib/iceberg's manifest, manifest list and commit request).
-using iceberg_plan_factory = std::function<std::unique_ptr<iceberg::commit_plan>(const iceberg_batch&)>;
+using iceberg_plan_factory = std::function<std::unique_ptr<iceberg::batch_plan>(const iceberg_batch&)>;
 
 struct iceberg_table_options {
     /// The table of a source partition (`iceberg.namespace`, `iceberg.table` with `{stream}`,

@@ -91,12 +91,12 @@ inline std::size_t snapshot_count(const loaded_table& t) {
 }
 
 // One batch: partition `part` of the table now holds offsets up to `next` - 1.
-class test_plan final : public commit_plan {
+class test_plan final : public batch_plan {
 public:
     test_plan(table_ident t, std::string part, std::int64_t next) : t_{std::move(t)}, next_{{std::move(part), next}} {}
     test_plan(table_ident t, std::map<std::string, std::int64_t> next) : t_{std::move(t)}, next_{std::move(next)} {}
 
-    result<built_commit> build(const loaded_table& base) override {
+    task<result<built_commit>> build(const loaded_table& base) override {
         ++builds;
         auto offsets = table_offsets(base);  // every partition of the parent's summary, merged
         for (const auto& [part, n] : next_) offsets[part] = n;
@@ -135,7 +135,7 @@ public:
         built_commit b;
         b.files.push_back({list, "manifest list bytes"});
         b.body = json::serialize(body);
-        return b;
+        co_return b;
     }
 
     result<bool> covered_by(const loaded_table& table) override {

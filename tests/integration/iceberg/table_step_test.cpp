@@ -56,7 +56,7 @@ struct step_harness {
         o.create.schema_json =
             R"({"type":"struct","schema-id":0,"fields":[{"id":1,"name":"offset","required":true,"type":"long"}]})";
         o.commit_interval = 60s;
-        auto plans = [this](const pl::iceberg_batch& b) -> std::unique_ptr<commit_plan> {
+        auto plans = [this](const pl::iceberg_batch& b) -> std::unique_ptr<batch_plan> {
             batches.push_back(b);
             std::map<std::string, std::int64_t> next;
             for (const auto& [p, n] : b.next_offsets) next[part_key(p)] = static_cast<std::int64_t>(n);
@@ -131,7 +131,7 @@ TEST_CASE("a table that is missing without iceberg.create is a fatal step, namin
     pl::iceberg_table_step step{h.ioc.get_executor(),
                                 h.catalog,
                                 h.files,
-                                [](const pl::iceberg_batch& b) -> std::unique_ptr<commit_plan> {
+                                [](const pl::iceberg_batch& b) -> std::unique_ptr<batch_plan> {
                                     return std::make_unique<test_plan>(b.table, "x", 1);
                                 },
                                 std::move(o),
