@@ -4,6 +4,7 @@
 #include "pipeline/adapters/iceberg_table.hpp"
 
 #include "common/log.hpp"
+#include "iceberg/error.hpp"
 
 #include <algorithm>
 
@@ -17,6 +18,7 @@ const log::logger& logger() {
 }
 
 table_status status_of(const error& e) {
+    if (e == iceberg::errc::overlap) return table_status::fatal;  // committing would duplicate rows
     if (e.code().category() != iceberg::catalog_category()) return table_status::retryable;  // the store, the plan
     if (iceberg::retryable(e) || e == iceberg::catalog_errc::bad_response) return table_status::retryable;
     return table_status::fatal;

@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """Reads an Iceberg table through the REST catalog with PyIceberg (test-only reader, from
 the venv scripts/install-deps makes: .cache/iceberg-rest/venv) and prints one JSON line:
-{"snapshot_id": N or null, "summary": {...}, "snapshots": N, "rows": N or null}.
+{"snapshot_id": N or null, "summary": {...}, "snapshots": N, "rows": N or null,
+ "files": [[path, record_count], ...] or null}.
 
-usage: read_table.py CATALOG_URI NAMESPACE TABLE [--rows]
+usage: read_table.py CATALOG_URI NAMESPACE TABLE [--rows] [--files]
 S3 settings from the environment: RGW_ENDPOINT, RGW_ACCESS_KEY, RGW_SECRET_KEY, RGW_REGION.
---rows also scans the current snapshot's data files (they must exist)."""
+--rows also scans the current snapshot's data files (they must exist); --files lists the
+current snapshot's data files as PyIceberg's scan planning finds them (it reads the manifest
+list and the manifests, not the data files)."""
 import json
 import os
 import sys
@@ -39,7 +42,10 @@ def main() -> int:
         if snap else {},
         "snapshots": len(t.metadata.snapshots),
         "rows": None,
+        "files": None,
     }
+    if "--files" in sys.argv:
+        out["files"] = sorted([task.file.file_path, task.file.record_count] for task in t.scan().plan_files())
     if "--rows" in sys.argv:
         out["rows"] = t.scan().to_arrow().num_rows
     print(json.dumps(out, sort_keys=True))
