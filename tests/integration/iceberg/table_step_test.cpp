@@ -10,6 +10,7 @@
 #include "iceberg/partition.hpp"
 #include "iceberg/schema.hpp"
 #include "pipeline/adapters/iceberg_plan.hpp"
+#include "pipeline/adapters/iceberg_resume.hpp"
 #include "pipeline/adapters/iceberg_table.hpp"
 #include "s3/client.hpp"
 #include "support.hpp"
@@ -37,6 +38,21 @@ const std::map<std::string, std::string>& rgw_env() {
     }();
     return env;
 }
+
+// Iggy's stored offsets, as a map.
+class map_offsets final : public pl::offset_store {
+public:
+    task<pl::offset_result> store_offset(const pl::partition_ref& p, std::uint64_t offset) override {
+        stored[p] = offset;
+        co_return pl::offset_result{};
+    }
+    task<pl::offset_result> load_offset(const pl::partition_ref& p) override {
+        pl::offset_result r;
+        if (auto it = stored.find(p); it != stored.end()) r.offset = it->second;
+        co_return r;
+    }
+    std::map<pl::partition_ref, std::uint64_t> stored;
+};
 
 class null_writer final : public metadata_writer {
 public:
@@ -262,4 +278,20 @@ TEST_CASE(
     CHECK(offsets->at({"app", "clicks", 0}) == 20);
     CHECK(offsets->at({"app", "clicks", 1}) == 5);
     CHECK(offsets->at({"app", "clicks", 2}) == 3);
+
+    // The resume point: the larger of Iggy's stored offset and the table's (next - 1).
+    map_offsets iggy;
+    iggy.stored[p0] = 9;   // the table is ahead (a crash before the store): 19
+    iggy.stored[p1] = 30;  // Iggy is ahead: 30
+    pl::iceberg_resume_offsets resume{iggy, h.catalog, o.table_for};
+    auto load = [&](const pl::partition_ref& p) {
+        return run<pl::offset_result>(h.ioc, [&]() { return resume.load_offset(p); });
+    };
+    CHECK(load(p0).offset == 19u);
+    CHECK(load(p1).offset == 30u);
+    CHECK(load(p2).offset == 2u);
+    CHECK_FALSE(load({"app", "clicks", 7}).offset.has_value());  // in neither
+    auto missing = load({"app", "views", 0});                    // no table yet
+    CHECK(missing.status == pl::offset_status::ok);
+    CHECK_FALSE(missing.offset.has_value());
 }
