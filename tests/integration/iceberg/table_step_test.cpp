@@ -4,7 +4,8 @@
 // interval (driven by the injected clock), then go in as one snapshot; the clean stop commits
 // at once; a restarted step finds its batch in the table and commits nothing twice. With
 // lib/iceberg's manifests and the S3 client: data files of two batches and of a concurrent
-// writer, each once in the table as PyIceberg plans its scan.
+// writer, each once in the table as PyIceberg plans its scan; the resume point from the
+// table's summary.
 #include "http/client.hpp"
 #include "iceberg/commit.hpp"
 #include "iceberg/partition.hpp"
@@ -185,7 +186,7 @@ TEST_CASE("a table that is missing without iceberg.create is a fatal step, namin
 
 TEST_CASE(
     "with lib/iceberg's manifests: two batches and a concurrent writer's, each data file once, as PyIceberg "
-    "plans the scan",
+    "plans the scan; the resume point is the larger of Iggy's offset and the table's",
     "[iceberg]") {
     step_harness h;
     s3::client_options so;
