@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writes the fixture's manifest and manifest list (with the parent's entries carried forward)
 // into DIR, with DIR/expected.json saying what they hold, for the independent reader
-// (tests/readers/check_avro.py iceberg DIR: python3-avro against the spec's schemas).
+// (tests/readers/check_avro.py iceberg DIR: python3-avro against the spec's schemas); and
+// DIR/fieldids.parquet, two rows of the envelope schema (with its headers map) written with
+// the Iceberg field ids, for DuckDB's parquet_schema() (CTest iceberg.parquet_field_ids).
+#include "format/table.hpp"
 #include "iceberg/manifest.hpp"
 #include "manifest_fixture.hpp"
 
@@ -40,6 +43,37 @@ bool write(const std::string& path, const std::string& bytes) {
     std::ofstream out{path, std::ios::binary};
     out << bytes;
     return static_cast<bool>(out);
+}
+
+std::string field_ids_parquet() {
+    const auto cols = iss::format::envelope_schema(true, iss::format::envelope_payload::string);
+    iss::format::parquet_options o;
+    o.field_ids = parquet_field_ids(make_schema(cols).value());
+    auto w = iss::format::make_parquet_writer(cols, o);
+    const std::pair<std::string_view, std::string_view> header{"tenant", "a"};
+    std::vector<iss::format::cell> row(cols.size());
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+        using ct = iss::format::column_type;
+        switch (cols[i].type) {
+            case ct::map:
+                row[i].k = iss::format::cell::kind::map;
+                row[i].entries = {&header, 1};
+                break;
+            case ct::string:
+            case ct::json:
+            case ct::binary:
+                row[i].k = iss::format::cell::kind::bytes;
+                row[i].s = "x";
+                break;
+            default: row[i].k = iss::format::cell::kind::integer; row[i].i = 7;
+        }
+    }
+    std::string out;
+    w->begin(out);
+    w->append(row, out);
+    w->append(row, out);
+    w->finish(out);
+    return out;
 }
 
 }  // namespace
@@ -102,7 +136,8 @@ int main(int argc, char** argv) {
     }
     exp["manifests"] = std::move(manifests);
     if (!write(dir + "/manifest.avro", manifest) || !write(dir + "/manifest-list.avro", ml) ||
-        !write(dir + "/expected.json", boost::json::serialize(exp))) {
+        !write(dir + "/expected.json", boost::json::serialize(exp)) ||
+        !write(dir + "/fieldids.parquet", field_ids_parquet())) {
         std::cerr << "iceberg_manifest_sample: cannot write into " << dir << "\n";
         return 1;
     }
