@@ -12,6 +12,8 @@
 
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <string_view>
 
 using namespace iss::iceberg;
 
@@ -78,9 +80,51 @@ std::string field_ids_parquet() {
 
 }  // namespace
 
+/// `--read-list FILE`: what read_manifest_list makes of FILE, as a JSON array.
+static int read_list(const char* path) {
+    std::ifstream in{path, std::ios::binary};
+    const std::string bytes{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+    auto list = read_manifest_list(bytes);
+    if (!list) {
+        std::cerr << list.error().message() << "\n";
+        return 1;
+    }
+    boost::json::array out;
+    for (const auto& m : *list) {
+        boost::json::object o{{"manifest_path", m.manifest_path},
+                              {"manifest_length", m.manifest_length},
+                              {"partition_spec_id", m.partition_spec_id},
+                              {"content", m.content},
+                              {"sequence_number", m.sequence_number},
+                              {"min_sequence_number", m.min_sequence_number},
+                              {"added_snapshot_id", m.added_snapshot_id},
+                              {"added_files_count", m.added_files_count},
+                              {"existing_files_count", m.existing_files_count},
+                              {"deleted_files_count", m.deleted_files_count},
+                              {"added_rows_count", m.added_rows_count},
+                              {"existing_rows_count", m.existing_rows_count},
+                              {"deleted_rows_count", m.deleted_rows_count}};
+        if (m.partitions) {
+            boost::json::array p;
+            for (const auto& s : *m.partitions)
+                p.push_back({{"contains_null", s.contains_null},
+                             {"contains_nan", s.contains_nan ? boost::json::value(*s.contains_nan) : nullptr},
+                             {"lower_bound", s.lower_bound ? boost::json::value(hex(*s.lower_bound)) : nullptr},
+                             {"upper_bound", s.upper_bound ? boost::json::value(hex(*s.upper_bound)) : nullptr}});
+            o["partitions"] = std::move(p);
+        } else {
+            o["partitions"] = nullptr;
+        }
+        out.push_back(std::move(o));
+    }
+    std::cout << boost::json::serialize(out) << "\n";
+    return 0;
+}
+
 int main(int argc, char** argv) {
+    if (argc == 3 && std::string_view{argv[1]} == "--read-list") return read_list(argv[2]);
     if (argc != 2) {
-        std::cerr << "usage: iceberg_manifest_sample DIR\n";
+        std::cerr << "usage: iceberg_manifest_sample DIR | --read-list FILE\n";
         return 2;
     }
     const std::string dir = argv[1];
