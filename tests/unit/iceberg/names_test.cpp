@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "catch2_compat.hpp"
 #include "iceberg/names.hpp"
+
+#include "catch2_compat.hpp"
 
 using namespace iss::iceberg;
 
@@ -16,8 +17,8 @@ TEST_CASE("a table location splits into bucket and prefix; data keys go under da
     const auto l = split_location("s3://lake/wh/iggy/app_orders/").value();
     CHECK(l.bucket == "lake");
     CHECK(l.prefix == "wh/iggy/app_orders");
-    CHECK(data_key(l, "ts_day=2026-12-07/tenant=a", "app+orders+0+00000000000000000000.parquet")
-          == "wh/iggy/app_orders/data/ts_day=2026-12-07/tenant=a/app+orders+0+00000000000000000000.parquet");
+    CHECK(data_key(l, "ts_day=2026-12-07/tenant=a", "app+orders+0+00000000000000000000.parquet") ==
+          "wh/iggy/app_orders/data/ts_day=2026-12-07/tenant=a/app+orders+0+00000000000000000000.parquet");
     CHECK(data_key(l, "", "f.parquet") == "wh/iggy/app_orders/data/f.parquet");
     const auto root = split_location("s3a://b").value();
     CHECK(root.bucket == "b");
