@@ -240,18 +240,23 @@ result<commit_plan> plan_commit(const commit_input& in) {
     p.parent_snapshot_id = t.main_snapshot_id;
     p.sequence_number = t.last_sequence_number + 1;
     std::vector<data_file> files;
-    offset_map batch;
     std::int64_t records = 0, bytes = 0;
     std::set<std::string> partitions;
     for (const auto& f : in.files) {
+        const auto next = in.next_offsets.find(f.source);
+        if (next == in.next_offsets.end() || f.last_offset >= next->second)
+            return error{
+                errc::bad_batch,
+                fmt::format(
+                    "{} ends at offset {} of {}/{}/{}, not below the batch's commit point {}", f.file.file_path,
+                    f.last_offset, f.source.stream, f.source.topic, f.source.partition,
+                    next == in.next_offsets.end() ? std::string{"(none given)"} : fmt::format("{}", next->second))};
         files.push_back(f.file);
         records += f.file.record_count;
         bytes += f.file.file_size_in_bytes;
         partitions.insert(in.spec->path(f.file.partition));
-        auto& next = batch[f.source];
-        next = std::max(next, f.last_offset + 1);
     }
-    p.offsets = merge_offsets(*parent_offsets, batch);
+    p.offsets = merge_offsets(*parent_offsets, in.next_offsets);
     p.manifest = write_manifest(*in.schema, *in.spec, files);
     p.manifest_path = fmt::format("{}/metadata/iggy-{}-m0.avro", t.location, p.snapshot_id);
     std::vector<manifest_file> list{new_manifest_entry(*in.spec, files, p.manifest_path,

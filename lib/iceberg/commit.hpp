@@ -23,6 +23,16 @@
 ///      table's offset: committing it would duplicate rows; a bug or a foreign writer: stop
 ///      and say so).
 ///
+/// Which files a batch may hold. Objects of one source partition interleave in offsets when
+/// the key splits them (one open object per partition value), so a file's range says nothing
+/// of the messages between its first and last offset. The summary therefore records a
+/// commit point, as the Iggy offset does (lib/pipeline: one below the lowest first offset of
+/// any object not yet durable): `commit_input::next_offsets[p]` = every message of p below
+/// it is in this batch or already in the table. A batch holds only files ending below their
+/// partition's commit point (`plan_commit` refuses others). Then, on any table, a file is in
+/// it exactly when it ends below the summary's offset, and a file starting at or above it is
+/// not: that is what `decide` relies on.
+///
 /// The snapshot id is derived from the table uuid, the parent and the file paths (XXH3),
 /// so a retry on the same parent is the same snapshot with the same metadata files, byte for
 /// byte; a rebuild on a new parent is a new one.
@@ -121,8 +131,11 @@ struct commit_input {
     const table_state* table = nullptr;
     std::vector<manifest_file> parent_manifests;  ///< the parent's manifest list (empty without a parent)
     std::span<const pending_file> files;          ///< not empty
-    std::int64_t now_ms = 0;                      ///< the injected clock (ms since the epoch)
-    std::vector<std::string> namespace_levels;    ///< for the request's identifier
+    /// Per source partition of `files`: the commit point (see the file comment). Merged with
+    /// the parent's summary (each partition's larger), it is the new summary's offsets.
+    offset_map next_offsets;
+    std::int64_t now_ms = 0;                    ///< the injected clock (ms since the epoch)
+    std::vector<std::string> namespace_levels;  ///< for the request's identifier
     std::string table_name;
 };
 
@@ -144,7 +157,8 @@ struct commit_plan {
 /// Builds the commit of `in.files` on the table's main snapshot. Summary: `operation`
 /// append, `added-data-files`, `added-records`, `added-files-size`, `changed-partition-count`,
 /// the `total-*` counters (the parent's plus the added), and `iggy-s3-sink.offsets`.
-/// errc::bad_metadata when the parent's summary cannot be read.
+/// errc::bad_metadata when the parent's summary cannot be read; errc::bad_batch naming the
+/// file when one does not end below its partition's `next_offsets` (or has none).
 [[nodiscard]] result<commit_plan> plan_commit(const commit_input& in);
 
 /// After a commit whose answer was a conflict (409), a server error or no answer.

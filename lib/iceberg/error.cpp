@@ -12,6 +12,7 @@ const char* iceberg_message(int ev) noexcept {
         case errc::unsupported_type: return "column type has no Iceberg type (check format.schema)";
         case errc::overlap:
             return "a data file overlaps the offsets the table already holds (committing it would duplicate rows)";
+        case errc::bad_batch: return "a data file in the batch is not below its partition's commit point";
     }
     return nullptr;
 }

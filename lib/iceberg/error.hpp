@@ -12,7 +12,8 @@ enum class errc {
     bad_metadata,            ///< table metadata or a snapshot summary from the catalog cannot be read
     bad_avro,                ///< a manifest list read back is not an Avro file we can read
     unsupported_type,        ///< a column type has no Iceberg type here (timestamp_ms)
-    overlap,  ///< a data file straddles the offset the table already holds: committing it would duplicate
+    overlap,    ///< a data file straddles the offset the table already holds: committing it would duplicate
+    bad_batch,  ///< a batch holds a file at or past its partition's commit point (a caller's bug)
 };
 
 const boost::system::error_category& iceberg_category() noexcept;

@@ -104,4 +104,10 @@ std::string schema_json(const table_schema& s) {
     return out;
 }
 
+std::vector<format::parquet_field_id> parquet_field_ids(const table_schema& s) {
+    std::vector<format::parquet_field_id> out;
+    for (const auto& f : s.fields) out.push_back({f.id, f.key_id, f.value_id});
+    return out;
+}
+
 }  // namespace iss::iceberg

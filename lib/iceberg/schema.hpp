@@ -25,6 +25,7 @@
 
 #include "common/error.hpp"
 #include "format/schema.hpp"
+#include "format/table.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -77,5 +78,10 @@ struct table_schema {
 /// type is `{"type":"map","key-id":..,"key":"string","value-id":..,"value-required":false,
 /// "value":"string"}`. For the manifest's `schema` metadata and the create-table request.
 [[nodiscard]] std::string schema_json(const table_schema& s);
+
+/// The field ids for the Parquet writer (`format::parquet_options::field_ids`), one per
+/// column in order: the data files then carry the ids the table's schema gives (Iceberg spec,
+/// Appendix A "Parquet": column ids are required as the schema's field ids).
+[[nodiscard]] std::vector<format::parquet_field_id> parquet_field_ids(const table_schema& s);
 
 }  // namespace iss::iceberg

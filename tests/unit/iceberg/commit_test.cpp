@@ -65,8 +65,15 @@ std::vector<pending_file> batch(const test::table_fixture& fx) {
     return {{fx.files[0], p0, 100, 109}, {fx.files[1], p0, 110, 129}, {fx.files[2], p1, 0, 4}};
 }
 
-commit_plan plan(const test::table_fixture& fx, const table_state& t, std::span<const pending_file> files,
-                 std::vector<manifest_file> parent = {}) {
+/// Each partition's commit point just past its files' last offsets.
+offset_map next_of(std::span<const pending_file> files) {
+    offset_map m;
+    for (const auto& f : files) m[f.source] = std::max(m[f.source], f.last_offset + 1);
+    return m;
+}
+
+commit_input input(const test::table_fixture& fx, const table_state& t, std::span<const pending_file> files,
+                   std::vector<manifest_file> parent = {}) {
     commit_input in;
     in.schema = &fx.schema;
     in.spec = &fx.spec;
@@ -76,7 +83,13 @@ commit_plan plan(const test::table_fixture& fx, const table_state& t, std::span<
     in.now_ms = 1'800'000'000'500LL;
     in.namespace_levels = {"lake", "raw"};
     in.table_name = "app_orders";
-    return plan_commit(in).value();
+    in.next_offsets = next_of(files);
+    return in;
+}
+
+commit_plan plan(const test::table_fixture& fx, const table_state& t, std::span<const pending_file> files,
+                 std::vector<manifest_file> parent = {}) {
+    return plan_commit(input(fx, t, files, std::move(parent))).value();
 }
 
 }  // namespace
@@ -235,6 +248,27 @@ TEST_CASE("a retry on the same parent is the same snapshot, byte for byte; a new
     CHECK(c.snapshot_id != a.snapshot_id);
     const std::vector<pending_file> fewer{files[0]};
     CHECK(plan(fx, empty_table(), fewer).snapshot_id != a.snapshot_id);
+}
+
+TEST_CASE("the summary records the commit point; files at or past it are refused", "[iceberg][commit]") {
+    const auto fx = test::fixture();
+    // two objects of p0 interleaved in offsets (one per partition value): 100..104 and 101..105,
+    // while an object from 103 on is still open: the commit point is 103, neither may go in
+    std::vector<pending_file> files{{fx.files[0], p0, 100, 104}, {fx.files[1], p0, 101, 105}};
+    const auto table = empty_table();  // commit_input points at it
+    auto in = input(fx, table, files);
+    in.next_offsets = {{p0, 103}};
+    auto r = plan_commit(in);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == iceberg::errc::bad_batch);
+    CHECK_THAT(r.error().detail(), Catch::Matchers::ContainsSubstring("ends at offset 104 of app/orders/0"));
+    // once the open one is durable (the commit point is 110), both go in and 110 is recorded
+    in.next_offsets = {{p0, 110}};
+    const auto p = plan_commit(in).value();
+    CHECK(p.offsets == offset_map{{p0, 110}});
+    // a file whose partition has no commit point is a caller's bug too
+    in.next_offsets = {{p1, 5}};
+    CHECK(plan_commit(in).error() == iceberg::errc::bad_batch);
 }
 
 TEST_CASE("after a failed commit: our snapshot on main is done", "[iceberg][commit]") {
