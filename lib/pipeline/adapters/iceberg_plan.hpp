@@ -21,6 +21,7 @@
 #include "iceberg/commit.hpp"
 #include "pipeline/ports.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,15 +49,20 @@ private:
 };
 
 /// A durable object as a data file of the batch (`s3://bucket/key`, its record count and size).
+/// The batch's commit points are `iceberg_batch::next_offsets` (`iceberg_offsets`).
 [[nodiscard]] iceberg::pending_file iceberg_data_file(const durable_object& o, std::string_view bucket,
                                                       std::vector<iceberg::value> partition = {});
+
+/// The batch's commit points in lib/iceberg's form.
+[[nodiscard]] iceberg::offset_map iceberg_offsets(const std::map<partition_ref, std::uint64_t>& next);
 
 class iceberg_batch_plan final : public iceberg::batch_plan {
 public:
     /// \param schema, spec the table's, as the daemon made them from format.schema and
     ///        iceberg.partition_by (outlive the plan)
     iceberg_batch_plan(const iceberg::table_schema& schema, const iceberg::partition_spec& spec, s3_table_files& store,
-                       const iss::clock& clk, iceberg::table_ident table, std::vector<iceberg::pending_file> files);
+                       const iss::clock& clk, iceberg::table_ident table, std::vector<iceberg::pending_file> files,
+                       iceberg::offset_map next_offsets);
     task<result<iceberg::built_commit>> build(const iceberg::loaded_table& base) override;
     result<bool> covered_by(const iceberg::loaded_table& table) override;
 
@@ -67,7 +73,8 @@ private:
     const iss::clock& clk_;
     iceberg::table_ident table_;
     std::vector<iceberg::pending_file> files_;
-    std::int64_t attempted_ = 0;  ///< the last snapshot id built (0: none yet)
+    iceberg::offset_map next_offsets_;  ///< the batch's commit point per partition
+    std::int64_t attempted_ = 0;        ///< the last snapshot id built (0: none yet)
 };
 
 }  // namespace iss::pipeline

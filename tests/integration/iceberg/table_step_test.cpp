@@ -212,7 +212,8 @@ TEST_CASE(
     auto plans = [&](const pl::iceberg_batch& b) -> std::unique_ptr<batch_plan> {
         std::vector<iceberg::pending_file> files;
         for (const auto& obj : b.objects) files.push_back(pl::iceberg_data_file(obj, bucket));
-        return std::make_unique<pl::iceberg_batch_plan>(*schema, *spec, store, h.clk, b.table, std::move(files));
+        return std::make_unique<pl::iceberg_batch_plan>(*schema, *spec, store, h.clk, b.table, std::move(files),
+                                                        pl::iceberg_offsets(b.next_offsets));
     };
     pl::iceberg_table_step step{h.ioc.get_executor(), h.catalog, store, plans, o, h.clk};
     const pl::partition_ref p0{"app", "clicks", 0}, p1{"app", "clicks", 1};
