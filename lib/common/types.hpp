@@ -62,8 +62,10 @@ using secret_access_key = secret<struct secret_access_key_tag>;
 using session_token = secret<struct session_token_tag>;
 using iggy_password = secret<struct iggy_password_tag>;
 using iggy_token = secret<struct iggy_token_tag>;
-using sse_customer_key = secret<struct sse_customer_key_tag>;  ///< SSE-C key (base64)
-using proxy_url = secret<struct proxy_url_tag>;                ///< a proxy URL that may hold user:password
+using sse_customer_key = secret<struct sse_customer_key_tag>;          ///< SSE-C key (base64)
+using proxy_url = secret<struct proxy_url_tag>;                        ///< a proxy URL that may hold user:password
+using catalog_token = secret<struct catalog_token_tag>;                ///< an Iceberg REST catalog bearer token
+using oauth2_client_secret = secret<struct oauth2_client_secret_tag>;  ///< an OAuth2 client secret (catalog)
 
 }  // namespace iss
 

@@ -22,7 +22,8 @@
 ///   allowed, any other bare number is an error (seconds or milliseconds?).
 /// - booleans: true/false (also yes/no, on/off).
 ///
-/// Secrets (`iggy.password`, `iggy.token`, `s3.secret_access_key`, `s3.session_token`) are
+/// Secrets (`iggy.password`, `iggy.token`, `s3.secret_access_key`, `s3.session_token`,
+/// `iceberg.catalog.auth.token`, `iceberg.catalog.auth.client_secret`) are
 /// `iss::secret` values: `to_yaml` and every formatter print them as `****`.
 
 #include "common/error.hpp"
@@ -77,6 +78,9 @@ enum class bad_message_policy : std::uint8_t { fail, skip, dead_letter };
 /// `iggy.on_offset_reset`: a partition whose next offset lies past its newest offset (the topic
 /// was deleted and created again). `fail`: stop that partition (docs/operations.md, Faults).
 enum class offset_reset_policy : std::uint8_t { fail };
+
+/// `iceberg.catalog.auth.type`: how requests to the REST catalog are authenticated.
+enum class catalog_auth : std::uint8_t { none, bearer, oauth2, sigv4 };
 
 /// `iggy.tls`
 struct iggy_tls_section {
@@ -316,6 +320,41 @@ struct log_section {
     friend bool operator==(const log_section&, const log_section&) = default;
 };
 
+/// `iceberg.catalog.auth`
+struct catalog_auth_section {
+    catalog_auth type = catalog_auth::none;
+    iss::catalog_token token;                 ///< bearer: the token (secret)
+    std::string client_id;                    ///< oauth2: client credentials
+    iss::oauth2_client_secret client_secret;  ///< oauth2 (secret)
+    std::string token_endpoint;               ///< oauth2: empty: the catalog's `v1/oauth/tokens`
+    std::string scope = "catalog";            ///< oauth2: the scope asked for
+    std::string signing_name;                 ///< sigv4: the service name (`s3tables`, `glue`)
+    std::string signing_region;               ///< sigv4: empty: s3.region
+    friend bool operator==(const catalog_auth_section&, const catalog_auth_section&) = default;
+};
+
+/// `iceberg.catalog`: the Iceberg REST catalog.
+struct catalog_section {
+    std::string uri;        ///< http(s)://host[:port][/path] of the REST catalog
+    std::string warehouse;  ///< the `warehouse` sent to GET v1/config; empty: not sent
+    std::string prefix;     ///< path prefix after v1/; empty: the one the catalog's config gives
+    catalog_auth_section auth;
+    friend bool operator==(const catalog_section&, const catalog_section&) = default;
+};
+
+/// `iceberg`: commit the Parquet objects to Iceberg tables (lib/iceberg). Absent: no table.
+struct iceberg_section {
+    /// Not a key: true when the file has an `iceberg` section.
+    bool enabled = false;
+    catalog_section catalog;
+    std::string namespace_name = "iggy";     ///< `iceberg.namespace` (dots separate levels)
+    std::string table = "{stream}_{topic}";  ///< table name; placeholders {stream}, {topic}
+    bool create = true;                      ///< create the namespace and table when missing
+    std::vector<std::string> partition_by;   ///< Iceberg transforms over format.schema columns
+    milliseconds commit_interval{60'000};    ///< durable objects are committed at least this often
+    friend bool operator==(const iceberg_section&, const iceberg_section&) = default;
+};
+
 /// The whole file. Default-constructed, it holds every default.
 struct sink_config {
     iggy_section iggy;
@@ -330,6 +369,7 @@ struct sink_config {
     shutdown_section shutdown;
     log_section log;
     admin_section admin;
+    iceberg_section iceberg;
     friend bool operator==(const sink_config&, const sink_config&) = default;
 };
 

@@ -22,6 +22,7 @@ std::vector<std::string> changed_sections(const sink_config& a, const sink_confi
     note("shutdown", a.shutdown == b.shutdown);
     note("log", a.log == b.log);
     note("admin", a.admin == b.admin);
+    note("iceberg", a.iceberg == b.iceberg);
     return out;
 }
 

@@ -125,6 +125,12 @@ public:
         close_frame();
     }
 
+    template <class F>
+    void optional_section(std::string_view key, std::string_view help, bool& present, F&& fn) {
+        present = has(key);
+        section(key, help, std::forward<F>(fn));
+    }
+
     template <class T, class F>
     void list(std::string_view key, std::vector<T>& items, std::string_view /*help*/, F&& fn) {
         const YAML::Node* n = take(key);
@@ -219,7 +225,8 @@ public:
         add(path, fmt::format("must be one of {}, not '{}'", detail::choice_names(choices, ", "), *text), *n);
     }
 
-    void strings(std::string_view key, std::vector<std::string>& value, std::string_view /*help*/) {
+    void strings(std::string_view key, std::vector<std::string>& value, std::string_view /*help*/,
+                 std::string_view /*default_text*/ = {}) {
         const YAML::Node* n = take(key);
         if (n == nullptr) return;
         const std::string path = child_path(key);
@@ -391,6 +398,13 @@ private:
     }
 
     /// The node of `key` in the current mapping, marked used; nullptr when absent.
+    /// True when the current mapping has `key` (without marking it read).
+    bool has(std::string_view key) const {
+        for (const auto& e : frames_.back().entries)
+            if (e.first == key) return true;
+        return false;
+    }
+
     const YAML::Node* take(std::string_view key) {
         frame& f = frames_.back();
         f.known.emplace_back(key);

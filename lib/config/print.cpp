@@ -71,6 +71,11 @@ public:
         indent_ -= 2;
     }
 
+    template <class F>
+    void optional_section(std::string_view key, std::string_view help, bool present, F&& fn) {
+        if (present) section(key, help, std::forward<F>(fn));
+    }
+
     template <class T, class F>
     void list(std::string_view key, const std::vector<T>& items, std::string_view, F&& fn) {
         if (items.empty()) {
@@ -101,7 +106,7 @@ public:
         line(fmt::format("{}: {}", key, bare_or_quoted(choice_name(value, choices))));
     }
 
-    void strings(std::string_view key, const std::vector<std::string>& v, std::string_view) {
+    void strings(std::string_view key, const std::vector<std::string>& v, std::string_view, std::string_view = {}) {
         std::string items;
         for (const auto& s : v) items += (items.empty() ? "" : ", ") + quote(s);
         line(fmt::format("{}: [{}]", key, items));
@@ -159,6 +164,11 @@ public:
         path_ = saved;
     }
 
+    template <class F>
+    void optional_section(std::string_view key, std::string_view help, bool, F&& fn) {
+        section(key, help, std::forward<F>(fn));
+    }
+
     template <class T, class F>
     void list(std::string_view key, const std::vector<T>&, std::string_view help, F&& fn) {
         if (path_.empty()) sections.push_back(section_doc{std::string{key}, std::string{help}});
@@ -184,8 +194,9 @@ public:
         add(key, detail::choice_names(choices, " | "), std::string{choice_name(value, choices)}, help);
     }
 
-    void strings(std::string_view key, const std::vector<std::string>&, std::string_view help) {
-        add(key, "string or list of strings", "(required)", help);
+    void strings(std::string_view key, const std::vector<std::string>&, std::string_view help,
+                 std::string_view default_text = "(required)") {
+        add(key, "string or list of strings", std::string{default_text}, help);
     }
 
     void partitions(std::string_view key, bool, const std::vector<std::uint32_t>&, std::string_view help) {

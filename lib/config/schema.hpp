@@ -8,11 +8,15 @@
 ///
 /// A visitor provides:
 ///   section(key, help, fn)                  a nested mapping
+///   optional_section(key, help, present, fn) a nested mapping whose absence means "off"
+///                                           (`present`: the loader sets it, the printer
+///                                           omits the section when false)
 ///   list(key, vec, help, fn(item))          a sequence of mappings
 ///   field(key, value, help)                 string, bool, u32/u64 counts, durations, secrets, named types
 ///   size(key, u64, help)                    a byte size
 ///   choice(key, enum, table, help)          one of named values
-///   strings(key, vector<string>, help)      a scalar or a sequence of scalars
+///   strings(key, vector<string>, help[, default_text])  a scalar or a sequence of scalars
+///                                           (default_text for the docs: "(required)" unless given)
 ///   partitions(key, all, ids, help)         `all` or a sequence of ids
 ///   pairs(key, map, help)                   a mapping of names to string values
 ///   env_default(var)                        the next key defaults to env VAR (docs, loader)
@@ -104,6 +108,10 @@ inline constexpr std::array<choice<bad_message_policy>, 3> bad_message_choices{
     {{"fail", bad_message_policy::fail},
      {"skip", bad_message_policy::skip},
      {"dead_letter", bad_message_policy::dead_letter}}};
+inline constexpr std::array<choice<catalog_auth>, 4> catalog_auth_choices{{{"none", catalog_auth::none},
+                                                                           {"bearer", catalog_auth::bearer},
+                                                                           {"oauth2", catalog_auth::oauth2},
+                                                                           {"sigv4", catalog_auth::sigv4}}};
 inline constexpr std::array<choice<log::level>, 6> log_level_choices{{{"trace", log::level::trace},
                                                                       {"debug", log::level::debug},
                                                                       {"info", log::level::info},
@@ -426,6 +434,51 @@ void visit_daemon(V& v, C& c) {
                 "IP:PORT to serve on (`0.0.0.0:9464` for all interfaces, `[::]:9464` for IPv6); empty turns the server "
                 "off. See docs/operations.md.");
     });
+    v.optional_section(
+        "iceberg",
+        "Commit the Parquet objects to Apache Iceberg tables through a REST catalog (format 2, append only, exactly "
+        "once: the Iggy offset is stored after the table commit). Absent: no table. Needs format.type parquet.",
+        c.iceberg.enabled, [&] {
+            auto& i = c.iceberg;
+            v.section("catalog", "The Iceberg REST catalog.", [&] {
+                v.field("uri", i.catalog.uri, "http(s)://host[:port][/path] of the REST catalog (required).");
+                v.field("warehouse", i.catalog.warehouse,
+                        "Warehouse sent to the catalog's GET v1/config (AWS S3 Tables: the table bucket ARN); empty: "
+                        "not sent.");
+                v.field("prefix", i.catalog.prefix,
+                        "Path prefix after v1/ of every catalog request; empty: the one the catalog's config gives.");
+                v.section("auth", "How catalog requests are authenticated.", [&] {
+                    auto& a = i.catalog.auth;
+                    v.choice(
+                        "type", a.type, table(catalog_auth_choices),
+                        "`none`; `bearer`: `token` in an Authorization header; `oauth2`: client credentials "
+                        "exchanged for a token, refreshed before it expires; `sigv4`: each request signed with the "
+                        "S3 credentials chain (AWS S3 Tables, Glue).");
+                    v.field("token", a.token, "bearer: the token (secret).");
+                    v.field("client_id", a.client_id, "oauth2: the client id.");
+                    v.field("client_secret", a.client_secret, "oauth2: the client secret (secret).");
+                    v.field("token_endpoint", a.token_endpoint,
+                            "oauth2: the token endpoint URL; empty: the catalog's v1/oauth/tokens.");
+                    v.field("scope", a.scope, "oauth2: the scope asked for.");
+                    v.field("signing_name", a.signing_name,
+                            "sigv4: the service name signed for: `s3tables` (AWS S3 Tables), `glue` (the Glue Iceberg "
+                            "REST endpoint).");
+                    v.field("signing_region", a.signing_region, "sigv4: the region signed for; empty: s3.region.");
+                });
+            });
+            v.field("namespace", i.namespace_name, "Namespace of the tables (dots separate levels: `a.b`).");
+            v.field("table", i.table,
+                    "Table name; {stream} and {topic} are replaced by the source's names (the default makes one table "
+                    "per source topic).");
+            v.field("create", i.create, "Create the namespace and the table when missing.");
+            v.strings("partition_by", i.partition_by,
+                      "Partition transforms over format.schema columns: identity(c), year(c), month(c), day(c), "
+                      "hour(c), bucket(N, c), truncate(W, c). Each object holds one partition value.",
+                      "[] (unpartitioned)");
+            v.field("commit_interval", i.commit_interval,
+                    "Durable objects are committed to the table in one snapshot at least this often (and at shutdown); "
+                    "their offsets are stored in Iggy after the commit.");
+        });
 }
 
 /// Walks the schema, section by section in the order of the help and the printed config.

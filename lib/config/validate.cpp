@@ -488,6 +488,7 @@ std::vector<problem> validate(const sink_config& c) {
     check_delivery(add, c);
     if (c.shutdown.grace <= 0ms) add("shutdown.grace", "must be > 0");
     check_admin(add, c.admin);
+    check_iceberg(add, c);
     return std::move(add.out);
 }
 

@@ -58,4 +58,9 @@ inline bool has_control(std::string_view s) {
 /// settings, part size, retry (group mode: `s3.retry.deadline` under the hand-over).
 void check_s3(collector& add, const sink_config& c);
 
+/// The `iceberg` section's rules (validate_iceberg.cpp): the format must be parquet, the
+/// catalog URI and the chosen auth's keys, the table name's placeholders, the partition
+/// transforms against the columns.
+void check_iceberg(collector& add, const sink_config& c);
+
 }  // namespace iss::config::detail

@@ -9,41 +9,23 @@
 // 4 bytes big-endian).
 //
 // Debian's libavro (avro-c) parses the generated record schema and encodes each datum
-// (avro_value_write); the container framing is written here because avro-c's file writer
+// (avro_value_write); the container framing is ours (avro_container.cpp) because avro-c's file writer
 // writes to a FILE* and draws a random sync marker, while an object must be streamed into
 // the pipeline's part buffer and be the same bytes on a replay: the sync marker is derived
 // from the schema text (XXH3-128), which any reader accepts (it only has to match between
 // the header and the blocks).
 
+#include "format/avro_container.hpp"
 #include "format/json.hpp"
 #include "format/table.hpp"
 
 #include <avro.h>
-#include <snappy-c.h>
-#include <xxhash.h>
-#include <zlib.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 
 namespace iss::format {
 
 namespace {
-
-void put_long(std::string& out, std::int64_t v) {
-    auto z = (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
-    while (z >= 0x80) {
-        out += static_cast<char>((z & 0x7F) | 0x80);
-        z >>= 7;
-    }
-    out += static_cast<char>(z);
-}
-
-void put_bytes(std::string& out, std::string_view b) {
-    put_long(out, static_cast<std::int64_t>(b.size()));
-    out.append(b);
-}
 
 std::string avro_type(column_type t) {
     switch (t) {
@@ -84,9 +66,7 @@ public:
         iface_ = avro_generic_class_from_schema(schema_);
         if (iface_ == nullptr || avro_generic_value_new(iface_, &value_) != 0)
             throw std::runtime_error{std::string{"avro value: "} + avro_strerror()};
-        const XXH128_hash_t h = XXH3_128bits(schema_json_.data(), schema_json_.size());
-        std::memcpy(sync_, &h.high64, 8);
-        std::memcpy(sync_ + 8, &h.low64, 8);
+        sync_ = avro_ocf::make_sync(schema_json_);
     }
     ~avro_writer() override {
         avro_value_decref(&value_);
@@ -99,16 +79,7 @@ public:
     void begin(std::string& out) override {
         block_.clear();
         count_ = 0;
-        out.append("Obj\x01", 4);
-        put_long(out, 2);  // a map block of two entries, then the end (0)
-        put_bytes(out, "avro.schema");
-        put_bytes(out, schema_json_);
-        put_bytes(out, "avro.codec");
-        put_bytes(out, o_.codec == avro_codec::deflate  ? "deflate"
-                       : o_.codec == avro_codec::snappy ? "snappy"
-                                                        : "null");
-        put_long(out, 0);
-        out.append(sync_, 16);
+        avro_ocf::write_header(out, schema_json_, o_.codec, sync_);
     }
 
     void append(std::span<const cell> row, std::string& out) override {
@@ -184,39 +155,7 @@ private:
     }
 
     void flush(std::string& out) {
-        std::string_view data = block_;
-        switch (o_.codec) {
-            case avro_codec::null: break;
-            case avro_codec::deflate: {
-                z_stream z{};
-                if (deflateInit2(&z, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) std::abort();
-                zbuf_.resize(deflateBound(&z, block_.size()) + 16);
-                z.next_in = reinterpret_cast<Bytef*>(block_.data());
-                z.avail_in = static_cast<uInt>(block_.size());
-                z.next_out = reinterpret_cast<Bytef*>(zbuf_.data());
-                z.avail_out = static_cast<uInt>(zbuf_.size());
-                if (deflate(&z, Z_FINISH) != Z_STREAM_END) std::abort();
-                zbuf_.resize(z.total_out);
-                deflateEnd(&z);
-                data = zbuf_;
-                break;
-            }
-            case avro_codec::snappy: {
-                std::size_t n = snappy_max_compressed_length(block_.size());
-                zbuf_.resize(n + 4);
-                if (snappy_compress(block_.data(), block_.size(), zbuf_.data(), &n) != SNAPPY_OK) std::abort();
-                const auto crc = static_cast<std::uint32_t>(
-                    crc32(0, reinterpret_cast<const Bytef*>(block_.data()), static_cast<uInt>(block_.size())));
-                for (int b = 0; b < 4; ++b)
-                    zbuf_[n + static_cast<std::size_t>(b)] = static_cast<char>(crc >> (24 - 8 * b));
-                zbuf_.resize(n + 4);
-                data = zbuf_;
-                break;
-            }
-        }
-        put_long(out, static_cast<std::int64_t>(count_));
-        put_bytes(out, data);
-        out.append(sync_, 16);
+        avro_ocf::write_block(out, count_, block_, o_.codec, sync_, zbuf_);
         block_.clear();
         count_ = 0;
     }
@@ -227,7 +166,7 @@ private:
     avro_schema_t schema_ = nullptr;
     avro_value_iface_t* iface_ = nullptr;
     avro_value_t value_{};
-    char sync_[16]{};
+    avro_ocf::sync_marker sync_{};
     std::string block_, zbuf_, tmp_;
     std::uint64_t count_ = 0;
 };

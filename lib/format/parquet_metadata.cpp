@@ -43,8 +43,16 @@ void write_stat_value(compact_writer& w, std::int16_t id, const chunk_meta& c, b
 }
 
 void write_schema_element(compact_writer& w, const column& c, const std::vector<column>& cols,
-                          const std::vector<leaf>& leaves, const std::vector<std::size_t>& leaf_of) {
+                          const std::vector<leaf>& leaves, const std::vector<std::size_t>& leaf_of,
+                          const parquet_options& o) {
     const auto rep = c.nullable ? repetition::optional : repetition::required;
+    const auto index = static_cast<std::size_t>(&c - cols.data());
+    const parquet_field_id ids = index < o.field_ids.size() ? o.field_ids[index] : parquet_field_id{};
+    // SchemaElement.field_id (9), between converted_type (6) and logicalType (10): the
+    // compact protocol writes a struct's fields in increasing id order.
+    const auto field_id = [&](std::int32_t id) {
+        if (id > 0) w.i32(9, id);
+    };
     if (c.type == column_type::map) {
         // LogicalTypes.md "Maps": <rep> group <name> (MAP) { repeated group key_value
         // { required binary key (STRING); optional binary value (STRING); } }
@@ -53,6 +61,7 @@ void write_schema_element(compact_writer& w, const column& c, const std::vector<
         w.binary(4, c.name);
         w.i32(5, 1);
         w.i32(6, ct_map);
+        field_id(ids.id);
         w.begin_struct(10);
         w.begin_struct(2);
         w.end_struct();
@@ -69,6 +78,7 @@ void write_schema_element(compact_writer& w, const column& c, const std::vector<
             w.i32(3, static_cast<std::int32_t>(k == 0 ? repetition::required : repetition::optional));
             w.binary(4, k == 0 ? "key" : "value");
             w.i32(6, ct_utf8);
+            field_id(k == 0 ? ids.key_id : ids.value_id);
             w.begin_struct(10);
             w.begin_struct(1);
             w.end_struct();
@@ -77,7 +87,7 @@ void write_schema_element(compact_writer& w, const column& c, const std::vector<
         }
         return;
     }
-    const leaf& l = leaves[leaf_of[static_cast<std::size_t>(&c - cols.data())]];
+    const leaf& l = leaves[leaf_of[index]];
     w.begin_elem_struct();
     w.i32(1, static_cast<std::int32_t>(l.type));
     w.i32(3, static_cast<std::int32_t>(rep));
@@ -85,6 +95,7 @@ void write_schema_element(compact_writer& w, const column& c, const std::vector<
     // converted_type (6) and logicalType (10, a union: one field set).
     const auto logical = [&](std::int32_t converted, std::int16_t union_field, auto&& body) {
         w.i32(6, converted);
+        field_id(ids.id);
         w.begin_struct(10);
         w.begin_struct(union_field);
         body();
@@ -107,7 +118,7 @@ void write_schema_element(compact_writer& w, const column& c, const std::vector<
             });
             break;
         }
-        default: break;
+        default: field_id(ids.id); break;
     }
     w.end_struct();
 }
@@ -126,7 +137,7 @@ void write_file_metadata(std::string& out, const std::vector<column>& cols, cons
     w.binary(4, "schema");
     w.i32(5, static_cast<std::int32_t>(cols.size()));
     w.end_struct();
-    for (const auto& c : cols) write_schema_element(w, c, cols, leaves, leaf_of);
+    for (const auto& c : cols) write_schema_element(w, c, cols, leaves, leaf_of, o);
     std::int64_t rows = 0;
     for (const auto& g : groups) rows += g.num_rows;
     w.i64(3, rows);

@@ -37,6 +37,16 @@ public:
 /// Parquet's page compression (`format.parquet.compression`).
 enum class parquet_codec : std::uint8_t { none, snappy, gzip, zstd };
 
+/// A column's Iceberg field ids (Iceberg spec, Appendix A "Parquet": column ids are stored
+/// as the schema elements' `field_id`): `id` on the column; a map column's `key_id` and
+/// `value_id` on its key and value (its repeated `key_value` group has none).
+struct parquet_field_id {
+    std::int32_t id = 0;
+    std::int32_t key_id = 0;
+    std::int32_t value_id = 0;
+    friend bool operator==(const parquet_field_id&, const parquet_field_id&) = default;
+};
+
 struct parquet_options {
     parquet_codec codec = parquet_codec::snappy;
     std::uint64_t row_group_size = 64ull << 20;       ///< uncompressed bytes buffered before a row group is written
@@ -45,6 +55,8 @@ struct parquet_options {
     std::uint32_t dictionary_max_values = 65'536;     ///< ... or beyond this many distinct values
     int level = 0;                                    ///< zstd/gzip level; 0: the codec's default (zstd 3, gzip 6)
     std::string created_by = "iggy-s3-sink";          ///< the footer's `created_by`
+    /// One per column, in order (lib/iceberg's `parquet_field_ids`); empty: no field ids.
+    std::vector<parquet_field_id> field_ids;
 };
 
 /// A Parquet writer (parquet.cpp).

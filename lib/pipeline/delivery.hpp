@@ -74,7 +74,9 @@
 ///    about to be stored, and BEFORE that offset is stored (`commit_through` calls
 ///    `table_through` first); the offset is stored only after the step answered ok. A failed
 ///    step stores nothing and uploads nothing again: it is retried with the same objects
-///    (single mode after a backoff wait, group mode at the next tick or commit). A restart or
+///    (single mode after a backoff wait, group mode at the next tick or commit). A step that
+///    batches (Iceberg's commit interval) answers `deferred`: the offset stays pending, no
+///    wait, asked again at the next tick until it answers ok. A restart or
 ///    a new owner re-reads from the stored offset and hands the same keys again, adopted
 ///    after a 412, so the step is idempotent by key. Unset (the default), it is a no-op.
 ///

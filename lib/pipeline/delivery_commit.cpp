@@ -39,6 +39,11 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
     auto budget = operation_budget();
     while (budget.try_attempt()) {
         const table_result t = co_await table_through(offset);
+        if (t.status == table_status::deferred) {
+            ledger_.store_pending(offset);  // durable; the step is asked again at the next tick
+            log_.debug({iss::log::kv("offset", offset)}, "the table step deferred the objects ({})", t.detail);
+            co_return true;
+        }
         if (t.status != table_status::ok) {
             if (o_.mode == consumer_mode::group) {
                 ledger_.store_pending(

@@ -40,6 +40,7 @@ std::string_view to_string(table_status s) noexcept {
         case table_status::ok: return "ok";
         case table_status::retryable: return "retryable";
         case table_status::fatal: return "fatal";
+        case table_status::deferred: return "deferred";
     }
     return "?";
 }

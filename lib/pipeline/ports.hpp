@@ -227,6 +227,10 @@ enum class table_status {
     ok,         ///< the objects are in the table: the offset may be stored
     retryable,  ///< not committed (a conflict, the catalog unreachable): try again with the same objects
     fatal,      ///< will not succeed without operator action (permissions, a missing table)
+    /// taken, to be committed with a later batch (Iceberg: at `iceberg.commit_interval`): the
+    /// offset stays pending (stored nothing, uploaded nothing again) and the step is called
+    /// again at the writer's next tick, without a backoff wait or a warning
+    deferred,
 };
 [[nodiscard]] std::string_view to_string(table_status s) noexcept;
 

@@ -4,6 +4,10 @@
 
   check_avro.py types DIR   DIR/types.avro holds the rows of DIR/types.expected.json
   check_avro.py count FILE... prints the record count of each file and the total
+  check_avro.py iceberg DIR   DIR's Iceberg manifest and manifest list match the spec's
+                              schemas and DIR/expected.json (check_iceberg.py)
+  check_avro.py iceberg-foreign DIR SAMPLE   a manifest list python3-avro writes into DIR
+                              is read back by SAMPLE --read-list (lib/iceberg's reader)
 
 Exit status 0 when every check holds; 1 with a message per failed check."""
 import datetime
@@ -68,6 +72,12 @@ def main():
             print(f"{p}: {len(recs)}")
             total += len(recs)
         print(f"total: {total}")
+    elif mode == "iceberg":
+        from check_iceberg import check
+        failures += check(Path(args[0]))
+    elif mode == "iceberg-foreign":
+        from check_iceberg import check_foreign
+        failures += check_foreign(Path(args[0]), args[1])
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -215,6 +215,18 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
                         "<RequestId>front-kms</RequestId></Error>"};
             } else if (f == fault::internal_500_empty) {
                 resp = {500, "Internal Server Error", {}, {}};
+            } else if (f == fault::unauthorized_401) {
+                resp = {401,
+                        "Unauthorized",
+                        {{"Content-Type", "application/json"}},
+                        R"({"error":{"message":"Not authorized - fault front","type":"NotAuthorizedException",)"
+                        R"("code":401}})"};
+            } else if (f == fault::conflict_409) {
+                resp = {409,
+                        "Conflict",
+                        {{"Content-Type", "application/json"}},
+                        R"({"error":{"message":"Requirement failed: branch main has changed - fault front",)"
+                        R"("type":"CommitFailedException","code":409}})"};
             } else if (!upstream) {
                 resp = fixed;
                 resp.headers.add("X-Echo-Host", std::string{msg[bhttp::field::host]});
@@ -233,6 +245,13 @@ struct fault_front::impl : std::enable_shared_from_this<impl> {
                     co_return;
                 }
                 resp = std::move(*r);
+                if (f == fault::internal_500_after_forward)
+                    resp = {
+                        500,
+                        "Internal Server Error",
+                        {{"Content-Type", "application/json"}},
+                        R"({"error":{"message":"Internal Server Error - fault front, after the upstream applied it",)"
+                        R"("type":"CommitStateUnknownException","code":500}})"};
             }
             if (f == fault::drop_response) {
                 hard_close(sock);

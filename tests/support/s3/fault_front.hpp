@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// \file
-/// The S3 fault-injecting front (test double, docs/architecture.md §5): a small HTTP/1.1 server on
+/// The S3 (and Iceberg REST catalog) fault-injecting front (test double, docs/architecture.md §5): a small HTTP/1.1 server on
 /// 127.0.0.1:0 that sits between a client and a real S3 server (RGW) and forwards each
 /// request unchanged (Host, headers and body, so SigV4 signatures stay valid), unless a
 /// scripted rule says otherwise: 503 SlowDown, 500 with an empty body, a reset before the
@@ -57,6 +57,14 @@ enum class fault {
     /// answer 403 AccessDenied naming kms:GenerateDataKey, do not forward: an SSE-KMS write
     /// whose credentials may no longer use the bucket's key
     kms_access_denied_403,
+    /// answer 409 with an Iceberg REST `CommitFailedException` body, do not forward (a
+    /// concurrent commit won: the Iceberg catalog tests)
+    conflict_409,
+    /// forward (the upstream applies it), then answer 500 with an Iceberg REST
+    /// `CommitStateUnknownException` body instead of the upstream's answer
+    internal_500_after_forward,
+    /// answer 401 with an Iceberg REST `NotAuthorizedException` body, do not forward
+    unauthorized_401,
 };
 
 /// A scripted rule. A request matches when the method matches (empty: any) and the target

@@ -57,12 +57,13 @@ Commands on stdin, one per line, each answered with one line on stdout (`ok` or 
 ACTION: slow_down_503 internal_500_empty reset_before_response reset_mid_request
         truncate_response delay lowercase_headers drop_response corrupt_body verify_crc32c
         access_denied_403 kms_disabled_400 kms_access_denied_403
+        conflict_409 internal_500_after_forward unauthorized_401 (Iceberg REST catalog answers)
 Output: first line `listening on 127.0.0.1:PORT`; on SIGTERM/SIGINT or the end of stdin, the
   stats line, then exit 0.
 Exit: 0 after SIGTERM/SIGINT or end of stdin, 2 on a bad argument.
 )";
 
-constexpr std::array<std::pair<std::string_view, test::fault>, 14> actions{{
+constexpr std::array<std::pair<std::string_view, test::fault>, 17> actions{{
     {"none", test::fault::none},
     {"slow_down_503", test::fault::slow_down_503},
     {"internal_500_empty", test::fault::internal_500_empty},
@@ -77,6 +78,9 @@ constexpr std::array<std::pair<std::string_view, test::fault>, 14> actions{{
     {"access_denied_403", test::fault::access_denied_403},
     {"kms_disabled_400", test::fault::kms_disabled_400},
     {"kms_access_denied_403", test::fault::kms_access_denied_403},
+    {"conflict_409", test::fault::conflict_409},
+    {"internal_500_after_forward", test::fault::internal_500_after_forward},
+    {"unauthorized_401", test::fault::unauthorized_401},
 }};
 
 std::string_view action_name(test::fault f) {

@@ -97,4 +97,30 @@ rc=$?
 [ $rc -eq 78 ] || fail "--quiet on an invalid config: exit $rc, want 78"
 grep -qF "rotation.max_records: must be > 0" <<<"$out" || fail "--quiet hid a problem: $out"
 grep -q 'effective configuration' <<<"$out" && fail "--quiet printed the effective configuration: $out"
+# 6. iceberg: a format other than parquet, an unknown transform and column: 78, every one listed;
+#    the catalog secrets never printed (valid config: shown as ****).
+cat >"$tmp/iceberg.yaml" <<'YAML'
+iggy: {password: pw, address: "127.0.0.1:8090"}
+sources: [{stream: app, topics: [requests]}]
+s3: {bucket: lake, access_key_id: a, secret_access_key: b}
+format: {type: csv}
+iceberg:
+  catalog: {uri: "http://127.0.0.1:8181", auth: {type: oauth2, client_id: me, client_secret: oauth-very-secret}}
+  partition_by: ["days(timestamp)", "identity(tenant)"]
+YAML
+out=$(env -i "$bin" check-config --config "$tmp/iceberg.yaml" 2>&1)
+rc=$?
+[ $rc -eq 78 ] || fail "iceberg with csv: exit $rc, want 78: $out"
+for want in "iceberg: needs format.type parquet, not csv" \
+            "iceberg.partition_by: unknown transform \`days\`" \
+            "iceberg.partition_by: \`identity(tenant)\`: no column \`tenant\`"; do
+  grep -qF "$want" <<<"$out" || fail "missing problem '$want' in: $out"
+done
+grep -q 'very-secret' <<<"$out" && fail "a catalog secret was printed: $out"
+sed -i 's/type: csv/type: parquet/; s/"days(timestamp)", "identity(tenant)"/"day(timestamp)", "identity(topic)"/' "$tmp/iceberg.yaml"
+out=$(env -i "$bin" check-config --config "$tmp/iceberg.yaml" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "valid iceberg config: exit $rc, want 0: $out"
+grep -q 'client_secret: "\*\*\*\*"' <<<"$out" || fail "client_secret not shown as ****: $out"
+grep -q 'very-secret' <<<"$out" && fail "a catalog secret was printed: $out"
 echo "check-config CLI: all checks passed"

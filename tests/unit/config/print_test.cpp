@@ -85,7 +85,7 @@ TEST_CASE("the reference has a section per top-level key and links the pages its
     std::vector<std::string> names;
     for (const auto& s : sections) names.push_back(s.name);
     CHECK(names == std::vector<std::string>{"iggy", "sources", "s3", "format", "rotation", "memory", "performance",
-                                            "naming", "delivery", "shutdown", "log", "admin"});
+                                            "naming", "delivery", "shutdown", "log", "admin", "iceberg"});
     const std::string page = describe_page();
     CHECK(page.find("### s3\n") != std::string::npos);
     CHECK(page.find("See [aws.md](aws.md).") != std::string::npos);

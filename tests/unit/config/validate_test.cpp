@@ -593,3 +593,121 @@ TEST_CASE("performance.workers: 0 (one per core) to 256", "[config][validate]") 
     REQUIRE(bad.problems.size() == 1);
     CHECK(bad.problems[0].path == "performance.workers");
 }
+
+namespace {
+const char* iceberg_format =
+    "format: {type: parquet, schema: [{name: ts, type: timestamp_us, from: timestamp, nullable: false},\n"
+    "                                 {name: tenant, type: string, from: 'payload:tenant'}]}\n";
+loaded iceberg_config(const std::string& section) {
+    return parse(test::minimal_yaml() + iceberg_format + section, test::fixed_env({}));
+}
+}  // namespace
+
+TEST_CASE("iceberg: absent means off, present turns it on with its defaults", "[config][validate][iceberg]") {
+    CHECK_FALSE(valid().iceberg.enabled);
+    auto l = iceberg_config("iceberg: {catalog: {uri: 'http://127.0.0.1:8181'}}\n");
+    REQUIRE(l.problems.empty());
+    const auto& i = l.config.iceberg;
+    CHECK(i.enabled);
+    CHECK(i.namespace_name == "iggy");
+    CHECK(i.table == "{stream}_{topic}");
+    CHECK(i.create);
+    CHECK(i.partition_by.empty());
+    CHECK(i.commit_interval == 1min);
+    CHECK(i.catalog.auth.type == catalog_auth::none);
+    CHECK(validate(l.config).empty());
+    // to_yaml prints the section only when it is on, and it reads back the same
+    CHECK(to_yaml(valid()).find("iceberg:") == std::string::npos);
+    const auto y = to_yaml(l.config);
+    CHECK(y.find("iceberg:") != std::string::npos);
+    const auto back = parse(y, test::fixed_env({}));
+    CHECK(back.problems.empty());
+    CHECK(back.config.iceberg.enabled);
+    CHECK(back.config.iceberg.catalog.uri == "http://127.0.0.1:8181");
+}
+
+TEST_CASE("iceberg: every key is read", "[config][validate][iceberg]") {
+    auto l = iceberg_config(
+        "iceberg:\n"
+        "  catalog: {uri: 'https://glue.eu-west-1.amazonaws.com/iceberg', warehouse: '123:s3tablescatalog/b',\n"
+        "            prefix: 'catalogs/x', auth: {type: sigv4, signing_name: glue, signing_region: eu-west-1}}\n"
+        "  namespace: lake.raw\n"
+        "  table: '{topic}'\n"
+        "  create: false\n"
+        "  partition_by: ['day(ts)', 'identity(tenant)']\n"
+        "  commit_interval: 5m\n");
+    REQUIRE(l.problems.empty());
+    const auto& i = l.config.iceberg;
+    CHECK(i.catalog.warehouse == "123:s3tablescatalog/b");
+    CHECK(i.catalog.prefix == "catalogs/x");
+    CHECK(i.catalog.auth.type == catalog_auth::sigv4);
+    CHECK(i.catalog.auth.signing_name == "glue");
+    CHECK(i.catalog.auth.signing_region == "eu-west-1");
+    CHECK(i.namespace_name == "lake.raw");
+    CHECK(i.table == "{topic}");
+    CHECK_FALSE(i.create);
+    CHECK(i.partition_by == std::vector<std::string>{"day(ts)", "identity(tenant)"});
+    CHECK(i.commit_interval == 5min);
+    CHECK(validate(l.config).empty());
+    CHECK(iceberg_config("iceberg: {catalog: {uri: 'http://c', nope: 1}}\n").problems.size() == 1);
+}
+
+TEST_CASE("iceberg: a format other than parquet is refused, saying why", "[config][validate][iceberg]") {
+    auto c = valid();
+    c.iceberg.enabled = true;
+    c.iceberg.catalog.uri = "http://127.0.0.1:8181";
+    const auto p = only_problem(c);
+    CHECK(mentions(p, "iceberg", "needs format.type parquet, not json_lines"));
+    CHECK(mentions(p, "iceberg", "data files"));
+}
+
+TEST_CASE("iceberg: every problem is listed with its key", "[config][validate][iceberg]") {
+    auto l = iceberg_config(
+        "iceberg:\n"
+        "  catalog: {uri: 'ftp://x', prefix: '/p', auth: {type: oauth2, token_endpoint: 'x', scope: ''}}\n"
+        "  namespace: 'a..b'\n"
+        "  table: '{stream}-{partition}'\n"
+        "  partition_by: ['days(ts)', 'identity(nope)', 'hour(tenant)']\n"
+        "  commit_interval: 0\n");
+    REQUIRE(l.problems.empty());
+    const auto ps = validate(l.config);
+    std::string all;
+    for (const auto& p : ps) all += to_string(p) + "\n";
+    INFO(all);
+    const auto has = [&](std::string_view path, std::string_view text) {
+        return std::any_of(ps.begin(), ps.end(), [&](const problem& p) { return mentions(p, path, text); });
+    };
+    CHECK(has("iceberg.catalog.uri", "http:// or https://"));
+    CHECK(has("iceberg.catalog.prefix", "must not start or end with /"));
+    CHECK(has("iceberg.catalog.auth.client_id", "required with auth.type oauth2"));
+    CHECK(has("iceberg.catalog.auth.client_secret", "required with auth.type oauth2"));
+    CHECK(has("iceberg.catalog.auth.token_endpoint", "URL"));
+    CHECK(has("iceberg.catalog.auth.scope", "must not be empty"));
+    CHECK(has("iceberg.namespace", "separated by dots"));
+    CHECK(has("iceberg.table", "\"partition\""));
+    CHECK(has("iceberg.partition_by", "unknown transform `days`"));
+    CHECK(has("iceberg.partition_by", "no column `nope`"));
+    CHECK(has("iceberg.partition_by", "hour does not apply to column `tenant` of type string"));
+    CHECK(has("iceberg.commit_interval", "must be > 0"));
+    CHECK(ps.size() == 12);
+}
+
+TEST_CASE("iceberg: auth keys per type, timestamp_ms refused", "[config][validate][iceberg]") {
+    auto l = iceberg_config("iceberg: {catalog: {uri: 'http://c', auth: {type: bearer}}}\n");
+    CHECK(mentions(only_problem(l.config), "iceberg.catalog.auth.token", "required with auth.type bearer"));
+    l = iceberg_config("iceberg: {catalog: {uri: 'http://c', auth: {type: sigv4}}}\n");
+    CHECK(mentions(only_problem(l.config), "iceberg.catalog.auth.signing_name", "s3tables"));
+    l = iceberg_config("iceberg: {catalog: {uri: 'http://c', auth: {type: bearer, token: t0ps3cret}}}\n");
+    CHECK(validate(l.config).empty());
+    CHECK(to_yaml(l.config).find("t0ps3cret") == std::string::npos);
+    l = parse(test::minimal_yaml() +
+                  "format: {type: parquet, schema: [{name: at, type: timestamp_ms, from: timestamp}]}\n"
+                  "iceberg: {catalog: {uri: 'http://c'}}\n",
+              test::fixed_env({}));
+    CHECK(mentions(only_problem(l.config), "format.schema", "use timestamp_us"));
+    // the envelope schema (no format.schema) partitions by its own columns
+    l = parse(test::minimal_yaml() + "format: {type: parquet}\n" +
+                  "iceberg: {catalog: {uri: 'http://c'}, partition_by: ['day(timestamp)', 'identity(topic)']}\n",
+              test::fixed_env({}));
+    CHECK(validate(l.config).empty());
+}

@@ -101,6 +101,32 @@ TEST_CASE("inv7: group mode keeps the offset pending while the table step fails;
     CHECK(w.store.puts == 2);
 }
 
+TEST_CASE("inv7: a deferring table step (a batch) keeps the offset pending without waits; stored once the step is ok",
+          "[pipeline][delivery][inv7]") {
+    world w;
+    w.with_table = true;
+    w.options.mode = GENERATE(pl::consumer_mode::single, pl::consumer_mode::group);
+    w.rotation.max_records = 3;
+    w.table.fail_next = 2;
+    w.table.failure = pl::table_status::deferred;
+    auto rp = w.policy();
+    auto wr = make_writer(w, rp);
+    auto b = batch::range(0, 2);
+    CHECK(run(wr->feed(b.span())) == pl::feed_status::ok);
+    CHECK(wr->pending_commit() == 2u);
+    CHECK(w.offsets.stores == 0);
+    CHECK(w.sleeper.sleeps == 0);
+    for (int i = 0; i < 5 && w.offsets.stores == 0; ++i) run(wr->tick());
+    REQUIRE(w.table.calls.size() == 3);  // deferred, deferred, ok
+    for (const auto& call : w.table.calls) CHECK(keys(call) == std::vector<std::string>{key_of(w, 0)});
+    CHECK(w.index_of("table 1 2") < w.index_of("commit 1 2"));
+    CHECK(w.offsets.stores == 1);
+    CHECK(w.offsets.stored.at(w.p) == 2);
+    CHECK_FALSE(wr->pending_commit());
+    CHECK(w.sleeper.sleeps == 0);
+    CHECK(w.store.puts == 1);
+}
+
 TEST_CASE("inv7: a reconnect after a failed table step re-reads after the durable objects, which the step takes later",
           "[pipeline][delivery][inv7]") {
     world w;

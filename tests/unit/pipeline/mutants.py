@@ -60,6 +60,13 @@ MUTANTS = [
          "ledger_.stored(offset); { const table_result late = co_await table_through(offset); (void)late; }")]),
     ("inv7 a failed table step ignored", "[inv7]", "lib/pipeline/delivery_commit.cpp", [
         ("partition_writer::commit_through", "if (t.status != table_status::ok) {", "if (false) {")]),
+    ("inv7 a deferred table step treated as a failure (waits, warnings)", "[inv7]", "lib/pipeline/delivery_commit.cpp", [
+        ("partition_writer::commit_through", "if (t.status == table_status::deferred) {", "if (false) {")]),
+    ("inv7 a deferred table step lets the offset be stored", "[inv7]", "lib/pipeline/delivery_commit.cpp", [
+        ("partition_writer::commit_through", "if (t.status == table_status::deferred) {",
+         "if (t.status == table_status::deferred && false) {"),
+        ("partition_writer::commit_through", "if (t.status != table_status::ok) {",
+         "if (t.status != table_status::ok && t.status != table_status::deferred) {")]),
     ("G2 adoption marks every encoded partition done", "[g2]", "lib/pipeline/delivery_upload.cpp", [
         ("partition_writer::deliver_front",
          "const bool alone = !ports_.namer.record_dependent() && objects_.empty() && !objects_.in_flight();",

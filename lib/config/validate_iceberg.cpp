@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `iceberg` section's rules (lib/config/validate.cpp calls check_iceberg). The partition
+// transforms and the column types are checked by lib/iceberg, which defines them.
+#include "config/validate_internal.hpp"
+#include "format/schema.hpp"
+#include "iceberg/partition.hpp"
+#include "iceberg/schema.hpp"
+
+namespace iss::config::detail {
+
+namespace {
+
+bool http_url(std::string_view u) { return u.starts_with("http://") || u.starts_with("https://"); }
+
+std::string_view format_name(format_type t) {
+    switch (t) {
+        case format_type::json_lines: return "json_lines";
+        case format_type::json_array: return "json_array";
+        case format_type::raw: return "raw";
+        case format_type::csv: return "csv";
+        case format_type::parquet: return "parquet";
+        case format_type::avro: return "avro";
+    }
+    return "?";
+}
+
+void check_auth(collector& add, const catalog_auth_section& a) {
+    const std::string p = "iceberg.catalog.auth";
+    switch (a.type) {
+        case catalog_auth::none: break;
+        case catalog_auth::bearer:
+            if (a.token.reveal().empty()) add(p + ".token", "is required with auth.type bearer");
+            break;
+        case catalog_auth::oauth2:
+            if (a.client_id.empty()) add(p + ".client_id", "is required with auth.type oauth2");
+            if (a.client_secret.reveal().empty()) add(p + ".client_secret", "is required with auth.type oauth2");
+            if (!a.token_endpoint.empty() && !http_url(a.token_endpoint))
+                add(p + ".token_endpoint", "must be an http:// or https:// URL, not {:?}", a.token_endpoint);
+            if (a.scope.empty()) add(p + ".scope", "must not be empty with auth.type oauth2 (the default is catalog)");
+            break;
+        case catalog_auth::sigv4:
+            if (a.signing_name.empty())
+                add(p + ".signing_name",
+                    "is required with auth.type sigv4: s3tables (AWS S3 Tables) or glue (the Glue Iceberg endpoint)");
+            break;
+    }
+}
+
+void check_table_name(collector& add, const std::string& table) {
+    if (table.empty()) {
+        add("iceberg.table", "must not be empty");
+        return;
+    }
+    for (std::size_t i = table.find('{'); i != std::string::npos; i = table.find('{', i + 1)) {
+        const auto close = table.find('}', i);
+        const std::string_view name = close == std::string::npos ? std::string_view{table}.substr(i)
+                                                                 : std::string_view{table}.substr(i + 1, close - i - 1);
+        if (close == std::string::npos || (name != "stream" && name != "topic"))
+            add("iceberg.table", "has placeholder {:?}; only {{stream}} and {{topic}} are replaced", name);
+    }
+}
+
+}  // namespace
+
+void check_iceberg(collector& add, const sink_config& c) {
+    const auto& i = c.iceberg;
+    if (!i.enabled) return;
+    if (c.format.type != format_type::parquet)
+        add("iceberg",
+            "needs format.type parquet, not {}: the objects become the table's data files, and this sink writes "
+            "Iceberg data files as Parquet (with the field ids the table's schema gives)",
+            format_name(c.format.type));
+    if (i.catalog.uri.empty()) add("iceberg.catalog.uri", "is required: the Iceberg REST catalog's http(s) URL");
+    else if (!http_url(i.catalog.uri))
+        add("iceberg.catalog.uri", "must be an http:// or https:// URL, not {:?}", i.catalog.uri);
+    if (i.catalog.prefix.starts_with('/') || i.catalog.prefix.ends_with('/'))
+        add("iceberg.catalog.prefix", "must not start or end with /");
+    check_auth(add, i.catalog.auth);
+    if (i.namespace_name.empty() || i.namespace_name.starts_with('.') || i.namespace_name.ends_with('.') ||
+        i.namespace_name.find("..") != std::string::npos)
+        add("iceberg.namespace", "must be one or more names separated by dots, not {:?}", i.namespace_name);
+    check_table_name(add, i.table);
+    if (i.commit_interval <= milliseconds{0}) add("iceberg.commit_interval", "must be > 0");
+
+    // The table's columns: format.schema, or the envelope's when it is absent. Columns with
+    // problems of their own are reported by check_format; only well-formed ones are used here.
+    std::vector<format::column> cols;
+    bool columns_ok = true;
+    for (const auto& s : c.format.schema) {
+        format::column col;
+        if (!format::make_column(s.name, s.type, s.from, s.nullable, col).empty()) columns_ok = false;
+        cols.push_back(std::move(col));
+    }
+    if (c.format.schema.empty()) cols = format::envelope_schema(c.format.headers, format::envelope_payload::string);
+    for (const auto& p : iceberg::unsupported_columns(cols)) add("format.schema", "{} (iceberg is set)", p);
+    if (columns_ok)
+        for (const auto& p : iceberg::check_partition_by(i.partition_by, cols)) add("iceberg.partition_by", "{}", p);
+}
+
+}  // namespace iss::config::detail

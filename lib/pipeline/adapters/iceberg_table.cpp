@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Iceberg table step (iceberg_table.hpp): per table, a pending batch that is committed
+// when due, by one caller at a time, through lib/iceberg's commit loop.
+#include "pipeline/adapters/iceberg_table.hpp"
+
+#include "common/log.hpp"
+#include "iceberg/error.hpp"
+
+#include <algorithm>
+
+namespace iss::pipeline {
+
+namespace {
+
+const log::logger& logger() {
+    static const log::logger l{"iceberg"};
+    return l;
+}
+
+table_status status_of(const error& e) {
+    if (e == iceberg::errc::overlap) return table_status::fatal;  // committing would duplicate rows
+    if (e.code().category() != iceberg::catalog_category()) return table_status::retryable;  // the store, the plan
+    if (iceberg::retryable(e) || e == iceberg::catalog_errc::bad_response) return table_status::retryable;
+    return table_status::fatal;
+}
+
+}  // namespace
+
+struct iceberg_table_step::table_state {
+    explicit table_state(boost::asio::any_io_executor ex) : mu{std::move(ex)} {}
+    async_mutex mu;                                 ///< one commit of this table at a time
+    std::optional<iceberg::loaded_table> table;     ///< as last loaded or committed
+    std::map<std::string, durable_object> pending;  ///< by key: the batch being gathered
+    std::map<partition_ref, std::uint64_t> pending_through;
+    std::map<partition_ref, std::uint64_t> committed_through;  ///< what this process committed
+    std::optional<iss::clock::steady_time> since;              ///< the batch's first object
+};
+
+iceberg_table_step::iceberg_table_step(boost::asio::any_io_executor ex, iceberg::catalog_client& catalog,
+                                       iceberg::metadata_writer& files, iceberg_plan_factory plans,
+                                       iceberg_table_options opts, const iss::clock& clk)
+    : ex_{std::move(ex)},
+      catalog_{catalog},
+      files_{files},
+      plans_{std::move(plans)},
+      opts_{std::move(opts)},
+      clk_{clk} {}
+
+iceberg_table_step::~iceberg_table_step() = default;
+
+iceberg_table_step::table_state& iceberg_table_step::state_of(const iceberg::table_ident& t) {
+    auto& slot = tables_[t.to_string()];
+    if (!slot) slot = std::make_unique<table_state>(ex_);
+    return *slot;
+}
+
+task<table_result> iceberg_table_step::commit(const partition_ref& p, std::span<const durable_object> objects,
+                                              std::uint64_t through) {
+    const iceberg::table_ident t = opts_.table_for(p);
+    table_state& st = state_of(t);
+    auto done = [&] {
+        const auto it = st.committed_through.find(p);
+        return it != st.committed_through.end() && it->second >= through;
+    };
+    if (done()) co_return table_result{};
+    for (const auto& o : objects) st.pending.try_emplace(o.key.get(), o);
+    auto& pt = st.pending_through[p];
+    pt = std::max(pt, through);
+    if (!st.since) st.since = clk_.steady_now();
+    if (!flushing_ && clk_.steady_now() - *st.since < opts_.commit_interval)
+        co_return table_result{table_status::deferred, "waiting for the table's next commit (iceberg.commit_interval)"};
+    auto guard = co_await st.mu.lock();
+    if (done()) co_return table_result{};  // committed by another partition's call meanwhile
+    co_return co_await commit_due(st, t);
+}
+
+task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg::table_ident& t) {
+    const std::string name = t.to_string();
+    if (!st.table) {
+        auto create = opts_.create;
+        create.name = t.name;
+        auto l = co_await catalog_.ensure_table(t, std::move(create), opts_.create_missing);
+        if (!l) {
+            ++stats_.commits_failed;
+            co_return table_result{status_of(l.error()), l.error().message()};
+        }
+        st.table = std::move(*l);
+    }
+    // The batch leaves the pending set while it is committed: objects handed meanwhile start
+    // the next batch; on failure this one goes back.
+    iceberg_batch batch;
+    batch.table = t;
+    auto taken = std::exchange(st.pending, {});
+    auto taken_through = std::exchange(st.pending_through, {});
+    st.since.reset();
+    for (auto& [k, o] : taken) batch.objects.push_back(o);
+    std::stable_sort(batch.objects.begin(), batch.objects.end(), [](const durable_object& a, const durable_object& b) {
+        return std::tie(a.partition, a.range.first_offset) < std::tie(b.partition, b.range.first_offset);
+    });
+    for (const auto& [p, through] : taken_through) batch.next_offsets[p] = through + 1;
+    auto plan = plans_(batch);
+    const auto started = clk_.steady_now();
+    auto r = co_await iceberg::commit_batch(catalog_, files_, t, *st.table, *plan);
+    const double took = std::chrono::duration<double>(clk_.steady_now() - started).count();
+    stats_.duration_seconds_sum += took;
+    ++stats_.duration_count;
+    if (!r) {
+        ++stats_.commits_failed;
+        st.table.reset();  // loaded again before the next attempt
+        for (auto& [k, o] : taken) st.pending.try_emplace(k, std::move(o));
+        for (const auto& [p, through] : taken_through) {
+            auto& pt = st.pending_through[p];
+            pt = std::max(pt, through);
+        }
+        if (!st.since) st.since = clk_.steady_now() - opts_.commit_interval;  // due again at once
+        logger().warn("table {}: commit of {} objects failed: {}", name, batch.objects.size(), r.error().message());
+        co_return table_result{status_of(r.error()), r.error().message()};
+    }
+    stats_.conflicts += r->conflicts;
+    stats_.unknown_outcomes += r->unknown_outcomes;
+    if (r->found_committed) ++stats_.commits_found;
+    else ++stats_.commits_ok;
+    stats_.last_commit = clk_.system_now();
+    for (const auto& [p, through] : taken_through) {
+        auto& ct = st.committed_through[p];
+        ct = std::max(ct, through);
+    }
+    logger().info("table {}: {} objects of {} partitions {} snapshot {} ({} attempts, {} conflicts, {:.3f} s)", name,
+                  batch.objects.size(), taken_through.size(), r->found_committed ? "found in" : "committed as",
+                  r->table.current_snapshot_id.value_or(-1), r->attempts, r->conflicts, took);
+    st.table = std::move(r->table);
+    co_return table_result{};
+}
+
+}  // namespace iss::pipeline

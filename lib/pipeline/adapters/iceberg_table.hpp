@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// \file
+/// The Iceberg table step (`table_step` of ports.hpp, invariant 7 of delivery.hpp): durable
+/// objects become data files of one snapshot per table and batch, committed through the REST
+/// catalog (lib/iceberg/catalog.hpp) by the commit loop (lib/iceberg/catalog_commit.hpp).
+///
+/// Batching: a call hands its objects to its table's pending batch and answers `deferred`
+/// until the batch is due: `commit_interval` after its first object, or at once after
+/// `flush_now()` (the clean stop). The first call that finds the batch due commits the whole
+/// batch (every partition's objects; one commit per table at a time) and answers `ok`; a
+/// partition whose objects went in with another partition's commit gets `ok` at its next
+/// call. A failed commit puts the objects back into the batch: the next call tries again
+/// (`retryable`: a conflict the loop gave up on, the catalog or the store unreachable;
+/// `fatal`: credentials, permissions, a missing table without `iceberg.create`).
+///
+/// Idempotence by key (ports.hpp): an object whose key is in the batch already is not added
+/// twice; after a restart or a hand-over, objects the table holds already are recognised by
+/// the plan from the table's summary offsets (`batch_plan::covered_by`), never committed
+/// twice.
+///
+/// Lifecycle: one per daemon, on the daemon's executor; the catalog client, the metadata
+/// writer and the clock outlive it.
+
+#include "common/clock.hpp"
+#include "common/net/async_mutex.hpp"
+#include "iceberg/catalog_commit.hpp"
+#include "pipeline/ports.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace iss::pipeline {
+
+/// One batch of one table, as the plan factory gets it.
+struct iceberg_batch {
+    iceberg::table_ident table;
+    std::vector<durable_object> objects;  ///< by partition, then first offset
+    /// Per source partition in the batch: the next offset the table holds once it is in
+    /// (the highest `through` handed for it, plus one).
+    std::map<partition_ref, std::uint64_t> next_offsets;
+};
+
+/// Builds the plan of one batch (lib/iceberg's manifest, manifest list and commit request).
+using iceberg_plan_factory = std::function<std::unique_ptr<iceberg::batch_plan>(const iceberg_batch&)>;
+
+struct iceberg_table_options {
+    /// The table of a source partition (`iceberg.namespace`, `iceberg.table` with `{stream}`,
+    /// `{topic}` rendered).
+    std::function<iceberg::table_ident(const partition_ref&)> table_for;
+    iceberg::create_table_request create;               ///< schema and spec of a table to create (name filled in)
+    bool create_missing = true;                         ///< `iceberg.create`
+    std::chrono::milliseconds commit_interval{60'000};  ///< `iceberg.commit_interval`
+};
+
+/// Counters for the metrics (`iceberg_commits_total{result}`, `iceberg_commit_duration_seconds`,
+/// `iceberg_conflicts_total`, the last commit's time).
+struct iceberg_table_stats {
+    std::uint64_t commits_ok = 0;        ///< batches committed (a new snapshot)
+    std::uint64_t commits_found = 0;     ///< batches a reload showed in the table already
+    std::uint64_t commits_failed = 0;    ///< commit attempts of the step that ended in an error
+    std::uint64_t conflicts = 0;         ///< 409s met
+    std::uint64_t unknown_outcomes = 0;  ///< 5xx / timeouts met
+    double duration_seconds_sum = 0;     ///< time in the commit loop, every batch
+    std::uint64_t duration_count = 0;
+    std::optional<std::chrono::system_clock::time_point> last_commit;  ///< the last ok or found
+};
+
+class iceberg_table_step final : public table_step {
+public:
+    iceberg_table_step(boost::asio::any_io_executor ex, iceberg::catalog_client& catalog,
+                       iceberg::metadata_writer& files, iceberg_plan_factory plans, iceberg_table_options opts,
+                       const iss::clock& clk);
+    ~iceberg_table_step() override;
+
+    task<table_result> commit(const partition_ref& p, std::span<const durable_object> objects,
+                              std::uint64_t through) override;
+    /// From now on every call commits its table's batch at once (the clean stop).
+    void flush_now() noexcept { flushing_ = true; }
+    [[nodiscard]] const iceberg_table_stats& stats() const noexcept { return stats_; }
+
+private:
+    struct table_state;
+    table_state& state_of(const iceberg::table_ident& t);
+    task<table_result> commit_due(table_state& st, const iceberg::table_ident& t);
+
+    boost::asio::any_io_executor ex_;
+    iceberg::catalog_client& catalog_;
+    iceberg::metadata_writer& files_;
+    iceberg_plan_factory plans_;
+    iceberg_table_options opts_;
+    const iss::clock& clk_;
+    bool flushing_ = false;
+    std::map<std::string, std::unique_ptr<table_state>> tables_;
+    iceberg_table_stats stats_;
+};
+
+}  // namespace iss::pipeline

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Iceberg table step (lib/pipeline/adapters/iceberg_table.hpp) against the real REST catalog
+// of the `iceberg` fixture: objects of several partitions are deferred until the commit
+// interval (driven by the injected clock), then go in as one snapshot; the clean stop commits
+// at once; a restarted step finds its batch in the table and commits nothing twice. With
+// lib/iceberg's manifests and the S3 client: data files of two batches and of a concurrent
+// writer, each once in the table as PyIceberg plans its scan; the resume point from the
+// table's summary.
+#include "http/client.hpp"
+#include "iceberg/commit.hpp"
+#include "iceberg/partition.hpp"
+#include "iceberg/schema.hpp"
+#include "pipeline/adapters/iceberg_plan.hpp"
+#include "pipeline/adapters/iceberg_resume.hpp"
+#include "pipeline/adapters/iceberg_table.hpp"
+#include "s3/client.hpp"
+#include "support.hpp"
+
+#include "catch2_compat.hpp"
+
+using namespace iss;
+using namespace iss::test::iceberg_support;
+namespace pl = iss::pipeline;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::map<std::string, std::string>& rgw_env() {
+    static const auto env = [] {
+        const char* dir = std::getenv("RGW_DIR");
+        std::ifstream in{std::string{dir != nullptr ? dir : ""} + "/env"};
+        std::map<std::string, std::string> m;
+        std::string line;
+        while (std::getline(in, line)) {
+            const auto eq = line.find('=');
+            if (eq != std::string::npos) m[line.substr(0, eq)] = line.substr(eq + 1);
+        }
+        return m;
+    }();
+    return env;
+}
+
+// Iggy's stored offsets, as a map.
+class map_offsets final : public pl::offset_store {
+public:
+    task<pl::offset_result> store_offset(const pl::partition_ref& p, std::uint64_t offset) override {
+        stored[p] = offset;
+        co_return pl::offset_result{};
+    }
+    task<pl::offset_result> load_offset(const pl::partition_ref& p) override {
+        pl::offset_result r;
+        if (auto it = stored.find(p); it != stored.end()) r.offset = it->second;
+        co_return r;
+    }
+    std::map<pl::partition_ref, std::uint64_t> stored;
+};
+
+class null_writer final : public metadata_writer {
+public:
+    task<result<void>> put(metadata_file f) override {
+        written.push_back(f.location);
+        co_return result<void>{};
+    }
+    std::vector<std::string> written;
+};
+
+std::string part_key(const pl::partition_ref& p) { return fmt::format("{}/{}/{}", p.stream, p.topic, p.partition); }
+
+pl::durable_object object(const pl::partition_ref& p, std::uint64_t first, std::uint64_t last) {
+    pl::durable_object o;
+    o.key = object_key{fmt::format("{}/{}/partition={}/{:020}.parquet", p.stream, p.topic, p.partition, first)};
+    o.partition = p;
+    o.range = pl::object_range{first, last, last - first + 1};
+    o.size = 100;
+    return o;
+}
+
+struct step_harness {
+    net::io_context ioc{1};
+    http::client http{ioc.get_executor()};
+    // Starts at the real time: the catalog refuses a snapshot older than the table's metadata.
+    manual_clock clk{std::chrono::system_clock::now()};
+    catalog_client catalog = [this] {
+        catalog_options o;
+        o.uri = cat().at("ICEBERG_URI");
+        o.warehouse = cat().at("ICEBERG_WAREHOUSE");
+        return catalog_client{ioc.get_executor(), http, std::move(o), clk};
+    }();
+    null_writer files;
+    std::string ns = fmt::format("step_{:08x}", random32());
+    std::vector<pl::iceberg_batch> batches;
+
+    std::unique_ptr<pl::iceberg_table_step> make_step() {
+        pl::iceberg_table_options o;
+        o.table_for = [this](const pl::partition_ref& p) { return table_ident{{ns}, p.stream + "_" + p.topic}; };
+        o.create.schema_json =
+            R"({"type":"struct","schema-id":0,"fields":[{"id":1,"name":"offset","required":true,"type":"long"}]})";
+        o.commit_interval = 60s;
+        auto plans = [this](const pl::iceberg_batch& b) -> std::unique_ptr<batch_plan> {
+            batches.push_back(b);
+            std::map<std::string, std::int64_t> next;
+            for (const auto& [p, n] : b.next_offsets) next[part_key(p)] = static_cast<std::int64_t>(n);
+            return std::make_unique<test_plan>(b.table, std::move(next));
+        };
+        return std::make_unique<pl::iceberg_table_step>(ioc.get_executor(), catalog, files, plans, std::move(o), clk);
+    }
+    pl::table_status commit(pl::iceberg_table_step& s, const pl::partition_ref& p, pl::durable_object o,
+                            std::uint64_t through) {
+        std::vector<pl::durable_object> objs{std::move(o)};
+        return run<pl::table_result>(ioc, [&]() { return s.commit(p, objs, through); }).status;
+    }
+    loaded_table load(const pl::partition_ref& p) {
+        const table_ident t{{ns}, p.stream + "_" + p.topic};
+        auto l = run<result<loaded_table>>(ioc, [&]() { return catalog.load_table(t); });
+        REQUIRE(l.has_value());
+        return *l;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("the table step defers objects until the commit interval, then commits every partition in one snapshot",
+          "[iceberg]") {
+    step_harness h;
+    auto step = h.make_step();
+    const pl::partition_ref p0{"app", "orders", 0}, p1{"app", "orders", 1};
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::deferred);
+    h.clk.advance(30s);
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::deferred);
+    CHECK(h.batches.empty());
+
+    h.clk.advance(31s);  // 61 s since the batch's first object
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::ok);
+    REQUIRE(h.batches.size() == 1);
+    CHECK(h.batches[0].objects.size() == 2);
+    CHECK(h.batches[0].next_offsets.at(p0) == 10);
+    CHECK(h.batches[0].next_offsets.at(p1) == 5);
+    // p1's objects went in with p0's call: its next call is ok without another commit.
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::ok);
+    CHECK(h.batches.size() == 1);
+    auto t1 = h.load(p0);
+    CHECK(snapshot_count(t1) == 1);
+    CHECK(table_offsets(t1) == std::map<std::string, std::int64_t>{{"app/orders/0", 10}, {"app/orders/1", 5}});
+
+    // The clean stop: no waiting for the interval.
+    CHECK(h.commit(*step, p0, object(p0, 10, 19), 19) == pl::table_status::deferred);
+    step->flush_now();
+    CHECK(h.commit(*step, p0, object(p0, 10, 19), 19) == pl::table_status::ok);
+    auto t2 = h.load(p0);
+    CHECK(snapshot_count(t2) == 2);
+    CHECK(table_offsets(t2) == std::map<std::string, std::int64_t>{{"app/orders/0", 20}, {"app/orders/1", 5}});
+    CHECK(step->stats().commits_ok == 2);
+    CHECK(step->stats().duration_count == 2);
+    CHECK(step->stats().last_commit.has_value());
+
+    // A restart before the offset was stored: the same objects again; the table has them.
+    auto restarted = h.make_step();
+    restarted->flush_now();
+    CHECK(h.commit(*restarted, p0, object(p0, 10, 19), 19) == pl::table_status::ok);
+    CHECK(restarted->stats().commits_found == 1);
+    CHECK(restarted->stats().commits_ok == 0);
+    CHECK(snapshot_count(h.load(p0)) == 2);
+}
+
+TEST_CASE("a table that is missing without iceberg.create is a fatal step, naming the key", "[iceberg]") {
+    step_harness h;
+    pl::iceberg_table_options o;
+    o.table_for = [&h](const pl::partition_ref&) { return table_ident{{h.ns}, "absent"}; };
+    o.create_missing = false;
+    o.commit_interval = 0s;
+    pl::iceberg_table_step step{h.ioc.get_executor(),
+                                h.catalog,
+                                h.files,
+                                [](const pl::iceberg_batch& b) -> std::unique_ptr<batch_plan> {
+                                    return std::make_unique<test_plan>(b.table, "x", 1);
+                                },
+                                std::move(o),
+                                h.clk};
+    const pl::partition_ref p{"app", "orders", 0};
+    std::vector<pl::durable_object> objs{object(p, 0, 1)};
+    auto r = run<pl::table_result>(h.ioc, [&]() { return step.commit(p, objs, 1); });
+    CHECK(r.status == pl::table_status::fatal);
+    CHECK_THAT(r.detail, Catch::Matchers::ContainsSubstring("iceberg.create: true"));
+    CHECK(step.stats().commits_failed == 1);
+}
+
+TEST_CASE(
+    "with lib/iceberg's manifests: two batches and a concurrent writer's, each data file once, as PyIceberg "
+    "plans the scan; the resume point is the larger of Iggy's offset and the table's",
+    "[iceberg]") {
+    step_harness h;
+    s3::client_options so;
+    so.endpoint = rgw_env().at("RGW_ENDPOINT");
+    so.region = rgw_env().at("RGW_REGION");
+    so.credentials = sigv4::credentials{
+        access_key_id{rgw_env().at("RGW_ACCESS_KEY")}, secret_access_key{rgw_env().at("RGW_SECRET_KEY")}, {}};
+    s3::client s3c{h.ioc.get_executor(), so};
+    pl::s3_table_files store{s3c};
+    const std::vector<format::column> cols{{"offset", format::column_type::int64}};
+    auto schema = iceberg::make_schema(cols);
+    REQUIRE(schema.has_value());
+    auto spec = iceberg::parse_partition_by({}, *schema);
+    REQUIRE(spec.has_value());
+    const std::string bucket = cat().at("ICEBERG_BUCKET");
+
+    pl::iceberg_table_options o;
+    o.table_for = [&h](const pl::partition_ref& p) { return table_ident{{h.ns}, p.stream + "_" + p.topic}; };
+    o.create.schema_json = iceberg::schema_json(*schema);
+    o.create.partition_spec_json = spec->json();
+    o.commit_interval = 0s;
+    std::string location;
+    auto plans = [&](const pl::iceberg_batch& b) -> std::unique_ptr<batch_plan> {
+        std::vector<iceberg::pending_file> files;
+        for (const auto& obj : b.objects) files.push_back(pl::iceberg_data_file(obj, bucket));
+        return std::make_unique<pl::iceberg_batch_plan>(*schema, *spec, store, h.clk, b.table, std::move(files),
+                                                        pl::iceberg_offsets(b.next_offsets));
+    };
+    pl::iceberg_table_step step{h.ioc.get_executor(), h.catalog, store, plans, o, h.clk};
+    const pl::partition_ref p0{"app", "clicks", 0}, p1{"app", "clicks", 1};
+    const table_ident t{{h.ns}, "app_clicks"};
+    // The table first (its location names where the data files go).
+    create_table_request cr = o.create;
+    auto created = run<result<loaded_table>>(h.ioc, [&]() { return h.catalog.ensure_table(t, cr, true); });
+    REQUIRE(created.has_value());
+    auto loc = pl::split_s3_location(created->location);
+    REQUIRE(loc.has_value());
+    auto data_object = [&](const pl::partition_ref& p, std::uint64_t first, std::uint64_t last, bool adopted) {
+        pl::durable_object d = object(p, first, last);
+        d.key = object_key{fmt::format("{}/data/p{}-{:020}.parquet", loc->second, p.partition, first)};
+        const std::string body = fmt::format("data file {}..{}", first, last);
+        std::vector<std::string_view> parts{body};
+        REQUIRE(run<result<s3::put_result>>(h.ioc, [&]() {
+                    return s3c.put_object(bucket, d.key.get(), std::move(parts), s3::put_options{});
+                }).has_value());
+        d.size = adopted ? std::nullopt : std::optional<std::uint64_t>{body.size()};
+        d.adopted = adopted;
+        return d;
+    };
+    auto a = data_object(p0, 0, 9, false);
+    auto b = data_object(p1, 0, 4, true);  // adopted: its size comes from a HEAD
+    CHECK(h.commit(step, p0, a, 9) == pl::table_status::ok);
+    CHECK(h.commit(step, p1, b, 4) == pl::table_status::ok);
+
+    // A second daemon commits p2 in between; our next batch is rebuilt on its snapshot.
+    pl::iceberg_table_step other{h.ioc.get_executor(), h.catalog, store, plans, o, h.clk};
+    const pl::partition_ref p2{"app", "clicks", 2};
+    auto c = data_object(p2, 0, 2, false);
+    CHECK(h.commit(other, p2, c, 2) == pl::table_status::ok);
+    auto d = data_object(p0, 10, 19, false);
+    CHECK(h.commit(step, p0, d, 19) == pl::table_status::ok);
+    CHECK(step.stats().conflicts == 1);
+
+    const char* py = std::getenv("ICEBERG_PYTHON");
+    const char* script = std::getenv("ICEBERG_READ_TABLE");
+    REQUIRE(py != nullptr);
+    REQUIRE(script != nullptr);
+    const std::string cmd = fmt::format(
+        "RGW_ENDPOINT='{}' RGW_ACCESS_KEY='{}' RGW_SECRET_KEY='{}' RGW_REGION='{}' '{}' '{}' '{}' '{}' '{}' --files",
+        rgw_env().at("RGW_ENDPOINT"), rgw_env().at("RGW_ACCESS_KEY"), rgw_env().at("RGW_SECRET_KEY"),
+        rgw_env().at("RGW_REGION"), py, script, cat().at("ICEBERG_URI"), h.ns, "app_clicks");
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    char buf[4096];
+    while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+    REQUIRE(::pclose(pipe) == 0);
+    INFO(out);
+    const auto py_table = json::parse(out).as_object();
+    const auto& files = py_table.at("files").as_array();
+    REQUIRE(files.size() == 4);  // a, b, c, d: each once
+    std::map<std::string, std::int64_t> by_path;
+    for (const auto& f : files) by_path[std::string{f.as_array()[0].as_string()}] = f.as_array()[1].as_int64();
+    CHECK(by_path.at("s3://" + bucket + "/" + a.key.get()) == 10);
+    CHECK(by_path.at("s3://" + bucket + "/" + b.key.get()) == 5);
+    CHECK(by_path.at("s3://" + bucket + "/" + c.key.get()) == 3);
+    CHECK(by_path.at("s3://" + bucket + "/" + d.key.get()) == 10);
+    CHECK(py_table.at("snapshots").as_int64() == 4);
+    auto offsets = iceberg::parse_offsets(py_table.at("summary").as_object().at("iggy-s3-sink.offsets").as_string());
+    REQUIRE(offsets.has_value());
+    CHECK(offsets->at({"app", "clicks", 0}) == 20);
+    CHECK(offsets->at({"app", "clicks", 1}) == 5);
+    CHECK(offsets->at({"app", "clicks", 2}) == 3);
+
+    // The resume point: the larger of Iggy's stored offset and the table's (next - 1).
+    map_offsets iggy;
+    iggy.stored[p0] = 9;   // the table is ahead (a crash before the store): 19
+    iggy.stored[p1] = 30;  // Iggy is ahead: 30
+    pl::iceberg_resume_offsets resume{iggy, h.catalog, o.table_for};
+    auto load = [&](const pl::partition_ref& p) {
+        return run<pl::offset_result>(h.ioc, [&]() { return resume.load_offset(p); });
+    };
+    CHECK(load(p0).offset == 19u);
+    CHECK(load(p1).offset == 30u);
+    CHECK(load(p2).offset == 2u);
+    CHECK_FALSE(load({"app", "clicks", 7}).offset.has_value());  // in neither
+    auto missing = load({"app", "views", 0});                    // no table yet
+    CHECK(missing.status == pl::offset_status::ok);
+    CHECK_FALSE(missing.offset.has_value());
+}
