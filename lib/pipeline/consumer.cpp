@@ -163,11 +163,19 @@ task<std::optional<std::vector<std::uint32_t>>> consumer_loop::partitions_of(con
     co_return std::move(r.ids);
 }
 
+namespace {
+/// The group poll answer `partition 0, current_offset 0, no messages` (see discover).
+bool zero_answer(const poll_reply& r) noexcept {
+    return r.partition == 0 && r.current_offset == 0 && r.messages.empty();
+}
+}  // namespace
+
 task<void> consumer_loop::discover(const source_topic& s) {
     const auto all = co_await partitions_of(s);
     if (!all && !may_try(s.topic, std::nullopt)) co_return;  // unavailable: keep the previous assignment
     const std::size_t polls = std::max<std::size_t>(1, all ? all->size() : 0);
     std::set<std::uint32_t> seen;
+    std::size_t zero_answers = 0;  // `0, 0, no messages`: see below
     for (std::size_t i = 0; i < polls; ++i) {
         const poll_result r = co_await source_.poll(s.topic, std::nullopt, std::nullopt, 0);
         if (r.status == source_status::not_member) {
@@ -188,10 +196,27 @@ task<void> consumer_loop::discover(const source_topic& s) {
             co_return;
         }
         if (r.status != source_status::ok) co_return;  // keep the previous assignment
-        // `0, 0, no messages` is also the "nothing to poll" answer: not counted as owning
-        // partition 0. (If we did own an empty partition 0, releasing it is harmless.)
-        if (r.reply.partition == 0 && r.reply.current_offset == 0 && r.reply.messages.empty()) continue;
+        if (zero_answer(r.reply)) {
+            ++zero_answers;
+            continue;
+        }
         seen.insert(r.reply.partition);
+    }
+    // `0, 0, no messages` answers both "nothing to poll" and "partition 0, newest offset 0"
+    // (empty, or holding only offset 0; docs/protocol.md §5.6, §7.1; the same in G2, where
+    // the client picks from SyncConsumerGroup). When another poll named a partition, the member
+    // had one to poll, so the server picked partition 0. When every poll answered so (and they
+    // covered the topic's partitions), only partition 0 can be ours: one poll of count 1 tells
+    // (its message, or `0, 0` again: nothing to poll, or partition 0 still empty). Only then,
+    // because a group poll that returns messages sets the server's polled-offset record (which
+    // decides when a revocation completes, docs/protocol.md §7.1) to its last offset: a poll
+    // of another partition from its first offset would move that record back.
+    if (zero_answers > 0 && !seen.empty()) {
+        seen.insert(0);
+    } else if (zero_answers > 0 && all) {
+        const poll_result r = co_await source_.poll(s.topic, std::nullopt, std::nullopt, 1);
+        if (r.status != source_status::ok) co_return;  // keep the previous assignment
+        if (!r.reply.messages.empty()) seen.insert(r.reply.partition);
     }
     for (const auto& p : assignment()) {
         if (p.stream != s.topic.stream || p.topic != s.topic.topic || seen.count(p.partition)) continue;

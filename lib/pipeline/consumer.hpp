@@ -30,7 +30,8 @@
 /// So, at most every `assignment_interval`, the loop learns its assignment with
 /// partition-less polls of `count = 0` (the server's round-robin cursor walks over the
 /// member's partitions, skipping pending revocations; one poll per partition of the topic
-/// sees them all), and then polls the owned partitions explicitly (allowed for owned and
+/// sees them all; partition 0 with newest offset 0 answers like "nothing to poll", which
+/// `discover` resolves), and then polls the owned partitions explicitly (allowed for owned and
 /// pending-revoked ones). A partition that drops out of the assignment, or for which an
 /// explicit poll answers for another partition (not owned any more), is handed over at
 /// once: `router::release` uploads and commits what it holds, so the revocation completes

@@ -16,7 +16,7 @@ function(iss_e2e_test name script case timeout)
 endfunction()
 
 set(ISS_E2E_CASES
-  exactly_once crash_restart idle_flush sigterm_flush s3_outage group_failover stale_writer group_sigstop
+  exactly_once crash_restart idle_flush sigterm_flush s3_outage group_failover group_one_each stale_writer group_sigstop
   invalid_config lag_missing config_reload bad_message_fail bad_message_skip bad_message_dead_letter
   admin_metrics readyz systemd_notify verify_bucket probe_interrupted)
 set(_e2e_g1_cases)
@@ -39,7 +39,7 @@ endforeach()
 # passes over both transports.
 foreach(proto_case ${_e2e_g1_cases}
                    g2:0.9:exactly_once g2:0.9:sigterm_flush g2:0.9:group_failover g2:0.9:stale_writer
-                   g2:0.9:crash_restart g2:0.9:group_sigstop)
+                   g2:0.9:crash_restart g2:0.9:group_sigstop g2:0.9:group_one_each)
   string(REPLACE ":" ";" _parts ${proto_case})
   list(GET _parts 0 _gen)
   list(GET _parts 1 _ver)

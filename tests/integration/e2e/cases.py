@@ -198,6 +198,30 @@ def group_failover(env: Env, rng) -> None:
     check(dups == 0, f"{dups} duplicates although RGW honours If-None-Match on PutObject")
 
 
+def group_one_each(env: Env, rng) -> None:
+    """Group mode, one daemon, one message in each of 4 partitions: every message lands, exactly
+    once, while the daemon runs. Partition 0 then holds only offset 0, and a count-0 group poll of
+    it answers `0, 0, no messages`, the same as "nothing to poll" (docs/protocol.md §5.6): before
+    the fix the daemon did not count partition 0 as its own, so its message waited for a second."""
+    broker = env.start_broker()
+    bucket = bucket_name(env, rng, "group-one-each")
+    # Balanced sends put a whole batch on one partition: one message per batch.
+    out = env.produce(broker.address, "app", "events", "--create", "4", "--balanced", "--count", "4", "--size", "200",
+                      "--batch", "1")
+    counts = partition_counts(out)
+    check(counts == {0: 1, 1: 1, 2: 1, 3: 1}, f"iggy-produce spread 4 messages as {counts}, want one per partition")
+    cfg = env.config(bucket, broker.address, group="sinks", rotation={"max_records": 1000, "idle": "1s"})
+    d = env.start_daemon(cfg)
+    env.wait_lag_zero(cfg, 90)  # the lag counts messages, so partition 0's one message counts
+    check(d.poll() is None, "the daemon exited")
+    landed = read_landed(env.download(bucket))  # delivered while running, not by the stop's flush
+    verify_exactly_once(landed, counts, "app", "events")
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    log_text = (env.work / "sink.log").read_text()
+    check("partition assigned partition=app/events/0" in log_text, "the daemon did not log partition 0 as assigned")
+    log(f"{landed.records} records in {landed.objects} objects, 0 duplicates")
+
+
 def stale_writer(env: Env, rng) -> None:
     """A stale owner's late upload is refused and nothing is lost: daemon a is frozen (SIGSTOP)
     while it holds data; b joins, and after the rebalance timeout the broker hands the partition to
@@ -789,6 +813,7 @@ CASES = {
     "s3_outage": s3_outage,
     "probe_interrupted": probe_interrupted,
     "group_failover": group_failover,
+    "group_one_each": group_one_each,
     "stale_writer": stale_writer,
     "group_sigstop": group_sigstop,
     "invalid_config": invalid_config,

@@ -254,6 +254,73 @@ TEST_CASE("consumer: inv5 an explicit poll answered for another partition hands 
     CHECK(w.offsets.stored.at({"app", "requests", 3}) == 3);
 }
 
+TEST_CASE("consumer: group mode, partition 0 holding only offset 0 is counted as assigned and delivered once",
+          "[pipeline][consumer][inv5]") {
+    // The server answers `0, 0, no messages` both for "nothing to poll" and for a count-0 poll
+    // of partition 0 whose newest offset is 0 (docs/protocol.md §5.6).
+    auto count1_partitionless = [](const fake_source& s) {
+        return std::count_if(s.polls.begin(), s.polls.end(),
+                             [](const auto& p) { return !std::get<0>(p) && std::get<2>(p) > 0; });
+    };
+    world w;
+    w.options.mode = pl::consumer_mode::group;
+    auto r = w.make_router();
+    fake_source src;
+    src.group = true;
+    SECTION("one message in each of 4 partitions, all owned") {
+        for (std::uint32_t p = 0; p < 4; ++p) src.fill(p, 1);
+        src.owned = {0, 1, 2, 3};
+        pl::consumer_loop loop{options(pl::consumer_mode::group), src, *r, w.sleeper, w.clock};
+        REQUIRE(run(loop.start()));
+        run(loop.round());
+        CHECK(loop.assignment().size() == 4);
+        // The other answers tell it: no poll that returns messages (and moves the server's
+        // polled-offset record) is spent on learning the assignment.
+        CHECK(count1_partitionless(src) == 0);
+        CHECK(run(loop.shutdown()));
+        auto b = w.bucket_records();
+        CHECK(b.size() == 4);
+        for (const auto& [k, n] : b) CHECK(n == 1);
+        for (std::uint32_t p = 0; p < 4; ++p) CHECK(w.offsets.stored.at({"app", "requests", p}) == 0);
+    }
+    SECTION("only partition 0 owned, one message") {
+        src.fill(0, 1);
+        src.fill(1, 1);
+        src.owned = {0};
+        pl::consumer_loop loop{options(pl::consumer_mode::group), src, *r, w.sleeper, w.clock};
+        REQUIRE(run(loop.start()));
+        run(loop.round());
+        REQUIRE(loop.assignment().size() == 1);
+        CHECK(loop.assignment().front().partition == 0);
+        CHECK(run(loop.shutdown()));
+        auto b = w.bucket_records();
+        CHECK(b.size() == 1);
+        CHECK(w.offsets.stored.at({"app", "requests", 0}) == 0);
+        CHECK(w.offsets.stored.count({"app", "requests", 1}) == 0);
+    }
+    SECTION("nothing owned, or partition 0 pending revocation: not counted") {
+        src.fill(0, 1);
+        src.fill(1, 1);
+        src.owned = {0};
+        pl::consumer_loop loop{options(pl::consumer_mode::group), src, *r, w.sleeper, w.clock};
+        REQUIRE(run(loop.start()));
+        run(loop.round());
+        REQUIRE(loop.assignment().size() == 1);
+        src.pending = {0};  // a joiner is to get it: partition-less polls skip it
+        w.clock.advance(1s);
+        run(loop.round());
+        CHECK(loop.assignment().empty());
+        CHECK(w.offsets.stored.at({"app", "requests", 0}) == 0);  // handed over: uploaded, committed
+        src.pending.clear();
+        src.owned = {};
+        w.clock.advance(1s);
+        run(loop.round());
+        CHECK(loop.assignment().empty());
+        CHECK(run(loop.shutdown()));
+        CHECK(w.bucket_records().size() == 1);
+    }
+}
+
 TEST_CASE("consumer: inv5 after a reconnect, held data is dropped (not uploaded) and re-read; nothing lost or doubled",
           "[pipeline][consumer][inv5]") {
     world w;
