@@ -345,9 +345,7 @@ std::string human_string(const partition_field& f, const value& v) {
         case type_id::timestamptz: format::append_timestamp(out, v.i, false); return out;
         case type_id::float_:
         case type_id::double_: format::json::append_number(out, v.d); return out;
-        case type_id::binary:
-            iss::append_base64(out, std::as_bytes(std::span{v.s.data(), v.s.size()}));
-            return out;
+        case type_id::binary: iss::append_base64(out, std::as_bytes(std::span{v.s.data(), v.s.size()})); return out;
         case type_id::string:
         case type_id::map: return v.s;
         case type_id::int_:

@@ -414,44 +414,43 @@ TEST_CASE("metrics: counters and histograms of rebuilt sources are carried, so n
         REQUIRE(after.count(series) == 1);
         CHECK(after.at(series) >= v);
     }
+}
 
-    TEST_CASE("readiness and metrics: a store that refuses writes and a failing spool are named",
-              "[admin][readiness]") {
-        world w;
-        auto r = w.make_router();
-        iss::admin::readiness_inputs in;
-        in.store_usable = in.iggy_connected = true;
-        in.delivery_problems = iss::admin::delivery_problems(r->health());
-        CHECK(iss::admin::unmet_conditions(in).empty());
-        std::string text = iss::admin::render_metrics({r.get(), nullptr, nullptr, nullptr, "1", ""});
-        CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_store_refusing 0\n"));
-        CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_spool_errors_total{reason="no_space"} 0)"));
-        CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_spool_errors_total{reason="missing"} 0)"));
+TEST_CASE("readiness and metrics: a store that refuses writes and a failing spool are named", "[admin][readiness]") {
+    world w;
+    auto r = w.make_router();
+    iss::admin::readiness_inputs in;
+    in.store_usable = in.iggy_connected = true;
+    in.delivery_problems = iss::admin::delivery_problems(r->health());
+    CHECK(iss::admin::unmet_conditions(in).empty());
+    std::string text = iss::admin::render_metrics({r.get(), nullptr, nullptr, nullptr, "1", ""});
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_store_refusing 0\n"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_spool_errors_total{reason="no_space"} 0)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_spool_errors_total{reason="missing"} 0)"));
 
-        w.health.store_refused("AccessDenied", "PutObject b/k: HTTP 403 AccessDenied: Access Denied",
-                               w.clock.steady_now());
-        w.health.store_refused("AccessDenied", "PutObject b/k2: HTTP 403 AccessDenied: Access Denied",
-                               w.clock.steady_now());
-        w.health.spool_failed(pl::spool_error_reason::read_only, "spool check of /s: Read-only file system",
-                              w.clock.steady_now());
-        in.delivery_problems = iss::admin::delivery_problems(r->health());
-        const auto unmet = iss::admin::unmet_conditions(in);
-        REQUIRE(unmet.size() == 2);
-        CHECK_THAT(unmet[0], ContainsSubstring("store: refusing writes: AccessDenied: PutObject b/k2: HTTP 403"));
-        CHECK_THAT(unmet[0], ContainsSubstring("s3.retry.cap"));
-        CHECK_THAT(unmet[1], ContainsSubstring("spool: read_only: spool check of /s: Read-only file system"));
-        text = iss::admin::render_metrics({r.get(), nullptr, nullptr, nullptr, "1", ""});
-        INFO(text);
-        CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_store_refusing 1\n"));
-        CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_store_refusals_total{code="AccessDenied"} 2)"));
-        CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_spool_errors_total{reason="read_only"} 1)"));
+    w.health.store_refused("AccessDenied", "PutObject b/k: HTTP 403 AccessDenied: Access Denied", w.clock.steady_now());
+    w.health.store_refused("AccessDenied", "PutObject b/k2: HTTP 403 AccessDenied: Access Denied",
+                           w.clock.steady_now());
+    w.health.spool_failed(pl::spool_error_reason::read_only, "spool check of /s: Read-only file system",
+                          w.clock.steady_now());
+    in.delivery_problems = iss::admin::delivery_problems(r->health());
+    const auto unmet = iss::admin::unmet_conditions(in);
+    REQUIRE(unmet.size() == 2);
+    CHECK_THAT(unmet[0], ContainsSubstring("store: refusing writes: AccessDenied: PutObject b/k2: HTTP 403"));
+    CHECK_THAT(unmet[0], ContainsSubstring("s3.retry.cap"));
+    CHECK_THAT(unmet[1], ContainsSubstring("spool: read_only: spool check of /s: Read-only file system"));
+    text = iss::admin::render_metrics({r.get(), nullptr, nullptr, nullptr, "1", ""});
+    INFO(text);
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_store_refusing 1\n"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_store_refusals_total{code="AccessDenied"} 2)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_spool_errors_total{reason="read_only"} 1)"));
 
-        w.health.store_accepted();
-        w.health.spool_ok();
-        in.delivery_problems = iss::admin::delivery_problems(r->health());
-        CHECK(iss::admin::unmet_conditions(in).empty());
-        text = iss::admin::render_metrics({r.get(), nullptr, nullptr, nullptr, "1", ""});
-        CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_store_refusing 0\n"));
-        CHECK_THAT(text,
-                   ContainsSubstring(R"(iggy_s3_sink_store_refusals_total{code="AccessDenied"} 2)"));  // a counter
-    }
+    w.health.store_accepted();
+    w.health.spool_ok();
+    in.delivery_problems = iss::admin::delivery_problems(r->health());
+    CHECK(iss::admin::unmet_conditions(in).empty());
+    text = iss::admin::render_metrics({r.get(), nullptr, nullptr, nullptr, "1", ""});
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_store_refusing 0\n"));
+    CHECK_THAT(text,
+               ContainsSubstring(R"(iggy_s3_sink_store_refusals_total{code="AccessDenied"} 2)"));  // a counter
+}
