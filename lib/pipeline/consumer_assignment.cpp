@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// consumer_loop's membership side (lib/pipeline/consumer.hpp): the session check, the topic's
+// partitions, which partitions this member owns in its consumer group (discover), and the
+// warning when it owns none. consumer.cpp has the polling side.
+#include "pipeline/consumer.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <algorithm>
+#include <memory>
+
+namespace iss::pipeline {
+
+task<void> consumer_loop::check_session() {
+    const std::uint64_t now = source_.session();
+    if (session_ && *session_ != now) {
+        if (o_.mode == consumer_mode::group) {
+            // A new connection is a new group member (docs/architecture.md §3.5): what the old member
+            // held may be re-read by another owner; drop it and re-read from the committed
+            // offsets.
+            router_.drop_all("reconnected to Iggy: a new connection is a new group member");
+            owned_.clear();
+            next_discovery_ = {};
+            joined_.clear();
+            for (const auto& s : o_.sources) co_await join(s.topic);
+        }
+        log_.info("reconnected to Iggy (session {})", now);
+    }
+    session_ = now;
+}
+
+task<std::optional<std::vector<std::uint32_t>>> consumer_loop::partitions_of(const source_topic& s) {
+    if (s.partitions) co_return *s.partitions;
+    auto r = co_await source_.partitions(s.topic);
+    if (r.status == source_status::fatal) {
+        source_failed(s.topic, std::nullopt, r.detail);
+        co_return std::nullopt;
+    }
+    if (r.status != source_status::ok) {
+        log_.warn({iss::log::kv("stream", s.topic.stream), iss::log::kv("topic", s.topic.topic)}, "{}", r.detail);
+        co_return std::nullopt;
+    }
+    source_ok(s.topic, std::nullopt);
+    co_return std::move(r.ids);
+}
+
+namespace {
+/// The group poll answer `partition 0, current_offset 0, no messages` (see discover).
+bool zero_answer(const poll_reply& r) noexcept {
+    return r.partition == 0 && r.current_offset == 0 && r.messages.empty();
+}
+}  // namespace
+
+task<void> consumer_loop::discover(const source_topic& s) {
+    const auto all = co_await partitions_of(s);
+    if (!all && !may_try(s.topic, std::nullopt)) co_return;  // unavailable: keep the previous assignment
+    const std::size_t polls = std::max<std::size_t>(1, all ? all->size() : 0);
+    std::set<std::uint32_t> seen;
+    std::size_t zero_answers = 0;  // `0, 0, no messages`: see below
+    for (std::size_t i = 0; i < polls; ++i) {
+        const poll_result r = co_await source_.poll(s.topic, std::nullopt, std::nullopt, 0);
+        if (r.status == source_status::not_member) {
+            // 5006: we are not a member (any more): drop what we hold for this topic, join again.
+            log_.warn({iss::log::kv("stream", s.topic.stream), iss::log::kv("topic", s.topic.topic)},
+                      "not a member of the consumer group any more ({}): dropping what is held for the topic "
+                      "(re-read from the committed offsets) and joining again",
+                      r.detail);
+            for (const auto& p : assignment()) {
+                if (p.stream == s.topic.stream && p.topic == s.topic.topic) {
+                    if (auto* w = router_.find(p)) w->drop("not a member of the consumer group (5006)");
+                    router_.forget(p);
+                    owned_.erase(p);
+                }
+            }
+            joined_.erase(s.topic);
+            co_await join(s.topic);
+            co_return;
+        }
+        if (r.status != source_status::ok) co_return;  // keep the previous assignment
+        if (zero_answer(r.reply)) {
+            ++zero_answers;
+            continue;
+        }
+        seen.insert(r.reply.partition);
+    }
+    // `0, 0, no messages` answers both "nothing to poll" and "partition 0, newest offset 0"
+    // (empty, or holding only offset 0; docs/protocol.md §5.6, §7.1; the same in G2, where
+    // the client picks from SyncConsumerGroup). When another poll named a partition, the member
+    // had one to poll, so the server picked partition 0. When every poll answered so (and they
+    // covered the topic's partitions), only partition 0 can be ours: one poll of count 1 tells
+    // (its message, or `0, 0` again: nothing to poll, or partition 0 still empty). Only then,
+    // because a group poll that returns messages sets the server's polled-offset record (which
+    // decides when a revocation completes, docs/protocol.md §7.1) to its last offset: a poll
+    // of another partition from its first offset would move that record back.
+    if (zero_answers > 0 && !seen.empty()) {
+        seen.insert(0);
+    } else if (zero_answers > 0 && all) {
+        const poll_result r = co_await source_.poll(s.topic, std::nullopt, std::nullopt, 1);
+        if (r.status != source_status::ok) co_return;  // keep the previous assignment
+        if (!r.reply.messages.empty()) seen.insert(r.reply.partition);
+    }
+    for (const auto& p : assignment()) {
+        if (p.stream != s.topic.stream || p.topic != s.topic.topic || seen.count(p.partition)) continue;
+        log_.info({iss::log::kv("partition", p)}, "partition no longer assigned (hand-over)");
+        co_await router_.release(p);
+        owned_.erase(p);
+    }
+    for (std::uint32_t n : seen) {
+        partition_ref p{s.topic.stream, s.topic.topic, n};
+        if (owned_.insert(p).second) log_.info({iss::log::kv("partition", p)}, "partition assigned");
+    }
+}
+
+void consumer_loop::watch_assignment() {
+    const auto now = clock_.steady_now();
+    if (!owned_.empty() || o_.unassigned_warning.count() <= 0) {
+        unassigned_since_.reset();
+        unassigned_warnings_ = 0;
+        return;
+    }
+    if (!unassigned_since_) {
+        unassigned_since_ = now;
+        next_unassigned_warning_ = now + o_.unassigned_warning;
+        return;
+    }
+    if (now < next_unassigned_warning_) return;
+    const auto idle = std::chrono::duration_cast<std::chrono::seconds>(now - *unassigned_since_);
+    log_.warn({iss::log::kv("unassigned_for", fmt::format("{}s", idle.count()))},
+              "this member has owned no partition of its consumer group for {} s: more members than "
+              "partitions, or the server hands it none; still polling",
+              idle.count());
+    ++unassigned_warnings_;
+    const backoff_policy repeat{o_.unassigned_warning,
+                                std::max<std::chrono::milliseconds>(o_.unassigned_warning, std::chrono::minutes{10})};
+    next_unassigned_warning_ = now + backoff_ceiling(repeat, unassigned_warnings_);
+}
+
+}  // namespace iss::pipeline
