@@ -2,6 +2,7 @@
 // Partition transforms, the bucket hash and partition paths (partition.hpp cites the spec).
 #include "iceberg/partition.hpp"
 
+#include "common/base64.hpp"
 #include "format/json.hpp"
 #include "iceberg/error.hpp"
 
@@ -344,9 +345,7 @@ std::string human_string(const partition_field& f, const value& v) {
         case type_id::timestamptz: format::append_timestamp(out, v.i, false); return out;
         case type_id::float_:
         case type_id::double_: format::json::append_number(out, v.d); return out;
-        case type_id::binary:
-            format::json::append_base64(out, std::as_bytes(std::span{v.s.data(), v.s.size()}));
-            return out;
+        case type_id::binary: iss::append_base64(out, std::as_bytes(std::span{v.s.data(), v.s.size()})); return out;
         case type_id::string:
         case type_id::map: return v.s;
         case type_id::int_:
