@@ -4,6 +4,8 @@
 #include "common/journal.hpp"
 #include "common/log.hpp"
 #include "common/version.hpp"
+#include "iceberg/names.hpp"
+#include "iceberg/schema.hpp"
 
 #include <fmt/format.h>
 
@@ -55,6 +57,12 @@ format::writer_options writer_options(const config::sink_config& c) {
         case config::avro_codec::null: o.avro.codec = format::avro_codec::null; break;
         case config::avro_codec::deflate: o.avro.codec = format::avro_codec::deflate; break;
         case config::avro_codec::snappy: o.avro.codec = format::avro_codec::snappy; break;
+    }
+    // An Iceberg table's data files carry the field ids of the table's schema (Iceberg spec,
+    // Appendix A, "Parquet"); config::validate checked that every column has an Iceberg type.
+    if (c.iceberg.enabled && o.format == format::record_format::parquet) {
+        if (auto schema = iceberg::make_schema(format::effective_schema(o)))
+            o.parquet.field_ids = iceberg::parquet_field_ids(*schema);
     }
     return o;
 }
@@ -188,6 +196,35 @@ pipeline::consumer_options consumer_options(const config::sink_config& c) {
         }
     }
     return o;
+}
+
+iceberg::catalog_options catalog_options(const config::sink_config& c,
+                                         std::shared_ptr<aws::credentials_source> credentials) {
+    const auto& cat = c.iceberg.catalog;
+    iceberg::catalog_options o;
+    o.uri = cat.uri;
+    o.warehouse = cat.warehouse;
+    o.prefix = cat.prefix;
+    switch (cat.auth.type) {
+        case config::catalog_auth::none: o.auth.kind = iceberg::auth_kind::none; break;
+        case config::catalog_auth::bearer: o.auth.kind = iceberg::auth_kind::bearer; break;
+        case config::catalog_auth::oauth2: o.auth.kind = iceberg::auth_kind::oauth2; break;
+        case config::catalog_auth::sigv4: o.auth.kind = iceberg::auth_kind::sigv4; break;
+    }
+    o.auth.token = iceberg::catalog_secret{cat.auth.token.reveal()};
+    o.auth.client_id = cat.auth.client_id;
+    o.auth.client_secret = iceberg::catalog_secret{cat.auth.client_secret.reveal()};
+    o.auth.token_endpoint = cat.auth.token_endpoint;
+    o.auth.scope = cat.auth.scope;
+    if (!cat.auth.signing_name.empty()) o.auth.signing_name = cat.auth.signing_name;
+    o.auth.signing_region = cat.auth.signing_region.empty() ? c.s3.region.get() : cat.auth.signing_region;
+    if (o.auth.kind == iceberg::auth_kind::sigv4) o.auth.credentials = std::move(credentials);
+    return o;
+}
+
+iceberg::table_ident iceberg_table(const config::sink_config& c, const pipeline::partition_ref& p) {
+    return {iceberg::namespace_levels(c.iceberg.namespace_name),
+            iceberg::table_name(c.iceberg.table, p.stream, p.topic)};
 }
 
 std::optional<config::sink_config> load_config_or_report(std::string_view cmd, const std::string& file) {

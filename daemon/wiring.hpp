@@ -8,6 +8,7 @@
 
 #include "config/config.hpp"
 #include "format/writer.hpp"
+#include "iceberg/catalog.hpp"
 #include "iggy/client.hpp"
 #include "pipeline/adapters/iggy_ports.hpp"
 #include "pipeline/consumer.hpp"
@@ -46,6 +47,15 @@ namespace iss::app {
 [[nodiscard]] pipeline::memory_limits memory_limits(const config::sink_config& c);
 /// Mode, consumer name, `iggy.verify_checksum`, `delivery.dead_letter` -> the Iggy adapter's options.
 [[nodiscard]] pipeline::iggy_ports_options iggy_ports_options(const config::sink_config& c);
+
+/// `iceberg.catalog.*` -> the REST catalog client's options (lib/iceberg/catalog.hpp). With
+/// `auth.type: sigv4` requests are signed with `credentials` (the S3 client's credential
+/// chain) for `auth.signing_name` in `auth.signing_region`, or `s3.region` when that is empty.
+[[nodiscard]] iceberg::catalog_options catalog_options(const config::sink_config& c,
+                                                       std::shared_ptr<aws::credentials_source> credentials);
+/// The Iceberg table a source partition's records go to: `iceberg.namespace` split at its dots,
+/// `iceberg.table` with `{stream}` and `{topic}` rendered (lib/iceberg/names.hpp).
+[[nodiscard]] iceberg::table_ident iceberg_table(const config::sink_config& c, const pipeline::partition_ref& p);
 
 /// Loads and checks a config file for a subcommand named `cmd`; prints every problem and
 /// returns nullopt (the caller exits 78).

@@ -4,6 +4,7 @@
 #include "admin/process.hpp"
 #include "aws/refresh.hpp"
 #include "iggy/client.hpp"
+#include "pipeline/adapters/iceberg_table.hpp"
 #include "pipeline/consumer.hpp"
 #include "pipeline/health.hpp"
 #include "pipeline/lag.hpp"
@@ -346,6 +347,44 @@ void credentials_metrics(std::vector<prom::MetricFamily>& out, const aws::refres
     out.push_back(std::move(failures));
 }
 
+/// The Iceberg table step's commits (lib/pipeline/adapters/iceberg_table.hpp). The duration is
+/// a histogram of one bucket (+Inf): the step keeps the sum and the count.
+void iceberg_metrics(std::vector<prom::MetricFamily>& out, const pipeline::iceberg_table_stats& st) {
+    auto commits = family("iceberg_commits_total",
+                          "Batches of data files committed to Iceberg tables, by result: committed (a new snapshot), "
+                          "found (a reload showed the batch in the table already), failed (the attempt ended in an "
+                          "error; the batch is tried again).",
+                          prom::MetricType::Counter);
+    for (const auto& [result, n] : {std::pair{"committed", st.commits_ok}, std::pair{"found", st.commits_found},
+                                    std::pair{"failed", st.commits_failed}})
+        commits.metric.push_back(sample({{"result", result}}, static_cast<double>(n), prom::MetricType::Counter));
+    out.push_back(std::move(commits));
+    auto dur = family("iceberg_commit_duration_seconds",
+                      "Time one batch spent in the commit loop (metadata files written, the catalog's commit, "
+                      "reloads after conflicts).",
+                      prom::MetricType::Histogram);
+    prom::ClientMetric d;
+    d.histogram.sample_count = st.duration_count;
+    d.histogram.sample_sum = st.duration_seconds_sum;
+    d.histogram.bucket.push_back({st.duration_count, std::numeric_limits<double>::infinity()});
+    dur.metric.push_back(std::move(d));
+    out.push_back(std::move(dur));
+    auto conflicts = family("iceberg_conflicts_total",
+                            "Commits the catalog refused with 409 (another writer committed first); the batch is "
+                            "planned again on the new snapshot.",
+                            prom::MetricType::Counter);
+    conflicts.metric.push_back(sample({}, static_cast<double>(st.conflicts), prom::MetricType::Counter));
+    out.push_back(std::move(conflicts));
+    if (st.last_commit) {
+        auto age = family("iceberg_last_commit_age_seconds",
+                          "Seconds since the last batch was committed (or found committed); absent before the first.",
+                          prom::MetricType::Gauge);
+        const std::chrono::duration<double> since = std::chrono::system_clock::now() - *st.last_commit;
+        age.metric.push_back(sample({}, std::max(0.0, since.count()), prom::MetricType::Gauge));
+        out.push_back(std::move(age));
+    }
+}
+
 /// The standard process collector's families (process.hpp), without the iggy_s3_sink_ prefix.
 void process_metrics(std::vector<prom::MetricFamily>& out) {
     const auto p = read_process_stats();
@@ -381,6 +420,7 @@ std::vector<prom::MetricFamily> module_metrics(const metric_sources& s) {
     if (s.s3) s3_metrics(families, *s.s3);
     if (s.iggy) iggy_metrics(families, *s.iggy);
     if (s.credentials) credentials_metrics(families, *s.credentials);
+    if (s.iceberg) iceberg_metrics(families, *s.iceberg);
     return families;
 }
 

@@ -51,6 +51,7 @@
 namespace iss::pipeline {
 class router;
 class consumer_loop;
+struct iceberg_table_stats;
 }  // namespace iss::pipeline
 namespace iss::s3 {
 struct client_stats;
@@ -81,10 +82,11 @@ struct metric_sources {
     const pipeline::consumer_loop* consumer = nullptr;
     const s3::client_stats* s3 = nullptr;
     const iggy::client_stats* iggy = nullptr;
-    std::string version;                                  ///< build_info{version}
-    std::string commit;                                   ///< build_info{commit} (may be empty)
-    const config_reloads* reloads = nullptr;              ///< `config_reloads_total` (`run` only)
-    const aws::refreshing_source* credentials = nullptr;  ///< the S3 credentials in force
+    std::string version;                                     ///< build_info{version}
+    std::string commit;                                      ///< build_info{commit} (may be empty)
+    const config_reloads* reloads = nullptr;                 ///< `config_reloads_total` (`run` only)
+    const aws::refreshing_source* credentials = nullptr;     ///< the S3 credentials in force
+    const pipeline::iceberg_table_stats* iceberg = nullptr;  ///< the Iceberg table step (`iceberg` set)
     /// What sources that are gone had counted (a reload rebuilt them); added to the live
     /// sources' counters and histograms. Null: nothing carried.
     const carried_totals* carried = nullptr;

@@ -4,6 +4,7 @@
 #include "../pipeline/fakes.hpp"
 #include "admin/readiness.hpp"
 #include "iggy/client.hpp"
+#include "pipeline/adapters/iceberg_table.hpp"
 #include "pipeline/consumer.hpp"
 #include "pipeline/memory.hpp"
 #include "pipeline/router.hpp"
@@ -177,6 +178,11 @@ TEST_CASE("metrics: docs/operations.md documents every metric, and only those", 
         "iggy_s3_sink_credentials_fetches_total",             // only with a credentials source (ditto)
         "iggy_s3_sink_credentials_fetch_failures_total",      // ditto
         "iggy_s3_sink_store_refusals_total",  // only once the store refused something (readiness case below)
+        // only with an Iceberg table step ("the Iceberg table step's commits" case below)
+        "iggy_s3_sink_iceberg_commits_total",
+        "iggy_s3_sink_iceberg_commit_duration_seconds",
+        "iggy_s3_sink_iceberg_conflicts_total",
+        "iggy_s3_sink_iceberg_last_commit_age_seconds",
     };
     const auto table_at = doc.find("\n## Metrics\n");
     REQUIRE(table_at != std::string::npos);
@@ -453,4 +459,44 @@ TEST_CASE("readiness and metrics: a store that refuses writes and a failing spoo
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_store_refusing 0\n"));
     CHECK_THAT(text,
                ContainsSubstring(R"(iggy_s3_sink_store_refusals_total{code="AccessDenied"} 2)"));  // a counter
+}
+
+TEST_CASE("metrics: the Iceberg table step's commits, conflicts, duration and last commit's age",
+          "[admin][metrics][iceberg]") {
+    pl::iceberg_table_stats st;
+    iss::admin::metric_sources none;
+    none.iceberg = &st;
+    const std::string before = iss::admin::render_metrics(none);
+    CHECK_THAT(before, ContainsSubstring(R"(iggy_s3_sink_iceberg_commits_total{result="committed"} 0)"));
+    CHECK(before.find("iggy_s3_sink_iceberg_last_commit_age_seconds") == std::string::npos);  // none yet
+
+    st.commits_ok = 3;
+    st.commits_found = 1;
+    st.commits_failed = 2;
+    st.conflicts = 4;
+    st.duration_seconds_sum = 1.5;
+    st.duration_count = 4;
+    st.last_commit = std::chrono::system_clock::now() - std::chrono::hours{1};
+    const std::string text = iss::admin::render_metrics(none);
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_iceberg_commits_total{result="committed"} 3)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_iceberg_commits_total{result="found"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_iceberg_commits_total{result="failed"} 2)"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_iceberg_conflicts_total 4"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_iceberg_commit_duration_seconds_count 4"));
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_iceberg_commit_duration_seconds_sum 1.5"));
+    // An hour ago, give or take the time this test takes (never less than 3600 s).
+    const double age = sample_value(text, "iggy_s3_sink_iceberg_last_commit_age_seconds");
+    CHECK(age >= 3600.0);
+    CHECK(age < 3600.0 * 24);
+
+    // A reload rebuilds the step: its counters are carried, never going down.
+    iss::admin::carried_totals carried;
+    carried.carry(none);
+    pl::iceberg_table_stats fresh;
+    fresh.commits_ok = 1;
+    iss::admin::metric_sources after;
+    after.iceberg = &fresh;
+    after.carried = &carried;
+    CHECK_THAT(iss::admin::render_metrics(after),
+               ContainsSubstring(R"(iggy_s3_sink_iceberg_commits_total{result="committed"} 4)"));
 }

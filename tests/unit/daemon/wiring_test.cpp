@@ -157,3 +157,54 @@ TEST_CASE("wiring: the delivery options take s3.part_size, s3.retry, delivery.* 
     CHECK(app::iggy_ports_options(c).consumer_name == "single-one");
     CHECK_FALSE(app::iggy_ports_options(c).group_mode);
 }
+
+TEST_CASE("wiring: iceberg.catalog -> the catalog client's options", "[daemon][wiring][iceberg]") {
+    config::sink_config c;
+    c.s3.region = region_name{"eu-west-1"};
+    c.iceberg.enabled = true;
+    c.iceberg.catalog.uri = "https://s3tables.eu-west-1.amazonaws.com/iceberg";
+    c.iceberg.catalog.warehouse = "arn:aws:s3tables:eu-west-1:111122223333:bucket/lake";
+    c.iceberg.catalog.auth.type = config::catalog_auth::sigv4;
+    c.iceberg.catalog.auth.signing_name = "s3tables";
+    std::shared_ptr<aws::credentials_source> creds =
+        std::make_shared<aws::fixed_source>(sigv4::credentials{access_key_id{"AK"}, secret_access_key{"SK"}, {}});
+    auto o = app::catalog_options(c, creds);
+    CHECK(o.uri == "https://s3tables.eu-west-1.amazonaws.com/iceberg");
+    CHECK(o.warehouse == "arn:aws:s3tables:eu-west-1:111122223333:bucket/lake");
+    CHECK(o.auth.kind == iceberg::auth_kind::sigv4);
+    CHECK(o.auth.signing_name == "s3tables");
+    CHECK(o.auth.signing_region == "eu-west-1");  // s3.region when auth.signing_region is empty
+    CHECK(o.auth.credentials == creds);
+    c.iceberg.catalog.auth.signing_region = "us-east-1";
+    CHECK(app::catalog_options(c, creds).auth.signing_region == "us-east-1");
+
+    c.iceberg.catalog.auth = {};
+    c.iceberg.catalog.auth.type = config::catalog_auth::oauth2;
+    c.iceberg.catalog.auth.client_id = "sink";
+    c.iceberg.catalog.auth.client_secret = oauth2_client_secret{"s3cr3t"};
+    o = app::catalog_options(c, creds);
+    CHECK(o.auth.kind == iceberg::auth_kind::oauth2);
+    CHECK(o.auth.client_id == "sink");
+    CHECK(o.auth.client_secret.reveal() == "s3cr3t");
+    CHECK(o.auth.credentials == nullptr);  // only sigv4 signs with the S3 credentials
+}
+
+TEST_CASE("wiring: iceberg table per source partition; Parquet field ids only with iceberg",
+          "[daemon][wiring][iceberg]") {
+    config::sink_config c;
+    c.iceberg.namespace_name = "analytics.iggy";
+    c.iceberg.table = "{stream}_{topic}";
+    const auto t = app::iceberg_table(c, {"app", "events", 2});
+    CHECK(t.ns == std::vector<std::string>{"analytics", "iggy"});
+    CHECK(t.name == "app_events");
+
+    c.format.type = config::format_type::parquet;
+    c.format.schema.push_back({"tenant", "string", "payload:tenant", true});
+    c.format.schema.push_back({"ts", "timestamp_us", "payload:ts", false});
+    CHECK(app::writer_options(c).parquet.field_ids.empty());
+    c.iceberg.enabled = true;
+    const auto ids = app::writer_options(c).parquet.field_ids;
+    REQUIRE(ids.size() == 2);
+    CHECK(ids[0].id == 1);
+    CHECK(ids[1].id == 2);
+}
