@@ -71,9 +71,12 @@ int run_healthcheck(const healthcheck_args& a) {
 
 command_main define_healthcheck(CLI::App& sub) {
     auto a = std::make_shared<healthcheck_args>();
-    sub.add_option("--url", a->url, "the admin endpoint to ask (default http://127.0.0.1:9464/healthz)")
-        ->type_name("URL");
-    sub.add_flag("--ready", a->ready, "ask /readyz instead of /healthz (with the default URL)");
+    auto* url = sub.add_option("--url", a->url, "the admin endpoint to ask (default http://127.0.0.1:9464/healthz)")
+                    ->type_name("URL");
+    // --ready with --url would be ignored (the URL names the path): refused (exit 64) instead.
+    sub.add_flag("--ready", a->ready,
+                 "ask /readyz instead of /healthz (with the default URL; with --url, name /readyz in it)")
+        ->excludes(url);
     sub.add_option("--timeout", a->timeout, "how long to wait for the answer (default 3s)")
         ->type_name("DURATION")
         ->check(duration_check());

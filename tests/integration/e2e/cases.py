@@ -609,6 +609,10 @@ def readyz(env: Env, rng) -> None:
     hc = healthcheck("--url", f"http://{admin0}/readyz")
     check(hc.returncode == 1 and "503" in hc.stderr and "store:" in hc.stderr,
           f"healthcheck of /readyz while not ready: exit {hc.returncode}: {hc.stderr}")
+    # --ready with --url would be ignored (the URL names the path): a usage error, not a pass.
+    hc = healthcheck("--url", f"http://{admin0}/healthz", "--ready")
+    check(hc.returncode == 64 and "--url" in hc.stderr,
+          f"healthcheck --url .../healthz --ready while not ready: exit {hc.returncode}: {hc.stderr}")
     check(env.stop(d0) == 0, "daemon waiting for the store did not exit 0 on SIGTERM")
     hc = healthcheck("--url", f"http://{admin0}/healthz")
     check(hc.returncode == 69, f"healthcheck with nothing listening: exit {hc.returncode}: {hc.stderr}")
