@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 namespace iss::app {
@@ -38,8 +39,7 @@ CLI::Validator duration_check() {
 }
 
 int usage_error(std::string_view cmd, std::string_view what) {
-    std::fflush(stdout);
-    fmt::print(stderr, "iggy-s3-sink {}: {}\nRun `iggy-s3-sink {} --help` for its options.\n", cmd, what, cmd);
+    print_error(cmd, "{}\nRun `iggy-s3-sink {} --help` for its options.", what, cmd);
     return exit_usage;
 }
 
@@ -93,8 +93,7 @@ int run_command_line(std::span<const char* const> args) {
     const std::string_view first{args.front()};
     if (!first.starts_with('-') &&
         std::none_of(commands().begin(), commands().end(), [&](const command& c) { return c.name == first; })) {
-        std::fflush(stdout);
-        fmt::print(stderr, "iggy-s3-sink: unknown command '{}'\nRun `iggy-s3-sink --help` for the commands.\n", first);
+        print_error("", "unknown command '{}'\nRun `iggy-s3-sink --help` for the commands.", first);
         return exit_usage;
     }
     // parse(argc, argv) skips argv[0], the program name.
@@ -104,7 +103,18 @@ int run_command_line(std::span<const char* const> args) {
         app->parse(static_cast<int>(argv.size()), argv.data());
     } catch (const CLI::ParseError& e) {
         std::fflush(stdout);
-        const int code = app->exit(e);
+        // CLI11 checks required options before it looks at words it did not recognise, so
+        // `lag --bogus` would say "--config is required": name what was not understood first.
+        // (What it did not recognise is kept in remaining(), whatever error ended the parse.)
+        auto extra = app->remaining(true);
+        const bool name_extras =
+            !extra.empty() && e.get_exit_code() != 0 && dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr;
+        const auto subs = app->get_subcommands();
+        const CLI::ExtrasError extras{subs.empty() ? std::string{} : subs.front()->get_name(), std::move(extra)};
+        // --help and --version go to stdout; an error through the one stderr path.
+        std::ostringstream err;
+        const int code = app->exit(name_extras ? static_cast<const CLI::ParseError&>(extras) : e, std::cout, err);
+        if (!err.str().empty()) log::print_stderr(log::level::error, err.str());
         // CLI11's own codes: 0 for --help/--version, its ExitCodes (106, 109, ...) otherwise.
         return code == 0 ? exit_ok : exit_usage;
     }

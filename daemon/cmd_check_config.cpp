@@ -37,15 +37,15 @@ int run_check_config(const check_config_args& a) {
     const std::string& file = a.file;
     auto loaded = config::load_file(file, config::process_environment());
     const auto problems = config::check(loaded);
-    const auto err = log::stderr_prefix(log::level::error);
     if (!problems.empty()) {
-        fmt::print(stderr, "{}iggy-s3-sink: {}: invalid configuration, {} problem{}:\n", err, file, problems.size(),
-                   problems.size() == 1 ? "" : "s");
-        for (const auto& p : problems) fmt::print(stderr, "{}  {}\n", err, config::to_string(p));
+        std::string text = fmt::format("{}: invalid configuration, {} problem{}:", file, problems.size(),
+                                       problems.size() == 1 ? "" : "s");
+        for (const auto& p : problems) text += fmt::format("\n  {}", config::to_string(p));
+        print_error("", "{}", text);
         return exit_config;
     }
     for (const auto& w : config::warnings(loaded.config))
-        fmt::print(stderr, "{}iggy-s3-sink: warning: {}\n", log::stderr_prefix(log::level::warn), config::to_string(w));
+        log::print_stderr(log::level::warn, fmt::format("iggy-s3-sink: warning: {}", config::to_string(w)));
     if (a.quiet) return exit_ok;
     fmt::print("# effective configuration of {} (secrets shown as ****)\n{}", file, config::to_yaml(loaded.config));
     if (const std::string schema = describe_schema(loaded.config); !schema.empty()) {

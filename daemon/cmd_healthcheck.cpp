@@ -34,7 +34,7 @@ struct healthcheck_args {
 net::awaitable<int> check(std::string url, std::chrono::milliseconds timeout) {
     auto ep = http::parse_url(url);
     if (!ep) {
-        fmt::print(stderr, "iggy-s3-sink healthcheck: --url {}: {}\n", url, ep.error().message());
+        print_error("healthcheck", "--url {}: {}", url, ep.error().message());
         co_return exit_usage;
     }
     std::string path{http::url_path(url)};
@@ -48,12 +48,12 @@ net::awaitable<int> check(std::string url, std::chrono::milliseconds timeout) {
     http::endpoint target = *ep;
     auto r = co_await c.send(std::move(target), std::move(req), std::chrono::steady_clock::now() + timeout);
     if (!r) {
-        fmt::print(stderr, "iggy-s3-sink healthcheck: {}: {}\n", url, r.error().message());
+        print_error("healthcheck", "{}: {}", url, r.error().message());
         co_return exit_unavailable;
     }
     const auto first_line = r->body.substr(0, r->body.find('\n'));
     if (r->status != 200) {
-        fmt::print(stderr, "iggy-s3-sink healthcheck: {}: {} {}\n", url, r->status, first_line);
+        print_error("healthcheck", "{}: {} {}", url, r->status, first_line);
         co_return exit_failure;
     }
     fmt::print("{}: {}\n", url, first_line.empty() ? "ok" : first_line);

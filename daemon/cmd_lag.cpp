@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `iggy-s3-sink lag --config FILE [--wait-zero DURATION] [--json]`: per stream/topic/partition,
 // the head offset, the committed offset and the lag of the configured consumer (group).
-// Exit 0; 69 when Iggy cannot be reached; 1 when a configured topic or partition does not
-// exist or, with --wait-zero, when the lag is not 0 in time.
+// Exit 0; 69 when Iggy cannot be reached; 1 when it refuses the credentials, when a configured
+// topic or partition does not exist or, with --wait-zero, when the lag is not 0 in time.
 #include "common/log.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
@@ -92,18 +92,17 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
         std::fflush(stdout);
     };
     if (auto r = co_await c.connect(); !r) {
-        fmt::print(stderr, "iggy-s3-sink lag: cannot reach Iggy at {}: {}\n", cfg.iggy.address,
-                   iggy::describe(r.error()));
+        print_error("lag", "{}", iggy_connect_failure(cfg.iggy.address, r.error()));
         co_await c.close();
-        co_return exit_unavailable;
+        co_return iggy_exit_code(r.error());
     }
     const auto deadline = std::chrono::steady_clock::now() + a.wait_zero.value_or(std::chrono::milliseconds{0});
     int code = exit_ok;
     for (;;) {
         auto rows = co_await collect(c, cfg);
         if (!rows) {
-            fmt::print(stderr, "iggy-s3-sink lag: {}\n", iggy::describe(rows.error()));
-            code = iggy::classify(rows.error()) == iggy::outcome::retry ? exit_unavailable : exit_failure;
+            print_error("lag", "{}", iggy::describe(rows.error()));
+            code = iggy_exit_code(rows.error());
             break;
         }
         std::uint64_t total = 0;
@@ -114,11 +113,11 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
         if (!a.wait_zero || (total == 0 && complete) || std::chrono::steady_clock::now() >= deadline) {
             print(rows->rows);
             for (const auto& m : rows->missing)
-                fmt::print(stderr, "iggy-s3-sink lag: {} not found on the server (check sources in the config)\n", m);
+                print_error("lag", "{} not found on the server (check sources in the config)", m);
             if (!complete) {
                 code = exit_failure;
             } else if (a.wait_zero && total != 0) {
-                fmt::print(stderr, "iggy-s3-sink lag: lag is still {} after {} ms\n", total, a.wait_zero->count());
+                print_error("lag", "lag is still {} after {} ms", total, a.wait_zero->count());
                 code = exit_failure;
             }
             break;
@@ -153,7 +152,8 @@ command_main define_lag(CLI::App& sub) {
                   "by the configured consumer group (or consumer) and the lag between them. An empty\n"
                   "partition has lag 0; with nothing committed yet, every message is lag.",
                   "  0   ok\n"
-                  "  1   a configured topic/partition does not exist, or the lag is not zero in time (--wait-zero)\n"
+                  "  1   Iggy refused the credentials, a configured topic/partition does not exist, or the lag\n"
+                  "      is not zero in time (--wait-zero)\n"
                   "  64  usage error\n"
                   "  69  Iggy cannot be reached\n"
                   "  78  invalid configuration");

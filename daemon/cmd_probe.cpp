@@ -48,7 +48,7 @@ net::awaitable<int> probe(s3::client& c, probe_args a) {
         auto cb = co_await c.create_bucket(a.bucket);
         if (!cb && cb.error().detail().find("BucketAlreadyOwnedByYou") == std::string::npos &&
             cb.error().detail().find("BucketAlreadyExists") == std::string::npos)
-            fmt::print(stderr, "iggy-s3-sink probe: create bucket: {}\n", cb.error().message());
+            print_error("probe", "create bucket: {}", cb.error().message());
     }
     const auto key = s3::probe_key(a.prefix, std::random_device{}());
     auto rep = co_await s3::probe_store(c, a.bucket, key);
@@ -118,7 +118,7 @@ int run_probe(probe_command_line line) {
     if (a.opts.retry.deadline == std::chrono::milliseconds{0} || a.opts.retry.deadline > std::chrono::seconds{20})
         a.opts.retry.deadline = std::chrono::seconds{20};
     if (auto v = s3::validate(a.opts); !v) {
-        fmt::print(stderr, "iggy-s3-sink probe: {}\n", v.error().message());
+        print_error("probe", "{}", v.error().message());
         return exit_config;
     }
     log_proxy(a.opts.http.proxy);
@@ -154,7 +154,7 @@ int run_probe(probe_command_line line) {
                 try {
                     std::rethrow_exception(e);
                 } catch (const std::exception& ex) {
-                    fmt::print(stderr, "iggy-s3-sink probe: {}\n", ex.what());
+                    print_error("probe", "{}", ex.what());
                 }
                 rc = exit_failure;
             } else {
@@ -164,7 +164,7 @@ int run_probe(probe_command_line line) {
         ioc.run();
         return rc;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "iggy-s3-sink probe: {}\n", e.what());
+        print_error("probe", "{}", e.what());
         return exit_failure;
     }
 }

@@ -336,15 +336,15 @@ int run_run(const std::string& config_file) {
         // lib/iceberg builds the table's metadata and commit requests; the catalog client and
         // the table step that send them are not wired into `run` yet (issue 36). Refuse, rather
         // than write objects that no table lists.
-        fmt::print(stderr,
-                   "iggy-s3-sink run: iceberg: committing to Iceberg tables is not available in this build yet; "
-                   "remove the iceberg section to write objects only\n");
+        print_error("run",
+                    "iceberg: committing to Iceberg tables is not available in this build yet; "
+                    "remove the iceberg section to write objects only");
         return exit_config;
     }
     iss::log::configure(cfg->log.level, cfg->log.format);
     auto iopts = iggy_options(*cfg);
     if (!iopts) {
-        fmt::print(stderr, "iggy-s3-sink run: {}\n", iopts.error());
+        print_error("run", "{}", iopts.error());
         return exit_config;
     }
 

@@ -38,28 +38,28 @@ int run_sigv4(const sigv4_args& a) {
     const auto& [request_path, context_path, query_form, verbose, doc_form] = a;
     const auto request_text = read_file(request_path);
     if (!request_text) {
-        fmt::print(stderr, "iggy-s3-sink sigv4: cannot read request file {}\n", request_path);
+        print_error("sigv4", "cannot read request file {}", request_path);
         return exit_failure;
     }
     const auto context_text = read_file(context_path);
     if (!context_text) {
-        fmt::print(stderr, "iggy-s3-sink sigv4: cannot read context file {}\n", context_path);
+        print_error("sigv4", "cannot read context file {}", context_path);
         return exit_failure;
     }
     const auto req = sigv4::parse_request_file(*request_text);
     if (!req) {
-        fmt::print(stderr, "iggy-s3-sink sigv4: {}: {}\n", request_path, req.error());
+        print_error("sigv4", "{}: {}", request_path, req.error());
         return exit_failure;
     }
     const auto ctx = sigv4::parse_signing_context(*context_text);
     if (!ctx) {
-        fmt::print(stderr, "iggy-s3-sink sigv4: {}: {}\n", context_path, ctx.error());
+        print_error("sigv4", "{}: {}", context_path, ctx.error());
         return exit_failure;
     }
     const auto r = sigv4::sign_request_file(*req, *ctx, query_form,
                                             doc_form ? sigv4::output_form::aws_docs : sigv4::output_form::suite);
     if (!r) {
-        fmt::print(stderr, "iggy-s3-sink sigv4: cannot sign: {}\n", r.error());
+        print_error("sigv4", "cannot sign: {}", r.error());
         return exit_failure;
     }
     if (verbose) {

@@ -8,8 +8,8 @@
 // the common part before and after the offset is that partition's key stem. One listing under
 // the longest prefix shared by the stems finds the objects; each matching key is HEADed (at
 // most `parallel_heads` at once) for its range metadata. Iggy gives the partitions and the
-// committed offsets. Exit 0 all fine, 1 problems (the first 20 listed), 69 store or Iggy not
-// readable, 78 invalid configuration.
+// committed offsets. Exit 0 all fine, 1 problems (the first 20 listed) or a refusal (S3 403,
+// Iggy credentials refused), 69 store or Iggy not reachable, 78 invalid configuration.
 #include "common/log.hpp"
 #include "common/net/task_group.hpp"
 #include "daemon/cli.hpp"
@@ -41,7 +41,6 @@ namespace net = boost::asio;
 
 constexpr std::size_t parallel_heads = 32;
 constexpr std::size_t max_problems = 20;
-constexpr int exit_unreachable = exit_unavailable;
 
 struct verify_args {
     std::string config_file;
@@ -157,34 +156,33 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
     auto ex = co_await net::this_coro::executor;
     auto tmpl = format::key_template::parse(cfg.naming.key);
     if (!tmpl) {
-        fmt::print(stderr, "iggy-s3-sink verify: naming.key: {}\n", tmpl.error());
+        print_error("verify", "naming.key: {}", tmpl.error());
         co_return exit_config;
     }
     const pipeline::template_key_namer namer{*tmpl, cfg.s3.prefix, format::extension(writer_options(cfg))};
 
     iggy::client c{ex, iopts};
     if (auto r = co_await c.connect(); !r) {
-        fmt::print(stderr, "iggy-s3-sink verify: cannot reach Iggy at {}: {}\n", cfg.iggy.address,
-                   iggy::describe(r.error()));
+        print_error("verify", "{}", iggy_connect_failure(cfg.iggy.address, r.error()));
         co_await c.close();
-        co_return exit_unreachable;
+        co_return iggy_exit_code(r.error());
     }
     std::vector<std::string> missing;
     auto targets = co_await partitions_from_iggy(c, cfg, a, namer, missing);
     co_await c.close();
     if (!targets) {
-        fmt::print(stderr, "iggy-s3-sink verify: Iggy: {}\n", iggy::describe(targets.error()));
-        co_return exit_unreachable;
+        print_error("verify", "Iggy: {}", iggy::describe(targets.error()));
+        co_return iggy_exit_code(targets.error());
     }
 
     if (auto v = s3::validate(s3_options(cfg)); !v) {
-        fmt::print(stderr, "iggy-s3-sink verify: s3: {}\n", v.error());
+        print_error("verify", "s3: {}", v.error());
         co_return exit_config;
     }
     // The proxy and the credential chain of `run` (an instance role, web identity, ...).
     auto sopts = co_await s3_client_options(ex, cfg);
     if (!sopts) {
-        fmt::print(stderr, "iggy-s3-sink verify: s3: {}\n", sopts.error().message());
+        print_error("verify", "s3: {}", sopts.error().message());
         co_return exit_failure;
     }
     s3::client s3c{ex, std::move(*sopts)};
@@ -197,8 +195,8 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
     for (;;) {
         auto page = co_await s3c.list_objects_v2(bucket, lo);
         if (!page) {
-            fmt::print(stderr, "iggy-s3-sink verify: listing s3://{}/{}: {}\n", bucket, prefix, page.error());
-            co_return exit_unreachable;
+            print_error("verify", "listing s3://{}/{}: {}", bucket, prefix, page.error());
+            co_return s3_exit_code(page.error());
         }
         for (const auto& o : page->objects) {
             ++listed;
@@ -230,8 +228,8 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
         co_await group.wait();  // rethrows the first worker's exception
     }
     if (failure) {
-        fmt::print(stderr, "iggy-s3-sink verify: HEAD in s3://{}: {}\n", bucket, *failure);
-        co_return exit_unreachable;
+        print_error("verify", "HEAD in s3://{}: {}", bucket, *failure);
+        co_return s3_exit_code(*failure);
     }
 
     std::vector<pipeline::partition_report> reports;
@@ -254,7 +252,7 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
             fmt::print("ok: every offset from the lowest present up to the committed one is in exactly one object\n");
         }
     }
-    for (const auto& m : missing) fmt::print(stderr, "iggy-s3-sink verify: {}\n", m);
+    for (const auto& m : missing) print_error("verify", "{}", m);
     std::fflush(stdout);
     co_return problems.empty() ? exit_ok : exit_failure;
 }
@@ -280,9 +278,10 @@ command_main define_verify(CLI::App& sub) {
                   "objects, the offsets covered, gaps, overlaps (an offset in two objects) and the committed\n"
                   "offset against the highest durable one.",
                   "  0   every offset from the lowest present up to the committed one is in exactly one object\n"
-                  "  1   otherwise (the first 20 problems are listed)\n"
+                  "  1   otherwise (the first 20 problems are listed), or the store or Iggy refused the\n"
+                  "      request (S3 AccessDenied, NoSuchBucket; Iggy credentials refused)\n"
                   "  64  usage error\n"
-                  "  69  the store or Iggy cannot be read\n"
+                  "  69  the store or Iggy cannot be reached\n"
                   "  78  invalid configuration");
     return [a] { return run_verify(*a); };
 }

@@ -3,6 +3,7 @@
 // subcommand (daemon/cli.cpp).
 #include "common/journal.hpp"
 #include "common/log.hpp"
+#include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 
 #include <fmt/format.h>
@@ -69,6 +70,6 @@ int main(int argc, char** argv) try {
     if (args.empty() || std::string_view{args.front()} != "run") unblock_stop_signals();
     return iss::app::run_command_line(args);
 } catch (const std::exception& e) {
-    fmt::print(stderr, "iggy-s3-sink: fatal: {}\n", e.what());
+    iss::app::print_error("", "fatal: {}", e.what());
     return iss::app::exit_failure;
 }

@@ -5,9 +5,12 @@
 /// and one coroutine run to completion on its own single-threaded io_context.
 
 #include "common/log.hpp"
+#include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/wiring.hpp"
 #include "iggy/client.hpp"
+#include "iggy/error.hpp"
+#include "s3/error.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -25,11 +28,36 @@
 
 namespace iss::app {
 
-/// Client options for a one-shot report: an unreachable server means exit 2 after a few
+/// Client options for a one-shot report: an unreachable server means exit 69 after a few
 /// tries, not a retry loop; no pings (the call is short).
 inline void make_report_client(iggy::client_options& o) {
     o.reconnect_attempts = 3;
     o.ping_interval = std::chrono::milliseconds{0};
+}
+
+/// The exit code of an Iggy error in a report command: 69 (EX_UNAVAILABLE) when Iggy could
+/// not be reached or the connection failed (iggy::classify says retry), 1 when it answered and
+/// refused (InvalidCredentials, Unauthorized, ...: a runtime failure, retrying will not help).
+inline int iggy_exit_code(const iss::error& e) noexcept {
+    return iggy::classify(e) == iggy::outcome::retry ? exit_unavailable : exit_failure;
+}
+
+/// What a report command says when connecting to Iggy at `address` failed with `e`.
+inline std::string iggy_connect_failure(std::string_view address, const iss::error& e) {
+    if (iggy::classify(e) == iggy::outcome::retry)
+        return fmt::format("cannot reach Iggy at {}: {}", address, iggy::describe(e));
+    const auto code = iggy::server_code(e);
+    return fmt::format(
+        "Iggy at {} refused the session: {}{}", address, iggy::describe(e),
+        code && iggy::is_auth_code(*code) ? " (check iggy.username and iggy.password, or iggy.token)" : "");
+}
+
+/// The exit code of an S3 error (after the client's retries) in a report command: 69 when the
+/// store could not be reached (a transport error, or 5xx/SlowDown until the retries ran out:
+/// s3::errc::unavailable), 1 when it answered and refused (AccessDenied 403,
+/// InvalidAccessKeyId, SignatureDoesNotMatch, NoSuchBucket, KMS, ...).
+inline int s3_exit_code(const iss::error& e) noexcept {
+    return e.code().category() == s3::s3_category() && e != s3::errc::unavailable ? exit_failure : exit_unavailable;
 }
 
 /// Runs `main_task` on a fresh `io_context{1}` and returns its exit code. An exception that
@@ -57,7 +85,7 @@ int run_report_tool(std::string_view name, const std::string& config_file, iss::
     iss::log::configure(std::max(cfg->log.level, quietest), cfg->log.format);
     auto opts = iggy_options(*cfg);
     if (!opts) {
-        fmt::print(stderr, "iggy-s3-sink {}: {}\n", name, opts.error());
+        print_error(name, "{}", opts.error());
         return exit_config;
     }
     make_report_client(*opts);

@@ -231,10 +231,10 @@ std::optional<config::sink_config> load_config_or_report(std::string_view cmd, c
     auto loaded = config::load_file(file, config::process_environment());
     const auto problems = config::check(loaded);
     if (!problems.empty()) {
-        const auto err = iss::log::stderr_prefix(iss::log::level::error);
-        fmt::print(stderr, "{}iggy-s3-sink {}: {}: invalid configuration, {} problem{}:\n", err, cmd, file,
-                   problems.size(), problems.size() == 1 ? "" : "s");
-        for (const auto& p : problems) fmt::print(stderr, "{}  {}\n", err, config::to_string(p));
+        std::string text = fmt::format("iggy-s3-sink {}: {}: invalid configuration, {} problem{}:", cmd, file,
+                                       problems.size(), problems.size() == 1 ? "" : "s");
+        for (const auto& p : problems) text += fmt::format("\n  {}", config::to_string(p));
+        iss::log::print_stderr(iss::log::level::error, text);
         return std::nullopt;
     }
     return loaded.config;

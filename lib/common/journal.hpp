@@ -35,4 +35,11 @@ void use_priority_prefixes(bool on);
 /// on, else empty): for the command-line tools' own messages.
 [[nodiscard]] std::string_view stderr_prefix(level l) noexcept;
 
+/// The one path for a command-line tool's own messages on stderr (those that are not a
+/// logger's lines): writes `text` (one line or several, with or without a final newline),
+/// each line led by `stderr_prefix(l)`, so that on the journal every line is filed under its
+/// priority as the loggers' lines are. Flushes stdout first (a report printed before an error
+/// stays before it), and stderr after.
+void print_stderr(level l, std::string_view text);
+
 }  // namespace iss::log

@@ -173,6 +173,23 @@ std::string_view stderr_prefix(level l) noexcept {
     return prefixes[priority(l)];
 }
 
+void print_stderr(level l, std::string_view text) {
+    std::fflush(stdout);
+    const std::string_view prefix = stderr_prefix(l);
+    std::string out;
+    out.reserve(text.size() + 16);
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        out += prefix;
+        out += line;
+        out += '\n';
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    }
+    std::fwrite(out.data(), 1, out.size(), stderr);
+    std::fflush(stderr);
+}
+
 void configure(level min, output_format f) {
     g_level.store(min);
     g_format.store(f);

@@ -735,8 +735,8 @@ def systemd_notify(env: Env, rng) -> None:
 
 def verify_bucket(env: Env, rng) -> None:
     """`verify` exits 0 on a clean bucket; names the gap when one object is deleted; names the
-    duplicate offsets when an extra object overlaps another; exits 2 when Iggy or the store
-    cannot be reached."""
+    duplicate offsets when an extra object overlaps another; exits 69 when Iggy or the store
+    cannot be reached, 1 when either refuses the credentials."""
     broker = env.start_broker()
     bucket = bucket_name(env, rng, "verify")
     counts = produce_synthetic(env, broker.address, 9_000, 3)
@@ -804,6 +804,18 @@ def verify_bucket(env: Env, rng) -> None:
                           extra_s3={"timeouts": {"connect": "1s", "request": "2s"}})
     rc, out = verify(no_store)
     check(rc == 69 and "listing s3://" in out, f"verify with the store unreachable exited {rc}, want 69")
+
+    # Refused: the service answered no. A runtime failure (1), not "unavailable" (69): trying
+    # again later would not help (docs/operations.md "Exit codes").
+    rc, out = verify(cfg, proxy_env={"IGGY_PASSWORD": "not-the-password"})
+    check(rc == 1 and "refused" in out and "iggy.password" in out,
+          f"verify with Iggy refusing the password exited {rc}, want 1 naming the refusal")
+    r = subprocess.run([env.bin("iggy-s3-sink"), "lag", "--config", str(cfg)], capture_output=True, text=True,
+                       timeout=120, env={**env.daemon_env(), "IGGY_PASSWORD": "not-the-password"})
+    check(r.returncode == 1 and "refused" in r.stderr,
+          f"lag with Iggy refusing the password exited {r.returncode}, want 1: {r.stderr}")
+    rc, out = verify(cfg, proxy_env={"AWS_SECRET_ACCESS_KEY": "not-the-secret"})
+    check(rc == 1 and "listing s3://" in out, f"verify with the store refusing the signature (403) exited {rc}, want 1")
 
 CASES = {
     "admin_metrics": admin_metrics,

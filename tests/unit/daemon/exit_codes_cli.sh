@@ -57,7 +57,19 @@ for c in "${commands[@]}"; do
   grep -q "^iggy-s3-sink $c: .*--bogus" <<<"$out" || fail "$c --bogus: the error does not name both: $out"
   grep -qF "Run \`iggy-s3-sink $c --help\`" <<<"$out" || fail "$c --bogus: no pointer to the help: $out"
 done
-for c in check-config lag verify run; do want 64 "$c without --config" "$bin" "$c"; done
+# An unknown option is named even when a required one is missing too (CLI11 checks the required
+# ones first: `lag --bogus` said "--config is required"); every command, healthcheck included.
+for c in "${commands[@]}" healthcheck; do
+  want 64 "$c --bogus alone" "$bin" "$c" --bogus
+  grep -q "^iggy-s3-sink $c: .*--bogus" <<<"$out" || fail "$c --bogus (nothing else): --bogus is not named: $out"
+  grep -q "is required" <<<"$out" && fail "$c --bogus (nothing else): a missing option reported instead: $out"
+done
+want 64 "lag with a stray word" "$bin" lag stray --config "$tmp/ok.yaml"
+grep -q "^iggy-s3-sink lag: .*stray" <<<"$out" || fail "lag stray: the word is not named: $out"
+for c in check-config lag verify run; do
+  want 64 "$c without --config" "$bin" "$c"
+  grep -q -- "--config.* is required" <<<"$out" || fail "$c without --config does not say so: $out"
+done
 want 64 "--config without a value" "$bin" lag --config
 want 64 "lag --wait-zero not a duration" "$bin" lag --config "$tmp/ok.yaml" --wait-zero soon
 want 64 "verify --partition not a number" "$bin" verify --config "$tmp/ok.yaml" --partition one
@@ -86,6 +98,17 @@ js=$(stat -c '%d:%i' "$err")
 env -i JOURNAL_STREAM="$js" "$bin" check-config --config "$tmp/bad.yaml" 2>"$err" >/dev/null
 grep -q '^<3>iggy-s3-sink: .*invalid configuration' "$err" || fail "no <3> prefix on the journal: $(cat "$err")"
 grep -vq '^<3>' "$err" && fail "a line without its priority on the journal: $(cat "$err")"
+# lag, verify (Iggy unreachable: their fatal lines), a usage error (CLI11's message) and an
+# unknown command: every stderr line through the one path, so every line has its priority.
+for args in "lag --config $tmp/ok.yaml" "verify --config $tmp/ok.yaml" "lag --bogus" "frobnicate"; do
+  : >"$err"
+  js=$(stat -c '%d:%i' "$err")
+  # shellcheck disable=SC2086
+  env -i JOURNAL_STREAM="$js" AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 60 "$bin" $args 2>"$err" >/dev/null
+  [ -s "$err" ] || fail "$args wrote nothing to stderr"
+  grep -q '^<3>iggy-s3-sink' "$err" || fail "$args: no <3> line on the journal: $(cat "$err")"
+  grep -vq '^<[0-7]>' "$err" && fail "$args: a line without its priority on the journal: $(cat "$err")"
+done
 env -i JOURNAL_STREAM="0:0" "$bin" check-config --config "$tmp/bad.yaml" 2>"$err" >/dev/null
 grep -q '^<' "$err" && fail "a priority prefix while stderr is not the journal stream: $(cat "$err")"
 echo "exit codes CLI: all checks passed"
