@@ -366,6 +366,7 @@ int run_run(const std::string& config_file) {
         admin::handlers h;
         h.metrics = [&st] { return admin::render_metrics(st.metrics()); };
         h.unmet = [&st] { return admin::unmet_conditions(st.readiness()); };
+        h.notes = [&st] { return admin::readiness_notes(st.readiness()); };
         admin_server.emplace(io.get_executor(), *at, std::move(h));
         if (auto r = admin_server->listen(); !r) {
             log.error(

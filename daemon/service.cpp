@@ -36,14 +36,18 @@ run_state::scope::~scope() {
 }
 
 admin::readiness_inputs run_state::readiness() const {
-    // A reload's drain is a stop of this pipeline: not ready until the next one is.
-    return {store_usable,
-            client != nullptr && client->connected(),
-            group_mode,
-            loop != nullptr && loop->joined(),
-            stopping || reload_requested,
-            loop != nullptr ? admin::source_problems(*loop) : std::vector<std::string>{},
-            router != nullptr ? admin::delivery_problems(router->health()) : std::vector<std::string>{}};
+    // A reload's drain is not a stop: the daemon stays ready (readiness.hpp says why) and
+    // /readyz says it is reloading.
+    admin::readiness_inputs in{
+        store_usable,
+        client != nullptr && client->connected(),
+        group_mode,
+        loop != nullptr && loop->joined(),
+        stopping,
+        loop != nullptr ? admin::source_problems(*loop) : std::vector<std::string>{},
+        router != nullptr ? admin::delivery_problems(router->health()) : std::vector<std::string>{}};
+    in.reloading = reload_requested;
+    return in;
 }
 
 admin::metric_sources run_state::metrics() const {
@@ -70,9 +74,10 @@ std::string run_state::status() const {
     if (!client || !client->connected()) return "waiting for Iggy (not connected)";
     if (group_mode && (!loop || !loop->joined())) return "joining the consumer group";
     if (!loop || !router) return "starting";
-    const auto t = router->totals();
+    // Since the start, over reloads (the replaced pipelines' counters are carried, as on /metrics).
+    const auto t = admin::totals_since_start(router, carried);
     return fmt::format("running: {} partitions assigned; {} messages in {} objects written, {} adopted",
-                       loop->assignment().size(), t.records_written, t.objects_written, t.objects_adopted);
+                       loop->assignment().size(), t.messages, t.objects, t.adopted);
 }
 
 service::service(net::io_context& i, run_state& s, notifier& n, std::string file, std::chrono::milliseconds g)
@@ -115,7 +120,7 @@ struct status_reporter {
 
     void tick(const run_state& st, notifier& notify, clock::time_point now) {
         std::string msg;
-        if (!ready_sent && !st.stopping && st.loop && st.loop->rounds() > 0 &&
+        if (!ready_sent && !st.ending() && st.loop && st.loop->rounds() > 0 &&
             admin::unmet_conditions(st.readiness()).empty()) {
             ready_sent = true;
             msg = "READY=1\n";

@@ -501,6 +501,26 @@ void carried_totals::carry(const metric_sources& ended) {
     }
 }
 
+std::uint64_t carried_totals::total(std::string_view name) const {
+    const auto it = s_->families.find(std::string{prefix} + std::string{name});
+    if (it == s_->families.end()) return 0;
+    double sum = 0;
+    for (const auto& [k, m] : it->second.samples) sum += m.counter.value;
+    return static_cast<std::uint64_t>(sum);
+}
+
+lifetime_totals totals_since_start(const pipeline::router* live, const carried_totals& carried) {
+    lifetime_totals t{carried.total("messages_total"), carried.total("objects_total"),
+                      carried.total("adopted_objects_total")};
+    if (live) {
+        const auto w = live->totals();
+        t.messages += w.records_written;
+        t.objects += w.objects_written;
+        t.adopted += w.objects_adopted;
+    }
+    return t;
+}
+
 std::string render_metrics(const metric_sources& s) {
     std::vector<prom::MetricFamily> families = module_metrics(s);
     if (s.carried) s.carried->get().merge_into(families);

@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace iss::pipeline {
 class router;
@@ -114,12 +115,28 @@ public:
     /// and the objects' pointers being cleared, so no scrape counts them twice.
     void carry(const metric_sources& ended);
 
+    /// The sum of every carried sample of the counter family `name` (without the
+    /// `iggy_s3_sink_` prefix, e.g. "messages_total"); 0 when none was carried.
+    [[nodiscard]] std::uint64_t total(std::string_view name) const;
+
     struct state;
     [[nodiscard]] const state& get() const noexcept { return *s_; }
 
 private:
     std::unique_ptr<state> s_;
 };
+
+/// What the daemon has delivered since it started, over reloads: the running pipeline's
+/// counters (`live`, may be null between generations) plus what `carried` holds of the
+/// pipelines a reload replaced. For systemd's STATUS= line, whose numbers must not start
+/// again at 0 after a reload any more than the metrics do.
+struct lifetime_totals {
+    std::uint64_t messages = 0;  ///< messages_total: messages in objects that became durable
+    std::uint64_t objects = 0;   ///< objects_total: objects written and acknowledged
+    std::uint64_t adopted = 0;   ///< adopted_objects_total: objects found existing (412) and adopted
+    friend bool operator==(const lifetime_totals&, const lifetime_totals&) = default;
+};
+[[nodiscard]] lifetime_totals totals_since_start(const pipeline::router* live, const carried_totals& carried);
 
 /// The content type of render_metrics' output.
 inline constexpr const char* metrics_content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -36,6 +36,14 @@ std::vector<std::string> delivery_problems(const pipeline::delivery_health& h) {
     return out;
 }
 
+std::vector<std::string> readiness_notes(const readiness_inputs& in) {
+    std::vector<std::string> out;
+    if (in.reloading && !in.stopping)
+        out.emplace_back(
+            "reloading: uploading and committing what is buffered, then consuming with the new configuration");
+    return out;
+}
+
 std::vector<std::string> unmet_conditions(const readiness_inputs& in) {
     std::vector<std::string> out;
     if (!in.store_usable) out.emplace_back("store: not probed usable yet (see the s3 log lines)");

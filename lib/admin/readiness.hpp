@@ -27,6 +27,12 @@ struct readiness_inputs {
     /// The store refusing writes and the spool failing, one line each, with their `store: ` /
     /// `spool: ` lead (delivery_problems).
     std::vector<std::string> delivery_problems;
+    /// A reload (SIGHUP) drains the running pipeline before the new configuration starts. Not an
+    /// unmet condition: a reload must not make an orchestrator unroute or restart the daemon
+    /// (it uploads and commits what it holds, as a stop does, and carries on), so /readyz stays
+    /// 200 and says so (`readiness_notes`). What the drain or the next configuration really
+    /// lacks (Iggy, the group, the store) is still reported as unmet.
+    bool reloading = false;
 };
 
 /// The delivery faults the writers met (pipeline/health.hpp), one line each (for
@@ -38,6 +44,9 @@ struct readiness_inputs {
 /// source that cannot be read (`source unavailable: STREAM/TOPIC[ partition N]: reason`) and
 /// each partition stopped by an offset reset (`offset reset: STREAM/TOPIC partition N: ...`).
 [[nodiscard]] std::vector<std::string> source_problems(const pipeline::consumer_loop& c);
+
+/// The lines /readyz adds below `ready` while ready: `reloading: ...` while a reload drains.
+[[nodiscard]] std::vector<std::string> readiness_notes(const readiness_inputs& in);
 
 /// One line per unmet condition, in a fixed order (store probe, each delivery problem, iggy,
 /// group, each source problem, stopping); empty when ready.

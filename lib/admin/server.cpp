@@ -106,6 +106,8 @@ struct server::impl : std::enable_shared_from_this<impl> {
             if (unmet.empty()) {
                 res.result(http::status::ok);
                 res.body() = "ready\n";
+                if (hs.notes)
+                    for (const auto& n : hs.notes()) res.body() += n + "\n";
             } else {
                 res.result(http::status::service_unavailable);
                 for (const auto& u : unmet) res.body() += u + "\n";

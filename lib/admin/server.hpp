@@ -7,8 +7,9 @@
 /// - `/metrics`: the handler's text, `text/plain; version=0.0.4`.
 /// - `/healthz`: 200 `ok` whenever the loop gets to answer (a hung loop answers nothing, which
 ///   is what a liveness probe must see).
-/// - `/readyz`: 200 `ready` when the readiness handler names no unmet condition, else 503 with
-///   one line per unmet condition (readiness.hpp).
+/// - `/readyz`: 200 `ready` when the readiness handler names no unmet condition (followed by
+///   the notes handler's lines, e.g. `reloading: ...`), else 503 with one line per unmet
+///   condition (readiness.hpp).
 /// - anything else: 404; a method other than GET or HEAD: 405.
 ///
 /// Lifecycle: construct on the daemon's executor, `listen()` (binds; port 0 picks one), then
@@ -48,6 +49,7 @@ struct server_options {
 struct handlers {
     std::function<std::string()> metrics;             ///< the /metrics body
     std::function<std::vector<std::string>()> unmet;  ///< /readyz: unmet conditions (empty = ready)
+    std::function<std::vector<std::string>()> notes;  ///< /readyz: lines below `ready` while ready (reloading)
 };
 
 class server {

@@ -581,8 +581,8 @@ def admin_metrics(env: Env, rng) -> None:
 def readyz(env: Env, rng) -> None:
     """/readyz: 503 naming the store while it is unreachable at start; 200 once running; 503
     naming Iggy while Iggy is down, 200 again when it is back; 503 naming the group and the
-    missing source topic while it is missing (group not joined), 200 once it exists. /healthz answers 200
-    throughout."""
+    missing source topic while it is missing (group not joined), 200 once it exists; 200 saying
+    `reloading:` during a reload's drain. /healthz answers 200 throughout."""
     broker = env.start_broker()
     bucket = bucket_name(env, rng, "readyz")
     produce_synthetic(env, broker.address, 100, 1)
@@ -677,6 +677,51 @@ def readyz(env: Env, rng) -> None:
     check(env.stop(d3) == 0, "daemon did not exit 0 on SIGTERM")
     verify_exactly_once(read_landed(env.download(bucket, "late/")), counts, "late", "events")
     log(f"joined once the topic existed: /readyz 200, {sum(counts.values())} messages delivered")
+
+    # 4. A reload drains the pipeline as a stop does, but is not one: /readyz stays 200 and says
+    # `reloading:` (a reload must not get the pod unrouted or restarted; docs/operations.md
+    # "Reloading the configuration"). The drain is held open by a store that stops answering
+    # (single-consumer mode: uploads retry without end), so the assertion does not race it.
+    s3_host, s3_port = env.rgw["RGW_ENDPOINT"].split("://", 1)[1].rsplit(":", 1)
+    store = SwitchableProxy(s3_host, int(s3_port))
+    rl = env.config(bucket, broker.address, stream="rl", prefix="rl", name="rl", consumer="reload-ready",
+                    grace="5s", endpoint=f"http://127.0.0.1:{store.port}",
+                    rotation={"max_records": 100_000, "idle": "10m", "schedule": "0"})
+    rl_counts = produce_synthetic(env, broker.address, 400, 1, stream="rl")
+    d4 = env.start_daemon(rl, tag="rl")
+    admin4 = env.admin_address("rl")
+    end = time.time() + 90
+    while time.time() < end and not (env.http_get(admin4, "/readyz")[0] == 200
+                                     and metric_sum(env.scrape(admin4), "iggy_s3_sink_buffered_bytes") > 0):
+        time.sleep(0.2)
+    check(metric_sum(env.scrape(admin4), "iggy_s3_sink_buffered_bytes") > 0, "no open object before the reload")
+    store.set_enabled(False)
+    changed = json.loads(rl.read_text())
+    changed["rotation"] = {"max_records": 50, "idle": "1s"}
+    rl.write_text(json.dumps(changed, indent=2))
+    d4.send_signal(signal.SIGHUP)
+    end = time.time() + 60
+    st4, b4 = env.http_get(admin4, "/readyz")
+    while "reloading" not in b4 and time.time() < end:
+        check("stopping" not in b4, f"/readyz during a reload's drain says stopping: {st4} {b4!r}")
+        time.sleep(0.1)
+        st4, b4 = env.http_get(admin4, "/readyz")
+    check(st4 == 200 and b4.startswith("ready\nreloading: "), f"/readyz during a reload's drain: {st4} {b4!r}")
+    time.sleep(2)  # the drain is held by the store: still draining, still ready
+    st4, b4 = env.http_get(admin4, "/readyz")
+    check(st4 == 200 and "reloading: " in b4, f"/readyz while the reload's drain waits for the store: {st4} {b4!r}")
+    log(f"reload draining: /readyz {st4} {b4.strip()!r}")
+    store.set_enabled(True)
+    end = time.time() + 90
+    while time.time() < end and env.http_get(admin4, "/readyz") != (200, "ready\n"):
+        time.sleep(0.2)
+    check(env.http_get(admin4, "/readyz") == (200, "ready\n"), "/readyz after the reload is not plain ready")
+    reloads = {dict(k[1]).get("result"): v for k, v in env.scrape(admin4).items()
+               if k[0] == "iggy_s3_sink_config_reloads_total"}
+    check(reloads.get("success") == 1, f"the reload was not counted as a success: {reloads}")
+    env.wait_lag_zero(rl, 120)
+    check(env.stop(d4) == 0, "daemon did not exit 0 on SIGTERM after the reload")
+    verify_exactly_once(read_landed(env.download(bucket, "rl/")), rl_counts, "rl", "events")
 
 
 def systemd_notify(env: Env, rng) -> None:

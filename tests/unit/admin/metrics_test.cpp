@@ -280,8 +280,21 @@ TEST_CASE("readiness: one line per unmet condition, none when ready", "[admin][r
     in.group_mode = false;
     in.group_joined = false;  // single mode: the group does not matter
     CHECK(unmet_conditions(in).empty());
+    CHECK(iss::admin::readiness_notes(in).empty());
+    // A reload's drain: still ready (a reload must not get the pod unrouted or restarted), and
+    // /readyz says it is reloading, not stopping.
+    in.reloading = true;
+    CHECK(unmet_conditions(in).empty());
+    const auto notes = iss::admin::readiness_notes(in);
+    REQUIRE(notes.size() == 1);
+    CHECK_THAT(notes[0], ContainsSubstring("reloading: "));
+    in.iggy_connected = false;  // what the reload really lacks still counts
+    CHECK(unmet_conditions(in) == std::vector<std::string>{"iggy: not connected and logged in"});
+    in.iggy_connected = true;
     in.stopping = true;
     CHECK(unmet_conditions(in).size() == 1);
+    CHECK_THAT(unmet_conditions(in)[0], ContainsSubstring("stopping"));
+    CHECK(iss::admin::readiness_notes(in).empty());  // a stop during a reload's drain is a stop
 }
 
 TEST_CASE("config reloads are one counter with a result label, both results always shown", "[admin][metrics]") {
@@ -394,6 +407,11 @@ TEST_CASE("metrics: counters and histograms of rebuilt sources are carried, so n
     live.carried = &carried;
     text = iss::admin::render_metrics(live);
     CHECK(sample_value(text, "iggy_s3_sink_messages_total" + t) == 16);
+    // systemd's STATUS= line counts over reloads too: 8 messages in 2 objects carried, 16 in 4
+    // written by this generation (the running pipeline alone says 16 in 4).
+    CHECK(r->totals().records_written == 16);
+    CHECK(iss::admin::totals_since_start(r.get(), carried) == iss::admin::lifetime_totals{24, 6, 0});
+    CHECK(iss::admin::totals_since_start(nullptr, carried) == iss::admin::lifetime_totals{8, 2, 0});
     CHECK(sample_value(text, R"(iggy_s3_sink_messages_total{stream="app",topic="audit"})") == 8);
     CHECK(sample_value(text, "iggy_s3_sink_upload_duration_seconds_count") == 6);
     CHECK(sample_value(text, R"(iggy_s3_sink_upload_duration_seconds_bucket{le="+Inf"})") == 6);

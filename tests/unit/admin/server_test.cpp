@@ -133,6 +133,26 @@ TEST_CASE("admin server: /metrics, /healthz, /readyz (200 and 503 with the unmet
     srv.stop();
 }
 
+TEST_CASE("admin server: /readyz while ready adds the notes below `ready` (a reload's drain)", "[admin][server]") {
+    net::io_context io{1};
+    std::vector<std::string> unmet;
+    iss::admin::handlers h;
+    h.unmet = [&] { return unmet; };
+    h.notes = [] { return std::vector<std::string>{"reloading: draining"}; };
+    iss::admin::server srv{io.get_executor(), *iss::admin::parse_listen("127.0.0.1:0"), h};
+    REQUIRE(srv.listen().has_value());
+    const auto at = srv.local_endpoint();
+    srv.start();
+    auto a = run_ask(io, at, {{http::verb::get, "/readyz"}});
+    CHECK(a.at(0).status == 200);
+    CHECK(a.at(0).body == "ready\nreloading: draining\n");
+    unmet.push_back("iggy: not connected and logged in");
+    auto b = run_ask(io, at, {{http::verb::get, "/readyz"}});
+    CHECK(b.at(0).status == 503);
+    CHECK(b.at(0).body == "iggy: not connected and logged in\n");
+    srv.stop();
+}
+
 TEST_CASE("admin server: a port in use is a clear error", "[admin][server]") {
     net::io_context io{1};
     iss::admin::server first{io.get_executor(), *iss::admin::parse_listen("127.0.0.1:0"), {}};
