@@ -85,6 +85,7 @@ def main():
             elif f"Valid: {len(objs) - sum(k in MONITORING_KINDS for k in kinds)}," not in r.stdout:
                 problems.append(f"{name}: kubeconform (Kubernetes {v}) did not validate every object: {r.stdout}")
         problems += check_monitoring(name, objs, rules_file, dashboard)
+        problems += check_expectations(name, open(values, encoding="utf-8").read(), objs)
         with tempfile.NamedTemporaryFile("w", suffix=f"-{name}", delete=False) as f:
             f.write(rendered)
         try:
@@ -117,13 +118,61 @@ def main():
     return 1 if problems else 0
 
 
+def job_of(objs):
+    """The job label the ServiceMonitor gives the scraped series: the value of its jobLabel on
+    the Service it selects (Prometheus Operator), or None without a ServiceMonitor."""
+    service = next((o for o in objs if o["kind"] == "Service"), None)
+    sm = next((o for o in objs if o["kind"] == "ServiceMonitor"), None)
+    if not sm or not service:
+        return None
+    return (service["metadata"].get("labels") or {}).get(sm["spec"].get("jobLabel"))
+
+
+def rules_for_job(rules_file, job):
+    """packaging/monitoring's rule groups with their scrape job (iggy-s3-sink) replaced by `job`."""
+    text = json.dumps(rules_file["groups"])
+    if 'job=\\"iggy-s3-sink\\"' not in text:
+        raise SystemExit("packaging/monitoring/iggy-s3-sink.rules.yaml no longer names job=\"iggy-s3-sink\": "
+                         "update this check and templates/prometheusrule.yaml")
+    return json.loads(text.replace('job=\\"iggy-s3-sink\\"', f'job=\\"{job}\\"'))
+
+
+def check_expectations(name, text, objs):
+    """`# expect-memory: Q`, `# expect-spool: Q`, `# expect-termination: N` in a values file:
+    the rendered memory request and limit, spool sizeLimit and terminationGracePeriodSeconds
+    (worked out by hand from the formulas of docs/operations.md "Sizing" in the file)."""
+    problems = []
+    dep = next((o for o in objs if o["kind"] == "Deployment"), None)
+    if not dep:
+        return problems
+    ps = dep["spec"]["template"]["spec"]
+    c = ps["containers"][0]
+    spool = next((v for v in ps["volumes"] if v["name"] == "spool"), {})
+    got = {"memory": {(c.get("resources") or {}).get(k, {}).get("memory") for k in ("requests", "limits")},
+           "spool": {(spool.get("emptyDir") or {}).get("sizeLimit")},
+           "termination": {str(ps.get("terminationGracePeriodSeconds"))}}
+    for what, want in re.findall(r"^# expect-(memory|spool|termination): (\S+)$", text, re.M):
+        if got[what] != {want}:
+            problems.append(f"{name}: {what} rendered as {sorted(map(str, got[what]))}, expected {want}")
+    return problems
+
+
 def check_monitoring(name, objs, rules_file, dashboard):
     problems = []
     service = next((o for o in objs if o["kind"] == "Service"), None)
+    job = job_of(objs)
     for o in objs:
         if o["kind"] == "PrometheusRule":
-            if o["spec"].get("groups") != rules_file["groups"]:
-                problems.append(f"{name}: the PrometheusRule's groups differ from packaging/monitoring's rules")
+            if not job:
+                problems.append(f"{name}: a PrometheusRule without a ServiceMonitor: which job do its rules select?")
+            elif o["spec"].get("groups") != rules_for_job(rules_file, job):
+                problems.append(f"{name}: the PrometheusRule's groups differ from packaging/monitoring's rules "
+                                f"for the ServiceMonitor's job {job!r}")
+            for expr_job in re.findall(r'job="([^"]*)"', json.dumps(o["spec"].get("groups"), ensure_ascii=False)
+                                       .replace('\\"', '"')):
+                if expr_job != job:
+                    problems.append(f"{name}: a rule selects job={expr_job!r}, but the ServiceMonitor's job is "
+                                    f"{job!r}: that alert would never see the daemon")
             with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
                 yaml.safe_dump({"groups": o["spec"]["groups"]}, f)
             try:
@@ -137,9 +186,9 @@ def check_monitoring(name, objs, rules_file, dashboard):
             labels = service["metadata"].get("labels", {}) if service else {}
             if not service or any(labels.get(k) != v for k, v in sel.items()):
                 problems.append(f"{name}: the ServiceMonitor selects no metrics Service")
-            elif labels.get(o["spec"].get("jobLabel")) != "iggy-s3-sink":
-                problems.append(f"{name}: the ServiceMonitor's jobLabel does not give job=\"iggy-s3-sink\" "
-                                "(the rules' job)")
+            elif not labels.get(o["spec"].get("jobLabel")):
+                problems.append(f"{name}: the ServiceMonitor's jobLabel {o['spec'].get('jobLabel')!r} is not a label "
+                                "of the Service: no job")
             ports = {p.get("name") for p in (service or {}).get("spec", {}).get("ports", [])}
             if any(e.get("port") not in ports or e.get("path") != "/metrics" for e in o["spec"]["endpoints"]):
                 problems.append(f"{name}: ServiceMonitor endpoints {o['spec']['endpoints']} are not the Service's "

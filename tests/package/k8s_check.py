@@ -362,7 +362,7 @@ def quantity(q):
 
 
 def size_bytes(text):
-    """A size as the daemon's config writes it (`960MiB`, `4GiB`, `1000000`, `64 MB`) in bytes."""
+    """A size as check-config prints it (`960MiB`, `4GiB`, `1000000`) in bytes."""
     m = re.match(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]i?B|B)?\s*$", str(text))
     if not m:
         raise ValueError(f"not a size: {text!r}")
@@ -467,12 +467,19 @@ def check_sink(objs, where, source, binary, problems, require_irsa=True):
         os.unlink(f.name)
     if r.returncode != 0:
         problems.add(dw, f"check-config on the ConfigMap's config exited {r.returncode}:\n{r.stderr}")
+    # The sizes and durations below as the daemon read them: check-config prints the effective
+    # config with every size in one form (8MiB, or bytes) and every duration in its shortest
+    # one (1m30s), whatever the file wrote (1.5m, 268435456, 256 mib): the daemon's own parser,
+    # not a second one here.
+    eff = cfg
+    if r.returncode == 0:
+        eff = yaml.safe_load("\n".join(l for l in r.stdout.splitlines() if not l.startswith("#"))) or cfg
     for secret in (v for k, v in env.items() if "SECRET" in k or "PASSWORD" in k):
         if secret and secret in r.stdout + r.stderr:
             problems.add(dw, "check-config printed a secret from the Secret")
 
     # Stop: the pod gets longer than shutdown.grace to upload and commit.
-    grace = duration_s(str(((cfg.get("shutdown") or {}).get("grace")) or "30s"))
+    grace = duration_s(str((eff.get("shutdown") or {}).get("grace", "30s")))
     tgps = ps.get("terminationGracePeriodSeconds", 30)
     if not tgps > grace:
         problems.add(dw, f"terminationGracePeriodSeconds {tgps} must be above shutdown.grace ({grace:g}s)")
@@ -523,7 +530,7 @@ def check_sink(objs, where, source, binary, problems, require_irsa=True):
     # "Sizing": the spool emptyDir holds memory.max_spool and the spare spool files (the
     # kubelet evicts a pod that passes its sizeLimit); the memory limit holds the budget, two
     # part buffers and the fixed 64 MiB.
-    mem = cfg.get("memory") or {}
+    mem = eff.get("memory") or {}
     if spool:
         spool_vol = next(v for v in ps["volumes"] if v["name"] == spool["name"])
         size_limit = (spool_vol.get("emptyDir") or {}).get("sizeLimit")
@@ -532,7 +539,7 @@ def check_sink(objs, where, source, binary, problems, require_irsa=True):
                              f"files (min(max_spool / 4, 256 MiB)) = {spool_floor(mem) / 2**20:.0f} MiB passes the "
                              f"spool emptyDir's sizeLimit {size_limit}: lower memory.max_spool")
     mem_limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
-    floor = memory_floor(mem, cfg.get("s3") or {})
+    floor = memory_floor(mem, eff.get("s3") or {})
     if not mem_limit:
         problems.add(dw, "no memory limit: set it by the sizing formula (docs/operations.md \"Sizing\")")
     elif floor > quantity(mem_limit):

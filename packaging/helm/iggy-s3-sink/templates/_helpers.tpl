@@ -33,35 +33,128 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- end -}}
 
-{{/* A size as the daemon's config writes it (N, N B, N KiB/MiB/GiB, N KB/MB/GB) in MiB, rounded up. */}}
-{{- define "iggy-s3-sink.mib" -}}
-{{- $s := toString . | trim -}}
-{{- $m := regexFind "^[0-9]+" $s -}}
-{{- if not $m -}}{{- fail (printf "size %q: write N, NKiB, NMiB, NGiB, NKB, NMB or NGB" $s) -}}{{- end -}}
-{{- $n := int64 $m -}}
-{{- $u := regexReplaceAll "^[0-9]+ *" $s "" -}}
-{{- if eq $u "GiB" -}}{{- mul $n 1024 -}}
-{{- else if eq $u "MiB" -}}{{- $n -}}
-{{- else if eq $u "KiB" -}}{{- div (add $n 1023) 1024 -}}
-{{- else if eq $u "GB" -}}{{- div (add (mul $n 1000000000) 1048575) 1048576 -}}
-{{- else if eq $u "MB" -}}{{- div (add (mul $n 1000000) 1048575) 1048576 -}}
-{{- else if eq $u "KB" -}}{{- div (add (mul $n 1000) 1048575) 1048576 -}}
-{{- else if or (eq $u "") (eq $u "B") -}}{{- div (add $n 1048575) 1048576 -}}
-{{- else -}}{{- fail (printf "size %q: write N, NKiB, NMiB, NGiB, NKB, NMB or NGB" $s) -}}
-{{- end -}}
+{{/*
+A scalar of the config as text. YAML numbers reach a template as float64 (Helm reads values
+through JSON): an integral one is written back as its digits (1048576, not 1.048576e+06).
+*/}}
+{{- define "iggy-s3-sink.text" -}}
+{{- if or (kindIs "float64" .) (kindIs "float32" .) -}}
+{{- if eq (floor .) (float64 .) -}}{{- printf "%.0f" (float64 .) -}}{{- else -}}{{- toString . -}}{{- end -}}
+{{- else -}}{{- toString . | trim -}}{{- end -}}
 {{- end -}}
 
-{{/* A duration as the daemon's config writes it (90s, 2m, 1m30s, 1h) in whole seconds, rounded up. */}}
-{{- define "iggy-s3-sink.seconds" -}}
-{{- $s := toString . | trim -}}
-{{- if not (regexMatch "^([0-9]+(ms|s|m|h))+$" $s) -}}{{- fail (printf "duration %q: write e.g. 30s, 2m, 1m30s" $s) -}}{{- end -}}
-{{- $ms := 0 -}}
-{{- range regexFindAll "[0-9]+(ms|s|m|h)" $s -1 -}}
-{{- $n := int64 (regexFind "^[0-9]+" .) -}}
-{{- $u := regexReplaceAll "^[0-9]+" . "" -}}
-{{- $ms = add $ms (mul $n (get (dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000) $u)) -}}
+{{/* Decimal digits as an int64 (no octal reading of a leading 0, underscores dropped). */}}
+{{- define "iggy-s3-sink.digits" -}}
+{{- $d := regexReplaceAll "^0+" (replace "_" "" .) "" -}}
+{{- if eq $d "" -}}0{{- else -}}{{- $d -}}{{- end -}}
 {{- end -}}
-{{- div (add $ms 999) 1000 -}}
+
+{{/* 2^n, 5^n: (list BASE N) -> BASE^N. */}}
+{{- define "iggy-s3-sink.pow" -}}
+{{- $r := 1 -}}
+{{- range until (index . 1 | int) -}}{{- $r = mul $r (index $ 0) -}}{{- end -}}
+{{- $r -}}
+{{- end -}}
+
+{{/*
+A size in bytes, read with the daemon's grammar (lib/config/values.cpp parse_size): digits
+(underscores allowed) with an optional fraction, optional blanks, then a unit, case-insensitive:
+none, B or bytes; KB, MB, GB, TB (powers of 1000); KiB, MiB, GiB, TiB (powers of 1024). The
+result must be a whole number of bytes (1.5GiB yes, 0.1KiB no). K, M, G, Ki ... are ambiguous and
+refused, as the daemon refuses them. (dict "key" PATH "value" V) -> bytes as decimal digits.
+*/}}
+{{- define "iggy-s3-sink.bytes" -}}
+{{- $key := .key -}}
+{{- $s := include "iggy-s3-sink.text" .value -}}
+{{- if contains "${" $s -}}{{- fail (printf "%s: %q is read from the environment in the pod, but the chart needs the size itself to size the pod: write it in the values" $key $s) -}}{{- end -}}
+{{- $m := regexFindAll "^([0-9_]*)(\\.([0-9]*))?[ \t]*([A-Za-z]*)$" $s 1 -}}
+{{- if or (not $m) (not (regexMatch "[0-9]" (regexReplaceAll "[ \t]*[A-Za-z]*$" $s ""))) -}}
+{{- fail (printf "%s: %q is not a size (write e.g. 8MiB, 8MB, 1.5GiB or a number of bytes)" $key $s) -}}
+{{- end -}}
+{{- $whole := regexReplaceAll "^([0-9_]*).*$" $s "${1}" -}}
+{{- $frac := "" -}}
+{{- if contains "." $s -}}{{- $frac = regexReplaceAll "^[0-9_]*\\.([0-9]*).*$" $s "${1}" | trimSuffix "0" -}}{{- end -}}
+{{- range until 20 -}}{{- $frac = trimSuffix "0" $frac -}}{{- end -}}
+{{- $unit := regexReplaceAll "^[0-9_.]*[ \t]*" $s "" | lower -}}
+{{- $units := dict "" (list 0 0) "b" (list 0 0) "bytes" (list 0 0) "kb" (list 3 3) "mb" (list 6 6) "gb" (list 9 9) "tb" (list 12 12) "kib" (list 10 0) "mib" (list 20 0) "gib" (list 30 0) "tib" (list 40 0) -}}
+{{- if has $unit (list "k" "m" "g" "t" "ki" "mi" "gi" "ti") -}}
+{{- fail (printf "%s: %q: the unit is ambiguous; write %siB (powers of 1024) or %sB (powers of 1000)" $key $s (upper (substr 0 1 $unit)) (upper (substr 0 1 $unit))) -}}
+{{- end -}}
+{{- if not (hasKey $units $unit) -}}
+{{- fail (printf "%s: %q has an unknown unit (units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)" $key $s) -}}
+{{- end -}}
+{{- $p := index (get $units $unit) 0 | int -}}
+{{- $q := index (get $units $unit) 1 | int -}}
+{{- $mult := mul (include "iggy-s3-sink.pow" (list 2 $p) | int64) (include "iggy-s3-sink.pow" (list 5 $q) | int64) -}}
+{{- $w := include "iggy-s3-sink.digits" $whole -}}
+{{- if or (gt (len $w) 18) (gt (int64 $w) (div 9000000000000000000 $mult)) -}}{{- fail (printf "%s: %q is too large" $key $s) -}}{{- end -}}
+{{- $bytes := mul (int64 $w) $mult -}}
+{{- $n := len $frac -}}
+{{- if gt $n 12 -}}{{- fail (printf "%s: %q: write at most 12 decimals" $key $s) -}}{{- end -}}
+{{- if gt $n 0 -}}
+{{- /* frac x mult / 10^n, exactly: 10^n = 2^n x 5^n against mult = 2^p x 5^q */ -}}
+{{- $x := int64 (include "iggy-s3-sink.digits" $frac) -}}
+{{- if ge $q $n -}}{{- $x = mul $x (include "iggy-s3-sink.pow" (list 5 (sub $q $n)) | int64) -}}
+{{- else -}}
+{{- $d := include "iggy-s3-sink.pow" (list 5 (sub $n $q)) | int64 -}}
+{{- if ne (mod $x $d) 0 -}}{{- fail (printf "%s: %q is not a whole number of bytes" $key $s) -}}{{- end -}}
+{{- $x = div $x $d -}}
+{{- end -}}
+{{- if ge $p $n -}}{{- $x = mul $x (include "iggy-s3-sink.pow" (list 2 (sub $p $n)) | int64) -}}
+{{- else -}}
+{{- $d := include "iggy-s3-sink.pow" (list 2 (sub $n $p)) | int64 -}}
+{{- if ne (mod $x $d) 0 -}}{{- fail (printf "%s: %q is not a whole number of bytes" $key $s) -}}{{- end -}}
+{{- $x = div $x $d -}}
+{{- end -}}
+{{- $bytes = add $bytes $x -}}
+{{- end -}}
+{{- $bytes -}}
+{{- end -}}
+
+{{/* A size (as iggy-s3-sink.bytes: (dict "key" PATH "value" V)) in MiB, rounded up. */}}
+{{- define "iggy-s3-sink.mib" -}}
+{{- div (add (include "iggy-s3-sink.bytes" . | int64) 1048575) 1048576 -}}
+{{- end -}}
+
+{{/*
+A duration in whole seconds, rounded up, read with the daemon's grammar (lib/config/values.cpp
+parse_duration): one or more NUMBER UNIT (blanks allowed between them), the number with an
+optional fraction, the unit one of us, ms, s, sec, m, min, h, hr, d (case-sensitive: M and Y
+are not units), e.g. 90s, 1.5m, 1h30m, 250ms; a bare 0 is 0. The whole must be a number of
+milliseconds. (dict "key" PATH "value" V).
+*/}}
+{{- define "iggy-s3-sink.seconds" -}}
+{{- $key := .key -}}
+{{- $s := include "iggy-s3-sink.text" .value -}}
+{{- if contains "${" $s -}}{{- fail (printf "%s: %q is read from the environment in the pod, but the chart needs the duration itself: write it in the values" $key $s) -}}{{- end -}}
+{{- $us := 0 -}}
+{{- if regexMatch "^[0-9_]+$" $s -}}
+{{- if ne (include "iggy-s3-sink.digits" $s) "0" -}}{{- fail (printf "%s: %q needs a unit: %ss, %sms, %sm ... (units: ms, s, m, h, d)" $key $s $s $s $s) -}}{{- end -}}
+{{- else -}}
+{{- if not (regexMatch "^( *([0-9_]+(\\.[0-9]*)?|\\.[0-9]+)[A-Za-z]+ *)+$" $s) -}}
+{{- fail (printf "%s: %q is not a duration (write e.g. 250ms, 10s, 1.5m, 1h30m, 1d)" $key $s) -}}
+{{- end -}}
+{{- $units := dict "us" 1 "ms" 1000 "s" 1000000 "sec" 1000000 "m" 60000000 "min" 60000000 "h" 3600000000 "hr" 3600000000 "d" 86400000000 -}}
+{{- range regexFindAll "([0-9_]*(\\.[0-9]*)?)[A-Za-z]+" $s -1 -}}
+{{- $u := regexReplaceAll "^[0-9_.]*" . "" -}}
+{{- if not (hasKey $units $u) -}}{{- fail (printf "%s: %q has an unknown unit %q (units: ms, s, m, h, d; M and Y are not allowed)" $key $s $u) -}}{{- end -}}
+{{- $mult := get $units $u | int64 -}}
+{{- $num := regexReplaceAll "[A-Za-z]+$" . "" -}}
+{{- $w := include "iggy-s3-sink.digits" (regexReplaceAll "\\..*$" $num "") -}}
+{{- if gt (len $w) 12 -}}{{- fail (printf "%s: %q is too large" $key $s) -}}{{- end -}}
+{{- $us = add $us (mul (int64 $w) $mult) -}}
+{{- if contains "." $num -}}
+{{- $f := regexReplaceAll "^[^.]*\\." $num "" -}}
+{{- range until 20 -}}{{- $f = trimSuffix "0" $f -}}{{- end -}}
+{{- if gt (len $f) 8 -}}{{- fail (printf "%s: %q: write at most 8 decimals" $key $s) -}}{{- end -}}
+{{- if $f -}}
+{{- $us = add $us (div (mul (int64 (include "iggy-s3-sink.digits" $f)) $mult) (include "iggy-s3-sink.pow" (list 10 (len $f)) | int64)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if ne (mod $us 1000) 0 -}}{{- fail (printf "%s: %q: the smallest step is 1ms" $key $s) -}}{{- end -}}
+{{- end -}}
+{{- div (add $us 999999) 1000000 -}}
 {{- end -}}
 
 {{/*
@@ -73,25 +166,36 @@ the next objects), in MiB. The daemon's defaults apply to keys the config leaves
 {{- define "iggy-s3-sink.memoryMiB" -}}
 {{- $mem := .Values.config.memory | default dict -}}
 {{- $s3 := .Values.config.s3 | default dict -}}
-{{- $budget := include "iggy-s3-sink.mib" ($mem.max_buffered | default "256MiB") | int64 -}}
-{{- $part := include "iggy-s3-sink.mib" ($s3.part_size | default "8MiB") | int64 -}}
+{{- $budget := include "iggy-s3-sink.mib" (dict "key" "config.memory.max_buffered" "value" (hasKey $mem "max_buffered" | ternary $mem.max_buffered "256MiB")) | int64 -}}
+{{- $part := include "iggy-s3-sink.mib" (dict "key" "config.s3.part_size" "value" (hasKey $s3 "part_size" | ternary $s3.part_size "8MiB")) | int64 -}}
 {{- add $budget (mul 2 $part) 64 -}}
 {{- end -}}
 
-{{/* The spool emptyDir: memory.max_spool + the spare spool files (min(max_spool / 4, 256 MiB)), in MiB. */}}
+{{/*
+The spool formula (docs/operations.md "Sizing"): memory.max_spool + min(memory.max_spool / 4,
+256 MiB) (the spare spool files), in bytes, rounded up to whole MiB. memory.max_spool 0 means
+"never spool" (objects close at s3.part_size): the formula gives 0 and the volume (still
+TMPDIR) gets 1 MiB, since a sizeLimit of 0 would mean no limit to the kubelet.
+*/}}
 {{- define "iggy-s3-sink.spoolMiB" -}}
 {{- $mem := .Values.config.memory | default dict -}}
-{{- $spool := include "iggy-s3-sink.mib" ($mem.max_spool | default "4GiB") | int64 -}}
-{{- add $spool (min (div $spool 4) 256) -}}
+{{- $spool := include "iggy-s3-sink.bytes" (dict "key" "config.memory.max_spool" "value" (hasKey $mem "max_spool" | ternary $mem.max_spool "4GiB")) | int64 -}}
+{{- $total := add $spool (min (div (add $spool 3) 4) 268435456) -}}
+{{- max 1 (div (add $total 1048575) 1048576) -}}
 {{- end -}}
 
-{{/* A Kubernetes quantity in MiB (Mi) as a number of MiB. */}}
+{{/*
+A Kubernetes quantity (resources memory, an emptyDir sizeLimit: 512Mi, 1.5Gi, 1G, 500M,
+1048576) in MiB, rounded up. (dict "key" PATH "value" Q).
+*/}}
 {{- define "iggy-s3-sink.quantityMiB" -}}
-{{- $q := toString . -}}
-{{- if hasSuffix "Gi" $q -}}{{- mul (int64 (trimSuffix "Gi" $q)) 1024 -}}
-{{- else if hasSuffix "Mi" $q -}}{{- int64 (trimSuffix "Mi" $q) -}}
-{{- else -}}{{- fail (printf "resources memory %q: write it in Mi or Gi" $q) -}}
+{{- $q := include "iggy-s3-sink.text" .value -}}
+{{- if not (regexMatch "^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$" $q) -}}
+{{- fail (printf "%s %q: write a Kubernetes quantity such as 512Mi, 2Gi or 1G" .key $q) -}}
 {{- end -}}
+{{- $u := regexReplaceAll "^[0-9.]+" $q "" -}}
+{{- $mult := get (dict "" 1.0 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0) $u -}}
+{{- ceil (divf (mulf (float64 (regexReplaceAll "[A-Za-z]+$" $q "")) $mult) 1048576.0) | int64 -}}
 {{- end -}}
 
 {{/* The daemon's config: the values' config with admin.listen on every interface at adminPort. */}}
