@@ -184,32 +184,14 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
         log.error("{}", rotation.error());
         co_return exit_config;
     }
-    auto tmpl = format::key_template::parse(cfg.naming.key);
-    if (!tmpl) {
-        log.error("naming.key: {}", tmpl.error());
-        co_return exit_config;
-    }
     const auto wopts = writer_options(cfg);
     pipeline::format_encoders encoders{wopts, cfg.iggy.verify_checksum};
-    auto time_source = format::parse_time_source(cfg.naming.time_source);
-    if (!time_source) {
-        log.error("naming.time_source: {}", time_source.error());
-        co_return exit_config;
-    }
-    const date::time_zone* naming_zone = nullptr;
-    try {
-        naming_zone = date::locate_zone(cfg.naming.timezone);
-    } catch (const std::exception& e) {
-        log.error("naming.timezone: unknown time zone '{}' ({})", cfg.naming.timezone, e.what());
+    auto namer = key_namer(cfg, encoders.extension());
+    if (!namer) {
+        log.error("{}", namer.error());
         co_return exit_config;
     }
     for (const auto& w : config::warnings(cfg)) log.warn("{}", config::to_string(w));
-    pipeline::template_key_namer namer{*tmpl,        cfg.s3.prefix, encoders.extension(),
-                                       *time_source, naming_zone,   cfg.naming.missing_value};
-    if (auto k = pipeline::check_key_namer(namer, {"stream", "topic", 0}); !k) {
-        log.error("naming.key: {}", k.error());
-        co_return exit_config;
-    }
 
     pipeline::asio_sleeper sleeper{co_await net::this_coro::executor};
     st.sleeper = &sleeper;
@@ -229,7 +211,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
 
     auto client = co_await clients.iggy(cfg, std::move(iopts));
     if (!client) co_return exit_failure;
-    generation_parts parts{std::move(*rotation), encoders, namer, sleeper, **s3, *plan, **client};
+    generation_parts parts{std::move(*rotation), encoders, **namer, sleeper, **s3, *plan, **client};
     co_return co_await run_pipeline(cfg, std::move(parts), st, clients);
 }
 

@@ -20,6 +20,8 @@
 #include "daemon/wiring.hpp"
 #include "format/key_template.hpp"
 #include "iggy/error.hpp"
+#include "pipeline/adapters/format_encoder.hpp"
+#include "pipeline/adapters/iggy_ports.hpp"
 #include "pipeline/adapters/key_namer.hpp"
 #include "pipeline/verify.hpp"
 #include "s3/client.hpp"
@@ -33,6 +35,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <set>
 
 namespace iss::app {
 
@@ -41,6 +44,8 @@ namespace net = boost::asio;
 
 constexpr std::size_t parallel_heads = 32;
 constexpr std::size_t max_problems = 20;
+/// At most this many messages of a partition's gaps are read back to find refused ones.
+constexpr std::uint64_t max_checked_per_partition = 100'000;
 
 struct verify_args {
     std::string config_file;
@@ -152,14 +157,83 @@ net::awaitable<std::optional<error>> head_worker(s3::client* s3, std::string buc
     co_return std::nullopt;
 }
 
+/// The offsets of `spans` of `p` whose messages the format refuses (pipeline/verify.hpp says
+/// why that accounts for them), read from Iggy by a consumer of verify's own without storing
+/// anything; at most max_checked_per_partition messages. Offsets Iggy no longer holds are left out.
+net::awaitable<result<std::set<std::uint64_t>>> refused_offsets(iggy::client& c, pipeline::partition_ref p,
+                                                                std::vector<pipeline::offset_span> spans,
+                                                                const pipeline::key_namer& namer,
+                                                                const pipeline::encoder_factory& encoders) {
+    std::set<std::uint64_t> out;
+    std::unique_ptr<pipeline::record_encoder> encoder;
+    std::string buf;
+    std::uint64_t checked = 0;
+    const auto consumer = proto::consumer::single(proto::identifier::named("iggy-s3-sink-verify"));
+    for (const auto& s : spans) {
+        std::uint64_t from = s.first;
+        while (from <= s.last && checked < max_checked_per_partition) {
+            const auto count = static_cast<std::uint32_t>(
+                std::min<std::uint64_t>({s.last - from + 1, 1000, max_checked_per_partition - checked}));
+            auto b = co_await c.poll_messages(consumer, proto::identifier::named(p.stream),
+                                              proto::identifier::named(p.topic), p.partition,
+                                              proto::polling_strategy::at_offset(from), count, false);
+            if (!b) co_return b.error();
+            std::uint64_t next = from;
+            for (const auto& v : b->messages) {
+                if (v.offset < from || v.offset > s.last) continue;
+                ++checked;
+                if (pipeline::refused_by_format(namer, encoders, encoder, buf, p, pipeline::message_of(v)))
+                    out.insert(v.offset);
+                next = v.offset + 1;
+            }
+            if (next == from) break;  // nothing there any more (retention): it stays a gap
+            from = next;
+        }
+    }
+    co_return out;
+}
+
+/// Finds the refused messages among the reports' gaps (a second, short Iggy session) and
+/// accounts for them; nullopt when done, else the exit code.
+net::awaitable<std::optional<int>> account_bad_messages(const config::sink_config& cfg, iggy::client_options iopts,
+                                                        std::vector<pipeline::partition_report>& reports,
+                                                        const pipeline::key_namer& namer,
+                                                        const pipeline::encoder_factory& encoders) {
+    if (std::all_of(reports.begin(), reports.end(),
+                    [](const auto& r) { return pipeline::unaccounted_spans(r).empty(); }))
+        co_return std::nullopt;
+    iggy::client c{co_await net::this_coro::executor, std::move(iopts)};
+    if (auto r = co_await c.connect(); !r) {
+        print_error("verify", "{}", iggy_connect_failure(cfg.iggy.address, r.error()));
+        co_await c.close();
+        co_return iggy_exit_code(r.error());
+    }
+    for (auto& rep : reports) {
+        auto spans = pipeline::unaccounted_spans(rep);
+        if (spans.empty()) continue;
+        auto refused = co_await refused_offsets(c, rep.partition, std::move(spans), namer, encoders);
+        if (!refused) {
+            print_error("verify", "reading the gaps of {} from Iggy: {}", rep.partition,
+                        iggy::describe(refused.error()));
+            co_await c.close();
+            co_return iggy_exit_code(refused.error());
+        }
+        pipeline::account_refused(rep, *refused);
+    }
+    co_await c.close();
+    co_return std::nullopt;
+}
+
 net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options iopts, verify_args a) {
     auto ex = co_await net::this_coro::executor;
-    auto tmpl = format::key_template::parse(cfg.naming.key);
-    if (!tmpl) {
-        print_error("verify", "naming.key: {}", tmpl.error());
+    // The key namer and the format of `run`: the keys to look for, and what a bad message is.
+    const pipeline::format_encoders encoders{writer_options(cfg), cfg.iggy.verify_checksum};
+    auto full_namer = key_namer(cfg, encoders.extension());
+    if (!full_namer) {
+        print_error("verify", "{}", full_namer.error());
         co_return exit_config;
     }
-    const pipeline::template_key_namer namer{*tmpl, cfg.s3.prefix, format::extension(writer_options(cfg))};
+    const pipeline::template_key_namer& namer = **full_namer;
 
     iggy::client c{ex, iopts};
     if (auto r = co_await c.connect(); !r) {
@@ -233,17 +307,26 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
     }
 
     std::vector<pipeline::partition_report> reports;
-    std::vector<std::string> problems = missing;
-    for (auto& t : *targets) {
+    for (auto& t : *targets)
         reports.push_back(
             pipeline::verify_partition(t.stem.partition, std::move(t.objects), t.committed, std::move(t.unreadable)));
-        for (auto& p : pipeline::describe_problems(reports.back())) problems.push_back(std::move(p));
+    if (auto code = co_await account_bad_messages(cfg, iopts, reports, namer, encoders)) co_return *code;
+    std::vector<std::string> problems = missing;
+    std::uint64_t refused = 0;
+    for (const auto& r : reports) {
+        for (auto& p : pipeline::describe_problems(r)) problems.push_back(std::move(p));
+        refused += r.refused;
     }
     if (a.json) {
         fmt::print("{}", pipeline::render_verify_json(reports, max_problems));
     } else {
         fmt::print("{}", pipeline::render_verify_table(reports));
         fmt::print("{} objects listed under s3://{}/{}, {} read\n", listed, bucket, prefix, jobs.size());
+        if (refused > 0)
+            fmt::print(
+                "{} offset{} in no object: the format refuses {} message{} (passed by delivery.on_bad_message "
+                "skip or dead_letter): accounted for\n",
+                refused, refused == 1 ? " is" : "s are", refused == 1 ? "its" : "their", refused == 1 ? "" : "s");
         if (!problems.empty()) {
             fmt::print("{} problem{}{}:\n", problems.size(), problems.size() == 1 ? "" : "s",
                        problems.size() > max_problems ? fmt::format(" (the first {})", max_problems) : "");
@@ -276,7 +359,9 @@ command_main define_verify(CLI::App& sub) {
                   "Lists the bucket under the key template's fixed prefix, reads every object's range metadata\n"
                   "(x-amz-meta-iggy-first-offset / -last-offset) and, per configured partition, reports the\n"
                   "objects, the offsets covered, gaps, overlaps (an offset in two objects) and the committed\n"
-                  "offset against the highest durable one.",
+                  "offset against the highest durable one. Offsets in no object whose messages the format\n"
+                  "refuses (bad messages passed by delivery.on_bad_message skip or dead_letter) are read back\n"
+                  "from Iggy and counted as accounted for, not as gaps.",
                   "  0   every offset from the lowest present up to the committed one is in exactly one object\n"
                   "  1   otherwise (the first 20 problems are listed), or the store or Iggy refused the\n"
                   "      request (S3 AccessDenied, NoSuchBucket; Iggy credentials refused)\n"

@@ -7,6 +7,7 @@
 #include "iceberg/names.hpp"
 #include "iceberg/schema.hpp"
 
+#include <date/tz.h>
 #include <fmt/format.h>
 
 #include <charconv>
@@ -225,6 +226,31 @@ iceberg::catalog_options catalog_options(const config::sink_config& c,
 iceberg::table_ident iceberg_table(const config::sink_config& c, const pipeline::partition_ref& p) {
     return {iceberg::namespace_levels(c.iceberg.namespace_name),
             iceberg::table_name(c.iceberg.table, p.stream, p.topic)};
+}
+
+namespace {
+/// `e` with "KEY: " before its detail (the code and so the category's message kept).
+error about(std::string_view key, const error& e) {
+    return error{e.code(), fmt::format("{}: {}", key, e.detail().empty() ? e.code().message() : e.detail())};
+}
+}  // namespace
+
+result<std::unique_ptr<pipeline::template_key_namer>> key_namer(const config::sink_config& c, std::string ext) {
+    auto tmpl = format::key_template::parse(c.naming.key);
+    if (!tmpl) return about("naming.key", tmpl.error());
+    auto time_source = format::parse_time_source(c.naming.time_source);
+    if (!time_source) return about("naming.time_source", time_source.error());
+    const date::time_zone* zone = nullptr;
+    try {
+        zone = date::locate_zone(c.naming.timezone);
+    } catch (const std::exception& e) {
+        return error{iss::errc::invalid_argument,
+                     fmt::format("naming.timezone: unknown time zone '{}' ({})", c.naming.timezone, e.what())};
+    }
+    auto namer = std::make_unique<pipeline::template_key_namer>(std::move(*tmpl), c.s3.prefix, std::move(ext),
+                                                                *time_source, zone, c.naming.missing_value);
+    if (auto k = pipeline::check_key_namer(*namer, {"stream", "topic", 0}); !k) return about("naming.key", k.error());
+    return namer;
 }
 
 std::optional<config::sink_config> load_config_or_report(std::string_view cmd, const std::string& file) {

@@ -11,11 +11,13 @@
 #include "iceberg/catalog.hpp"
 #include "iggy/client.hpp"
 #include "pipeline/adapters/iggy_ports.hpp"
+#include "pipeline/adapters/key_namer.hpp"
 #include "pipeline/consumer.hpp"
 #include "pipeline/delivery.hpp"
 #include "pipeline/memory.hpp"
 #include "pipeline/rotation.hpp"
 
+#include <memory>
 #include <span>
 #include <string_view>
 
@@ -43,6 +45,11 @@ namespace iss::app {
 /// and the mode, with the plan `pipeline::plan_delivery` made from the probe ->
 /// pipeline::writer_options.
 [[nodiscard]] pipeline::writer_options delivery_options(const config::sink_config& c, pipeline::delivery_plan plan);
+/// `naming.*` and `s3.prefix` -> the key namer of `run` for objects with extension `ext`
+/// (pipeline::template_key_namer: naming.key, naming.time_source, naming.timezone,
+/// naming.missing_value), checked with pipeline::check_key_namer. The error names the key.
+[[nodiscard]] result<std::unique_ptr<pipeline::template_key_namer>> key_namer(const config::sink_config& c,
+                                                                              std::string ext);
 /// `memory.max_buffered`, `memory.max_spool` -> pipeline::memory_limits (bytes).
 [[nodiscard]] pipeline::memory_limits memory_limits(const config::sink_config& c);
 /// Mode, consumer name, `iggy.verify_checksum`, `delivery.dead_letter` -> the Iggy adapter's options.

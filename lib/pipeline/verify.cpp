@@ -50,6 +50,54 @@ partition_report verify_partition(partition_ref p, std::vector<verified_object> 
     return r;
 }
 
+std::vector<offset_span> unaccounted_spans(const partition_report& r) {
+    std::vector<offset_span> out = r.gaps;
+    if (r.committed_missing) out.push_back(*r.committed_missing);
+    return out;
+}
+
+bool refused_by_format(const key_namer& namer, const encoder_factory& encoders,
+                       std::unique_ptr<record_encoder>& encoder, std::string& buf, const partition_ref& p,
+                       const message& m) {
+    if (!namer.encode(p, m)) return true;
+    if (!encoder || buf.size() > (1U << 20)) {
+        encoder = encoders.make();
+        buf.clear();
+        encoder->begin(buf);
+    }
+    if (encoder->append(m, p, buf)) return false;
+    encoder.reset();  // what a refusal leaves inside is not for the next message
+    return true;
+}
+
+void account_refused(partition_report& r, const std::set<std::uint64_t>& refused) {
+    // Splits `s` around the refused offsets in it; returns the pieces left, counts the rest.
+    const auto split = [&](const offset_span& s) {
+        std::vector<offset_span> left;
+        std::uint64_t from = s.first;
+        for (auto it = refused.lower_bound(s.first); it != refused.end() && *it <= s.last; ++it) {
+            if (*it > from) left.push_back({from, *it - 1, s.before, s.after});
+            from = *it + 1;
+            ++r.refused;
+        }
+        if (from <= s.last && from >= s.first) left.push_back({from, s.last, s.before, s.after});
+        return left;
+    };
+    std::vector<offset_span> gaps;
+    for (const auto& g : r.gaps)
+        for (auto& piece : split(g)) gaps.push_back(std::move(piece));
+    r.gaps = std::move(gaps);
+    if (r.committed_missing) {
+        const auto left = split(*r.committed_missing);
+        if (left.empty()) {
+            r.committed_missing.reset();
+        } else {
+            r.committed_missing->first = left.front().first;  // committed but in no object, refused ones aside
+            r.committed_missing->last = left.back().last;
+        }
+    }
+}
+
 std::vector<std::string> describe_problems(const partition_report& r) {
     std::vector<std::string> out;
     const auto name = fmt::format("{}/{}/{}", r.partition.stream, r.partition.topic, r.partition.partition);
@@ -111,9 +159,9 @@ std::string render_verify_json(const std::vector<partition_report>& rs, std::siz
         iss::log::append_json_escaped(out, r.partition.topic);
         out += fmt::format(
             "\",\"partition\":{},\"objects\":{},\"lowest\":{},\"highest\":{},\"committed\":{},\"gaps\":{},"
-            "\"overlaps\":{},\"ok\":{}}}",
+            "\"overlaps\":{},\"refused\":{},\"ok\":{}}}",
             r.partition.partition, r.objects, num(r.lowest), num(r.highest), num(r.committed), spans(gaps),
-            spans(r.overlaps), r.ok() ? "true" : "false");
+            spans(r.overlaps), r.refused, r.ok() ? "true" : "false");
     }
     out += "],\"problems\":[";
     for (std::size_t i = 0; i < problems.size() && i < max_problems; ++i) {

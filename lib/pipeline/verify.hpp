@@ -14,11 +14,23 @@
 ///
 /// (An object's `-count` may be below its span: skipped and dead-lettered messages are
 /// covered by the object around them without being in it. Coverage therefore uses ranges.)
+///
+/// A bad message that no open object surrounds (the first after an object closed, the last
+/// of a partition, or the one a stopped partition is restarted past with a new
+/// `delivery.on_bad_message`) is in no object's range: its offset is covered only by the
+/// offset stored in Iggy. The record that it was passed on purpose is the message itself: the
+/// format refuses it, so no object could hold it, and only `skip` or `dead_letter` moves the
+/// stored offset past it (`fail` stops before it). So the command reads the messages of each
+/// gap from Iggy and asks the format (`refused_by_format`, the test `run` applies);
+/// `account_refused` takes the refused offsets out of the problems and counts them. An offset
+/// whose message the format accepts, or that Iggy no longer holds, stays a gap.
 
+#include "pipeline/ports.hpp"
 #include "pipeline/types.hpp"
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +60,9 @@ struct partition_report {
     std::vector<offset_span> overlaps;             ///< offsets in two objects
     std::optional<offset_span> committed_missing;  ///< committed but in no object: highest+1 .. committed
     std::vector<std::string> unreadable;           ///< objects without usable iggy-* metadata
+    /// Offsets in no object because the format refused their messages (skipped or
+    /// dead-lettered by delivery.on_bad_message): accounted for, not gaps (account_refused).
+    std::uint64_t refused = 0;
 
     [[nodiscard]] bool ok() const noexcept {
         return gaps.empty() && overlaps.empty() && !committed_missing && unreadable.empty();
@@ -59,12 +74,29 @@ struct partition_report {
                                                 std::optional<std::uint64_t> committed,
                                                 std::vector<std::string> unreadable = {});
 
+/// The offset spans of `r` that no object holds (its gaps, then the committed-but-missing
+/// span): what the command reads from Iggy to find the refused messages among them.
+[[nodiscard]] std::vector<offset_span> unaccounted_spans(const partition_report& r);
+
+/// Whether `m` is a bad message, as `run` decides it (delivery.cpp feed_one): the key namer
+/// cannot place it (a record time or key field it cannot read) or the format's encoder
+/// refuses it (invalid JSON with format.payload json, a schema mismatch). `encoder` is reused
+/// across calls and replaced after a refusal or once its output passes 1 MiB.
+[[nodiscard]] bool refused_by_format(const key_namer& namer, const encoder_factory& encoders,
+                                     std::unique_ptr<record_encoder>& encoder, std::string& buf, const partition_ref& p,
+                                     const message& m);
+
+/// Takes `refused` (offsets whose messages the format refuses) out of `r`'s gaps (a gap may
+/// split in two) and committed-but-missing span, and counts those it took in `r.refused`.
+void account_refused(partition_report& r, const std::set<std::uint64_t>& refused);
+
 /// One line per problem ("app/events/0: gap: offsets 10..19 are in no object (after KEY, before KEY)").
 [[nodiscard]] std::vector<std::string> describe_problems(const partition_report& r);
 /// Column table: STREAM TOPIC PARTITION OBJECTS LOWEST HIGHEST COMMITTED GAPS OVERLAPS STATUS.
 [[nodiscard]] std::string render_verify_table(const std::vector<partition_report>& rs);
 /// `{"partitions":[{"stream":..,"topic":..,"partition":..,"objects":..,"lowest":..|null,
-/// "highest":..|null,"committed":..|null,"gaps":[[a,b],..],"overlaps":[[a,b],..],"ok":true}],
+/// "highest":..|null,"committed":..|null,"gaps":[[a,b],..],"overlaps":[[a,b],..],"refused":N,
+/// "ok":true}],
 /// "problems":[".."],"ok":true}` on one line (problems: the first `max_problems`).
 [[nodiscard]] std::string render_verify_json(const std::vector<partition_report>& rs, std::size_t max_problems);
 

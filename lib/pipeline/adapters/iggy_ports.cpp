@@ -38,6 +38,19 @@ offset_status offset_status_of(const iss::error& e) noexcept {
 
 iggy_ports::iggy_ports(iggy::client& c, iggy_ports_options o) : c_{c}, o_{std::move(o)} {}
 
+message message_of(const proto::message_view& v) {
+    message m;
+    m.offset = v.offset;
+    m.timestamp_us = v.timestamp;
+    m.origin_timestamp_us = v.origin_timestamp;
+    m.id_high = static_cast<std::uint64_t>(v.id >> 64);
+    m.id_low = static_cast<std::uint64_t>(v.id);
+    m.payload = v.payload;
+    m.user_headers = v.user_headers;
+    m.view = &v;
+    return m;
+}
+
 proto::consumer iggy_ports::consumer() const {
     return o_.group_mode ? proto::consumer::group(identifier::named(o_.consumer_name))
                          : proto::consumer::single(identifier::named(o_.consumer_name));
@@ -65,18 +78,8 @@ task<poll_result> iggy_ports::poll(const topic_ref& t, std::optional<std::uint32
     owned->bytes = std::move(r->owner);
     owned->views.assign(r->messages.begin(), r->messages.end());
     out.reply.messages.reserve(owned->views.size());
-    for (const proto::message_view& v : owned->views) {
-        message m;
-        m.offset = v.offset;
-        m.timestamp_us = v.timestamp;
-        m.origin_timestamp_us = v.origin_timestamp;
-        m.id_high = static_cast<std::uint64_t>(v.id >> 64);
-        m.id_low = static_cast<std::uint64_t>(v.id);
-        m.payload = v.payload;
-        m.user_headers = v.user_headers;
-        m.view = &v;  // the view lives in `owned`, kept alive by the reply
-        out.reply.messages.push_back(m);
-    }
+    // (each view lives in `owned`, kept alive by the reply)
+    for (const proto::message_view& v : owned->views) out.reply.messages.push_back(message_of(v));
     out.reply.storage = std::move(owned);
     co_return out;
 }

@@ -17,6 +17,10 @@
 
 namespace iss::pipeline {
 
+/// A polled message as the pipeline sees it: views into the same bytes, `view` pointing at `v`
+/// (valid while the bytes and `v` are).
+[[nodiscard]] message message_of(const proto::message_view& v);
+
 struct iggy_ports_options {
     bool group_mode = true;
     std::string consumer_name;    ///< the group's name (group mode) or the single consumer's name

@@ -70,7 +70,48 @@ TEST_CASE("verify: table and JSON", "[pipeline][verify]") {
     CHECK_THAT(pl::render_verify_table(rs), ContainsSubstring("PROBLEM"));
     CHECK(pl::render_verify_json(rs, 20) ==
           "{\"partitions\":[{\"stream\":\"app\",\"topic\":\"events\",\"partition\":0,\"objects\":2,\"lowest\":0,"
-          "\"highest\":29,\"committed\":29,\"gaps\":[[10,19]],\"overlaps\":[],\"ok\":false}],\"problems\":[\"app/"
+          "\"highest\":29,\"committed\":29,\"gaps\":[[10,19]],\"overlaps\":[],\"refused\":0,\"ok\":false}],"
+          "\"problems\":[\"app/"
           "events/0: "
           "gap: offsets 10..19 are in no object (after a, before c)\"],\"problem_count\":1,\"ok\":false}\n");
+}
+
+TEST_CASE("verify: offsets the format refused (skipped, dead-lettered) are accounted for; the rest stays a gap",
+          "[pipeline][verify]") {
+    // A stopped partition restarted with on_bad_message: skip: 0..9 in one object, 10 refused
+    // and skipped, 11..19 in the next.
+    auto r = pl::verify_partition(p0, {obj("a", 0, 9), obj("b", 11, 19)}, 19);
+    REQUIRE(pl::unaccounted_spans(r).size() == 1);
+    pl::account_refused(r, {10});
+    CHECK(r.ok());
+    CHECK(r.refused == 1);
+    CHECK(pl::describe_problems(r).empty());
+    CHECK_THAT(pl::render_verify_json({r}, 20), ContainsSubstring(R"("refused":1,"ok":true)"));
+
+    // A real gap around a refused offset: 20..29 missing, 25 refused: 20..24 and 26..29 stay.
+    r = pl::verify_partition(p0, {obj("a", 0, 19), obj("c", 30, 39)}, 39);
+    pl::account_refused(r, {25});
+    REQUIRE(r.gaps.size() == 2);
+    CHECK((r.gaps[0].first == 20 && r.gaps[0].last == 24));
+    CHECK((r.gaps[1].first == 26 && r.gaps[1].last == 29));
+    CHECK(r.refused == 1);
+    CHECK_FALSE(r.ok());
+
+    // The last messages refused (nothing after them): the committed offset is covered by them.
+    r = pl::verify_partition(p0, {obj("a", 0, 9)}, 11);
+    REQUIRE(r.committed_missing);
+    pl::account_refused(r, {10, 11});
+    CHECK(r.ok());
+    CHECK(r.refused == 2);
+    // Only one of them refused: the other is still committed but in no object.
+    r = pl::verify_partition(p0, {obj("a", 0, 9)}, 11);
+    pl::account_refused(r, {10});
+    REQUIRE(r.committed_missing);
+    CHECK(r.committed_missing->first == 11);
+    CHECK_FALSE(r.ok());
+    // Refused offsets outside every problem change nothing.
+    r = pl::verify_partition(p0, {obj("a", 0, 9)}, 9);
+    pl::account_refused(r, {3, 12});
+    CHECK(r.ok());
+    CHECK(r.refused == 0);
 }
