@@ -755,7 +755,8 @@ def readyz(env: Env, rng) -> None:
 
 def systemd_notify(env: Env, rng) -> None:
     """With NOTIFY_SOCKET and WATCHDOG_USEC set (as systemd does for Type=notify, WatchdogSec=):
-    READY=1 after the first assignment, WATCHDOG=1 at half the watchdog period, STOPPING=1 and
+    READY=1 after the first assignment, WATCHDOG=1 at half the watchdog period, READY=1 again
+    after a reload with STATUS= still counting from the start, STOPPING=1 and
     EXTEND_TIMEOUT_USEC at SIGTERM, then exit 0."""
     broker = env.start_broker()
     bucket = bucket_name(env, rng, "notify")
@@ -795,6 +796,22 @@ def systemd_notify(env: Env, rng) -> None:
     gaps = sorted(b - a for a, b in zip(pings, pings[1:]))
     median = gaps[len(gaps) // 2]
     check(0.1 <= median <= 0.6, f"median WATCHDOG=1 interval {median:.3f}s, expected ~0.2 s (half of WATCHDOG_USEC)")
+    # STATUS= counts since the start: a reload (which rebuilds the pipeline) does not start
+    # the numbers again at 0, as the metrics do not.
+    env.wait_lag_zero(cfg, 120)
+    delivered = "; 1000 messages in "
+    deadline = time.time() + 30
+    while not any(delivered in m for _, m in got) and time.time() < deadline:
+        time.sleep(0.2)
+    check(any(delivered in m for _, m in got), f"no STATUS= with the 1000 messages: {[m for _, m in got[-5:]]}")
+    n_reload = len(got)
+    d.send_signal(signal.SIGHUP)
+    deadline = time.time() + 60
+    while not any("READY=1" in m for _, m in got[n_reload:]) and time.time() < deadline:
+        time.sleep(0.1)
+    again = [m for _, m in got[n_reload:] if "READY=1" in m]
+    check(again, f"no READY=1 after the reload: {[m for _, m in got[n_reload:]][:10]}")
+    check(delivered in again[0], f"STATUS= after the reload does not count from the start: {again[0]!r}")
     n_before = len(got)
     check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
     time.sleep(0.5)
