@@ -71,8 +71,14 @@ def memory_backlog(env: Env, rng) -> None:
     # pass the estimate by a little (seen: 14 KB). 256 KiB of slack, stated.
     check(peak_buffered <= (budget_mib << 20) + (256 << 10),
           f"the budget's own peak {peak_buffered:.0f} passed memory.max_buffered ({budget_mib} MiB) + 256 KiB")
-    check(sampler.peak <= budget_kib + overhead_kib,
-          f"peak RSS {sampler.peak} KiB above {budget_mib} MiB + {overhead_kib >> 10} MiB of fixed overhead")
+    sanitized = os.environ.get("ISS_SANITIZED", "")
+    if sanitized:
+        # ASan's shadow memory and quarantine (256 MiB of freed blocks held back) are RSS the
+        # daemon does not own: the budget's own peak above still holds the daemon to its budget.
+        log(f"RSS bound not checked: a sanitized build ({sanitized}), whose allocator holds freed memory back")
+    else:
+        check(sampler.peak <= budget_kib + overhead_kib,
+              f"peak RSS {sampler.peak} KiB above {budget_mib} MiB + {overhead_kib >> 10} MiB of fixed overhead")
     check(cuts > 0, "no object was cut early: the backlog fit in the budget, the test proves nothing")
 
 

@@ -500,6 +500,11 @@ TEST_CASE("codec_memory is what a writer's compressor takes from the heap", "[fo
     // What the pipeline charges to memory.max_buffered per open object (codec_memory) against
     // what a zstd writer really allocates once its first 128 KiB block is compressed: glibc's
     // own count of bytes in use (arena and mmapped chunks), before and after.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    // A sanitizer's allocator replaces glibc's: mallinfo2() counts nothing of it.
+    WARN("not measured: glibc's heap count (mallinfo2) is blind under a sanitizer's allocator");
+    return;
+#endif
     test::message_store s;
     const std::string payload = fmt::format("{{\"pad\": \"{}\"}}", std::string(900, 'q'));
     std::vector<proto::message_view> ms;

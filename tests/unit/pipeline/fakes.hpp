@@ -125,6 +125,9 @@ struct fake_store final : pl::object_store {
                 boost::system::error_code ec;
                 co_await hold->async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
                 hold_released_by_other = ec == boost::asio::error::operation_aborted;
+                // The timer belongs to this run's io_context, which goes before the store does
+                // (fakes::run): destroying it later would touch the freed timer service (ASan).
+                hold.reset();
             } else if (hold && key.get().rfind(hold_prefix, 0) != 0) {
                 hold->cancel();
             }
