@@ -70,13 +70,24 @@ struct server::impl : std::enable_shared_from_this<impl> {
     impl(net::any_io_executor e, tcp::endpoint a, handlers h, server_options o)
         : ex{std::move(e)}, at{a}, hs{std::move(h)}, opts{o}, acceptor{ex} {}
 
-    /// One open connection. `waiting_since` orders the connections waiting for a request
-    /// (0: busy answering); the one waiting longest is closed first at the limit.
+    /// What an open connection is doing, in the order they are closed at the limit.
+    enum class phase : std::uint8_t {
+        lingering,  ///< answered 400/431, dropping what still comes
+        idle,       ///< waiting for the first byte of a request
+        header,     ///< a request header has begun (slow headers end here)
+        busy,       ///< a request is being answered: never closed to make room
+    };
+    /// One open connection; `turn` orders the waits (the one waiting longest goes first).
     struct conn {
         beast::tcp_stream* stream = nullptr;
-        std::uint64_t waiting_since = 0;
+        phase at = phase::idle;
+        std::uint64_t turn = 0;
+        std::chrono::steady_clock::time_point header_since{};
         bool evicted = false;
     };
+    /// A header begun this long ago may be closed to make room (a client sends a whole
+    /// request at once; a header still coming after this is slow, or slowloris).
+    static constexpr std::chrono::seconds slow_header{1};
 
     net::any_io_executor ex;
     tcp::endpoint at;
@@ -92,14 +103,32 @@ struct server::impl : std::enable_shared_from_this<impl> {
 
     [[nodiscard]] std::size_t live() const noexcept { return open.size() - evicting; }
 
-    /// Makes room for one more connection: closes the one waiting longest for a request.
-    /// False when every connection is busy answering.
+    /// Whether `c` may be closed to make room: lingering; idle with no byte in its socket
+    /// (a request already there is about to be served: under a flood of new connections the
+    /// loop may accept many before it reads); a header begun `slow_header` ago.
+    bool closable(const conn& c, std::chrono::steady_clock::time_point now) const {
+        if (c.evicted) return false;
+        switch (c.at) {
+            case phase::lingering: return true;
+            case phase::idle: {
+                boost::system::error_code ec;
+                return c.stream->socket().available(ec) == 0 || ec;
+            }
+            case phase::header: return now - c.header_since >= slow_header;
+            case phase::busy: return false;
+        }
+        return false;
+    }
+
+    /// Makes room for one more connection: closes the closable one first in `phase` order,
+    /// then waiting longest. False when none is closable (all busy, or requests coming in).
     bool make_room() {
+        const auto now = std::chrono::steady_clock::now();
         auto oldest = open.end();
-        for (auto i = open.begin(); i != open.end(); ++i)
-            if (!i->evicted && i->waiting_since != 0 &&
-                (oldest == open.end() || i->waiting_since < oldest->waiting_since))
-                oldest = i;
+        for (auto i = open.begin(); i != open.end(); ++i) {
+            if (oldest != open.end() && std::pair{i->at, i->turn} >= std::pair{oldest->at, oldest->turn}) continue;
+            if (closable(*i, now)) oldest = i;
+        }
         if (oldest == open.end()) return false;
         oldest->evicted = true;
         ++evicting;
@@ -126,9 +155,11 @@ struct server::impl : std::enable_shared_from_this<impl> {
 
     /// Reads one request into `parser`: waits `idle_timeout` for its first byte, then
     /// `header_timeout` for the rest. The error is the stream's or the parser's.
-    static net::awaitable<boost::system::error_code> read_request(impl& self, beast::tcp_stream& stream,
-                                                                  beast::flat_buffer& buf,
+    static net::awaitable<boost::system::error_code> read_request(impl& self, conn& c, beast::flat_buffer& buf,
                                                                   http::request_parser<http::empty_body>& parser) {
+        auto& stream = *c.stream;
+        c.turn = ++self.turn;
+        c.at = phase::idle;
         if (buf.size() == 0) {
             stream.expires_after(self.opts.idle_timeout);
             auto [ec, n] = co_await stream.async_read_some(buf.prepare(buf.max_size()), use_tuple);
@@ -138,6 +169,8 @@ struct server::impl : std::enable_shared_from_this<impl> {
             }
             buf.commit(n);
         }
+        c.at = phase::header;
+        c.header_since = std::chrono::steady_clock::now();
         stream.expires_after(self.opts.header_timeout);
         auto [ec, n] = co_await http::async_read(stream, buf, parser, use_tuple);
         if (ec == beast::error::timeout) ++self.stats.closed_header;
@@ -146,16 +179,15 @@ struct server::impl : std::enable_shared_from_this<impl> {
 
     static net::awaitable<void> session(std::shared_ptr<impl> self, tcp::socket sock) {
         beast::tcp_stream stream{std::move(sock)};
-        auto it = self->open.insert(self->open.end(), conn{&stream, ++self->turn, false});
+        auto it = self->open.insert(self->open.end(), conn{&stream, phase::idle, ++self->turn, {}, false});
         ++self->stats.open;
         beast::flat_buffer buf{self->opts.max_request_bytes};
         for (;;) {
-            it->waiting_since = ++self->turn;
             http::request_parser<http::empty_body> parser;
             parser.header_limit(static_cast<std::uint32_t>(self->opts.max_request_bytes));
-            const auto rec = co_await read_request(*self, stream, buf, parser);
+            const auto rec = co_await read_request(*self, *it, buf, parser);
             if (it->evicted) break;
-            it->waiting_since = 0;
+            it->at = phase::busy;
             if (rec) {
                 // EOF, a timeout or a reset between requests is how keep-alive connections
                 // end; input that is not a request we take is answered 400 or 431, then closed.
@@ -166,7 +198,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
                 ++self->stats.requests;
                 stream.expires_after(self->opts.write_timeout);
                 auto [wec, wn] = co_await http::async_write(stream, *res, use_tuple);
-                it->waiting_since = ++self->turn;  // lingering: the first to go at the limit
+                it->at = phase::lingering;  // the first to go at the limit
                 if (!wec && !it->evicted) co_await linger_close(stream, self->opts);
                 break;
             }
@@ -185,7 +217,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
     }
 
     /// A new connection: served, after making room at the limit; closed at once when every
-    /// open connection is busy answering.
+    /// open connection is busy answering or has its request waiting to be read.
     void admit(tcp::socket sock) {
         ++stats.accepted;
         if (live() >= opts.max_connections && !make_room()) {

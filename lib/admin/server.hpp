@@ -20,10 +20,12 @@
 /// byte of a request, then `header_timeout` for the whole header (slow headers, slowloris),
 /// and is closed past either. Requests are headers only, at most `max_request_bytes` (a larger
 /// header is answered 431, bytes that are not a request 400, both closed: request.hpp). At
-/// most `max_connections` are open: a new one beyond it closes the connection that has
-/// waited longest for a request (idle ones first to go, so a scrape still gets through while
-/// idle connections pile up); when every connection is busy answering, the new one is closed
-/// at once. `server_stats` counts all of it (`iggy_s3_sink_admin_*` metrics).
+/// most `max_connections` are open: a new one beyond it closes one that is not serving
+/// anyone: first a connection lingering after a 400/431, then the one idle longest with no
+/// byte in its socket, then the one whose header began longest ago (at least 1 s: slow
+/// headers). So a scrape gets through while idle or slow connections pile up. When none
+/// qualifies (all busy answering, or requests arriving), the new one is closed at once.
+/// `server_stats` counts all of it (`iggy_s3_sink_admin_*` metrics).
 
 #include "common/error.hpp"
 

@@ -320,7 +320,75 @@ def store_refuses(env: Env, rng) -> None:
     log(f"{landed.records} records once after the store accepted again; front {stats}")
 
 
+def admin_hostile(env: Env, rng) -> None:
+    """The admin port under hostile clients (point 7) while the daemon delivers: 10 000 idle
+    connections opened (admin.max_connections 64 by default; the client keeps at most 2 000
+    of its own open, so its fd use stays bounded), then slow headers, a 1 MiB header and
+    garbage. /metrics answers throughout, the server holds at most 64 connections, each abuse
+    is counted by reason, and every message lands exactly once."""
+    import threading
+
+    import hostile_admin as ha
+    broker = env.start_broker()
+    bucket = env.make_bucket(f"e2e-admin-hostile-{rng.randrange(1 << 30):x}")
+    counts = produce(env, broker.address, 2000, "--create", "2")
+    cfg = env.config(bucket, broker.address, consumer="sink", rotation={"max_records": 500, "idle": "1s"})
+    d = env.start_daemon(cfg)
+    admin = env.admin_address()
+    env.wait_lag_zero(cfg, 120)
+    limit = ha.raise_nofile(4096)
+    check(limit >= 2100, f"RLIMIT_NOFILE {limit}: the test needs 2 100 descriptors")
+
+    made: list[int] = []
+    flood = threading.Thread(target=lambda: made.append(ha.idle_connections(admin, 10_000, 2_000)))
+    flood.start()
+    scrapes = 0
+    while flood.is_alive() or scrapes == 0:
+        # Every scrape must be answered (a fresh connection each time, as Prometheus makes
+        # when its previous one was closed), with messages flowing meanwhile.
+        st, body = env.http_get(admin, "/metrics", timeout=10)
+        check(st == 200 and "iggy_s3_sink_admin_connections" in body, f"/metrics during the flood: {st}")
+        scrapes += 1
+        if scrapes == 3:
+            for p, n in produce(env, broker.address, 3000).items():
+                counts[p] = counts.get(p, 0) + n
+        time.sleep(0.1)
+    flood.join()
+    check(made and made[0] >= 9_000, f"only {made} of 10 000 idle connections were made")
+    m = env.scrape(admin)
+    accepted = metric_sum(m, "iggy_s3_sink_admin_connections_total")
+    evicted = metric_sum(m, "iggy_s3_sink_admin_connections_closed_total", reason="max_connections")
+    open_now = metric_sum(m, "iggy_s3_sink_admin_connections")
+    log(f"{made[0]} idle connections, {scrapes} scrapes answered during them; accepted {accepted}, closed at "
+        f"the limit {evicted}, open {open_now}")
+    check(accepted >= made[0], f"admin_connections_total {accepted} < {made[0]} connections made")
+    check(evicted >= made[0] - 64, f"closed_total{{reason=max_connections}} {evicted}: the cap of 64 was not kept")
+    check(open_now <= 64, f"admin_connections {open_now} above admin.max_connections 64")
+
+    took = ha.slow_headers(admin, every=1.0, limit=60)
+    check(took is not None, "a connection sending a header line a second was not closed within 60 s")
+    log(f"slow headers: closed after {took:.1f} s (header_timeout 10 s)")
+    got, closed = ha.exchange(admin, ha.BIG_HEADER)
+    check(got.startswith(b"HTTP/1.1 431 ") and closed, f"1 MiB header: got {got[:80]!r}, closed {closed}")
+    got, closed = ha.exchange(admin, ha.GARBAGE)
+    check(got.startswith(b"HTTP/1.1 400 ") and closed, f"garbage: got {got[:80]!r}, closed {closed}")
+    m = env.scrape(admin)
+    for reason in ("header_timeout", "header_too_large", "bad_request"):
+        n = metric_sum(m, "iggy_s3_sink_admin_connections_closed_total", reason=reason)
+        check(n >= 1, f"admin_connections_closed_total{{reason={reason!r}}} is {n}")
+    st, body = env.http_get(admin, "/readyz")
+    check(st == 200, f"/readyz {st} {body!r} after the hostile clients")
+
+    env.wait_lag_zero(cfg, 120)
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    landed = read_landed(env.download(bucket))
+    verify_exactly_once(landed, counts, "app", "events")
+    check(landed.records == 5000, f"{landed.records} records in the bucket, wanted 5000")
+    log(f"{landed.records} records once; hostile admin clients counted by reason")
+
+
 CASES = {
+    "admin_hostile": admin_hostile,
     "partitions_added_single": lambda e, r: partitions_added(e, r, False),
     "partitions_added_group": lambda e, r: partitions_added(e, r, True),
     "topic_recreated_fail": topic_recreated_fail,
