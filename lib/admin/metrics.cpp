@@ -309,6 +309,16 @@ void s3_metrics(std::vector<prom::MetricFamily>& out, const s3::client_stats& st
     out.push_back(std::move(req));
     out.push_back(std::move(ret));
     out.push_back(std::move(dur));
+    auto rs = family("s3_resigns_total", "Requests signed again after RequestTimeTooSkewed (the clock is off).",
+                     prom::MetricType::Counter);
+    rs.metric.push_back(sample({}, static_cast<double>(st.resigns), prom::MetricType::Counter));
+    out.push_back(std::move(rs));
+    auto off = family("s3_clock_offset_seconds",
+                      "Offset added to the wall clock to sign S3 requests: the store's Date minus the local clock, "
+                      "learnt from the last RequestTimeTooSkewed (0 until then).",
+                      prom::MetricType::Gauge);
+    off.metric.push_back(sample({}, static_cast<double>(st.clock_offset.count()) / 1000.0, prom::MetricType::Gauge));
+    out.push_back(std::move(off));
 }
 
 void iggy_metrics(std::vector<prom::MetricFamily>& out, const iggy::client_stats& st) {

@@ -25,6 +25,8 @@
 /// | `store_refusals_total` | counter | code |
 /// | `s3_requests_total` | counter | operation, code |
 /// | `s3_retries_total` | counter | operation |
+/// | `s3_resigns_total` | counter | - |
+/// | `s3_clock_offset_seconds` | gauge | - |
 /// | `s3_request_duration_seconds` | histogram | operation |
 /// | `iggy_reconnects_total` | counter | - |
 /// | `iggy_requests_total` | counter | command, code |

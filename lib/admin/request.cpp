@@ -93,8 +93,16 @@ std::optional<admin_response> refusal(read_failure f) {
     return res;
 }
 
-std::string respond(std::string_view bytes, const handlers& hs, std::size_t max_request_bytes) {
-    std::ostringstream out;
+namespace {
+std::string serialized(const admin_response& r) {
+    std::ostringstream os;
+    os << r;
+    return std::move(os).str();
+}
+}  // namespace
+
+std::vector<std::string> respond_each(std::string_view bytes, const handlers& hs, std::size_t max_request_bytes) {
+    std::vector<std::string> out;
     for (;;) {
         http::request_parser<http::empty_body> parser;
         parser.header_limit(static_cast<std::uint32_t>(max_request_bytes));
@@ -112,14 +120,20 @@ std::string respond(std::string_view bytes, const handlers& hs, std::size_t max_
         // As the server's read buffer (max_request_bytes): input it cannot hold is refused.
         if (ec == http::error::need_more && bytes.size() - used >= max_request_bytes) ec = http::error::buffer_overflow;
         if (ec) {
-            if (auto r = refusal(classify_read_error(ec))) out << *r;
-            return std::move(out).str();
+            if (auto r = refusal(classify_read_error(ec))) out.push_back(serialized(*r));
+            return out;
         }
         auto res = answer(parser.get(), hs);
-        out << res;
+        out.push_back(serialized(res));
         bytes.remove_prefix(used);
-        if (!res.keep_alive()) return std::move(out).str();
+        if (!res.keep_alive()) return out;
     }
+}
+
+std::string respond(std::string_view bytes, const handlers& hs, std::size_t max_request_bytes) {
+    std::string out;
+    for (const auto& a : respond_each(bytes, hs, max_request_bytes)) out += a;
+    return out;
 }
 
 }  // namespace iss::admin

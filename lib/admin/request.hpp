@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace iss::admin {
 
@@ -50,9 +51,12 @@ enum class read_failure {
 [[nodiscard]] std::optional<admin_response> refusal(read_failure f);
 
 /// Reads `bytes` as the server reads a connection's input (header limit `max_request_bytes`)
-/// and returns what it would write: the answers of every complete request, in order, up to
+/// and returns what it would write, one string per answer: every complete request's, in order, up to
 /// and including the first refusal or the first `Connection: close`. Input that ends inside a
 /// request adds nothing for that request.
+[[nodiscard]] std::vector<std::string> respond_each(std::string_view bytes, const handlers& hs,
+                                                    std::size_t max_request_bytes);
+/// respond_each's answers as one string (what goes down the socket).
 [[nodiscard]] std::string respond(std::string_view bytes, const handlers& hs, std::size_t max_request_bytes);
 
 }  // namespace iss::admin

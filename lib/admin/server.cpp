@@ -101,7 +101,9 @@ struct server::impl : std::enable_shared_from_this<impl> {
     bool stopped = false;
     iss::log::logger log{"admin"};
 
-    [[nodiscard]] std::size_t live() const noexcept { return open.size() - evicting; }
+    std::size_t starting = 0;  ///< admitted, their sessions not started yet (co_spawn posts them)
+
+    [[nodiscard]] std::size_t live() const noexcept { return open.size() - evicting + starting; }
 
     /// Whether `c` may be closed to make room: lingering; idle with no byte in its socket
     /// (a request already there is about to be served: under a flood of new connections the
@@ -180,6 +182,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
     static net::awaitable<void> session(std::shared_ptr<impl> self, tcp::socket sock) {
         beast::tcp_stream stream{std::move(sock)};
         auto it = self->open.insert(self->open.end(), conn{&stream, phase::idle, ++self->turn, {}, false});
+        --self->starting;
         ++self->stats.open;
         beast::flat_buffer buf{self->opts.max_request_bytes};
         for (;;) {
@@ -227,6 +230,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
             return;
         }
         auto self = shared_from_this();
+        ++starting;
         net::co_spawn(ex, session(self, std::move(sock)), [self](std::exception_ptr e) {
             if (!e) return;
             try {
