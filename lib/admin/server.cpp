@@ -77,14 +77,17 @@ struct server::impl : std::enable_shared_from_this<impl> {
         header,     ///< a request header has begun (slow headers end here)
         busy,       ///< a request is being answered: never closed to make room
     };
-    /// One open connection; `turn` orders the waits (the one waiting longest goes first).
+    /// One open connection, from its accept (before its session starts) to its close; `turn`
+    /// orders the waits (the one waiting longest goes first).
     struct conn {
-        beast::tcp_stream* stream = nullptr;
+        conn(tcp::socket s, std::uint64_t t) : stream{std::move(s)}, turn{t} {}
+        beast::tcp_stream stream;
         phase at = phase::idle;
         std::uint64_t turn = 0;
         std::chrono::steady_clock::time_point header_since{};
         bool evicted = false;
     };
+    using conn_it = std::list<conn>::iterator;
     /// A header begun this long ago may be closed to make room (a client sends a whole
     /// request at once; a header still coming after this is slow, or slowloris).
     static constexpr std::chrono::seconds slow_header{1};
@@ -101,9 +104,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
     bool stopped = false;
     iss::log::logger log{"admin"};
 
-    std::size_t starting = 0;  ///< admitted, their sessions not started yet (co_spawn posts them)
-
-    [[nodiscard]] std::size_t live() const noexcept { return open.size() - evicting + starting; }
+    [[nodiscard]] std::size_t live() const noexcept { return open.size() - evicting; }
 
     /// Whether `c` may be closed to make room: lingering; idle with no byte in its socket
     /// (a request already there is about to be served: under a flood of new connections the
@@ -114,7 +115,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
             case phase::lingering: return true;
             case phase::idle: {
                 boost::system::error_code ec;
-                return c.stream->socket().available(ec) == 0 || ec;
+                return c.stream.socket().available(ec) == 0 || ec;
             }
             case phase::header: return now - c.header_since >= slow_header;
             case phase::busy: return false;
@@ -134,9 +135,10 @@ struct server::impl : std::enable_shared_from_this<impl> {
         if (oldest == open.end()) return false;
         oldest->evicted = true;
         ++evicting;
+        --stats.open;
         ++stats.closed_limit;
         boost::system::error_code ignored;
-        oldest->stream->socket().close(ignored);
+        oldest->stream.socket().close(ignored);
         return true;
     }
 
@@ -159,7 +161,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
     /// `header_timeout` for the rest. The error is the stream's or the parser's.
     static net::awaitable<boost::system::error_code> read_request(impl& self, conn& c, beast::flat_buffer& buf,
                                                                   http::request_parser<http::empty_body>& parser) {
-        auto& stream = *c.stream;
+        auto& stream = c.stream;
         c.turn = ++self.turn;
         c.at = phase::idle;
         if (buf.size() == 0) {
@@ -179,11 +181,8 @@ struct server::impl : std::enable_shared_from_this<impl> {
         co_return ec;
     }
 
-    static net::awaitable<void> session(std::shared_ptr<impl> self, tcp::socket sock) {
-        beast::tcp_stream stream{std::move(sock)};
-        auto it = self->open.insert(self->open.end(), conn{&stream, phase::idle, ++self->turn, {}, false});
-        --self->starting;
-        ++self->stats.open;
+    static net::awaitable<void> session(std::shared_ptr<impl> self, conn_it it) {
+        auto& stream = it->stream;
         beast::flat_buffer buf{self->opts.max_request_bytes};
         for (;;) {
             http::request_parser<http::empty_body> parser;
@@ -211,12 +210,12 @@ struct server::impl : std::enable_shared_from_this<impl> {
             auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
             if (wec || !res.keep_alive() || self->stopped || it->evicted) break;
         }
-        if (it->evicted) --self->evicting;
-        self->open.erase(it);
-        --self->stats.open;
         boost::system::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
         stream.socket().close(ignored);
+        if (it->evicted) --self->evicting;  // not counted open since it was closed
+        else --self->stats.open;
+        self->open.erase(it);  // `stream` with it
     }
 
     /// A new connection: served, after making room at the limit; closed at once when every
@@ -229,9 +228,12 @@ struct server::impl : std::enable_shared_from_this<impl> {
             sock.close(ignored);
             return;
         }
+        // In `open` from now on (not when the session starts: the loop may accept many before
+        // it runs them), so the limit counts it and it can be closed to make room.
+        const auto it = open.emplace(open.end(), std::move(sock), ++turn);
+        ++stats.open;
         auto self = shared_from_this();
-        ++starting;
-        net::co_spawn(ex, session(self, std::move(sock)), [self](std::exception_ptr e) {
+        net::co_spawn(ex, session(self, it), [self](std::exception_ptr e) {
             if (!e) return;
             try {
                 std::rethrow_exception(e);
@@ -301,7 +303,7 @@ void server::stop() {
     impl_->stopped = true;
     boost::system::error_code ignored;
     impl_->acceptor.close(ignored);
-    for (auto& c : impl_->open) c.stream->socket().close(ignored);
+    for (auto& c : impl_->open) c.stream.socket().close(ignored);
 }
 
 std::uint64_t server::requests_served() const noexcept { return impl_->stats.requests; }

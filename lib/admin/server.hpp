@@ -61,7 +61,7 @@ struct server_options {
 
 /// What the server did with its connections since the start (`iggy_s3_sink_admin_*`).
 struct server_stats {
-    std::uint64_t open = 0;              ///< connections open now
+    std::uint64_t open = 0;              ///< connections open now (not counting those closed to make room)
     std::uint64_t accepted = 0;          ///< connections accepted
     std::uint64_t requests = 0;          ///< requests answered (400 and 431 included)
     std::uint64_t closed_limit = 0;      ///< closed to stay within max_connections

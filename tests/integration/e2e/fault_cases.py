@@ -90,7 +90,10 @@ def topic_recreated_fail(env: Env, rng, what: str = "topic") -> None:
     wait_readyz(env, admin, 200, ["ready"], 60)
 
     if what == "stream":
-        env.produce(broker.address, "app", "events", "--delete-stream")
+        r = subprocess.run([env.bin("iggy-produce"), "--address", broker.address, "--username", env.iggy_user,
+                            "--password", env.iggy_password, "--stream", "app", "--delete-stream"],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, f"iggy-produce --delete-stream: {r.stdout} {r.stderr}")
     else:
         env.produce(broker.address, "app", "events", "--delete-topic")
     body = wait_readyz(env, admin, 503, ["iggy: source unavailable: app/events"], 60)
@@ -344,7 +347,8 @@ def admin_hostile(env: Env, rng) -> None:
     check(limit >= 2100, f"RLIMIT_NOFILE {limit}: the test needs 2 100 descriptors")
 
     made: list[int] = []
-    flood = threading.Thread(target=lambda: made.append(ha.idle_connections(admin, 10_000, 2_000)))
+    # Paced at 2 500 a second, so the flood lasts long enough for a few dozen scrapes.
+    flood = threading.Thread(target=lambda: made.append(ha.idle_connections(admin, 10_000, 2_000, None, 2500)))
     flood.start()
     scrapes = 0
     most = 0.0  # admin_connections seen during the flood

@@ -39,9 +39,9 @@ def idle_connections(address: str, n: int, keep: int, stop: threading.Event | No
         if stop is not None and stop.is_set():
             break
         if per_second > 0:
-            due = start + i / per_second
-            if due > time.monotonic():
-                time.sleep(due - time.monotonic())
+            ahead = start + i / per_second - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
         s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
         s.settimeout(10)
         try:
