@@ -266,6 +266,9 @@ std::optional<config::sink_config> after_generation(service& s, config::sink_con
         if (previous && next.admin.listen != previous->admin.listen)
             log.warn("admin.listen changed to '{}': the admin server keeps its address until the next start",
                      next.admin.listen);
+        if (previous && next.admin.max_connections != previous->admin.max_connections)
+            log.warn("admin.max_connections changed to {}: the admin server keeps {} until the next start",
+                     next.admin.max_connections, previous->admin.max_connections);
         log.info("restarting with the reloaded configuration (changed: {})",
                  changed.empty() ? std::string{"nothing"} : fmt::format("{}", fmt::join(changed, ", ")));
         return next;
@@ -346,10 +349,16 @@ int run_run(const std::string& config_file) {
             return exit_config;
         }
         admin::handlers h;
-        h.metrics = [&st] { return admin::render_metrics(st.metrics()); };
+        h.metrics = [&st, &admin_server] {
+            auto m = st.metrics();
+            if (admin_server) m.admin = &admin_server->stats();
+            return admin::render_metrics(m);
+        };
         h.unmet = [&st] { return admin::unmet_conditions(st.readiness()); };
         h.notes = [&st] { return admin::readiness_notes(st.readiness()); };
-        admin_server.emplace(io.get_executor(), *at, std::move(h));
+        admin::server_options so;
+        so.max_connections = cfg->admin.max_connections;
+        admin_server.emplace(io.get_executor(), *at, std::move(h), so);
         if (auto r = admin_server->listen(); !r) {
             log.error(
                 "{} (another process on that port? change admin.listen, or set it to \"\" to turn the admin "

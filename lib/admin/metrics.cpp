@@ -2,6 +2,7 @@
 #include "admin/metrics.hpp"
 
 #include "admin/process.hpp"
+#include "admin/server.hpp"
 #include "aws/refresh.hpp"
 #include "iggy/client.hpp"
 #include "pipeline/adapters/iceberg_table.hpp"
@@ -308,6 +309,16 @@ void s3_metrics(std::vector<prom::MetricFamily>& out, const s3::client_stats& st
     out.push_back(std::move(req));
     out.push_back(std::move(ret));
     out.push_back(std::move(dur));
+    auto rs = family("s3_resigns_total", "Requests signed again after RequestTimeTooSkewed (the clock is off).",
+                     prom::MetricType::Counter);
+    rs.metric.push_back(sample({}, static_cast<double>(st.resigns), prom::MetricType::Counter));
+    out.push_back(std::move(rs));
+    auto off = family("s3_clock_offset_seconds",
+                      "Offset added to the wall clock to sign S3 requests: the store's Date minus the local clock, "
+                      "learnt from the last RequestTimeTooSkewed (0 until then).",
+                      prom::MetricType::Gauge);
+    off.metric.push_back(sample({}, static_cast<double>(st.clock_offset.count()) / 1000.0, prom::MetricType::Gauge));
+    out.push_back(std::move(off));
 }
 
 void iggy_metrics(std::vector<prom::MetricFamily>& out, const iggy::client_stats& st) {
@@ -520,6 +531,30 @@ lifetime_totals totals_since_start(const pipeline::router* live, const carried_t
     }
     return t;
 }
+namespace {
+
+/// The admin server's own connections (server.hpp, server_stats).
+void admin_server_metrics(std::vector<prom::MetricFamily>& out, const server_stats& a) {
+    auto open = family("admin_connections", "Admin connections open now (at most admin.max_connections).",
+                       prom::MetricType::Gauge);
+    open.metric.push_back(sample({}, static_cast<double>(a.open), prom::MetricType::Gauge));
+    out.push_back(std::move(open));
+    auto acc = family("admin_connections_total", "Admin connections accepted.", prom::MetricType::Counter);
+    acc.metric.push_back(sample({}, static_cast<double>(a.accepted), prom::MetricType::Counter));
+    out.push_back(std::move(acc));
+    auto closed = family("admin_connections_closed_total",
+                         "Admin connections the server closed, by reason: max_connections (room for a new one), "
+                         "idle_timeout, header_timeout (slow headers), bad_request (400), header_too_large (431).",
+                         prom::MetricType::Counter);
+    for (const auto& [reason, n] :
+         {std::pair{"max_connections", a.closed_limit}, std::pair{"idle_timeout", a.closed_idle},
+          std::pair{"header_timeout", a.closed_header}, std::pair{"bad_request", a.closed_bad},
+          std::pair{"header_too_large", a.closed_too_large}})
+        closed.metric.push_back(sample({{"reason", reason}}, static_cast<double>(n), prom::MetricType::Counter));
+    out.push_back(std::move(closed));
+}
+
+}  // namespace
 
 std::string render_metrics(const metric_sources& s) {
     std::vector<prom::MetricFamily> families = module_metrics(s);
@@ -535,6 +570,7 @@ std::string render_metrics(const metric_sources& s) {
             sample({{"result", "failure"}}, static_cast<double>(s.reloads->failure), prom::MetricType::Counter));
         families.push_back(std::move(r));
     }
+    if (s.admin) admin_server_metrics(families, *s.admin);
     process_metrics(families);
     auto bi = family("build_info", "Always 1; the labels name the build.", prom::MetricType::Gauge);
     bi.metric.push_back(sample({{"version", s.version}, {"commit", s.commit}}, 1, prom::MetricType::Gauge));

@@ -25,10 +25,15 @@
 /// | `store_refusals_total` | counter | code |
 /// | `s3_requests_total` | counter | operation, code |
 /// | `s3_retries_total` | counter | operation |
+/// | `s3_resigns_total` | counter | - |
+/// | `s3_clock_offset_seconds` | gauge | - |
 /// | `s3_request_duration_seconds` | histogram | operation |
 /// | `iggy_reconnects_total` | counter | - |
 /// | `iggy_requests_total` | counter | command, code |
 /// | `config_reloads_total` | counter | result (`success`, `failure`) |
+/// | `admin_connections` | gauge | - |
+/// | `admin_connections_total` | counter | - |
+/// | `admin_connections_closed_total` | counter | reason (`max_connections`, `idle_timeout`, `header_timeout`, `bad_request`, `header_too_large`) |
 /// | `credentials_expiry_timestamp_seconds` (temporary credentials only) | gauge | source |
 /// | `credentials_fetches_total`, `credentials_fetch_failures_total` | counter | - |
 /// | `build_info` | gauge (1) | version, commit |
@@ -66,6 +71,8 @@ class refreshing_source;
 
 namespace iss::admin {
 
+struct server_stats;
+
 /// Configuration reloads (SIGHUP) since the start: applied (the new configuration consumes),
 /// and refused (invalid, or its pipeline stopped before consuming).
 struct config_reloads {
@@ -88,6 +95,7 @@ struct metric_sources {
     const config_reloads* reloads = nullptr;                 ///< `config_reloads_total` (`run` only)
     const aws::refreshing_source* credentials = nullptr;     ///< the S3 credentials in force
     const pipeline::iceberg_table_stats* iceberg = nullptr;  ///< the Iceberg table step (`iceberg` set)
+    const server_stats* admin = nullptr;                     ///< the admin server's connections (`run` only)
     /// What sources that are gone had counted (a reload rebuilt them); added to the live
     /// sources' counters and histograms. Null: nothing carried.
     const carried_totals* carried = nullptr;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "admin/server.hpp"
 
-#include "admin/metrics.hpp"
+#include "admin/request.hpp"
 #include "common/log.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <list>
 
@@ -69,96 +70,181 @@ struct server::impl : std::enable_shared_from_this<impl> {
     impl(net::any_io_executor e, tcp::endpoint a, handlers h, server_options o)
         : ex{std::move(e)}, at{a}, hs{std::move(h)}, opts{o}, acceptor{ex} {}
 
+    /// What an open connection is doing, in the order they are closed at the limit.
+    enum class phase : std::uint8_t {
+        lingering,  ///< answered 400/431, dropping what still comes
+        idle,       ///< waiting for the first byte of a request
+        header,     ///< a request header has begun (slow headers end here)
+        busy,       ///< a request is being answered: never closed to make room
+    };
+    /// One open connection, from its accept (before its session starts) to its close; `turn`
+    /// orders the waits (the one waiting longest goes first).
+    struct conn {
+        conn(tcp::socket s, std::uint64_t t) : stream{std::move(s)}, turn{t} {}
+        beast::tcp_stream stream;
+        phase at = phase::idle;
+        std::uint64_t turn = 0;
+        std::chrono::steady_clock::time_point header_since{};
+        bool evicted = false;
+    };
+    using conn_it = std::list<conn>::iterator;
+    /// A header begun this long ago may be closed to make room (a client sends a whole
+    /// request at once; a header still coming after this is slow, or slowloris).
+    static constexpr std::chrono::seconds slow_header{1};
+
     net::any_io_executor ex;
     tcp::endpoint at;
     handlers hs;
     server_options opts;
     tcp::acceptor acceptor;
-    std::list<beast::tcp_stream*> open;  ///< connections being served (closed by stop())
-    std::size_t active = 0;
-    std::uint64_t served = 0;
+    std::list<conn> open;      ///< connections being served (closed by stop())
+    std::size_t evicting = 0;  ///< of `open`: closed to make room, their sessions still ending
+    std::uint64_t turn = 0;    ///< orders the waits
+    server_stats stats;
     bool stopped = false;
     iss::log::logger log{"admin"};
 
-    http::response<http::string_body> answer(const http::request<http::empty_body>& req) {
-        http::response<http::string_body> res;
-        res.version(req.version());
-        res.keep_alive(req.keep_alive());
-        res.set(http::field::server, "iggy-s3-sink");
-        const auto target = std::string_view{req.target().data(), req.target().size()};
-        const auto path = target.substr(0, target.find('?'));
-        if (req.method() != http::verb::get && req.method() != http::verb::head) {
-            res.result(http::status::method_not_allowed);
-            res.set(http::field::allow, "GET, HEAD");
-            res.set(http::field::content_type, "text/plain; charset=utf-8");
-            res.body() = "only GET and HEAD\n";
-        } else if (path == "/metrics") {
-            res.result(http::status::ok);
-            res.set(http::field::content_type, metrics_content_type);
-            res.body() = hs.metrics ? hs.metrics() : std::string{};
-        } else if (path == "/healthz") {
-            res.result(http::status::ok);
-            res.set(http::field::content_type, "text/plain; charset=utf-8");
-            res.body() = "ok\n";
-        } else if (path == "/readyz") {
-            const auto unmet = hs.unmet ? hs.unmet() : std::vector<std::string>{};
-            res.set(http::field::content_type, "text/plain; charset=utf-8");
-            if (unmet.empty()) {
-                res.result(http::status::ok);
-                res.body() = "ready\n";
-                if (hs.notes)
-                    for (const auto& n : hs.notes()) res.body() += n + "\n";
-            } else {
-                res.result(http::status::service_unavailable);
-                for (const auto& u : unmet) res.body() += u + "\n";
+    [[nodiscard]] std::size_t live() const noexcept { return open.size() - evicting; }
+
+    /// Whether `c` may be closed to make room: lingering; idle with no byte in its socket
+    /// (a request already there is about to be served: under a flood of new connections the
+    /// loop may accept many before it reads); a header begun `slow_header` ago.
+    bool closable(const conn& c, std::chrono::steady_clock::time_point now) const {
+        if (c.evicted) return false;
+        switch (c.at) {
+            case phase::lingering: return true;
+            case phase::idle: {
+                boost::system::error_code ec;
+                return c.stream.socket().available(ec) == 0 || ec;
             }
-        } else {
-            res.result(http::status::not_found);
-            res.set(http::field::content_type, "text/plain; charset=utf-8");
-            res.body() = "not found: try /metrics, /healthz or /readyz\n";
+            case phase::header: return now - c.header_since >= slow_header;
+            case phase::busy: return false;
         }
-        res.prepare_payload();
-        if (req.method() == http::verb::head) {
-            // HEAD: the headers of the GET answer (Content-Length included), no body.
-            const auto n = res.body().size();
-            res.body().clear();
-            res.content_length(n);  // set after prepare_payload: the serializer sends no body
-        }
-        return res;
+        return false;
     }
 
-    static net::awaitable<void> session(std::shared_ptr<impl> self, tcp::socket sock) {
-        beast::tcp_stream stream{std::move(sock)};
-        auto it = self->open.insert(self->open.end(), &stream);
+    /// Makes room for one more connection: closes the closable one first in `phase` order,
+    /// then waiting longest. False when none is closable (all busy, or requests coming in).
+    bool make_room() {
+        const auto now = std::chrono::steady_clock::now();
+        auto oldest = open.end();
+        for (auto i = open.begin(); i != open.end(); ++i) {
+            if (oldest != open.end() && std::pair{i->at, i->turn} >= std::pair{oldest->at, oldest->turn}) continue;
+            if (closable(*i, now)) oldest = i;
+        }
+        if (oldest == open.end()) return false;
+        oldest->evicted = true;
+        ++evicting;
+        --stats.open;
+        ++stats.closed_limit;
+        boost::system::error_code ignored;
+        oldest->stream.socket().close(ignored);
+        return true;
+    }
+
+    /// After a 400 or 431: no more answers; read and drop what the client still sends, for at
+    /// most `linger`, so that closing does not reset the connection before it read the answer.
+    static net::awaitable<void> linger_close(beast::tcp_stream& stream, server_options o) {
+        boost::system::error_code ec;
+        stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+        stream.expires_after(o.linger);
+        std::array<char, 16 * 1024> scratch{};
+        std::size_t dropped = 0;
+        while (dropped < 16 * o.max_request_bytes) {
+            auto [rec, n] = co_await stream.async_read_some(net::buffer(scratch), use_tuple);
+            if (rec) break;  // EOF (the client closed), the linger deadline, a reset
+            dropped += n;
+        }
+    }
+
+    /// Reads one request into `parser`: waits `idle_timeout` for its first byte, then
+    /// `header_timeout` for the rest. The error is the stream's or the parser's.
+    static net::awaitable<boost::system::error_code> read_request(impl& self, conn& c, beast::flat_buffer& buf,
+                                                                  http::request_parser<http::empty_body>& parser) {
+        auto& stream = c.stream;
+        c.turn = ++self.turn;
+        c.at = phase::idle;
+        if (buf.size() == 0) {
+            stream.expires_after(self.opts.idle_timeout);
+            auto [ec, n] = co_await stream.async_read_some(buf.prepare(buf.max_size()), use_tuple);
+            if (ec) {
+                if (ec == beast::error::timeout) ++self.stats.closed_idle;
+                co_return ec;
+            }
+            buf.commit(n);
+        }
+        c.at = phase::header;
+        c.header_since = std::chrono::steady_clock::now();
+        stream.expires_after(self.opts.header_timeout);
+        auto [ec, n] = co_await http::async_read(stream, buf, parser, use_tuple);
+        if (ec == beast::error::timeout) ++self.stats.closed_header;
+        co_return ec;
+    }
+
+    static net::awaitable<void> session(std::shared_ptr<impl> self, conn_it it) {
+        auto& stream = it->stream;
         beast::flat_buffer buf{self->opts.max_request_bytes};
         for (;;) {
             http::request_parser<http::empty_body> parser;
             parser.header_limit(static_cast<std::uint32_t>(self->opts.max_request_bytes));
-            stream.expires_after(self->opts.read_timeout);
-            // EOF, a timeout or a reset between requests is how keep-alive connections end.
-            auto [rec, rn] = co_await http::async_read(stream, buf, parser, use_tuple);
-            if (rec) break;
-            const auto& req = parser.get();
-            auto res = self->answer(req);
-            ++self->served;
+            const auto rec = co_await read_request(*self, *it, buf, parser);
+            if (it->evicted) break;
+            it->at = phase::busy;
+            if (rec) {
+                // EOF, a timeout or a reset between requests is how keep-alive connections
+                // end; input that is not a request we take is answered 400 or 431, then closed.
+                const auto why = classify_read_error(rec);
+                auto res = refusal(why);
+                if (!res) break;
+                ++(why == read_failure::header_too_large ? self->stats.closed_too_large : self->stats.closed_bad);
+                ++self->stats.requests;
+                stream.expires_after(self->opts.write_timeout);
+                auto [wec, wn] = co_await http::async_write(stream, *res, use_tuple);
+                it->at = phase::lingering;  // the first to go at the limit
+                if (!wec && !it->evicted) co_await linger_close(stream, self->opts);
+                break;
+            }
+            auto res = answer(parser.get(), self->hs);
+            ++self->stats.requests;
             stream.expires_after(self->opts.write_timeout);
             auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
-            if (wec || !res.keep_alive() || self->stopped) break;
+            if (wec || !res.keep_alive() || self->stopped || it->evicted) break;
         }
-        self->open.erase(it);
         boost::system::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
         stream.socket().close(ignored);
+        if (it->evicted) --self->evicting;  // not counted open since it was closed
+        else --self->stats.open;
+        self->open.erase(it);  // `stream` with it
+    }
+
+    /// A new connection: served, after making room at the limit; closed at once when every
+    /// open connection is busy answering or has its request waiting to be read.
+    void admit(tcp::socket sock) {
+        ++stats.accepted;
+        if (live() >= opts.max_connections && !make_room()) {
+            ++stats.closed_limit;
+            boost::system::error_code ignored;
+            sock.close(ignored);
+            return;
+        }
+        // In `open` from now on (not when the session starts: the loop may accept many before
+        // it runs them), so the limit counts it and it can be closed to make room.
+        const auto it = open.emplace(open.end(), std::move(sock), ++turn);
+        ++stats.open;
+        auto self = shared_from_this();
+        net::co_spawn(ex, session(self, it), [self](std::exception_ptr e) {
+            if (!e) return;
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                self->log.warn("admin connection: {}", x.what());
+            }
+        });
     }
 
     static net::awaitable<void> accept_loop(std::shared_ptr<impl> self) {
         while (!self->stopped) {
-            if (self->active >= self->opts.max_connections) {
-                // At the limit: wait a little; further clients wait in the listen backlog.
-                net::steady_timer t{self->ex, std::chrono::milliseconds{20}};
-                co_await t.async_wait(use_tuple);
-                continue;
-            }
             auto [ec, sock] = co_await self->acceptor.async_accept(use_tuple);
             if (ec) {
                 if (self->stopped || ec == net::error::operation_aborted) break;
@@ -168,16 +254,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
                 co_await t.async_wait(use_tuple);
                 continue;
             }
-            ++self->active;
-            net::co_spawn(self->ex, session(self, std::move(sock)), [self](std::exception_ptr e) {
-                --self->active;
-                if (!e) return;
-                try {
-                    std::rethrow_exception(e);
-                } catch (const std::exception& x) {
-                    self->log.warn("admin connection: {}", x.what());
-                }
-            });
+            self->admit(std::move(sock));
         }
     }
 };
@@ -226,9 +303,11 @@ void server::stop() {
     impl_->stopped = true;
     boost::system::error_code ignored;
     impl_->acceptor.close(ignored);
-    for (auto* s : impl_->open) s->socket().close(ignored);
+    for (auto& c : impl_->open) c.stream.socket().close(ignored);
 }
 
-std::uint64_t server::requests_served() const noexcept { return impl_->served; }
+std::uint64_t server::requests_served() const noexcept { return impl_->stats.requests; }
+
+const server_stats& server::stats() const noexcept { return impl_->stats; }
 
 }  // namespace iss::admin

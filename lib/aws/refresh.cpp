@@ -40,6 +40,7 @@ system_time usable_until(system_time obtained, system_time expiry) {
 }
 
 struct refreshing_source::impl : std::enable_shared_from_this<impl> {
+    using steady_time = iss::clock::steady_time;
     net::any_io_executor ex;
     std::shared_ptr<provider> prov;
     const iss::clock& clk;
@@ -48,8 +49,13 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
     identity current;
     bool have = false;
     std::uint64_t generation = 0;
+    /// When to renew and until when the credentials are used, as the wall clock read them at
+    /// the fetch (for log lines), and as monotonic deadlines (what decides: a step of the
+    /// wall clock, NTP or an operator's, neither renews early nor uses expired keys).
     system_time next_refresh{};
     system_time valid_until{};
+    steady_time refresh_deadline{};
+    steady_time valid_deadline{};
     /// One fetch at a time: a caller that arrives while one runs waits for the lock and takes
     /// that fetch's outcome (`fetched` counts finished fetches, so it sees one finished).
     iss::async_mutex fetch_lock;
@@ -67,19 +73,26 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
 
     void install(identity id) {
         const auto now = clk.system_now();
+        const auto mono = clk.steady_now();
         current = std::move(id);
         have = true;
         ++generation;
         if (current.expiry) {
             next_refresh = refresh_time(now, *current.expiry, opts.ahead);
             valid_until = usable_until(now, *current.expiry);
+            // The lifetime left, measured once on the wall clock at the fetch, then kept on
+            // the monotonic one.
+            refresh_deadline = mono + std::max<system_time::duration>(next_refresh - now, 0s);
+            valid_deadline = mono + std::max<system_time::duration>(valid_until - now, 0s);
         } else {
             next_refresh = system_time::max();
             valid_until = system_time::max();
+            refresh_deadline = steady_time::max();
+            valid_deadline = steady_time::max();
         }
     }
 
-    bool valid_now() const { return have && clk.system_now() < valid_until; }
+    bool valid_now() const { return have && clk.steady_now() < valid_deadline; }
 
     /// The one refresh: starts it, or joins the one in flight.
     task<result<identity>> refresh_once() {
@@ -140,17 +153,18 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
             if (failures > 0) {
                 wait = budget.next_wait().value_or(opts.retry.cap);
                 // Never sleep past the point where the credentials stop being usable.
-                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(valid_until - clk.system_now());
+                const auto left =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(valid_deadline - clk.steady_now());
                 if (left > 0ms) wait = std::min(wait, std::max(left / 2, 50ms));
                 wait = std::max(wait, 20ms);
             } else {
-                const auto until = next_refresh - clk.system_now();
+                const auto until = refresh_deadline - clk.steady_now();
                 wait = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(until), 0ms);
             }
             loop_timer.expires_after(wait);
             co_await loop_timer.async_wait(use_tuple);
             if (stopped) co_return;
-            if (failures == 0 && clk.system_now() < next_refresh) continue;  // renewed meanwhile
+            if (failures == 0 && clk.steady_now() < refresh_deadline) continue;  // renewed meanwhile
             const auto r = co_await refresh_once();
             if (stopped) co_return;
             if (r) {
@@ -215,7 +229,7 @@ task<result<signing_credentials>> refreshing_source::current() {
     auto i = impl_;
     if (i->valid_now()) {
         // Due for renewal but still usable: the background task (or a spawned one) renews it.
-        if (i->clk.system_now() >= i->next_refresh && !i->fetch_lock.locked() && !i->loop_running && !i->stopped)
+        if (i->clk.steady_now() >= i->refresh_deadline && !i->fetch_lock.locked() && !i->loop_running && !i->stopped)
             i->ensure_loop();
         co_return signing_credentials{i->current.keys, i->generation};
     }

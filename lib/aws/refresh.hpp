@@ -18,7 +18,10 @@
 ///   renews only when no newer generation exists yet, so a burst of rejections costs one
 ///   fetch.
 ///
-/// Time: expiry decisions use the injected clock; the background task sleeps on a steady
+/// Time: expiry decisions use the injected clock's monotonic time: at each fetch the lifetime
+/// left (`expiry` minus the wall clock then) becomes a steady deadline for the renewal and for
+/// the use, so a wall-clock step later (NTP, an operator; docs/operations.md, "The clock
+/// jumps") neither renews early nor keeps expired keys. The background task sleeps on a steady
 /// timer for the difference. Threading: one io_context thread; not thread-safe. Keep the
 /// object alive (it is shared-owned by the tasks it spawns) and call `stop()` before
 /// shutting down, so no timer keeps the io_context running.

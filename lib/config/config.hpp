@@ -311,6 +311,8 @@ struct shutdown_section {
 struct admin_section {
     /// IP:PORT of the admin HTTP server (/metrics, /healthz, /readyz); empty turns it off.
     std::string listen = "127.0.0.1:9464";
+    /// Connections served at once, 1 to 4096; past it the one waiting longest for a request is closed.
+    std::uint32_t max_connections = 64;
     friend bool operator==(const admin_section&, const admin_section&) = default;
 };
 

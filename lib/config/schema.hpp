@@ -433,6 +433,11 @@ void visit_daemon(V& v, C& c) {
         v.field("listen", c.admin.listen,
                 "IP:PORT to serve on (`0.0.0.0:9464` for all interfaces, `[::]:9464` for IPv6); empty turns the server "
                 "off. See docs/operations.md.");
+        v.field("max_connections", c.admin.max_connections,
+                "Connections served at once, 1 to 4096. A new connection beyond it closes the one that has waited "
+                "longest for a request (idle first), so scrapes get through while idle or slow clients pile up; "
+                "iggy_s3_sink_admin_connections_closed_total{reason=\"max_connections\"} counts them. Takes effect at "
+                "the next start.");
     });
     v.optional_section(
         "iceberg",

@@ -342,6 +342,8 @@ void check_naming(collector& add, const sink_config& c) {
 /// admin.listen: empty (off) or IP:PORT with an IP literal ([v6]:port), port 0..65535 (0: the
 /// OS picks one, which the daemon logs).
 void check_admin(collector& add, const admin_section& a) {
+    if (a.max_connections < 1 || a.max_connections > 4096)
+        add("admin.max_connections", "must be 1 to 4096, not {}", a.max_connections);
     const std::string& v = a.listen;
     if (v.empty()) return;
     const std::string path = "admin.listen";

@@ -157,6 +157,7 @@ struct client::impl {
                 ++stats.resigns;
                 if (auto d = parse_http_date(r->headers.get("date"))) {
                     skew = std::chrono::duration_cast<std::chrono::milliseconds>(*d - clk.system_now());
+                    stats.clock_offset = skew;
                     logger().warn(ctx, "clock skew: server time differs by {} ms; re-signing (check NTP)",
                                   skew.count());
                 }

@@ -85,7 +85,10 @@ struct client_stats {
     std::uint64_t operations = 0;
     std::uint64_t attempts = 0;
     std::uint64_t retries = 0;
-    std::uint64_t resigns = 0;
+    std::uint64_t resigns = 0;  ///< requests signed again after RequestTimeTooSkewed
+    /// The clock offset learnt from the last RequestTimeTooSkewed (server `Date` - local wall
+    /// clock), applied to every later signature.
+    std::chrono::milliseconds clock_offset{0};
     std::chrono::milliseconds waited{0};
     std::vector<std::chrono::milliseconds> recent_waits;  ///< the last 64 backoff waits
     std::uint64_t bytes_sent = 0;

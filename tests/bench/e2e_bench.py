@@ -26,6 +26,9 @@ Targets:
   rgw      a real Ceph RGW: `scripts/rgw start` in a temporary directory (stopped at the end),
            or the one described by --rgw-env
 
+--hostile runs a hostile admin client while each cell runs (idle connections, slow headers,
+1 MiB headers, garbage: tests/integration/e2e/hostile_admin.py) and logs what it sent.
+
 --scrape-ms MS scrapes /metrics every MS ms while each cell runs and reports the daemon CPU
 the scrapes cost (CPU per scrape measured on the idle daemon after the cell, times the number
 of scrapes, over the cell's daemon CPU).
@@ -298,12 +301,19 @@ class Bench:
             perf = subprocess.Popen(["perf", "record", "--call-graph", "dwarf,16384", "-F", str(self.args.profile_hz), "-p", str(d.pid), "-o",
                                      str(perf_data)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         scraper = Scraper(self.work / f"{cell}.log", self.args.scrape_ms) if self.args.scrape_ms else None
+        hostile = None
+        if self.args.hostile:
+            sys.path.insert(0, str(ROOT / "tests" / "integration" / "e2e"))
+            import hostile_admin
+            hostile_admin.raise_nofile(4096)
+            hostile = hostile_admin.Hostile(admin_address(self.work / f"{cell}.log"))
         try:
             r = subprocess.run([self.bin("iggy-s3-sink"), "lag", "--config", str(cfg), "--wait-zero", "900s"],
                                env=env, capture_output=True, text=True, timeout=1000)
             t1 = time.monotonic()
             if scraper:
                 scraper.halt()
+            hostile_counts = hostile.halt() if hostile else None
             if r.returncode != 0 or d.poll() is not None:
                 sys.exit(f"cell {cell}: lag --wait-zero exited {r.returncode}, daemon "
                          f"{'exited ' + str(d.returncode) if d.poll() is not None else 'alive'}:\n"
@@ -332,7 +342,9 @@ class Bench:
                "msgs_per_s": self.args.messages / secs, "mb_per_s": payload / 1e6 / secs,
                "cpu_user": user, "cpu_sys": sys_s, "cpu": user + sys_s, "rss_mib": hwm / 1024,
                "load": load, "exit": d.returncode, "waited": waited, "broker_cpu": other_cpu["broker"],
-               "s3_cpu": other_cpu.get("s3"), "scrape": scrape}
+               "s3_cpu": other_cpu.get("s3"), "scrape": scrape, "hostile": hostile_counts}
+        if hostile_counts:
+            log(f"hostile admin client during the run: {hostile_counts}")
         if scrape:
             share = 100 * scrape["scrapes"] * scrape["cpu_per_scrape_s"] / (user + sys_s)
             res["scrape"]["share_pct"] = share
@@ -383,6 +395,18 @@ class Bench:
             log(f"kept {self.work}")
 
 
+def admin_address(daemon_log: Path) -> str:
+    """The admin server's address, from the daemon's `admin server listening` line."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        m = re.findall(r"admin server listening on http://(\S+?)/", daemon_log.read_text(errors="replace")
+                       if daemon_log.exists() else "")
+        if m:
+            return m[-1]
+        time.sleep(0.05)
+    sys.exit(f"no admin server line in {daemon_log}")
+
+
 class Scraper:
     """Scrapes the daemon's /metrics every `every_ms` while a cell runs, then measures the
     daemon CPU one scrape costs: on the idle daemon (lag 0), CPU over a burst of scrapes minus
@@ -393,17 +417,7 @@ class Scraper:
         self.stop = threading.Event()
         self.scrapes = 0
         self.bytes = 0
-        self.address = None
-        deadline = time.time() + 60
-        while self.address is None and time.time() < deadline:
-            m = re.findall(r"admin server listening on http://(\S+?)/", daemon_log.read_text(errors="replace")
-                           if daemon_log.exists() else "")
-            if m:
-                self.address = m[-1]
-            else:
-                time.sleep(0.05)
-        if self.address is None:
-            sys.exit(f"no admin server line in {daemon_log}")
+        self.address = admin_address(daemon_log)
         self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
 
@@ -510,6 +524,9 @@ def main() -> int:
                     help="samples per second for --profile (default 299; more samples, larger data)")
     ap.add_argument("--scrape-ms", type=int, default=0, metavar="MS",
                     help="scrape the daemon's /metrics every MS ms during each cell and report its CPU share")
+    ap.add_argument("--hostile", action="store_true",
+                    help="run a hostile admin client during each cell (tests/integration/e2e/hostile_admin.py: "
+                         "500 idle connections/s, a 1 MiB header and garbage every 0.5 s, slow headers)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (configs, logs)")
     ap.add_argument("--work-dir", metavar="DIR", help="make the work directory under DIR (default: the system's temporary directory)")
     args = ap.parse_args()

@@ -232,6 +232,33 @@ TEST_CASE("a wrong secret gives one clear error and no retry storm", "[s3][rgw]"
     CHECK(c2.stats().attempts == 1);
 }
 
+TEST_CASE(
+    "a clock stepped 1 h forward, then 1 h back: RGW answers RequestTimeTooSkewed, the client corrects by "
+    "its Date and the writes go through",
+    "[s3][rgw][clock]") {
+    net::io_context ioc{1};
+    const auto real_now = std::chrono::system_clock::now();
+    iss::manual_clock clk{real_now + std::chrono::hours{1}};  // NTP stepped the wall clock 1 h forward
+    s3::client c{ioc.get_executor(), base_options(), clk, 11};
+    const auto bucket = unique_bucket("skew");
+    make_bucket(ioc, c, bucket);
+    const auto near = [](std::chrono::milliseconds got, std::chrono::seconds want) {
+        return std::chrono::abs(got - want) < std::chrono::seconds{120};
+    };
+    CHECK(c.stats().resigns == 1);
+    CHECK(near(c.clock_offset(), -std::chrono::hours{1}));
+    const std::string first = "written with the offset learnt";
+    put_then_compare(ioc, c, bucket, "after-forward", {first}, first);
+    CHECK(c.stats().resigns == 1);  // the offset is kept: no further refusal
+    // Stepped back by 2 h (1 h behind the store): refused once more, corrected again.
+    clk.set_system(real_now - std::chrono::hours{1});
+    const std::string second = "written with the new offset";
+    put_then_compare(ioc, c, bucket, "after-back", {second}, second);
+    CHECK(c.stats().resigns == 2);
+    CHECK(near(c.clock_offset(), std::chrono::hours{1}));
+    CHECK(c.stats().clock_offset == c.clock_offset());
+}
+
 TEST_CASE("multipart: three parts and a tail, list parts, abort, EntityTooSmall", "[s3][rgw][multipart]") {
     net::io_context ioc{1};
     s3::client c{ioc.get_executor(), base_options()};

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from harness import (Env, FaultFront, check, log, metric_sum, partition_counts, read_landed, run_case,
+from harness import (Env, FaultFront, check, log, metric_sum, parse_metrics, partition_counts, read_landed, run_case,
                      verify_exactly_once)
 
 
@@ -73,14 +73,15 @@ def wait_readyz(env: Env, admin: str, want: int, needles: list[str], seconds: fl
     return body
 
 
-def topic_recreated_fail(env: Env, rng) -> None:
-    """A source topic deleted under a running single consumer: /readyz 503 naming it,
+def topic_recreated_fail(env: Env, rng, what: str = "topic") -> None:
+    """A source topic (`what` = "stream": its whole stream) deleted under a running single
+    consumer: /readyz 503 naming it,
     source_unavailable 1, no tight loop, the daemon keeps running. Created again (offsets from 0):
     iggy.on_offset_reset: fail stops both partitions (/readyz names the offset reset,
     offset_reset_partitions 2) and nothing of the new topic lands; the old messages are in the
     bucket exactly once."""
     broker = env.start_broker()
-    bucket = env.make_bucket(f"e2e-topic-recreated-{rng.randrange(1 << 30):x}")
+    bucket = env.make_bucket(f"e2e-{what}-recreated-{rng.randrange(1 << 30):x}")
     counts = produce(env, broker.address, 2000, "--create", "2")
     cfg = env.config(bucket, broker.address, consumer="sink", rotation={"max_records": 500, "idle": "1s"})
     d = env.start_daemon(cfg)
@@ -88,7 +89,13 @@ def topic_recreated_fail(env: Env, rng) -> None:
     env.wait_lag_zero(cfg, 120)
     wait_readyz(env, admin, 200, ["ready"], 60)
 
-    env.produce(broker.address, "app", "events", "--delete-topic")
+    if what == "stream":
+        r = subprocess.run([env.bin("iggy-produce"), "--address", broker.address, "--username", env.iggy_user,
+                            "--password", env.iggy_password, "--stream", "app", "--delete-stream"],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, f"iggy-produce --delete-stream: {r.stdout} {r.stderr}")
+    else:
+        env.produce(broker.address, "app", "events", "--delete-topic")
     body = wait_readyz(env, admin, 503, ["iggy: source unavailable: app/events"], 60)
     wait_metric(env, admin, "iggy_s3_sink_source_unavailable", 1, 30, stream="app", topic="events")
     log(f"topic deleted: /readyz 503 {body.strip()!r}")
@@ -320,10 +327,130 @@ def store_refuses(env: Env, rng) -> None:
     log(f"{landed.records} records once after the store accepted again; front {stats}")
 
 
+def admin_hostile(env: Env, rng) -> None:
+    """The admin port under hostile clients (point 7) while the daemon delivers: 10 000 idle
+    connections opened (admin.max_connections 64 by default; the client keeps at most 2 000
+    of its own open, so its fd use stays bounded), then slow headers, a 1 MiB header and
+    garbage. /metrics answers throughout, the server holds at most 64 connections, each abuse
+    is counted by reason, and every message lands exactly once."""
+    import threading
+
+    import hostile_admin as ha
+    broker = env.start_broker()
+    bucket = env.make_bucket(f"e2e-admin-hostile-{rng.randrange(1 << 30):x}")
+    counts = produce(env, broker.address, 2000, "--create", "2")
+    cfg = env.config(bucket, broker.address, consumer="sink", rotation={"max_records": 500, "idle": "1s"})
+    d = env.start_daemon(cfg)
+    admin = env.admin_address()
+    env.wait_lag_zero(cfg, 120)
+    limit = ha.raise_nofile(4096)
+    check(limit >= 2100, f"RLIMIT_NOFILE {limit}: the test needs 2 100 descriptors")
+
+    made: list[int] = []
+    # Paced at 2 500 a second, so the flood lasts long enough for a few dozen scrapes.
+    flood = threading.Thread(target=lambda: made.append(ha.idle_connections(admin, 10_000, 2_000, None, 2500)))
+    flood.start()
+    scrapes = 0
+    most = 0.0  # admin_connections seen during the flood
+    while flood.is_alive() or scrapes == 0:
+        # Every scrape must be answered (a fresh connection each time, as Prometheus makes
+        # when its previous one was closed), with messages flowing meanwhile.
+        st, body = env.http_get(admin, "/metrics", timeout=10)
+        check(st == 200 and "iggy_s3_sink_admin_connections" in body, f"/metrics during the flood: {st}")
+        most = max(most, metric_sum(parse_metrics(body), "iggy_s3_sink_admin_connections"))
+        scrapes += 1
+        if scrapes == 3:
+            for p, n in produce(env, broker.address, 3000).items():
+                counts[p] = counts.get(p, 0) + n
+        time.sleep(0.1)
+    flood.join()
+    check(made and made[0] >= 9_000, f"only {made} of 10 000 idle connections were made")
+    m = env.scrape(admin)
+    accepted = metric_sum(m, "iggy_s3_sink_admin_connections_total")
+    evicted = metric_sum(m, "iggy_s3_sink_admin_connections_closed_total", reason="max_connections")
+    open_now = metric_sum(m, "iggy_s3_sink_admin_connections")
+    log(f"{made[0]} idle connections, {scrapes} scrapes answered during them; accepted {accepted}, closed at "
+        f"the limit {evicted}, open {open_now} (at most {most} seen during the flood)")
+    check(accepted >= made[0], f"admin_connections_total {accepted} < {made[0]} connections made")
+    check(evicted >= made[0] - 64, f"closed_total{{reason=max_connections}} {evicted}: the cap of 64 was not kept")
+    check(open_now <= 64 and most <= 64, f"admin_connections {open_now} (during the flood up to {most}) above "
+          "admin.max_connections 64")
+
+    took = ha.slow_headers(admin, every=1.0, limit=60)
+    check(took is not None, "a connection sending a header line a second was not closed within 60 s")
+    log(f"slow headers: closed after {took:.1f} s (header_timeout 10 s)")
+    got, closed = ha.exchange(admin, ha.BIG_HEADER)
+    check(got.startswith(b"HTTP/1.1 431 ") and closed, f"1 MiB header: got {got[:80]!r}, closed {closed}")
+    got, closed = ha.exchange(admin, ha.GARBAGE)
+    check(got.startswith(b"HTTP/1.1 400 ") and closed, f"garbage: got {got[:80]!r}, closed {closed}")
+    m = env.scrape(admin)
+    for reason in ("header_timeout", "header_too_large", "bad_request"):
+        n = metric_sum(m, "iggy_s3_sink_admin_connections_closed_total", reason=reason)
+        check(n >= 1, f"admin_connections_closed_total{{reason={reason!r}}} is {n}")
+    st, body = env.http_get(admin, "/readyz")
+    check(st == 200, f"/readyz {st} {body!r} after the hostile clients")
+
+    env.wait_lag_zero(cfg, 120)
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    landed = read_landed(env.download(bucket))
+    verify_exactly_once(landed, counts, "app", "events")
+    check(landed.records == 5000, f"{landed.records} records in the bucket, wanted 5000")
+    log(f"{landed.records} records once; hostile admin clients counted by reason")
+
+
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+
+
+def clock_steps(env: Env, rng) -> None:
+    """The daemon's wall clock stepped 1 h forward, then 1 h back (libfaketime, LD_PRELOAD,
+    the offset read from a file the test rewrites; the monotonic clock is left alone, as NTP
+    leaves it) while it delivers to RGW, which refuses signatures more than 15 min off
+    (RequestTimeTooSkewed). Each step: the client corrects by RGW's Date (s3_resigns_total
+    grows, s3_clock_offset_seconds is the step), /readyz stays 200, and every message lands
+    exactly once."""
+    lib = os.environ.get("ISS_FAKETIME_LIB", FAKETIME_LIB)
+    check(os.path.exists(lib), f"{lib} missing: install libfaketime (scripts/install-deps)")
+    broker = env.start_broker()
+    bucket = env.make_bucket(f"e2e-clock-steps-{rng.randrange(1 << 30):x}")
+    counts = produce(env, broker.address, 2000, "--create", "2")
+    offset_file = env.work / "faketime.rc"
+    offset_file.write_text("+0\n")
+    cfg = env.config(bucket, broker.address, consumer="sink", rotation={"max_records": 500, "idle": "1s"})
+    d = env.start_daemon(cfg, extra_env={"LD_PRELOAD": lib, "FAKETIME_TIMESTAMP_FILE": str(offset_file),
+                                         "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKETIME_CACHE_DURATION": "1"})
+    admin = env.admin_address()
+    env.wait_lag_zero(cfg, 120)
+    wait_readyz(env, admin, 200, ["ready"], 60)
+    check(metric_sum(env.scrape(admin), "iggy_s3_sink_s3_resigns_total") == 0, "re-signs before any step")
+
+    for step, want_resigns in (("+3600", 1), ("-3600", 2)):
+        offset_file.write_text(step + "\n")
+        time.sleep(2)  # past libfaketime's 1 s cache of the file
+        for p, n in produce(env, broker.address, 2000).items():
+            counts[p] = counts.get(p, 0) + n
+        env.wait_lag_zero(cfg, 120)
+        m = env.scrape(admin)
+        resigns = metric_sum(m, "iggy_s3_sink_s3_resigns_total")
+        offset = metric_sum(m, "iggy_s3_sink_s3_clock_offset_seconds")
+        log(f"clock stepped {step} s: {resigns} re-signs so far, clock offset {offset:.1f} s")
+        check(resigns >= want_resigns, f"after the step {step}: s3_resigns_total {resigns}, wanted >= {want_resigns}")
+        check(abs(offset + int(step)) < 120, f"after the step {step}: s3_clock_offset_seconds {offset}")
+        st, body = env.http_get(admin, "/readyz")
+        check(st == 200, f"/readyz {st} {body!r} after the step {step}")
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    landed = read_landed(env.download(bucket))
+    verify_exactly_once(landed, counts, "app", "events")
+    check(landed.records == 6000, f"{landed.records} records in the bucket, wanted 6000")
+    log(f"{landed.records} records once across a +1 h and a -1 h step of the daemon's clock")
+
+
 CASES = {
+    "clock_steps": clock_steps,
+    "admin_hostile": admin_hostile,
     "partitions_added_single": lambda e, r: partitions_added(e, r, False),
     "partitions_added_group": lambda e, r: partitions_added(e, r, True),
     "topic_recreated_fail": topic_recreated_fail,
+    "stream_recreated_fail": lambda e, r: topic_recreated_fail(e, r, "stream"),
     "spool_faults": spool_faults,
     "store_refuses": store_refuses,
 }

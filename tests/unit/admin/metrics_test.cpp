@@ -3,6 +3,7 @@
 
 #include "../pipeline/fakes.hpp"
 #include "admin/readiness.hpp"
+#include "admin/server.hpp"
 #include "iggy/client.hpp"
 #include "pipeline/adapters/iceberg_table.hpp"
 #include "pipeline/consumer.hpp"
@@ -163,11 +164,15 @@ TEST_CASE("metrics: docs/operations.md documents every metric, and only those", 
     }
     // ... and every row of the metrics table names a family the daemon serves. Families that
     // exist only with their source are served here too, or named with the reason they are not:
-    // the reloads counter (a `run` source: set below).
+    // the reloads counter and the admin server's connections (`run` sources: set below).
     iss::admin::config_reloads reloads;
+    iss::admin::server_stats admin;
+    admin.closed_limit = 3;
     iss::admin::metric_sources with_reloads{r.get(), &loop, &s3, &ig, "1", ""};
     with_reloads.reloads = &reloads;
+    with_reloads.admin = &admin;
     const std::string text2 = iss::admin::render_metrics(with_reloads);
+    CHECK_THAT(text2, ContainsSubstring(R"(iggy_s3_sink_admin_connections_closed_total{reason="max_connections"} 3)"));
     for (std::size_t at = text2.find("# TYPE "); at != std::string::npos; at = text2.find("# TYPE ", at + 1)) {
         const auto name_at = at + 7;
         served.insert(text2.substr(name_at, text2.find(' ', name_at) - name_at));

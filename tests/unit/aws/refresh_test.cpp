@@ -103,6 +103,32 @@ TEST_CASE("credentials still valid are answered from memory without a fetch", "[
     src->stop();
 }
 
+TEST_CASE("expiry is judged on the monotonic clock: wall-clock steps neither renew nor keep expired keys", "[aws]") {
+    net::io_context ioc{1};
+    manual_clock clk;
+    auto p = std::make_shared<counting_provider>(ioc.get_executor(), clk, 3600s);
+    auto src = std::make_shared<refreshing_source>(ioc.get_executor(), p, clk);
+    REQUIRE((test::run<result<identity>>(ioc, [&]() { return src->start(false); })).has_value());
+    const auto fetched_at = clk.system_now();
+    // NTP steps the wall clock 2 h forward: by the wall clock the keys expired an hour ago, but
+    // only a minute of their lifetime has passed.
+    clk.advance(1min);
+    clk.set_system(fetched_at + 2h);
+    auto r = test::run<result<signing_credentials>>(ioc, [&]() { return src->current(); });
+    REQUIRE(r.has_value());
+    CHECK(r->generation == 1);
+    CHECK(p->fetches == 1);
+    // Stepped 2 h back: by the wall clock the keys have most of an hour left, but their hour
+    // has passed on the monotonic clock: a fetch.
+    clk.set_system(fetched_at - 2h);
+    clk.advance(60min);
+    r = test::run<result<signing_credentials>>(ioc, [&]() { return src->current(); });
+    REQUIRE(r.has_value());
+    CHECK(r->generation == 2);
+    CHECK(p->fetches == 2);
+    src->stop();
+}
+
 TEST_CASE("a rejection of an old generation does not fetch again; of the current one it does, once", "[aws]") {
     net::io_context ioc{1};
     manual_clock clk;

@@ -328,6 +328,19 @@ TEST_CASE("admin.listen: IP:PORT or empty", "[config][validate]") {
     CHECK(mentions(only_problem(c), "admin.listen", "IP:PORT"));
 }
 
+TEST_CASE("admin.max_connections: 1 to 4096, default 64", "[config][validate]") {
+    auto c = valid();
+    CHECK(c.admin.max_connections == 64);
+    for (std::uint32_t ok : {1U, 64U, 4096U}) {
+        c.admin.max_connections = ok;
+        CHECK(validate(c).empty());
+    }
+    for (std::uint32_t bad : {0U, 4097U}) {
+        c.admin.max_connections = bad;
+        CHECK(mentions(only_problem(c), "admin.max_connections", "1 to 4096"));
+    }
+}
+
 TEST_CASE("the remaining rules, one mutation each", "[config][validate]") {
     struct rule_case {
         const char* name;

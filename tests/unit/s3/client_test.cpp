@@ -119,6 +119,7 @@ TEST_CASE("RequestTimeTooSkewed re-signs once with the server's clock offset", "
     CHECK(c.stats().resigns == 1);
     CHECK(c.stats().attempts == 2);
     CHECK(c.clock_offset() == 3600s);
+    CHECK(c.stats().clock_offset == 3600s);
     REQUIRE(front.requests().size() == 2);
     CHECK(front.requests()[0].headers.get("x-amz-date") == "20231114T221320Z");
     CHECK(front.requests()[1].headers.get("x-amz-date") == "20231114T231320Z");
