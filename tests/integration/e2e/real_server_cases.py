@@ -156,6 +156,17 @@ def sigkill6(env: Env, rng) -> None:
     land_and_check(env, bucket, stream, counts)
 
 
+def wait_logged(env: Env, name: str, text: str, seconds: float, failure: str) -> None:
+    """Waits until the daemon log `name` (in the work dir) contains `text`; fails with `failure`."""
+    deadline = time.monotonic() + seconds
+    path = env.work / name
+    while time.monotonic() < deadline:
+        if path.exists() and text in path.read_text(errors="replace"):
+            return
+        time.sleep(0.2)
+    check(False, failure)
+
+
 def server_restart(env: Env, rng) -> None:
     """The server restarts (IGGY_TEST_RESTART_CMD) in the middle of a run: the daemon reconnects,
     logs in again and finishes; each offset exactly once."""
@@ -166,7 +177,11 @@ def server_restart(env: Env, rng) -> None:
     counts = produce(env, stream, 60_000, 3)
     cfg = env.config(bucket, SERVER.address, stream=stream, rotation={"max_records": 3000, "idle": "1s"})
     d = env.start_daemon(cfg)
-    time.sleep(rng.uniform(1.0, 3.0))
+    # In the middle of the run: once the daemon is logged in and has uploaded (its start-up, the
+    # S3 probe included, takes seconds on a loaded machine: a fixed sleep restarted the server
+    # before the daemon's first login).
+    wait_logged(env, "sink.log", "object uploaded", 120, "the daemon uploaded nothing within 120 s")
+    time.sleep(rng.uniform(0.0, 1.0))
     log(f"restarting the server: {cmd}")
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300)
     check(r.returncode == 0, f"IGGY_TEST_RESTART_CMD exited {r.returncode}: {r.stdout}{r.stderr}")
@@ -193,10 +208,7 @@ def group_sigstop(env: Env, rng) -> None:
     rot = {"max_records": 1500, "idle": "1s"}
     cfgs = {n: env.config(bucket, SERVER.address, stream=stream, group="sinks", rotation=rot, name=n) for n in "abc"}
     procs = {n: env.start_daemon(cfgs[n], tag=n) for n in "abc"}
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and "partition assigned" not in (env.work / "a.log").read_text():
-        time.sleep(0.2)
-    check("partition assigned" in (env.work / "a.log").read_text(), "daemon a got no partition within 90 s")
+    wait_logged(env, "a.log", "partition assigned", 90, "daemon a got no partition within 90 s")
     time.sleep(rng.uniform(0.2, 2.0))
     procs["a"].send_signal(signal.SIGSTOP)
     log(f"froze daemon a for {freeze:.0f} s (server heartbeat {hb})")
