@@ -3,10 +3,14 @@
 // the head offset, the committed offset and the lag of the configured consumer (group).
 // Exit 0; 69 when Iggy cannot be reached; 1 when it refuses the credentials, when a configured
 // topic or partition does not exist or, with --wait-zero, when the lag is not 0 in time.
+// With `iceberg` set, each row also shows the offset its table's current snapshot holds
+// (the summary's iggy-s3-sink.offsets); 69 also when the Iceberg catalog cannot be reached.
 #include "common/log.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
+#include "daemon/iceberg_run.hpp"
 #include "daemon/run_to_exit.hpp"
+#include "daemon/s3_setup.hpp"
 #include "daemon/wiring.hpp"
 #include "iggy/error.hpp"
 #include "pipeline/lag.hpp"
@@ -21,6 +25,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <memory>
 
 namespace iss::app {
@@ -84,8 +89,44 @@ net::awaitable<result<lag_view>> collect(iggy::client& c, const config::sink_con
     co_return view;
 }
 
+/// With a table: each row's `table_committed`, from its topic's table. An error when the
+/// catalog does not answer.
+net::awaitable<result<void>> add_table_offsets(table_reader& tables, std::vector<pipeline::lag_row>& rows) {
+    std::map<pipeline::topic_ref, iceberg::offset_map> by_topic;
+    for (auto& r : rows) {
+        const pipeline::topic_ref t{r.partition.stream, r.partition.topic};
+        if (!by_topic.count(t)) {
+            auto state = co_await tables.load(t);
+            if (!state) co_return state.error();
+            iceberg::offset_map offsets;
+            if (*state) {
+                auto o = (*state)->committed_offsets();
+                if (!o) co_return o.error();
+                offsets = std::move(*o);
+            }
+            by_topic.emplace(t, std::move(offsets));
+        }
+        const auto& offsets = by_topic.at(t);
+        r.table = true;
+        const auto it = offsets.find({r.partition.stream, r.partition.topic, r.partition.partition});
+        if (it != offsets.end() && it->second > 0) r.table_committed = it->second - 1;
+    }
+    co_return result<void>{};
+}
+
 net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_options opts, lag_args a) {
     auto ex = co_await net::this_coro::executor;
+    std::unique_ptr<table_reader> tables;
+    if (cfg.iceberg.enabled) {
+        // The catalog is reached as `run` reaches it (the S3 HTTP settings; SigV4 with the S3
+        // credential chain).
+        auto sopts = co_await s3_client_options(ex, cfg);
+        if (!sopts) {
+            print_error("lag", "s3: {}", sopts.error().message());
+            co_return exit_failure;
+        }
+        tables = std::make_unique<table_reader>(ex, cfg, *sopts);
+    }
     iggy::client c{ex, opts};
     auto print = [&](const std::vector<pipeline::lag_row>& rows) {
         fmt::print("{}", a.json ? pipeline::render_lag_json(rows) : pipeline::render_lag_table(rows));
@@ -104,6 +145,13 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
             print_error("lag", "{}", iggy::describe(rows.error()));
             code = iggy_exit_code(rows.error());
             break;
+        }
+        if (tables) {
+            if (auto t = co_await add_table_offsets(*tables, rows->rows); !t) {
+                print_error("lag", "the Iceberg catalog at {}: {}", cfg.iceberg.catalog.uri, t.error().message());
+                code = exit_unavailable;
+                break;
+            }
         }
         std::uint64_t total = 0;
         for (const auto& r : rows->rows) total += r.lag;
@@ -150,12 +198,14 @@ command_main define_lag(CLI::App& sub) {
     set_help_text(sub,
                   "Prints, for every configured stream/topic/partition, the head offset, the offset committed\n"
                   "by the configured consumer group (or consumer) and the lag between them. An empty\n"
-                  "partition has lag 0; with nothing committed yet, every message is lag.",
+                  "partition has lag 0; with nothing committed yet, every message is lag. With iceberg set,\n"
+                  "the TABLE column shows the offset each table's current snapshot holds (its summary's\n"
+                  "iggy-s3-sink.offsets), beside the offset committed in Iggy.",
                   "  0   ok\n"
                   "  1   Iggy refused the credentials, a configured topic/partition does not exist, or the lag\n"
                   "      is not zero in time (--wait-zero)\n"
                   "  64  usage error\n"
-                  "  69  Iggy cannot be reached\n"
+                  "  69  Iggy (or the Iceberg catalog) cannot be reached\n"
                   "  78  invalid configuration");
     return [a] { return run_lag(*a); };
 }

@@ -21,6 +21,7 @@
 #include "common/version.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
+#include "daemon/iceberg_run.hpp"
 #include "daemon/notify.hpp"
 #include "daemon/run_clients.hpp"
 #include "daemon/s3_setup.hpp"
@@ -91,11 +92,12 @@ std::optional<pipeline::delivery_plan> plan_and_say(const s3_setup& s3, const co
 struct generation_parts {
     pipeline::rotation_policy rotation;
     pipeline::format_encoders& encoders;
-    pipeline::template_key_namer& namer;
+    const pipeline::key_namer& namer;
     pipeline::asio_sleeper& sleeper;
     const s3_setup& s3;
     pipeline::delivery_plan plan;
     iggy::client& client;
+    iceberg_run* iceberg = nullptr;  ///< `iceberg` set: the table step, its namer and resume point
 };
 
 /// The pipeline of one generation over the clients in hand: consumes until a stop or a reload,
@@ -107,9 +109,11 @@ net::awaitable<int> run_pipeline(const config::sink_config& cfg, generation_part
     const iss::log::logger log{"app"};
     const auto mode = consumer_mode(cfg);
     pipeline::iggy_ports iggy{g.client, iggy_ports_options(cfg)};
+    // With a table, the resume point is the larger of Iggy's stored offset and the table's.
+    const auto resume = g.iceberg ? g.iceberg->resume(iggy) : nullptr;
     const pipeline::writer_options wo = delivery_options(cfg, g.plan);
     pipeline::writer_ports ports{*g.s3.store,
-                                 iggy,
+                                 resume ? *resume : static_cast<pipeline::offset_store&>(iggy),
                                  g.encoders,
                                  g.namer,
                                  g.sleeper,
@@ -117,6 +121,7 @@ net::awaitable<int> run_pipeline(const config::sink_config& cfg, generation_part
                                  wo.on_bad_message == pipeline::bad_message_policy::dead_letter ? &iggy : nullptr};
     pipeline::memory_budget memory{memory_limits(cfg)};
     ports.memory = &memory;
+    ports.table = g.iceberg;  // invariant 7: each durable object into its table before its offset is stored
     log.info({iss::log::kv("max_buffered", cfg.memory.max_buffered), iss::log::kv("max_spool", cfg.memory.max_spool)},
              "memory budget: {}", memory.describe(cfg.s3.part_size, g.encoders.state_bytes()));
     // performance.workers (0: one per core): 1 keeps formatting on this thread (no pool).
@@ -135,15 +140,18 @@ net::awaitable<int> run_pipeline(const config::sink_config& cfg, generation_part
              workers > 1 ? fmt::format("{} worker threads", workers) : std::string{"on the event-loop thread"});
     pipeline::router router{wo, std::move(g.rotation), ports};
     st.router = &router;
+    st.iceberg = g.iceberg ? &g.iceberg->stats() : nullptr;
     struct carry_router {  // however the generation ends: its counters stay, its pointers go
         run_state& st;
         const pipeline::router& router;
         ~carry_router() {
             admin::metric_sources gone;
             gone.router = &router;
+            gone.iceberg = st.iceberg;
             st.carried.carry(gone);
             st.loop = nullptr;
             st.router = nullptr;
+            st.iceberg = nullptr;
         }
     } carry{st, router};
     pipeline::consumer_loop loop{consumer_options(cfg), iggy, router, g.sleeper, real_clock::instance()};
@@ -162,6 +170,9 @@ net::awaitable<int> run_pipeline(const config::sink_config& cfg, generation_part
         st.started_consuming();
         co_await loop.run();
     }
+    // A stop or a reload: the table batches are committed at once from here on, so the drain
+    // below stores the offsets of everything durable (nothing waits for iceberg.commit_interval).
+    if (g.iceberg) g.iceberg->flush_now();
     // A reload keeps the groups for the next generation (run_clients decides whether it may
     // keep them); a stop leaves them.
     const bool keep_groups = st.reload_requested && !st.stopping;
@@ -209,9 +220,33 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     const auto plan = plan_and_say(**s3, cfg, mode);
     if (!plan) co_return exit_failure;
 
+    // The tables before Iggy: a table that does not fit the configuration joins no group.
+    std::unique_ptr<iceberg_run> tables;
+    if (cfg.iceberg.enabled) {
+        auto made = iceberg_run::make(co_await net::this_coro::executor, cfg, *(*s3)->client);
+        if (!made) {
+            log.error("{}", made.error());
+            co_return exit_config;
+        }
+        tables = std::move(*made);
+        const auto opened = co_await tables->open(sleeper, [&st] { return st.ending(); });
+        if (st.ending()) co_return exit_ok;  // stopped while the catalog was waited for
+        if (!opened) {
+            log.error("{}", opened.error());
+            co_return opened.error() == iss::errc::invalid_argument ? exit_config : exit_failure;
+        }
+    }
+
     auto client = co_await clients.iggy(cfg, std::move(iopts));
     if (!client) co_return exit_failure;
-    generation_parts parts{std::move(*rotation), encoders, **namer, sleeper, **s3, *plan, **client};
+    generation_parts parts{std::move(*rotation),
+                           encoders,
+                           tables ? tables->namer() : static_cast<const pipeline::key_namer&>(**namer),
+                           sleeper,
+                           **s3,
+                           *plan,
+                           **client,
+                           tables.get()};
     co_return co_await run_pipeline(cfg, std::move(parts), st, clients);
 }
 
@@ -317,15 +352,6 @@ int run_run(const std::string& config_file) {
     std::signal(SIGPIPE, SIG_IGN);
     auto cfg = load_config_or_report("run", config_file);
     if (!cfg) return exit_config;
-    if (cfg->iceberg.enabled) {
-        // lib/iceberg builds the table's metadata and commit requests; the catalog client and
-        // the table step that send them are not wired into `run` yet (issue 36). Refuse, rather
-        // than write objects that no table lists.
-        print_error("run",
-                    "iceberg: committing to Iceberg tables is not available in this build yet; "
-                    "remove the iceberg section to write objects only");
-        return exit_config;
-    }
     iss::log::configure(cfg->log.level, cfg->log.format);
     auto iopts = iggy_options(*cfg);
     if (!iopts) {

@@ -10,17 +10,26 @@
 // most `parallel_heads` at once) for its range metadata. Iggy gives the partitions and the
 // committed offsets. Exit 0 all fine, 1 problems (the first 20 listed) or a refusal (S3 403,
 // Iggy credentials refused), 69 store or Iggy not reachable, 78 invalid configuration.
+//
+// With `iceberg` set, the table is what is verified (verify_tables): per configured topic, its
+// table's current snapshot (the manifest list and manifests, read from the store) gives the
+// data files; each is HEADed for its range; per partition, every offset from the lowest present
+// up to the one before the summary's `iggy-s3-sink.offsets` must be in exactly one data file
+// (a file registered twice is an overlap). Iggy is not asked.
 #include "common/log.hpp"
 #include "common/net/task_group.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
+#include "daemon/iceberg_run.hpp"
 #include "daemon/run_to_exit.hpp"
 #include "daemon/s3_setup.hpp"
 #include "daemon/s3_wiring.hpp"
 #include "daemon/wiring.hpp"
 #include "format/key_template.hpp"
+#include "iceberg/manifest.hpp"
 #include "iggy/error.hpp"
 #include "pipeline/adapters/format_encoder.hpp"
+#include "pipeline/adapters/iceberg_plan.hpp"
 #include "pipeline/adapters/iggy_ports.hpp"
 #include "pipeline/adapters/key_namer.hpp"
 #include "pipeline/verify.hpp"
@@ -31,6 +40,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -88,6 +98,10 @@ struct target {
     std::vector<std::string> keys;
     std::vector<pipeline::verified_object> objects;
     std::vector<std::string> unreadable;
+    /// An Iceberg table's partition: its data files' groups (partition paths) and manifest
+    /// row counts, by key (pipeline::verify_table_partition judges it).
+    bool table = false;
+    std::map<std::string, std::pair<std::string, std::int64_t>> table_files;
 };
 
 /// The configured partitions (narrowed by the flags) with their committed offsets.
@@ -138,6 +152,7 @@ std::string common_prefix(const std::vector<target>& ts) {
 struct head_job {
     target* t;
     std::string key;
+    std::string bucket;  ///< "" = the configured bucket
 };
 
 /// HEADs jobs from `q` until none is left; the first store error ends this worker.
@@ -145,7 +160,7 @@ net::awaitable<std::optional<error>> head_worker(s3::client* s3, std::string buc
                                                  std::size_t* next) {
     while (*next < q->size()) {
         head_job& j = (*q)[(*next)++];
-        auto h = co_await s3->head_object(bucket, j.key);
+        auto h = co_await s3->head_object(j.bucket.empty() ? bucket : j.bucket, j.key);
         if (!h) {
             if (h.error() == s3::errc::no_such_key) continue;  // deleted since the listing
             co_return h.error();
@@ -224,7 +239,233 @@ net::awaitable<std::optional<int>> account_bad_messages(const config::sink_confi
     co_return std::nullopt;
 }
 
+/// What verify needs to read a bucket's gaps back from Iggy (account_bad_messages); none for a table.
+struct gap_reader {
+    const config::sink_config& cfg;
+    const iggy::client_options& iopts;
+    const pipeline::key_namer& namer;
+    const pipeline::encoder_factory& encoders;
+};
+
+/// HEADs `jobs` (at most parallel_heads at once), judges each target, accounts for refused
+/// messages in the gaps (`gaps`, objects only) and prints the report.
+net::awaitable<int> head_and_report(s3::client& s3c, const std::string& bucket, std::vector<target>& targets,
+                                    std::vector<head_job>& jobs, std::vector<std::string> missing, const verify_args& a,
+                                    std::string listed_line, std::string ok_line, const gap_reader* gaps) {
+    auto ex = co_await net::this_coro::executor;
+    // HEAD every object, at most parallel_heads at once; the workers share one queue.
+    std::size_t next = 0;
+    std::optional<error> failure;
+    {
+        const std::size_t workers = std::min(parallel_heads, jobs.size());
+        iss::task_group group{ex};
+        for (std::size_t i = 0; i < workers; ++i) {
+            group.spawn(head_worker(&s3c, bucket, &jobs, &next), [&](std::optional<error> err) {
+                if (err && !failure) {
+                    failure = std::move(err);
+                    next = jobs.size();  // the others stop after their current HEAD
+                }
+            });
+        }
+        co_await group.wait();  // rethrows the first worker's exception
+    }
+    if (failure) {
+        print_error("verify", "HEAD in s3://{}: {}", bucket, *failure);
+        co_return s3_exit_code(*failure);
+    }
+
+    std::vector<pipeline::partition_report> reports;
+    for (auto& t : targets) {
+        if (t.table) {
+            std::vector<pipeline::verified_table_file> files;
+            for (auto& o : t.objects) {
+                const auto& [group, rows] = t.table_files.at(o.key);
+                files.push_back({std::move(o.key), group, o.range, rows});
+            }
+            reports.push_back(pipeline::verify_table_partition(t.stem.partition, std::move(files), t.committed,
+                                                               std::move(t.unreadable)));
+        } else {
+            reports.push_back(pipeline::verify_partition(t.stem.partition, std::move(t.objects), t.committed,
+                                                         std::move(t.unreadable)));
+        }
+    }
+    if (gaps != nullptr) {
+        if (auto code = co_await account_bad_messages(gaps->cfg, gaps->iopts, reports, gaps->namer, gaps->encoders))
+            co_return *code;
+    }
+    std::vector<std::string> problems = missing;
+    std::uint64_t refused = 0;
+    for (const auto& r : reports) {
+        for (auto& p : pipeline::describe_problems(r)) problems.push_back(std::move(p));
+        refused += r.refused;
+    }
+    if (a.json) {
+        fmt::print("{}", pipeline::render_verify_json(reports, max_problems));
+    } else {
+        fmt::print("{}", pipeline::render_verify_table(reports));
+        fmt::print("{}\n", listed_line);
+        if (refused > 0)
+            fmt::print(
+                "{} offset{} in no object: the format refuses {} message{} (passed by delivery.on_bad_message "
+                "skip or dead_letter): accounted for\n",
+                refused, refused == 1 ? " is" : "s are", refused == 1 ? "its" : "their", refused == 1 ? "" : "s");
+        if (!problems.empty()) {
+            fmt::print("{} problem{}{}:\n", problems.size(), problems.size() == 1 ? "" : "s",
+                       problems.size() > max_problems ? fmt::format(" (the first {})", max_problems) : "");
+            for (std::size_t i = 0; i < problems.size() && i < max_problems; ++i) fmt::print("  {}\n", problems[i]);
+        } else {
+            fmt::print("ok: {}\n", ok_line);
+        }
+    }
+    for (const auto& m : missing) print_error("verify", "{}", m);
+    std::fflush(stdout);
+    co_return problems.empty() ? exit_ok : exit_failure;
+}
+
+/// The source partition a data file of topic `t` holds, from its name
+/// (`<stream>+<topic>+<partition>+<first offset:020>.parquet`, lib/pipeline/adapters/iceberg_key_namer.hpp);
+/// nullopt for a file of another name (another writer's, or another topic's).
+std::optional<std::uint32_t> data_file_partition(std::string_view key, const pipeline::topic_ref& t) {
+    const auto slash = key.rfind('/');
+    const auto name = slash == std::string_view::npos ? key : key.substr(slash + 1);
+    const std::string head = fmt::format("{}+{}+", t.stream, t.topic);
+    if (!name.starts_with(head) || !name.ends_with(".parquet")) return std::nullopt;
+    const auto rest = name.substr(head.size(), name.size() - head.size() - std::string_view{".parquet"}.size());
+    const auto plus = rest.find('+');
+    if (plus == std::string_view::npos || plus == 0 || rest.size() - plus - 1 != 20) return std::nullopt;
+    std::uint32_t id = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + plus, id);
+    if (ec != std::errc{} || end != rest.data() + plus) return std::nullopt;
+    const auto digits = rest.substr(plus + 1);
+    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+    return id;
+}
+
+/// The data files (`s3://` paths) of the table's current snapshot: its manifest list, then each
+/// data manifest's entries that are not DELETED.
+net::awaitable<result<std::vector<iceberg::manifest_entry_view>>> snapshot_files(pipeline::s3_table_files& store,
+                                                                                 const iceberg::table_state& table) {
+    std::vector<iceberg::manifest_entry_view> out;
+    const auto* main = table.main();
+    if (main == nullptr) co_return out;
+    auto list_bytes = co_await store.get(main->manifest_list);
+    if (!list_bytes) co_return list_bytes.error();
+    auto list = iceberg::read_manifest_list(*list_bytes);
+    if (!list) co_return list.error();
+    for (const auto& m : *list) {
+        if (m.content != 0) continue;  // delete manifests: this sink never writes them
+        auto bytes = co_await store.get(m.manifest_path);
+        if (!bytes) co_return bytes.error();
+        auto entries = iceberg::read_manifest(*bytes);
+        if (!entries) co_return error{entries.error().code(), fmt::format("{}: {}", m.manifest_path, entries.error())};
+        for (const auto& e : *entries)
+            if (e.status != 2 && e.content == 0) out.push_back(e);
+    }
+    co_return out;
+}
+
+/// `verify` with `iceberg` set: each configured topic's table (see the file comment).
+net::awaitable<int> verify_tables(config::sink_config cfg, verify_args a) {
+    auto ex = co_await net::this_coro::executor;
+    if (auto v = s3::validate(s3_options(cfg)); !v) {
+        print_error("verify", "s3: {}", v.error());
+        co_return exit_config;
+    }
+    auto sopts = co_await s3_client_options(ex, cfg);
+    if (!sopts) {
+        print_error("verify", "s3: {}", sopts.error().message());
+        co_return exit_failure;
+    }
+    table_reader tables{ex, cfg, *sopts};
+    s3::client s3c{ex, std::move(*sopts)};
+    pipeline::s3_table_files store{s3c};
+    std::vector<std::string> missing;
+    std::vector<std::pair<pipeline::topic_ref, std::vector<iceberg::manifest_entry_view>>> files_of;
+    std::map<pipeline::partition_ref, std::optional<std::uint64_t>> committed;
+    std::size_t listed = 0;
+    for (const auto& src : consumer_options(cfg).sources) {
+        const auto& t = src.topic;
+        if ((a.stream && *a.stream != t.stream) || (a.topic && *a.topic != t.topic)) continue;
+        const auto ident = tables.table_of(t);
+        auto state = co_await tables.load(t);
+        if (!state) {
+            print_error("verify", "table {} in the catalog at {}: {}", ident.to_string(), cfg.iceberg.catalog.uri,
+                        state.error().message());
+            co_return exit_unavailable;
+        }
+        if (!*state) {
+            missing.push_back(fmt::format("table {} (of {}/{}) does not exist", ident.to_string(), t.stream, t.topic));
+            continue;
+        }
+        auto offsets = (*state)->committed_offsets();
+        auto files = co_await snapshot_files(store, **state);
+        if (!offsets || !files) {
+            print_error("verify", "table {}: {}", ident.to_string(),
+                        !offsets ? offsets.error().message() : files.error().message());
+            co_return exit_unavailable;
+        }
+        for (const auto& [sp, next] : *offsets) {
+            const pipeline::partition_ref p{sp.stream, sp.topic, sp.partition};
+            if (sp.stream != t.stream || sp.topic != t.topic || (a.partition && *a.partition != sp.partition)) continue;
+            committed[p] = next > 0 ? std::optional<std::uint64_t>{next - 1} : std::nullopt;
+        }
+        listed += files->size();
+        files_of.emplace_back(t, std::move(*files));
+    }
+    // One target per partition the summary or a data file names; a file of no partition of
+    // ours is a problem (the table holds rows this sink cannot account for).
+    std::map<pipeline::partition_ref, target> by_partition;
+    const auto target_of = [&](const pipeline::partition_ref& p) -> target& {
+        auto& tg = by_partition[p];
+        tg.stem.partition = p;
+        return tg;
+    };
+    for (const auto& [p, c] : committed) target_of(p).committed = c;
+    struct located_file {
+        pipeline::partition_ref p;
+        std::string bucket, key;
+        std::int64_t rows = 0;
+    };
+    std::vector<located_file> located;
+    for (const auto& [t, files] : files_of) {
+        for (const auto& f : files) {
+            auto where = pipeline::split_s3_location(f.file_path);
+            const auto id = where ? data_file_partition(where->second, t) : std::nullopt;
+            if (!id) {
+                missing.push_back(
+                    fmt::format("data file {} is not one of this sink's for {}/{}", f.file_path, t.stream, t.topic));
+                continue;
+            }
+            if (a.partition && *a.partition != *id) continue;
+            located.push_back({{t.stream, t.topic, *id}, where->first, where->second, f.record_count});
+        }
+    }
+    for (const auto& f : located) {
+        auto& tg = target_of(f.p);
+        tg.table = true;
+        // A file listed twice keeps both listings (a duplicate is what verify looks for).
+        const auto slash = f.key.rfind('/');
+        tg.table_files.try_emplace(f.key, f.key.substr(0, slash == std::string::npos ? 0 : slash), f.rows);
+    }
+    std::vector<target> targets;
+    std::map<pipeline::partition_ref, std::size_t> index;
+    for (auto& [p, tg] : by_partition) {
+        tg.table = true;
+        index[p] = targets.size();
+        targets.push_back(std::move(tg));
+    }
+    std::vector<head_job> jobs;
+    for (const auto& f : located) jobs.push_back({&targets[index.at(f.p)], f.key, f.bucket});
+    co_return co_await head_and_report(
+        s3c, cfg.s3.bucket.get(), targets, jobs, std::move(missing), a,
+        fmt::format("{} data files in the current snapshots of the tables, {} read", listed, jobs.size()),
+        "every offset from the lowest present up to the table's committed one (its summary's iggy-s3-sink.offsets) "
+        "is in exactly one data file of the current snapshot",
+        nullptr);
+}
+
 net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options iopts, verify_args a) {
+    if (cfg.iceberg.enabled) co_return co_await verify_tables(std::move(cfg), std::move(a));
     auto ex = co_await net::this_coro::executor;
     // The key namer and the format of `run`: the keys to look for, and what a bad message is.
     const pipeline::format_encoders encoders{writer_options(cfg), cfg.iggy.verify_checksum};
@@ -285,59 +526,13 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
         lo.continuation_token = page->next_continuation_token;
     }
 
-    // HEAD every object, at most parallel_heads at once; the workers share one queue.
-    std::size_t next = 0;
-    std::optional<error> failure;
-    {
-        const std::size_t workers = std::min(parallel_heads, jobs.size());
-        iss::task_group group{ex};
-        for (std::size_t i = 0; i < workers; ++i) {
-            group.spawn(head_worker(&s3c, bucket, &jobs, &next), [&](std::optional<error> err) {
-                if (err && !failure) {
-                    failure = std::move(err);
-                    next = jobs.size();  // the others stop after their current HEAD
-                }
-            });
-        }
-        co_await group.wait();  // rethrows the first worker's exception
-    }
-    if (failure) {
-        print_error("verify", "HEAD in s3://{}: {}", bucket, *failure);
-        co_return s3_exit_code(*failure);
-    }
-
-    std::vector<pipeline::partition_report> reports;
-    for (auto& t : *targets)
-        reports.push_back(
-            pipeline::verify_partition(t.stem.partition, std::move(t.objects), t.committed, std::move(t.unreadable)));
-    if (auto code = co_await account_bad_messages(cfg, iopts, reports, namer, encoders)) co_return *code;
-    std::vector<std::string> problems = missing;
-    std::uint64_t refused = 0;
-    for (const auto& r : reports) {
-        for (auto& p : pipeline::describe_problems(r)) problems.push_back(std::move(p));
-        refused += r.refused;
-    }
-    if (a.json) {
-        fmt::print("{}", pipeline::render_verify_json(reports, max_problems));
-    } else {
-        fmt::print("{}", pipeline::render_verify_table(reports));
-        fmt::print("{} objects listed under s3://{}/{}, {} read\n", listed, bucket, prefix, jobs.size());
-        if (refused > 0)
-            fmt::print(
-                "{} offset{} in no object: the format refuses {} message{} (passed by delivery.on_bad_message "
-                "skip or dead_letter): accounted for\n",
-                refused, refused == 1 ? " is" : "s are", refused == 1 ? "its" : "their", refused == 1 ? "" : "s");
-        if (!problems.empty()) {
-            fmt::print("{} problem{}{}:\n", problems.size(), problems.size() == 1 ? "" : "s",
-                       problems.size() > max_problems ? fmt::format(" (the first {})", max_problems) : "");
-            for (std::size_t i = 0; i < problems.size() && i < max_problems; ++i) fmt::print("  {}\n", problems[i]);
-        } else {
-            fmt::print("ok: every offset from the lowest present up to the committed one is in exactly one object\n");
-        }
-    }
-    for (const auto& m : missing) print_error("verify", "{}", m);
-    std::fflush(stdout);
-    co_return problems.empty() ? exit_ok : exit_failure;
+    const gap_reader readers{cfg, iopts, namer, encoders};
+    co_return co_await head_and_report(
+        s3c, bucket, *targets, jobs, std::move(missing), a,
+        fmt::format("{} objects listed under s3://{}/{}, {} read", listed, bucket, prefix, jobs.size()),
+        "every offset from the lowest present up to the committed one is in exactly "
+        "one object",
+        &readers);
 }
 
 int run_verify(const verify_args& a) {
@@ -361,7 +556,10 @@ command_main define_verify(CLI::App& sub) {
                   "objects, the offsets covered, gaps, overlaps (an offset in two objects) and the committed\n"
                   "offset against the highest durable one. Offsets in no object whose messages the format\n"
                   "refuses (bad messages passed by delivery.on_bad_message skip or dead_letter) are read back\n"
-                  "from Iggy and counted as accounted for, not as gaps.",
+                  "from Iggy and counted as accounted for, not as gaps. With iceberg set, each configured\n"
+                  "topic's table is verified instead: every offset up to the one its current snapshot's\n"
+                  "summary records (iggy-s3-sink.offsets) must be in exactly one data file of that snapshot,\n"
+                  "none twice.",
                   "  0   every offset from the lowest present up to the committed one is in exactly one object\n"
                   "  1   otherwise (the first 20 problems are listed), or the store or Iggy refused the\n"
                   "      request (S3 AccessDenied, NoSuchBucket; Iggy credentials refused)\n"

@@ -24,7 +24,8 @@ namespace iss::app {
 struct s3_setup {
     std::shared_ptr<void> owner;
     pipeline::object_store* store = nullptr;
-    const s3::client* client = nullptr;  ///< the client behind `store` (its stats() feed the s3_* metrics)
+    s3::client* client =
+        nullptr;  ///< the client behind `store` (its stats() feed the s3_* metrics; Iceberg metadata files)
     pipeline::store_capabilities caps;
     /// Whether the store refused a wrong x-amz-checksum-crc32c (s3::probe_crc32c); what
     /// `s3.checksum: auto` chose from.

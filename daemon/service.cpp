@@ -33,6 +33,7 @@ run_state::scope::~scope() {
     st.sleeper = nullptr;
     st.router = nullptr;
     st.workers = nullptr;
+    st.iceberg = nullptr;
 }
 
 admin::readiness_inputs run_state::readiness() const {
@@ -55,6 +56,7 @@ admin::metric_sources run_state::metrics() const {
         router,           loop, s3 ? &s3->stats() : nullptr, client ? &client->stats() : nullptr, iss::version,
         iss::git_revision};
     m.reloads = &reloads;
+    m.iceberg = iceberg;
     m.carried = &carried;
     m.credentials = s3 ? dynamic_cast<const aws::refreshing_source*>(s3->options().credentials_source.get()) : nullptr;
     return m;

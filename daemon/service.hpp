@@ -44,6 +44,8 @@ struct run_state {
     iggy::client* client = nullptr;        ///< from its construction on
     pipeline::router* router = nullptr;    ///< from its construction on
     iss::worker_pool* workers = nullptr;   ///< the generation's pool, joined before its frame goes
+    /// The generation's Iceberg table step's counters (`iceberg` set), carried when it ends.
+    const pipeline::iceberg_table_stats* iceberg = nullptr;
     const s3::client* s3 = nullptr;
     bool store_usable = false;  ///< the start-up probe of the bucket succeeded
     bool group_mode = false;

@@ -139,11 +139,16 @@ bool table_state::on_main(std::int64_t id) const noexcept {
 }
 
 result<offset_map> table_state::committed_offsets() const {
-    const snapshot_info* m = main();
-    if (m == nullptr) return offset_map{};
-    const auto it = m->summary.find(std::string{offsets_key});
-    if (it == m->summary.end()) return offset_map{};
-    return parse_offsets(it->second);
+    // The newest snapshot on main's ancestry that carries the key: another writer's append on
+    // top of ours has a summary of its own and does not carry ours forward, yet the data files
+    // ours recorded are still in the table. (At most every snapshot once: no loop on a cycle.)
+    const snapshot_info* s = main();
+    for (std::size_t hops = 0; s != nullptr && hops <= snapshots.size(); ++hops) {
+        const auto it = s->summary.find(std::string{offsets_key});
+        if (it != s->summary.end()) return parse_offsets(it->second);
+        s = s->parent_snapshot_id ? find(*s->parent_snapshot_id) : nullptr;
+    }
+    return offset_map{};
 }
 
 result<table_state> parse_table_metadata(std::string_view text) {
@@ -166,6 +171,7 @@ result<table_state> parse_table_metadata(std::string_view text) {
     while (t.location.ends_with('/')) t.location.pop_back();
     if (t.location.empty()) return bad("location is missing");
     t.last_sequence_number = get_int(*md, "last-sequence-number").value_or(0);
+    t.last_updated_ms = get_int(*md, "last-updated-ms").value_or(0);
     if (const auto* snaps = md->if_contains("snapshots"); snaps != nullptr && snaps->is_array())
         for (const auto& s : snaps->as_array()) {
             auto r = parse_snapshot(s);
@@ -281,8 +287,10 @@ result<commit_plan> plan_commit(const commit_input& in) {
     total("total-position-deletes", 0);
     total("total-equality-deletes", 0);
     summary[offsets_key] = offsets_json(p.offsets);
-    // timestamps must not go back along main, whatever this host's clock says
-    const std::int64_t ts = std::max(in.now_ms, parent != nullptr ? parent->timestamp_ms + 1 : in.now_ms);
+    // timestamps must not go back along main nor before the table's last change, whatever
+    // this host's clock says
+    const std::int64_t ts =
+        std::max({in.now_ms, parent != nullptr ? parent->timestamp_ms + 1 : in.now_ms, t.last_updated_ms + 1});
     json::object snap{{"snapshot-id", p.snapshot_id},
                       {"sequence-number", p.sequence_number},
                       {"timestamp-ms", ts},

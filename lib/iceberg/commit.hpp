@@ -89,6 +89,7 @@ struct table_state {
     std::string location;  ///< the table's base location (`s3://bucket/path`), no trailing /
     int format_version = 2;
     std::int64_t last_sequence_number = 0;
+    std::int64_t last_updated_ms = 0;  ///< `last-updated-ms`: the metadata's last change (ms since the epoch)
     std::optional<std::int64_t> main_snapshot_id;  ///< `refs.main`, else `current-snapshot-id`
     std::vector<snapshot_info> snapshots;
     int current_schema_id = 0;
@@ -101,8 +102,10 @@ struct table_state {
     [[nodiscard]] const snapshot_info* find(std::int64_t id) const noexcept;
     /// Whether `id` is main's snapshot or one of its ancestors.
     [[nodiscard]] bool on_main(std::int64_t id) const noexcept;
-    /// The offsets main's summary holds (empty for an empty table). errc::bad_metadata when
-    /// the summary value is not readable.
+    /// The offsets main's summary holds, or, when another writer's snapshot is on top, the
+    /// newest summary on main's ancestry that has `iggy-s3-sink.offsets` (empty for an empty
+    /// table, or when no snapshot still in the metadata has it). errc::bad_metadata when the
+    /// summary value is not readable.
     [[nodiscard]] result<offset_map> committed_offsets() const;
 };
 
@@ -134,7 +137,10 @@ struct commit_input {
     /// Per source partition of `files`: the commit point (see the file comment). Merged with
     /// the parent's summary (each partition's larger), it is the new summary's offsets.
     offset_map next_offsets;
-    std::int64_t now_ms = 0;                    ///< the injected clock (ms since the epoch)
+    /// The injected clock (ms since the epoch). The snapshot's `timestamp-ms` is the largest of
+    /// it, the parent's timestamp + 1 and the table's `last-updated-ms` + 1: a catalog refuses a
+    /// snapshot older than the table's last change, whatever this host's clock says.
+    std::int64_t now_ms = 0;
     std::vector<std::string> namespace_levels;  ///< for the request's identifier
     std::string table_name;
 };

@@ -363,14 +363,27 @@ manifest_file read_one(avro_value_t& r) {
     return m;
 }
 
-}  // namespace
+manifest_entry_view read_entry(avro_value_t& r) {
+    manifest_entry_view e;
+    avro_value_t v, f, df;
+    if (!find(r, "status", v)) throw std::runtime_error{"a manifest_entry has no status"};
+    e.status = static_cast<std::int32_t>(get_long(v));
+    if (!find(r, "data_file", df)) throw std::runtime_error{"a manifest_entry has no data_file"};
+    if (find(df, "content", f)) e.content = static_cast<std::int32_t>(get_long(f));
+    if (!find(df, "file_path", f)) throw std::runtime_error{"a data_file has no file_path"};
+    e.file_path = get_bytes(f);
+    if (find(df, "record_count", f)) e.record_count = get_long(f);
+    return e;
+}
 
-result<std::vector<manifest_file>> read_manifest_list(std::string_view bytes) {
+/// Every datum of an Avro container file, each read by `one` (a record of the writer's schema).
+template <class T, class Fn>
+result<std::vector<T>> read_datums(std::string_view bytes, const char* what, Fn one) {
     auto f = ocf::read(bytes);
     if (!f) return error{errc::bad_avro, f.error().detail()};
     const std::string_view schema = f->metadata_value("avro.schema");
     if (schema.empty()) return error{errc::bad_avro, "the file has no avro.schema"};
-    std::vector<manifest_file> out;
+    std::vector<T> out;
     try {
         avro_datum d{schema};
         avro_reader_t reader = avro_reader_memory(f->datums.data(), static_cast<int64_t>(f->datums.size()));
@@ -380,13 +393,23 @@ result<std::vector<manifest_file>> read_manifest_list(std::string_view bytes) {
         } close{reader};
         for (std::uint64_t i = 0; i < f->count; ++i) {
             d.reset();
-            if (!d.read(reader)) return error{errc::bad_avro, fmt::format("manifest_file {} does not decode", i)};
-            out.push_back(read_one(d.root()));
+            if (!d.read(reader)) return error{errc::bad_avro, fmt::format("{} {} does not decode", what, i)};
+            out.push_back(one(d.root()));
         }
     } catch (const std::exception& e) {
         return error{errc::bad_avro, e.what()};
     }
     return out;
+}
+
+}  // namespace
+
+result<std::vector<manifest_file>> read_manifest_list(std::string_view bytes) {
+    return read_datums<manifest_file>(bytes, "manifest_file", [](avro_value_t& r) { return read_one(r); });
+}
+
+result<std::vector<manifest_entry_view>> read_manifest(std::string_view bytes) {
+    return read_datums<manifest_entry_view>(bytes, "manifest_entry", [](avro_value_t& r) { return read_entry(r); });
 }
 
 }  // namespace iss::iceberg

@@ -88,6 +88,18 @@ struct manifest_file {
 /// the spec says: content 0, sequence numbers 0). errc::bad_avro naming what is wrong.
 [[nodiscard]] result<std::vector<manifest_file>> read_manifest_list(std::string_view bytes);
 
+/// One entry of a manifest as a reader of the table needs it (`manifest_entry`, ids 0-2, and
+/// of its `data_file` ids 134, 100, 103).
+struct manifest_entry_view {
+    std::int32_t status = 0;   ///< 0 EXISTING, 1 ADDED, 2 DELETED
+    std::int32_t content = 0;  ///< 0 data, 1 position deletes, 2 equality deletes
+    std::string file_path;
+    std::int64_t record_count = 0;
+};
+/// Reads a manifest's entries (any writer's: fields by name; v1's missing `content` reads as
+/// 0). errc::bad_avro naming what is wrong.
+[[nodiscard]] result<std::vector<manifest_entry_view>> read_manifest(std::string_view bytes);
+
 /// The manifest schema (Avro JSON with field ids) for a partition spec; the list schema.
 [[nodiscard]] std::string manifest_entry_schema(const partition_spec& spec);
 [[nodiscard]] std::string manifest_file_schema();

@@ -31,14 +31,26 @@ intake commit_ledger::classify_unreadable(std::uint64_t offset) const noexcept {
     return handled_ && offset <= *handled_ ? intake::pass_over : intake::take;
 }
 
+void commit_ledger::caught_up(std::uint64_t offset) {
+    // Every encoded partition is wanted again from here on: the re-read points are spent. (Kept
+    // after the re-read reached the last handled message, they would hold the commit point
+    // back until a message beyond it arrives: forever, at the end of a stream.)
+    reread_from_.clear();
+    std::erase_if(done_through_, [offset](const auto& kv) { return kv.second <= offset; });
+}
+
 void commit_ledger::handled_through(std::uint64_t offset) {
-    if (!handled_ || offset > *handled_) {
+    // At or past the last handled message: the range being re-read (if any) is behind us.
+    if (!handled_ || offset >= *handled_) {
         handled_ = offset;
-        // Past the range being re-read: every encoded partition is wanted again from here on.
-        reread_from_.clear();
-        std::erase_if(done_through_, [offset](const auto& kv) { return kv.second <= offset; });
+        caught_up(offset);
     }
     if (!next_ || offset + 1 > *next_) next_ = offset + 1;
+}
+
+void commit_ledger::passed_over(std::uint64_t offset) {
+    next_ = offset + 1;
+    if (handled_ && offset >= *handled_) caught_up(offset);  // the re-read passed the last handled message
 }
 
 void commit_ledger::took(std::uint64_t offset) {

@@ -57,7 +57,7 @@ public:
     // -- Events of the intake --------------------------------------------------------------
 
     /// A message passed over by a re-read (`intake::pass_over`): polling goes on after it.
-    void passed_over(std::uint64_t offset) noexcept { next_ = offset + 1; }
+    void passed_over(std::uint64_t offset);
     /// `offset` is handled (covered by an adopted object): the re-read points and adopted
     /// objects it passes are forgotten.
     void handled_through(std::uint64_t offset);
@@ -118,6 +118,10 @@ public:
     void dropped();
 
 private:
+    /// A re-read reached `offset`, the last handled message: its re-read points and the
+    /// adoptions it passed are forgotten.
+    void caught_up(std::uint64_t offset);
+
     struct durable_range {
         std::uint64_t first = 0;
         std::uint64_t last = 0;

@@ -96,6 +96,9 @@
 /// - **G2, adoption per encoded partition.** A 412 on encoded partition E's key marks done
 ///   only E's messages up to the existing object's last offset; when it holds less, only E is
 ///   re-read and the others' messages are passed over (`commit_ledger::adopted`, `classify`).
+///   The re-read ends at the last message handled before it (not at the first one after it:
+///   at the end of a stream none comes, and a re-read point left behind would hold G3's
+///   commit point below the head for good).
 /// - **G3, the commit point** (`commit_ledger::commit_point`). The stored offset is one below
 ///   the lowest first offset among the open objects, the in-flight ones (delivered in
 ///   first-offset order; `open_object_set::lowest_first`) and the encoded partitions being

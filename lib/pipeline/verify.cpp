@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 namespace iss::pipeline {
 
@@ -98,6 +99,29 @@ void account_refused(partition_report& r, const std::set<std::uint64_t>& refused
     }
 }
 
+partition_report verify_table_partition(partition_ref p, std::vector<verified_table_file> files,
+                                        std::optional<std::uint64_t> committed, std::vector<std::string> unreadable) {
+    std::vector<verified_object> all;
+    std::map<std::string, std::vector<verified_object>> by_group;
+    std::vector<std::string> miscounted;
+    for (auto& f : files) {
+        if (f.record_count < 0 || static_cast<std::uint64_t>(f.record_count) != f.range.count)
+            miscounted.push_back(fmt::format("{} has {} rows in the table's manifest, {} in its object's metadata",
+                                             f.key, f.record_count, f.range.count));
+        all.push_back({f.key, f.range});
+        by_group[f.group].push_back({std::move(f.key), f.range});
+    }
+    // Coverage (gaps, the committed offset) over every file; overlaps within a group only.
+    auto r = verify_partition(p, std::move(all), committed, std::move(unreadable));
+    r.overlaps.clear();
+    for (auto& [group, objects] : by_group) {
+        auto g = verify_partition(p, std::move(objects), std::nullopt);
+        for (auto& o : g.overlaps) r.overlaps.push_back(std::move(o));
+    }
+    r.miscounted = std::move(miscounted);
+    return r;
+}
+
 std::vector<std::string> describe_problems(const partition_report& r) {
     std::vector<std::string> out;
     const auto name = fmt::format("{}/{}/{}", r.partition.stream, r.partition.topic, r.partition.partition);
@@ -116,6 +140,7 @@ std::vector<std::string> describe_problems(const partition_report& r) {
     }
     for (const auto& k : r.unreadable)
         out.push_back(fmt::format("{}: {} has no usable x-amz-meta-iggy-* range metadata", name, k));
+    for (const auto& m : r.miscounted) out.push_back(fmt::format("{}: {}", name, m));
     return out;
 }
 

@@ -63,9 +63,12 @@ struct partition_report {
     /// Offsets in no object because the format refused their messages (skipped or
     /// dead-lettered by delivery.on_bad_message): accounted for, not gaps (account_refused).
     std::uint64_t refused = 0;
+    /// Table data files whose row count (the manifest's `record_count`) is not the object's
+    /// `x-amz-meta-iggy-count`, one sentence each.
+    std::vector<std::string> miscounted;
 
     [[nodiscard]] bool ok() const noexcept {
-        return gaps.empty() && overlaps.empty() && !committed_missing && unreadable.empty();
+        return gaps.empty() && overlaps.empty() && !committed_missing && unreadable.empty() && miscounted.empty();
     }
 };
 
@@ -89,6 +92,27 @@ struct partition_report {
 /// Takes `refused` (offsets whose messages the format refuses) out of `r`'s gaps (a gap may
 /// split in two) and committed-but-missing span, and counts those it took in `r.refused`.
 void account_refused(partition_report& r, const std::set<std::uint64_t>& refused);
+
+/// One data file of an Iceberg table's current snapshot (`verify` with `iceberg` set): listed
+/// by the manifests, its range HEADed.
+struct verified_table_file {
+    std::string key;
+    /// The partition value's path (the key's folder): the files of one value hold consecutive
+    /// messages of that value, so they never overlap; files of different values interleave.
+    std::string group;
+    object_range range;
+    std::int64_t record_count = 0;  ///< the manifest's `record_count`
+};
+
+/// Judges one partition's data files against the offset the table's summary holds (its
+/// `iggy-s3-sink.offsets` minus one): a gap where no file's range covers an offset up to it;
+/// an overlap where two files of one group cover the same offset (the same file registered
+/// twice, or a value's messages in two files: rows twice in the table); a file whose row count
+/// is not its object's count. Files of different groups may cover the same offsets (their
+/// messages interleave); which rows of a range a file holds is not read.
+[[nodiscard]] partition_report verify_table_partition(partition_ref p, std::vector<verified_table_file> files,
+                                                      std::optional<std::uint64_t> committed,
+                                                      std::vector<std::string> unreadable = {});
 
 /// One line per problem ("app/events/0: gap: offsets 10..19 are in no object (after KEY, before KEY)").
 [[nodiscard]] std::vector<std::string> describe_problems(const partition_report& r);

@@ -23,3 +23,13 @@ add_test(NAME integration.iceberg.catalog COMMAND integration_iceberg_catalog)
 set_tests_properties(integration.iceberg.catalog PROPERTIES
   LABELS "integration;iceberg;s3" TIMEOUT 300 FIXTURES_REQUIRED "rgw;iceberg" SKIP_RETURN_CODE 77
   ENVIRONMENT "RGW_DIR=${ISS_RGW_DIR};ICEBERG_DIR=${ISS_ICEBERG_CATALOG_DIR};ICEBERG_PYTHON=${ISS_ICEBERG_PYTHON};ICEBERG_READ_TABLE=${CMAKE_CURRENT_LIST_DIR}/iceberg/read_table.py;CI=$ENV{CI}")
+
+# End to end with the daemon (tests/integration/e2e/iceberg_cases.py; label e2e and iceberg, in
+# the default run): two daemons in one group committing to one table through 10 SIGKILLs, read
+# back by PyIceberg; a table outside s3.bucket refused at start.
+foreach(case kills_two_daemons bucket_mismatch)
+  iss_e2e_test(e2e.iceberg.${case} iceberg_cases.py ${case} 600 EXTRA_LABELS iceberg
+    EXTRA_ENV ICEBERG_DIR=${ISS_ICEBERG_CATALOG_DIR} ICEBERG_PYTHON=${ISS_ICEBERG_PYTHON}
+    ICEBERG_READ_TABLE=${CMAKE_CURRENT_LIST_DIR}/iceberg/read_table.py)
+  set_tests_properties(e2e.iceberg.${case} PROPERTIES FIXTURES_REQUIRED "rgw;iceberg")
+endforeach()

@@ -3,18 +3,43 @@
 """Reads an Iceberg table through the REST catalog with PyIceberg (test-only reader, from
 the venv scripts/install-deps makes: .cache/iceberg-rest/venv) and prints one JSON line:
 {"snapshot_id": N or null, "summary": {...}, "snapshots": N, "rows": N or null,
- "files": [[path, record_count], ...] or null}.
+ "files": [[path, record_count, [partition values]], ...] or null, "select": [[v, ...], ...] or null}.
 
-usage: read_table.py CATALOG_URI NAMESPACE TABLE [--rows] [--files]
+usage: read_table.py CATALOG_URI NAMESPACE TABLE [--rows] [--files] [--select=COL,COL...] [--add-again=PATH]
 S3 settings from the environment: RGW_ENDPOINT, RGW_ACCESS_KEY, RGW_SECRET_KEY, RGW_REGION.
 --rows also scans the current snapshot's data files (they must exist); --files lists the
 current snapshot's data files as PyIceberg's scan planning finds them (it reads the manifest
-list and the manifests, not the data files)."""
+list and the manifests, not the data files), with each file's partition values as its manifest
+entry has them (a day transform's as days since 1970-01-01); --select scans the current
+snapshot and lists every row's values of the given columns (timestamps as microseconds since
+the epoch). --add-again=PATH first appends the data file PATH (one the table holds) once more,
+in a new snapshot (PyIceberg's add_files without its duplicate check): its rows are then twice
+in the table, which is what `verify` must find."""
+import datetime
 import json
 import os
 import sys
 
-from pyiceberg.catalog.rest import RestCatalog
+# The AWS SDK inside pyarrow sends checksum trailers with chunked uploads unless told to send
+# checksums only when required; RGW 16 answers those with 411 MissingContentLength
+# (tests/integration/README.md, RGW facts; the catalog fixture sets the same for its SDK).
+os.environ.setdefault("AWS_REQUEST_CHECKSUM_CALCULATION", "WHEN_REQUIRED")
+os.environ.setdefault("AWS_RESPONSE_CHECKSUM_VALIDATION", "WHEN_REQUIRED")
+
+from pyiceberg.catalog.rest import RestCatalog  # noqa: E402 (after the environment above)
+
+
+def partition_values(record) -> list:
+    """A manifest entry's partition tuple as plain JSON values (dates as days since the epoch). --add-again=PATH first appends the data file PATH (one the table holds) once more,
+in a new snapshot (PyIceberg's add_files without its duplicate check): its rows are then twice
+in the table, which is what `verify` must find."""
+    out = []
+    for i in range(len(record)):
+        v = record[i]
+        if isinstance(v, datetime.date):
+            v = (v - datetime.date(1970, 1, 1)).days
+        out.append(v)
+    return out
 
 
 def main() -> int:
@@ -35,6 +60,10 @@ def main() -> int:
         },
     )
     t = catalog.load_table((*namespace.split("."), table))
+    again = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--add-again=")]
+    if again:
+        t.add_files(file_paths=again, check_duplicate_files=False)
+        t = catalog.load_table((*namespace.split("."), table))
     snap = t.current_snapshot()
     out = {
         "snapshot_id": snap.snapshot_id if snap else None,
@@ -43,9 +72,23 @@ def main() -> int:
         "snapshots": len(t.metadata.snapshots),
         "rows": None,
         "files": None,
+        "select": None,
     }
     if "--files" in sys.argv:
-        out["files"] = sorted([task.file.file_path, task.file.record_count] for task in t.scan().plan_files())
+        out["files"] = sorted([task.file.file_path, task.file.record_count, partition_values(task.file.partition)]
+                              for task in t.scan().plan_files())
+    select = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--select=")]
+    if select:
+        import pyarrow as pa
+        cols = select[0].split(",")
+        table = t.scan(selected_fields=tuple(cols)).to_arrow()
+        columns = []
+        for c in cols:
+            col = table.column(c)
+            if pa.types.is_timestamp(col.type):
+                col = col.cast(pa.int64())
+            columns.append(col.to_pylist())
+        out["select"] = [list(r) for r in zip(*columns)]
     if "--rows" in sys.argv:
         out["rows"] = t.scan().to_arrow().num_rows
     print(json.dumps(out, sort_keys=True))

@@ -117,15 +117,15 @@ for want in "iceberg: needs format.type parquet, not csv" \
   grep -qF "$want" <<<"$out" || fail "missing problem '$want' in: $out"
 done
 grep -q 'very-secret' <<<"$out" && fail "a catalog secret was printed: $out"
+# ... and `run` checks the same before it connects anywhere: 78, every problem listed.
+out=$(env -i timeout 20 "$bin" run --config "$tmp/iceberg.yaml" 2>&1)
+rc=$?
+[ $rc -eq 78 ] || fail "run with iceberg and csv: exit $rc, want 78: $out"
+grep -qF "iceberg: needs format.type parquet, not csv" <<<"$out" || fail "run did not say why: $out"
 sed -i 's/type: csv/type: parquet/; s/"days(timestamp)", "identity(tenant)"/"day(timestamp)", "identity(topic)"/' "$tmp/iceberg.yaml"
 out=$(env -i "$bin" check-config --config "$tmp/iceberg.yaml" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "valid iceberg config: exit $rc, want 0: $out"
 grep -q 'client_secret: "\*\*\*\*"' <<<"$out" || fail "client_secret not shown as ****: $out"
 grep -q 'very-secret' <<<"$out" && fail "a catalog secret was printed: $out"
-# ... and `run` refuses it (exit 78) until the table commit is wired, instead of ignoring it.
-out=$(env -i timeout 20 "$bin" run --config "$tmp/iceberg.yaml" 2>&1)
-rc=$?
-[ $rc -eq 78 ] || fail "run with iceberg: exit $rc, want 78: $out"
-grep -qF "iceberg: committing to Iceberg tables is not available in this build yet" <<<"$out" || fail "run did not say why: $out"
 echo "check-config CLI: all checks passed"

@@ -134,6 +134,25 @@ TEST_CASE("table metadata: main from refs, else the current snapshot; its summar
     CHECK(e.committed_offsets().value().empty());
 }
 
+TEST_CASE("the committed offsets are the newest on main's ancestry: another writer's snapshot does not hide ours",
+          "[iceberg][commit]") {
+    // 30 and 40 are other writers' appends (PyIceberg's, Spark's): their summaries have no
+    // iggy-s3-sink.offsets; 20's still hold for the data files the table has.
+    const std::string s10 = snapshot(10, std::nullopt, 1, R"({"app":{"orders":{"0":50}}})", 50);
+    const std::string s20 = snapshot(20, 10, 2, R"({"app":{"orders":{"0":100}}})");
+    const std::string s30 = snapshot(30, 20, 3, "");
+    const std::string s40 = snapshot(40, 30, 4, "");
+    const auto t = parse_table_metadata(load_result(s10 + "," + s20 + "," + s30 + "," + s40, main_ref(40), 4)).value();
+    CHECK(t.committed_offsets().value() == offset_map{{p0, 100}});
+    // ... so a batch already in the table is found there, not committed again
+    const auto fx = test::fixture();
+    const std::vector<pending_file> done{{fx.files[0], p0, 90, 99}};
+    CHECK(decide(t, done, 0).what == decision::kind::done);
+    // an ancestry without the key (its snapshots expired, or never ours): nothing committed
+    const auto foreign = parse_table_metadata(load_result(s30, main_ref(30), 3)).value();
+    CHECK(foreign.committed_offsets().value().empty());
+}
+
 TEST_CASE("table metadata that cannot be used is refused, naming why", "[iceberg][commit]") {
     const auto why = [](const std::string& text) {
         auto r = parse_table_metadata(text);
@@ -232,6 +251,12 @@ TEST_CASE("a commit on a parent: totals add up, offsets merge, the parent's mani
     auto later = t;
     later.snapshots.back().timestamp_ms = 1'900'000'000'000LL;
     CHECK(json::parse(plan(fx, later, files).snapshot_json).at("timestamp-ms") == 1'900'000'000'001LL);
+    // the table's metadata changed after this host's clock (a schema or property update by
+    // another host): the snapshot is one past `last-updated-ms`
+    CHECK(t.last_updated_ms == 1);  // as the metadata says
+    auto updated = t;
+    updated.last_updated_ms = 1'950'000'000'000LL;
+    CHECK(json::parse(plan(fx, updated, files).snapshot_json).at("timestamp-ms") == 1'950'000'000'001LL);
 }
 
 TEST_CASE("a retry on the same parent is the same snapshot, byte for byte; a new parent a new one",

@@ -36,6 +36,27 @@ TEST_CASE("a manifest carries the spec's file metadata and one entry per data fi
     CHECK(part.at("type").at("fields").as_array()[1].at("name") == "tenant");
 }
 
+TEST_CASE("a manifest reads back: each entry's status, content, file path and record count", "[iceberg][manifest]") {
+    const auto fx = test::fixture();
+    REQUIRE(fx.files.size() >= 2);
+    auto back = read_manifest(write_manifest(fx.schema, fx.spec, fx.files));
+    REQUIRE(back.has_value());
+    REQUIRE(back->size() == fx.files.size());
+    for (std::size_t i = 0; i < fx.files.size(); ++i) {
+        CHECK((*back)[i].status == 1);  // ADDED
+        CHECK((*back)[i].content == 0);
+        CHECK((*back)[i].file_path == fx.files[i].file_path);
+        CHECK((*back)[i].record_count == fx.files[i].record_count);
+    }
+    auto bad = read_manifest("not avro");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error() == iceberg::errc::bad_avro);
+    // a manifest list is not a manifest: its records have no data_file
+    auto list = read_manifest(write_manifest_list(1, std::nullopt, 1, std::vector<manifest_file>(1)));
+    REQUIRE_FALSE(list.has_value());
+    CHECK_THAT(list.error().message(), Catch::Matchers::ContainsSubstring("status"));
+}
+
 TEST_CASE("an unpartitioned table's manifest has an empty partition record", "[iceberg][manifest]") {
     auto fx = test::fixture();
     fx.spec.fields.clear();

@@ -109,6 +109,33 @@ TEST_CASE("ledger: adoption of an object that holds less re-reads only its encod
     CHECK(l.commit_point(std::nullopt) == opt{6});
 }
 
+TEST_CASE("ledger: a re-read that reaches the last handled message ends there, with no message after it (G2)",
+          "[pipeline][ledger][g2]") {
+    // The end of a stream: A's re-read and B's held messages reach the head, nothing follows.
+    pl::commit_ledger l{std::nullopt};
+    for (std::uint64_t o = 0; o < 6; ++o) l.appended(o % 2 ? "B" : "A", o);
+    CHECK(l.adopted("A", 0, 4, 2, false));  // A re-read from 3
+    l.passed_over(3);                       // B's
+    l.appended("A", 4);                     // A's next object opens at 4
+    l.passed_over(5);                       // B's, the last handled message: the re-read is over
+    CHECK(l.next() == opt{6});
+    CHECK(l.classify("B", 6) == pl::intake::take);
+    l.written(1, 5);  // B's object delivered
+    l.written(4, 4);  // A's new object delivered
+    // Everything up to 5 is durable: 5 may be stored (a re-read point left at 5 would pull it
+    // into B's [1..5] and A's adopted [0..2]: nothing stored, lag forever at the end of a stream).
+    CHECK(l.commit_point(std::nullopt) == opt{5});
+    // The same when the last handled message is the re-read partition's own.
+    pl::commit_ledger m{std::nullopt};
+    for (std::uint64_t o = 0; o < 6; ++o) m.appended(o % 2 ? "A" : "B", o);
+    CHECK(m.adopted("A", 1, 5, 3, false));  // A re-read from 4
+    m.passed_over(4);                       // B's
+    m.appended("A", 5);                     // A's, the last handled
+    m.written(0, 4);
+    m.written(5, 5);
+    CHECK(m.commit_point(std::nullopt) == opt{5});
+}
+
 TEST_CASE("ledger: stored and pending offsets; a drop goes back to what is durable", "[pipeline][ledger][inv5]") {
     pl::commit_ledger l{9};
     for (std::uint64_t o = 10; o < 20; ++o) l.appended("", o);

@@ -30,3 +30,18 @@ TEST_CASE("lag: table and JSON renderings", "[pipeline][lag]") {
           "\"committed\":4,\"lag\":5},{\"stream\":\"app\",\"topic\":\"requests\",\"partition\":1,\"messages\":0,"
           "\"head\":null,\"committed\":null,\"lag\":0}],\"total_lag\":5}\n");
 }
+
+TEST_CASE("lag: with an Iceberg table, its committed offset beside Iggy's", "[pipeline][lag]") {
+    std::vector<pl::lag_row> rows{
+        {{"app", "requests", 0}, 10, 9, 4u, 5, true, 6u},           // the table is ahead of Iggy
+        {{"app", "requests", 1}, 3, 2, std::nullopt, 3, true, {}},  // nothing in the table yet
+    };
+    const auto t = pl::render_lag_table(rows);
+    CHECK(t.find("STREAM  TOPIC     PARTITION  HEAD  COMMITTED  TABLE  LAG\n") == 0);
+    CHECK(t.find("app     requests          0     9          4      6    5\n") != std::string::npos);
+    CHECK(t.find("app     requests          1     2          -      -    3\n") != std::string::npos);
+    CHECK(pl::render_lag_json(rows) ==
+          "{\"partitions\":[{\"stream\":\"app\",\"topic\":\"requests\",\"partition\":0,\"messages\":10,\"head\":9,"
+          "\"committed\":4,\"lag\":5,\"table_committed\":6},{\"stream\":\"app\",\"topic\":\"requests\",\"partition\":1,"
+          "\"messages\":3,\"head\":2,\"committed\":null,\"lag\":3,\"table_committed\":null}],\"total_lag\":8}\n");
+}

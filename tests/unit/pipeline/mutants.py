@@ -73,6 +73,9 @@ MUTANTS = [
          "const bool alone = true;")]),
     ("G2 adoption of less re-reads nothing", "[g2]", "lib/pipeline/commit_ledger.cpp", [
         ("commit_ledger::adopted", "next_ = std::min(next_.value_or(from), from);", "")]),
+    ("G2 a re-read that reaches the last handled message goes on (commit point held back)", "[g2]",
+     "lib/pipeline/commit_ledger.cpp", [
+        ("commit_ledger::passed_over", "if (handled_ && offset >= *handled_) caught_up(offset);", "")]),
     ("G3 commit point off by one (stores the lowest open first offset itself)", "[g3]",
      "lib/pipeline/commit_ledger.cpp", [
         ("commit_ledger::commit_point", "if (p == 0) return std::nullopt; return p - 1;", "return p;")]),

@@ -115,3 +115,38 @@ TEST_CASE("verify: offsets the format refused (skipped, dead-lettered) are accou
     CHECK(r.ok());
     CHECK(r.refused == 0);
 }
+
+namespace {
+pl::verified_table_file file(std::string group, std::string name, std::uint64_t first, std::uint64_t last,
+                             std::uint64_t count) {
+    return {group + "/" + name, group, {first, last, count}, static_cast<std::int64_t>(count)};
+}
+}  // namespace
+
+TEST_CASE("verify on a table: files of two partition values interleave; each value's files touch",
+          "[pipeline][verify]") {
+    // tenant=a holds 0, 2, 4..9 and tenant=b 1, 3, 10..19: their ranges cross, which is fine.
+    std::vector<pl::verified_table_file> files{file("tenant=a", "0", 0, 9, 8), file("tenant=b", "1", 1, 19, 12)};
+    auto r = pl::verify_table_partition(p0, files, 19);
+    CHECK(r.ok());
+    CHECK(r.objects == 2);
+    CHECK(pl::describe_problems(r).empty());
+    // The same file registered twice: its offsets twice in the table.
+    files.push_back(files[1]);
+    r = pl::verify_table_partition(p0, files, 19);
+    REQUIRE(r.overlaps.size() == 1);
+    CHECK_THAT(pl::describe_problems(r)[0],
+               ContainsSubstring("duplicate offsets 1..19 are in two objects: tenant=b/1 and tenant=b/1"));
+    // A value's file missing: offsets no file covers, up to the committed one.
+    r = pl::verify_table_partition(p0, {file("tenant=a", "0", 0, 9, 8), file("tenant=b", "12", 12, 19, 8)}, 19);
+    REQUIRE(r.gaps.size() == 1);
+    CHECK(r.gaps[0].first == 10);
+    CHECK(r.gaps[0].last == 11);
+    // The manifest's row count is not the object's.
+    files = {file("tenant=a", "0", 0, 9, 8)};
+    files[0].record_count = 9;
+    r = pl::verify_table_partition(p0, files, 9);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(pl::describe_problems(r)[0],
+               ContainsSubstring("tenant=a/0 has 9 rows in the table's manifest, 8 in its object's metadata"));
+}

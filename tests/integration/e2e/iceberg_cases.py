@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end cases of Iceberg tables (issue 36): the daemon commits its Parquet objects to a
+table of the real REST catalog of the `iceberg` CTest fixture (the Apache Iceberg project's
+REST catalog server, tables on the test RGW); PyIceberg (tests/integration/iceberg/read_table.py,
+in the venv scripts/install-deps makes) reads the table back as an independent reader.
+Usage: iceberg_cases.py CASE   (ISS_BINARY_DIR, RGW_DIR, ICEBERG_DIR, ICEBERG_PYTHON,
+ICEBERG_READ_TABLE from CTest).
+
+- kills_two_daemons: messages over 3 partitions (a payload time `ts` over three UTC days and a
+  `tenant`), a table partitioned by day(ts) and identity(tenant), two daemons in one consumer
+  group committing to the same table, SIGKILLed 10 times in turn (seeded) while the messages
+  are produced; then: every offset exactly once in the table's current snapshot, rows per
+  (day, tenant) as produced (from the rows, and from the manifests' partition values and record
+  counts), and the snapshot summary's `iggy-s3-sink.offsets` equal to Iggy's committed offsets;
+  `lag` shows the table's committed offsets beside Iggy's, `verify` finds every offset in
+  exactly one data file; with one data file registered a second time (PyIceberg's add_files),
+  `verify` exits 1 naming it.
+- bucket_mismatch: a table whose location is not in s3.bucket: `run` exits 78 naming both
+  buckets and what to set, before it joins the group.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from harness import Env, check, log, read_env_file, run_case
+
+DAY_US = 86_400_000_000
+T0_US = 1_796_083_200_000_000  # 2026-12-01T00:00:00Z
+TENANTS = ["acme", "globex", "initech", None]  # None: no tenant (a null partition value)
+SCHEMA = [{"name": "seq", "type": "int64", "from": "payload:seq", "nullable": False},
+          {"name": "ts", "type": "timestamp_us", "from": "payload:ts", "nullable": False},
+          {"name": "tenant", "type": "string", "from": "payload:tenant"},
+          {"name": "part", "type": "int64", "from": "partition", "nullable": False},
+          {"name": "offset", "type": "int64", "from": "offset", "nullable": False}]
+
+
+def iceberg_env() -> dict[str, str]:
+    d = os.environ.get("ICEBERG_DIR")
+    if not d or not (Path(d) / "env").exists():
+        print("ICEBERG_DIR/env missing: run through ctest (fixture iceberg)", file=sys.stderr)
+        sys.exit(1)
+    return read_env_file(Path(d) / "env")
+
+
+def table_config(env: Env, ice: dict, address: str, ns: str, name: str, bucket: str | None = None) -> Path:
+    cfg = env.config(bucket or ice["ICEBERG_BUCKET"], address, group="s3-sink-ice", name=name,
+                     fmt={"type": "parquet", "schema": SCHEMA},
+                     rotation={"max_records": 400, "idle": "1s", "max_span": "1d"})
+    c = json.loads(cfg.read_text())
+    c["iceberg"] = {"catalog": {"uri": ice["ICEBERG_URI"]}, "namespace": ns, "table": "{topic}",
+                    "partition_by": ["day(ts)", "identity(tenant)"], "commit_interval": "1s"}
+    cfg.write_text(json.dumps(c, indent=2))
+    return cfg
+
+
+def read_table(env: Env, ice: dict, ns: str, table: str, *flags: str) -> dict:
+    rgw = env.rgw
+    e = dict(os.environ, RGW_ENDPOINT=rgw["RGW_ENDPOINT"], RGW_ACCESS_KEY=rgw["RGW_ACCESS_KEY"],
+             RGW_SECRET_KEY=rgw["RGW_SECRET_KEY"], RGW_REGION=rgw.get("RGW_REGION", "us-east-1"))
+    r = subprocess.run([os.environ["ICEBERG_PYTHON"], os.environ["ICEBERG_READ_TABLE"], ice["ICEBERG_URI"], ns, table,
+                        *flags], env=e, capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0, f"read_table.py exited {r.returncode}: {r.stderr[-3000:]}")
+    return json.loads(r.stdout)
+
+
+def make_messages(rng, per_partition: int) -> list[dict]:
+    """Messages per partition in send order: seq (global), ts over three UTC days (not in order),
+    a tenant or none."""
+    msgs = []
+    for part in range(3):
+        for _ in range(per_partition):
+            msgs.append({"part": part, "ts": T0_US + rng.randrange(3 * DAY_US), "tenant": rng.choice(TENANTS)})
+    rng.shuffle(msgs)
+    for seq, m in enumerate(msgs):
+        m["seq"] = seq
+    return msgs
+
+
+def produce(env: Env, address: str, msgs: list[dict], spread: float, sent: list[int]) -> None:
+    """Runs of 50..200 consecutive messages of one partition, one iggy-produce each, spread over
+    `spread` seconds; `sent[0]` counts what was sent."""
+    runs: list[list[dict]] = []
+    by_part: dict[int, list[dict]] = {0: [], 1: [], 2: []}
+    for m in msgs:
+        by_part[m["part"]].append(m)
+    import random
+    order = random.Random(len(msgs))  # the run sizes follow from the messages (already seeded)
+    for part, ms in by_part.items():
+        i = 0
+        while i < len(ms):
+            size = order.randrange(50, 200)
+            runs.append(ms[i:i + size])
+            i += size
+    runs.sort(key=lambda r: r[0]["seq"])
+    t0 = time.monotonic()
+    for k, run in enumerate(runs):
+        wait = t0 + spread * k / len(runs) - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        path = env.work / f"run-{k}.jsonl"
+        path.write_text("".join(json.dumps({"seq": m["seq"], "ts": m["ts"], "tenant": m["tenant"]}) + "\n"
+                                for m in run))
+        out = env.produce(address, "app", "events", "--create", "3", "--partition", str(run[0]["part"]), str(path))
+        check(f"sent {len(run)} messages" in out, f"iggy-produce of run {k}: {out}")
+        path.unlink()
+        sent[0] += len(run)
+
+
+def check_table(env: Env, ice: dict, ns: str, msgs: list[dict], cfg: Path) -> list:
+    """The table as PyIceberg reads it against the messages produced; returns its data files."""
+    t = read_table(env, ice, ns, "events", "--files", "--select=part,offset,seq,ts,tenant")
+    rows = t["select"]
+    counts = Counter((r[0], r[1]) for r in rows)
+    per_part = Counter(m["part"] for m in msgs)
+    missing = [(p, o) for p, n in per_part.items() for o in range(n) if counts[(p, o)] == 0]
+    twice = [(k, c) for k, c in counts.items() if c > 1]
+    extra = [k for k in counts if k[0] not in per_part or k[1] >= per_part[k[0]]]
+    check(not missing, f"{len(missing)} offsets missing from the table's current snapshot, e.g. {missing[:5]}")
+    check(not twice, f"{len(twice)} offsets more than once in the table's current snapshot, e.g. {twice[:5]}")
+    check(not extra, f"{len(extra)} rows of offsets never produced, e.g. {extra[:5]}")
+    # The rows hold the messages' own values (seq is unique per message).
+    by_seq = {m["seq"]: m for m in msgs}
+    wrong = [r for r in rows if by_seq[r[2]]["ts"] != r[3] or by_seq[r[2]]["tenant"] != r[4]
+             or by_seq[r[2]]["part"] != r[0]]
+    check(not wrong, f"{len(wrong)} rows differ from the message they hold, e.g. {wrong[:3]}")
+    want = Counter(((m["ts"] // DAY_US), m["tenant"]) for m in msgs)
+    got_rows = Counter((r[3] // DAY_US, r[4]) for r in rows)
+    check(got_rows == want, f"rows per (day, tenant) differ: got {sorted(got_rows.items(), key=str)}, "
+                            f"want {sorted(want.items(), key=str)}")
+    # The manifests' partition values and record counts (what a query engine prunes by).
+    got_files: Counter = Counter()
+    for path, n, values in t["files"]:
+        check(len(values) == 2, f"data file {path}: partition {values}, want [day, tenant]")
+        got_files[(values[0], values[1])] += n
+    check(got_files == want, f"record counts per partition value in the manifests differ: got "
+                             f"{sorted(got_files.items(), key=str)}, want {sorted(want.items(), key=str)}")
+    # The summary's offsets (the next offset the table holds) and Iggy's committed offsets
+    # (the last one consumed).
+    offsets = json.loads(t["summary"]["iggy-s3-sink.offsets"])
+    lag = {r["partition"]: r["committed"] for r in env.lag_json(cfg)}
+    for p, n in per_part.items():
+        table_next = offsets.get("app", {}).get("events", {}).get(str(p))
+        check(table_next == n, f"partition {p}: the summary's next offset is {table_next}, {n} messages were sent")
+        check(lag.get(p) == n - 1, f"partition {p}: Iggy's committed offset is {lag.get(p)}, the table's next is "
+                                   f"{table_next}")
+    check(all(r.get("table_committed") == r["committed"] for r in env.lag_json(cfg)),
+          f"lag --json: the table's committed offsets are not Iggy's: {env.lag_json(cfg)}")
+    log(f"table: {len(rows)} rows in {len(t['files'])} data files, {t['snapshots']} snapshots, "
+        f"{len(want)} (day, tenant) partitions; summary offsets {offsets['app']['events']}")
+    return t["files"]
+
+
+def verify(env: Env, cfg: Path) -> tuple[int, str]:
+    r = subprocess.run([env.bin("iggy-s3-sink"), "verify", "--config", str(cfg)], env=env.daemon_env(),
+                       capture_output=True, text=True, timeout=600)
+    return r.returncode, r.stdout + r.stderr
+
+
+def check_verify(env: Env, ice: dict, ns: str, cfg: Path, files: list) -> None:
+    """`verify` on the table: ok; then with one data file registered a second time (PyIceberg's
+    add_files), its offsets are twice in the table: exit 1, naming the file."""
+    rc, out = verify(env, cfg)
+    check(rc == 0 and "ok: every offset" in out, f"verify on the table exited {rc}:\n{out}")
+    path = files[len(files) // 2][0]
+    key = path.split("/", 3)[3]
+    t = read_table(env, ice, ns, "events", f"--add-again={path}")
+    check(t["summary"].get("added-data-files") == "1", f"PyIceberg's add_files: {t['summary']}")
+    rc, out = verify(env, cfg)
+    check(rc == 1, f"verify with a data file registered twice exited {rc}, want 1:\n{out}")
+    check(f"are in two objects: {key} and {key}" in out, f"verify does not name the file registered twice:\n{out}")
+    log(f"verify: ok on the table; with {key} registered twice: exit 1, naming it")
+
+
+def kills_two_daemons(env: Env, rng) -> None:
+    ice = iceberg_env()
+    ns = f"e2e_{rng.randrange(1 << 30):x}_{os.getpid():x}"
+    msgs = make_messages(rng, 2500)
+    broker = env.start_broker()
+    cfgs = [table_config(env, ice, broker.address, ns, f"sink{i}") for i in (0, 1)]
+    delays = [rng.uniform(1.0, 4.0) for _ in range(10)]
+    errors: list[BaseException] = []
+    sent = [0]
+
+    def producer() -> None:
+        try:
+            produce(env, broker.address, msgs, 0.8 * sum(delays), sent)
+        except BaseException as e:  # noqa: BLE001 (reported by the main thread)
+            errors.append(e)
+
+    thread = threading.Thread(target=producer)
+    thread.start()
+    deadline = time.time() + 60
+    while sent[0] == 0 and not errors and time.time() < deadline:  # the topic exists (its first run is in)
+        time.sleep(0.05)
+    daemons = [env.start_daemon(cfgs[i], tag=f"sink{i}") for i in (0, 1)]
+    for i, delay in enumerate(delays):
+        time.sleep(delay)
+        victim = i % 2
+        rc = daemons[victim].poll()
+        check(rc is None, f"daemon {victim} exited on its own ({rc}) before kill {i + 1}")
+        daemons[victim].kill()
+        daemons[victim].wait()
+        daemons[victim] = env.start_daemon(cfgs[victim], tag=f"sink{victim}")
+        log(f"SIGKILL {i + 1}/10 of daemon {victim} after {delay:.2f}s; {sent[0]} of {len(msgs)} produced")
+    thread.join(timeout=600)
+    check(not thread.is_alive(), "producer did not finish")
+    if errors:
+        raise errors[0]
+    env.wait_lag_zero(cfgs[0], 300)
+    for i, d in enumerate(daemons):
+        check(env.stop(d) == 0, f"daemon {i} did not exit 0 on SIGTERM")
+    files = check_table(env, ice, ns, msgs, cfgs[0])
+    check_verify(env, ice, ns, cfgs[0], files)
+    logs = "".join((env.work / f"sink{i}.log").read_text(errors="replace") for i in (0, 1))
+    log(f"the daemons' logs: {logs.count('committed as snapshot')} commits, "
+        f"{logs.count('found in snapshot')} batches found in the table after a kill, "
+        f"{logs.count('object exists already (412)')} objects adopted after a kill")
+
+
+def bucket_mismatch(env: Env, rng) -> None:
+    ice = iceberg_env()
+    ns = f"e2e_{rng.randrange(1 << 30):x}_{os.getpid():x}"
+    other = env.make_bucket(f"e2e-ice-other-{rng.randrange(1 << 30):x}-{os.getpid():x}")
+    broker = env.start_broker()
+    cfg = table_config(env, ice, broker.address, ns, "sink", bucket=other)
+    d = env.start_daemon(cfg)
+    rc = d.wait(timeout=120)
+    text = (env.work / "sink.log").read_text(errors="replace")
+    check(rc == 78, f"run exited {rc}, want 78 (a table outside s3.bucket):\n{text[-3000:]}")
+    for want in (f"in bucket {ice['ICEBERG_BUCKET']}, but s3.bucket is {other}",
+                 f"set s3.bucket: {ice['ICEBERG_BUCKET']}"):
+        check(want in text, f"the error does not say {want!r}:\n{text[-3000:]}")
+    check(not broker.membership_changes("s3-sink-ice"), "the daemon joined the group before checking the table")
+    log("a table outside s3.bucket: exit 78, naming both buckets")
+
+
+CASES = {"kills_two_daemons": kills_two_daemons, "bucket_mismatch": bucket_mismatch}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
+        print(f"usage: iceberg_cases.py {{{'|'.join(CASES)}}}", file=sys.stderr)
+        sys.exit(2)
+    fn = CASES[sys.argv[1]]
+    fn.__name__ = sys.argv[1]
+    run_case(fn)
