@@ -30,10 +30,13 @@ void set_help_text(CLI::App& sub, std::string_view about, std::string_view exit_
     sub.footer(fmt::format("{}\n\nExit codes:\n{}", about, exit_codes));
 }
 
-CLI::Validator duration_check() {
-    return CLI::Validator{[](std::string& v) -> std::string {
+CLI::Validator duration_check(bool positive) {
+    return CLI::Validator{[positive](std::string& v) -> std::string {
                               auto d = config::parse_duration(v);
-                              return d ? std::string{} : fmt::format("{}", d.error());
+                              if (!d) return fmt::format("{}", d.error());
+                              if (positive && d->count() <= 0)
+                                  return fmt::format("'{}': must be above 0 (e.g. 3s): nothing can answer in 0", v);
+                              return {};
                           },
                           ""};
 }
@@ -91,6 +94,11 @@ int run_command_line(std::span<const char* const> args) {
     }
     // A word that names no command (CLI11 would only say that a command is missing).
     const std::string_view first{args.front()};
+    // CLI11 answers --version as soon as it sees it, before it looks at the words after it.
+    if ((first == "--version" || first == "-V") && args.size() > 1) {
+        print_error("", "{} takes no arguments, got '{}'\nRun `iggy-s3-sink --help` for the commands.", first, args[1]);
+        return exit_usage;
+    }
     if (!first.starts_with('-') &&
         std::none_of(commands().begin(), commands().end(), [&](const command& c) { return c.name == first; })) {
         print_error("", "unknown command '{}'\nRun `iggy-s3-sink --help` for the commands.", first);

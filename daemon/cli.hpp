@@ -25,8 +25,9 @@ CLI::Option* add_config_option(CLI::App& sub, std::string& file, bool required =
 void set_help_text(CLI::App& sub, std::string_view about, std::string_view exit_codes);
 
 /// A CLI11 check that an option's value is a duration as the configuration writes them
-/// (`500ms`, `30s`, `5m`; config::parse_duration); a bad one is a usage error.
-[[nodiscard]] CLI::Validator duration_check();
+/// (`500ms`, `30s`, `5m`; config::parse_duration); a bad one is a usage error. With `positive`,
+/// 0 is one too (a timeout of 0 gives up before anything can answer).
+[[nodiscard]] CLI::Validator duration_check(bool positive = false);
 
 /// A command's error message on stderr, "iggy-s3-sink CMD: MESSAGE" ("iggy-s3-sink: MESSAGE"
 /// when `cmd` is empty), through the one stderr path (log::print_stderr): on the journal

@@ -69,7 +69,7 @@ command_main define_check_config(CLI::App& sub) {
     sub.add_flag("--markdown", a->markdown,
                  "with --help-config: the whole configuration reference as Markdown (docs/configuration.md)");
     sub.add_flag("-q,--quiet", a->quiet,
-                 "print no effective configuration, only problems and warnings (the systemd unit's ExecStartPre)");
+                 "print no effective configuration, only problems and warnings (the systemd unit's ExecReload)");
     set_help_text(sub,
                   "Reads FILE, replaces ${VAR} and ${VAR:-default} from the environment, and checks every\n"
                   "rule without connecting anywhere. Valid: prints the effective configuration (every key,\n"

@@ -77,9 +77,9 @@ command_main define_healthcheck(CLI::App& sub) {
     sub.add_flag("--ready", a->ready,
                  "ask /readyz instead of /healthz (with the default URL; with --url, name /readyz in it)")
         ->excludes(url);
-    sub.add_option("--timeout", a->timeout, "how long to wait for the answer (default 3s)")
+    sub.add_option("--timeout", a->timeout, "how long to wait for the answer (default 3s; above 0)")
         ->type_name("DURATION")
-        ->check(duration_check());
+        ->check(duration_check(true));
     set_help_text(sub,
                   "Asks a running daemon's admin server (admin.listen) for /healthz, or /readyz with --ready,\n"
                   "and exits 0 when it answers 200. Meant for container HEALTHCHECKs (the image has no curl).",

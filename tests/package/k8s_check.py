@@ -531,21 +531,27 @@ def check_sink(objs, where, source, binary, problems, require_irsa=True):
     # kubelet evicts a pod that passes its sizeLimit); the memory limit holds the budget, two
     # part buffers and the fixed 64 MiB.
     mem = eff.get("memory") or {}
+    tmpfs = 0  # a spool emptyDir with medium Memory is a tmpfs, charged to the container's memory
     if spool:
         spool_vol = next(v for v in ps["volumes"] if v["name"] == spool["name"])
         size_limit = (spool_vol.get("emptyDir") or {}).get("sizeLimit")
+        if (spool_vol.get("emptyDir") or {}).get("medium") == "Memory":
+            if not size_limit:
+                problems.add(dw, "the spool emptyDir is medium Memory without a sizeLimit: the tmpfs may take "
+                                 "the whole memory limit")
+            tmpfs = quantity(size_limit) if size_limit else 0
         if size_limit and spool_floor(mem) > quantity(size_limit):
             problems.add(dw, f"memory.max_spool ({mem.get('max_spool', '4GiB (the default)')}) + the spare spool "
                              f"files (min(max_spool / 4, 256 MiB)) = {spool_floor(mem) / 2**20:.0f} MiB passes the "
                              f"spool emptyDir's sizeLimit {size_limit}: lower memory.max_spool")
     mem_limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
-    floor = memory_floor(mem, eff.get("s3") or {})
+    floor = memory_floor(mem, eff.get("s3") or {}) + tmpfs
     if not mem_limit:
         problems.add(dw, "no memory limit: set it by the sizing formula (docs/operations.md \"Sizing\")")
     elif floor > quantity(mem_limit):
         problems.add(dw, f"memory.max_buffered ({mem.get('max_buffered', '256MiB (the default)')}) + 2 x "
-                         f"s3.part_size + 64 MiB = {floor / 2**20:.0f} MiB passes the container's memory limit "
-                         f"{mem_limit}")
+                         f"s3.part_size + 64 MiB{' + the tmpfs spool sizeLimit' if tmpfs else ''} = "
+                         f"{floor / 2**20:.0f} MiB passes the container's memory limit {mem_limit}")
     sa = find(objs, "ServiceAccount", ps.get("serviceAccountName", ""))
     if require_irsa and (not sa or "eks.amazonaws.com/role-arn" not in (sa["metadata"].get("annotations") or {})):
         problems.add(dw, "the ServiceAccount shows the IRSA annotation eks.amazonaws.com/role-arn")

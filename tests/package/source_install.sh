@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The from-source install (`cmake --install BUILD [--prefix P]`, README.md "Install"): into a
 # DESTDIR with a prefix other than the package's /usr, then again over an operator's files.
-#   - the unit's ExecStartPre/ExecStart name <prefix>/bin/iggy-s3-sink, and the binary is there;
+#   - the unit's ExecStart/ExecReload name <prefix>/bin/iggy-s3-sink, and the binary is there;
 #   - /etc/iggy-s3-sink/env is mode 0600;
 #   - the documentation: README.md, CHANGELOG.md and docs/*.md gzip-compressed, copyright not;
 #   - a second install keeps an existing config and env (the new examples go to *.example).
@@ -17,8 +17,8 @@ DESTDIR=$work cmake --install "$build" --prefix "$prefix" >"$work/install1.log"
 unit=$work/usr/lib/systemd/system/iggy-s3-sink.service
 [[ -f $unit ]] || fail "no unit at /usr/lib/systemd/system/iggy-s3-sink.service"
 [[ -x $work$prefix/bin/iggy-s3-sink ]] || fail "no daemon at $prefix/bin/iggy-s3-sink"
-for key in ExecStartPre ExecStart; do
-  line=$(grep "^$key=" "$unit") || fail "the unit has no $key"
+for key in ExecStart ExecReload; do
+  line=$(grep -m1 "^$key=" "$unit") || fail "the unit has no $key"
   [[ $line == "$key=$prefix/bin/iggy-s3-sink "* ]] || fail "$line: expected $prefix/bin/iggy-s3-sink"
 done
 [[ $(stat -c %a "$work/etc/iggy-s3-sink/env") == 600 ]] || fail "env is not mode 0600"

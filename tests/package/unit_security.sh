@@ -31,7 +31,21 @@ for setting in 'SystemCallFilter=@system-service' 'RestrictAddressFamilies=AF_UN
                'CapabilityBoundingSet=' 'MemoryDenyWriteExecute=yes' 'ProcSubset=pid'; do
   grep -qx "$setting" "$unit" || { echo "the unit lacks $setting" >&2; exit 1; }
 done
-# check-config runs before every start, quietly (the effective config is not printed).
-grep -q '^ExecStartPre=/usr/bin/iggy-s3-sink check-config --quiet --config ' "$unit" \
-  || { echo "ExecStartPre is not check-config --quiet" >&2; exit 1; }
+# An invalid config must not restart-loop: RestartPreventExitStatus= covers the main process
+# only (systemd.service(5)), so exit 78 has to come from `run` itself, not an ExecStartPre.
+if grep -q '^ExecStartPre=.*check-config' "$unit"; then
+  echo "ExecStartPre runs check-config: its exit 78 is restarted every RestartSec (RestartPreventExitStatus= is for the main process only); let run validate" >&2
+  exit 1
+fi
+grep -q '^ExecStart=/usr/bin/iggy-s3-sink run --config ' "$unit" || { echo "ExecStart is not run --config" >&2; exit 1; }
+grep -q '^RestartPreventExitStatus=.*\b78\b' "$unit" || { echo "RestartPreventExitStatus lacks 78" >&2; exit 1; }
+# systemctl reload validates first (as sshd's unit does), then signals: the first ExecReload=
+# is check-config --quiet, the last the SIGHUP; a failing check fails the reload.
+reloads=$(grep '^ExecReload=' "$unit")
+first=$(head -n1 <<<"$reloads")
+last=$(tail -n1 <<<"$reloads")
+[[ $first == 'ExecReload=/usr/bin/iggy-s3-sink check-config --quiet --config '* ]] \
+  || { echo "the first ExecReload is not check-config --quiet (reload would signal on an invalid file): $first" >&2; exit 1; }
+[[ $last == 'ExecReload=/bin/kill -HUP $MAINPID' ]] \
+  || { echo "the last ExecReload is not the SIGHUP: $last" >&2; exit 1; }
 echo "ok"

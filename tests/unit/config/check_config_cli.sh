@@ -86,7 +86,7 @@ head -1 <<<"$out" | grep -qx '# Configuration reference' || fail "--markdown doe
 "$bin" check-config --markdown >/dev/null 2>&1; rc=$?
 [ $rc -eq 64 ] || fail "--markdown without --help-config: exit $rc, want 64"
 
-# 5. --quiet (the systemd unit's ExecStartPre): no effective configuration, the same exit codes.
+# 5. --quiet (the systemd unit's ExecReload): no effective configuration, the same exit codes.
 out=$(env -i IGGY_PASSWORD=pw AWS_ACCESS_KEY_ID=AKID AWS_SECRET_ACCESS_KEY=sk \
       "$bin" check-config --quiet --config "$src/packaging/iggy-s3-sink.yaml" 2>&1)
 rc=$?

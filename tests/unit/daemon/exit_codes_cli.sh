@@ -76,6 +76,16 @@ want 64 "verify --partition not a number" "$bin" verify --config "$tmp/ok.yaml" 
 want 64 "probe without --bucket or --config" "$bin" probe --endpoint http://127.0.0.1:1
 want 64 "probe --path-style with --virtual-hosted" "$bin" probe --bucket b --path-style --virtual-hosted
 want 64 "sigv4 without --context" "$bin" sigv4 --request "$tmp/ok.yaml"
+# A timeout of 0 would give up before anything answers: a usage error, not "unreachable" (69).
+for t in 0 0ms; do
+  want 64 "healthcheck --timeout $t" "$bin" healthcheck --timeout "$t" --url http://127.0.0.1:1/healthz
+  grep -q "^iggy-s3-sink healthcheck: --timeout: .*must be above 0" <<<"$out" || fail "healthcheck --timeout $t: $out"
+done
+# CLI11 answers --version before it reads the rest: a word after it is refused, not ignored.
+for v in --version -V; do
+  want 64 "$v extra" "$bin" "$v" extra
+  grep -q "^iggy-s3-sink: $v takes no arguments, got 'extra'" <<<"$out" || fail "$v extra: the word is not named: $out"
+done
 
 # 78: an invalid configuration, whatever the subcommand.
 for c in check-config lag verify run probe; do want 78 "$c on an invalid file" "$bin" "$c" --config "$tmp/bad.yaml"; done

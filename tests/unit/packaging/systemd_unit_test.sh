@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The systemd unit in packaging/ is accepted by `systemd-analyze verify` (with the built
 # binary in place of /usr/bin/iggy-s3-sink, which verify requires to exist), is Type=notify
-# with a WatchdogSec, checks the config with check-config --quiet, reloads with SIGHUP, and its TimeoutStopSec is above the example config's shutdown.grace.
+# with a WatchdogSec, checks the config with check-config --quiet before a reload's SIGHUP, and its TimeoutStopSec is above the example config's shutdown.grace.
 # Usage: systemd_unit_test.sh SOURCE_DIR BINARY
 set -euo pipefail
 src=$1
@@ -20,10 +20,12 @@ out=$(systemd-analyze verify "$work/iggy-s3-sink.service" 2>&1) || { echo "$out"
 if grep -q 'iggy-s3-sink.service' <<<"$out"; then echo "systemd-analyze verify: $out" >&2; exit 1; fi
 grep -qx 'Type=notify' "$unit" || { echo "unit is not Type=notify" >&2; exit 1; }
 grep -q '^WatchdogSec=[1-9]' "$unit" || { echo "unit has no WatchdogSec" >&2; exit 1; }
-# The start check prints only problems into the journal (not the 100-line effective config).
-grep -q '^ExecStartPre=/usr/bin/iggy-s3-sink check-config --quiet ' "$unit" \
-  || { echo "ExecStartPre does not run check-config --quiet" >&2; exit 1; }
-# systemctl reload sends SIGHUP (the daemon reloads its configuration on it).
+# No ExecStartPre check (its exit 78 would be restarted: RestartPreventExitStatus= is for the
+# main process only); `run` checks the file itself. systemctl reload checks the file with
+# check-config --quiet (only problems reach the journal), then sends SIGHUP.
+if grep -q '^ExecStartPre=' "$unit"; then echo "the unit has an ExecStartPre (exit 78 there restart-loops)" >&2; exit 1; fi
+grep -q '^ExecReload=/usr/bin/iggy-s3-sink check-config --quiet ' "$unit" \
+  || { echo "ExecReload does not check the file with check-config --quiet" >&2; exit 1; }
 grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$unit" || { echo "no ExecReload sending SIGHUP" >&2; exit 1; }
 seconds() {  # 30, 30s, 2min, 1m -> seconds
   local v=$1

@@ -166,6 +166,10 @@ the next objects), in MiB. The daemon's defaults apply to keys the config leaves
 {{- define "iggy-s3-sink.memoryMiB" -}}
 {{- $mem := .Values.config.memory | default dict -}}
 {{- $s3 := .Values.config.s3 | default dict -}}
+{{- $given := hasKey $mem "max_buffered" | ternary $mem.max_buffered "256MiB" -}}
+{{- if lt (include "iggy-s3-sink.bytes" (dict "key" "config.memory.max_buffered" "value" $given) | int64) 1048576 -}}
+{{- fail (printf "config.memory.max_buffered: must be >= 1MiB (a poll batch and one object's buffer), not %q: the daemon refuses it (lib/config/validate.cpp)" (include "iggy-s3-sink.text" $given)) -}}
+{{- end -}}
 {{- $budget := include "iggy-s3-sink.mib" (dict "key" "config.memory.max_buffered" "value" (hasKey $mem "max_buffered" | ternary $mem.max_buffered "256MiB")) | int64 -}}
 {{- $part := include "iggy-s3-sink.mib" (dict "key" "config.s3.part_size" "value" (hasKey $s3 "part_size" | ternary $s3.part_size "8MiB")) | int64 -}}
 {{- add $budget (mul 2 $part) 64 -}}
@@ -198,11 +202,38 @@ A Kubernetes quantity (resources memory, an emptyDir sizeLimit: 512Mi, 1.5Gi, 1G
 {{- ceil (divf (mulf (float64 (regexReplaceAll "[A-Za-z]+$" $q "")) $mult) 1048576.0) | int64 -}}
 {{- end -}}
 
-{{/* The daemon's config: the values' config with admin.listen on every interface at adminPort. */}}
+{{/*
+The daemon's config: the values' config with admin.listen on every interface at adminPort.
+iggy.token and iggy.password are exclusive (the daemon refuses both): with a token, the chart's
+default `password: ${IGGY_PASSWORD}` (which Helm merges into the user's iggy section) is
+dropped; a password of the user's own beside a token is refused here.
+*/}}
 {{- define "iggy-s3-sink.config" -}}
 {{- $cfg := deepCopy (.Values.config | default dict) -}}
+{{- $iggy := get $cfg "iggy" | default dict -}}
+{{- if and (get $iggy "token") (get $iggy "password") -}}
+{{- if eq (include "iggy-s3-sink.text" (get $iggy "password")) "${IGGY_PASSWORD}" -}}
+{{- $_ := unset $iggy "password" -}}
+{{- else -}}
+{{- fail "config.iggy.token and config.iggy.password are both set, and the daemon accepts only one login: remove one (config.iggy.password: null to log in with the token)" -}}
+{{- end -}}
+{{- end -}}
 {{- $admin := get $cfg "admin" | default dict -}}
 {{- $_ := set $admin "listen" (printf "0.0.0.0:%d" (int .Values.adminPort)) -}}
 {{- $_ := set $cfg "admin" $admin -}}
 {{- toYaml $cfg -}}
+{{- end -}}
+
+{{/*
+Values the chart refuses before rendering, each with what to do instead: settings the daemon
+would accept but that break in a cluster.
+*/}}
+{{- define "iggy-s3-sink.validate" -}}
+{{- $iggy := .Values.config.iggy | default dict -}}
+{{- if and (get $iggy "consumer") (not (get $iggy "consumer_group")) (gt (int .Values.replicaCount) 1) -}}
+{{- fail (printf "replicaCount %d with config.iggy.consumer %q (single-consumer mode, consumer_group null): every replica would read every partition and write the same offsets again; set replicaCount: 1, or use config.iggy.consumer_group to split the partitions among the replicas" (int .Values.replicaCount) (toString (get $iggy "consumer"))) -}}
+{{- end -}}
+{{- if and .Values.aws.irsaRoleArn (not .Values.serviceAccount.create) -}}
+{{- fail (printf "aws.irsaRoleArn is set but serviceAccount.create is false: the chart annotates only a ServiceAccount it creates; annotate the existing service account %q instead (kubectl annotate serviceaccount %s eks.amazonaws.com/role-arn=%s) and leave aws.irsaRoleArn empty" (toString .Values.serviceAccount.name) (toString .Values.serviceAccount.name) .Values.aws.irsaRoleArn) -}}
+{{- end -}}
 {{- end -}}
