@@ -3,6 +3,7 @@
 # CLI test of `iggy-s3-sink check-config`: exit codes 0 / 78 / 2, every problem listed,
 # secrets redacted. usage: check_config_cli.sh BINARY SOURCE_DIR
 set -u
+. "$(dirname "$0")/../../support/sanitizer_env.sh"  # sanitizer options through env -i
 bin=$1
 src=$2
 tmp=$(mktemp -d)
@@ -10,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # 1. The packaged example with its secrets from the environment: valid, secrets redacted.
-out=$(env -i IGGY_PASSWORD=pw-very-secret AWS_ACCESS_KEY_ID=AKID AWS_SECRET_ACCESS_KEY=sk-very-secret \
+out=$(env -i "${san_env[@]}" IGGY_PASSWORD=pw-very-secret AWS_ACCESS_KEY_ID=AKID AWS_SECRET_ACCESS_KEY=sk-very-secret \
       "$bin" check-config --config "$src/packaging/iggy-s3-sink.yaml" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "valid example: exit $rc, want 0: $out"
@@ -27,7 +28,7 @@ s3: {bucket: lake, access_key_id: a, secret_access_key: b, part_size: 1MiB, part
 rotation: {max_records: 0}
 naming: {key: "{prefix}/{stream}/{end_offset}"}
 YAML
-out=$(env -i "$bin" check-config --config "$tmp/bad.yaml" 2>&1)
+out=$(env -i "${san_env[@]}" "$bin" check-config --config "$tmp/bad.yaml" 2>&1)
 rc=$?
 [ $rc -eq 78 ] || fail "invalid config: exit $rc, want 78: $out"
 for want in "iggy.password: environment variable NOT_SET_ANYWHERE is not set" \
@@ -47,7 +48,7 @@ iggy: {password: pw, address: "127.0.0.1:8090"}
 sources: [{stream: app, topics: [requests]}]
 s3: {bucket: lake, access_key_id: a, secret_access_key: b, endpoint: "http://127.0.0.1:7480", checksum: sha1, payload_signing: maybe}
 YAML
-out=$(env -i "$bin" check-config --config "$tmp/integrity.yaml" 2>&1)
+out=$(env -i "${san_env[@]}" "$bin" check-config --config "$tmp/integrity.yaml" 2>&1)
 rc=$?
 [ $rc -eq 78 ] || fail "bad checksum/payload_signing: exit $rc, want 78: $out"
 for want in "s3.checksum: must be one of auto, md5, crc32c, none, not 'sha1'" \
@@ -55,7 +56,7 @@ for want in "s3.checksum: must be one of auto, md5, crc32c, none, not 'sha1'" \
   grep -qF "$want" <<<"$out" || fail "missing problem '$want' in: $out"
 done
 sed -i 's/checksum: sha1, payload_signing: maybe/checksum: crc32c, payload_signing: unsigned, part_size: 1MiB/' "$tmp/integrity.yaml"
-out=$(env -i "$bin" check-config --config "$tmp/integrity.yaml" 2>&1)
+out=$(env -i "${san_env[@]}" "$bin" check-config --config "$tmp/integrity.yaml" 2>&1)
 rc=$?
 [ $rc -eq 78 ] || fail "unsigned over http: exit $rc, want 78: $out"
 for want in "s3.payload_signing: unsigned needs https" "s3.part_size: must be >= 5MiB"; do
@@ -63,14 +64,14 @@ for want in "s3.payload_signing: unsigned needs https" "s3.part_size: must be >=
 done
 # Both keys left out: auto is the default and valid over http.
 sed -i 's/, checksum: crc32c, payload_signing: unsigned, part_size: 1MiB//' "$tmp/integrity.yaml"
-out=$(env -i "$bin" check-config --config "$tmp/integrity.yaml" 2>&1)
+out=$(env -i "${san_env[@]}" "$bin" check-config --config "$tmp/integrity.yaml" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "defaults over http: exit $rc, want 0: $out"
 grep -qx '  checksum: auto' <<<"$out" || fail "s3.checksum default is not auto: $out"
 grep -qx '  payload_signing: auto' <<<"$out" || fail "s3.payload_signing default is not auto: $out"
 
 # 3. A file that does not exist: 78; usage errors: 64 (EX_USAGE).
-env -i "$bin" check-config --config "$tmp/missing.yaml" >/dev/null 2>&1; rc=$?
+env -i "${san_env[@]}" "$bin" check-config --config "$tmp/missing.yaml" >/dev/null 2>&1; rc=$?
 [ $rc -eq 78 ] || fail "missing file: exit $rc, want 78"
 "$bin" check-config >/dev/null 2>&1; rc=$?
 [ $rc -eq 64 ] || fail "no --config: exit $rc, want 64"
@@ -87,12 +88,12 @@ head -1 <<<"$out" | grep -qx '# Configuration reference' || fail "--markdown doe
 [ $rc -eq 64 ] || fail "--markdown without --help-config: exit $rc, want 64"
 
 # 5. --quiet (the systemd unit's ExecReload): no effective configuration, the same exit codes.
-out=$(env -i IGGY_PASSWORD=pw AWS_ACCESS_KEY_ID=AKID AWS_SECRET_ACCESS_KEY=sk \
+out=$(env -i "${san_env[@]}" IGGY_PASSWORD=pw AWS_ACCESS_KEY_ID=AKID AWS_SECRET_ACCESS_KEY=sk \
       "$bin" check-config --quiet --config "$src/packaging/iggy-s3-sink.yaml" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "--quiet on a valid config: exit $rc, want 0: $out"
 [ -z "$out" ] || fail "--quiet printed something for a valid config without warnings: $out"
-out=$(env -i "$bin" check-config -q --config "$tmp/bad.yaml" 2>&1)
+out=$(env -i "${san_env[@]}" "$bin" check-config -q --config "$tmp/bad.yaml" 2>&1)
 rc=$?
 [ $rc -eq 78 ] || fail "--quiet on an invalid config: exit $rc, want 78"
 grep -qF "rotation.max_records: must be > 0" <<<"$out" || fail "--quiet hid a problem: $out"
@@ -108,7 +109,7 @@ iceberg:
   catalog: {uri: "http://127.0.0.1:8181", auth: {type: oauth2, client_id: me, client_secret: oauth-very-secret}}
   partition_by: ["days(timestamp)", "identity(tenant)"]
 YAML
-out=$(env -i "$bin" check-config --config "$tmp/iceberg.yaml" 2>&1)
+out=$(env -i "${san_env[@]}" "$bin" check-config --config "$tmp/iceberg.yaml" 2>&1)
 rc=$?
 [ $rc -eq 78 ] || fail "iceberg with csv: exit $rc, want 78: $out"
 for want in "iceberg: needs format.type parquet, not csv" \
@@ -118,12 +119,12 @@ for want in "iceberg: needs format.type parquet, not csv" \
 done
 grep -q 'very-secret' <<<"$out" && fail "a catalog secret was printed: $out"
 # ... and `run` checks the same before it connects anywhere: 78, every problem listed.
-out=$(env -i timeout 20 "$bin" run --config "$tmp/iceberg.yaml" 2>&1)
+out=$(env -i "${san_env[@]}" timeout 20 "$bin" run --config "$tmp/iceberg.yaml" 2>&1)
 rc=$?
 [ $rc -eq 78 ] || fail "run with iceberg and csv: exit $rc, want 78: $out"
 grep -qF "iceberg: needs format.type parquet, not csv" <<<"$out" || fail "run did not say why: $out"
 sed -i 's/type: csv/type: parquet/; s/"days(timestamp)", "identity(tenant)"/"day(timestamp)", "identity(topic)"/' "$tmp/iceberg.yaml"
-out=$(env -i "$bin" check-config --config "$tmp/iceberg.yaml" 2>&1)
+out=$(env -i "${san_env[@]}" "$bin" check-config --config "$tmp/iceberg.yaml" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "valid iceberg config: exit $rc, want 0: $out"
 grep -q 'client_secret: "\*\*\*\*"' <<<"$out" || fail "client_secret not shown as ****: $out"

@@ -4,6 +4,7 @@
 # every problem, before any connection (nothing listens on the ports used here); and probe
 # prints only what it measured. usage: config_agreement_cli.sh BINARY
 set -u
+. "$(dirname "$0")/../../support/sanitizer_env.sh"  # sanitizer options through env -i
 bin=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -26,7 +27,7 @@ expect78() {
   local name=$1
   shift
   for cmd in check-config probe run; do
-    out=$(env -i AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 20 "$bin" $cmd --config "$tmp/$name.yaml" 2>&1)
+    out=$(env -i "${san_env[@]}" AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 20 "$bin" $cmd --config "$tmp/$name.yaml" 2>&1)
     rc=$?
     [ $rc -eq 78 ] || fail "$name: $cmd exited $rc, want 78: $out"
     for w in "$@"; do
@@ -59,11 +60,11 @@ expect78 flow 'is inside a flow collection' 'the value must be quoted ("${LOG_LE
 
 # probe without a config: the port is refused up front, and a bucket the client cannot build a
 # request for is reported as not sent (no reachability or authentication claimed), exit 78.
-out=$(env -i AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 20 "$bin" probe --endpoint "http://127.0.0.1:99999" --bucket lake 2>&1)
+out=$(env -i "${san_env[@]}" AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 20 "$bin" probe --endpoint "http://127.0.0.1:99999" --bucket lake 2>&1)
 rc=$?
 [ $rc -eq 78 ] || fail "probe --endpoint :99999 exited $rc, want 78: $out"
 grep -qF "bad port" <<<"$out" || fail "probe --endpoint :99999 does not name the port: $out"
-out=$(env -i AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 20 "$bin" probe --endpoint "http://127.0.0.1:1" --bucket nu 2>&1)
+out=$(env -i "${san_env[@]}" AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 20 "$bin" probe --endpoint "http://127.0.0.1:1" --bucket nu 2>&1)
 rc=$?
 [ $rc -eq 78 ] || fail "probe --bucket nu exited $rc, want 78: $out"
 grep -q 's3 authentication\|s3 reachable' <<<"$out" && fail "probe --bucket nu claims what it did not measure: $out"

@@ -7,6 +7,7 @@
 # journal stream (JOURNAL_STREAM). Nothing listens on 127.0.0.1:1.
 # usage: exit_codes_cli.sh BINARY
 set -u
+. "$(dirname "$0")/../../support/sanitizer_env.sh"  # sanitizer options through env -i
 bin=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -15,7 +16,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 want() {
   local code=$1 what=$2
   shift 2
-  out=$(env -i AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 60 "$@" 2>&1)
+  out=$(env -i "${san_env[@]}" AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 60 "$@" 2>&1)
   local rc=$?
   [ $rc -eq "$code" ] || fail "$what: exit $rc, want $code: $out"
 }
@@ -105,7 +106,7 @@ grep -q "cannot read request file" <<<"$out" || fail "sigv4 does not name the fi
 err="$tmp/stderr"
 : >"$err"
 js=$(stat -c '%d:%i' "$err")
-env -i JOURNAL_STREAM="$js" "$bin" check-config --config "$tmp/bad.yaml" 2>"$err" >/dev/null
+env -i "${san_env[@]}" JOURNAL_STREAM="$js" "$bin" check-config --config "$tmp/bad.yaml" 2>"$err" >/dev/null
 grep -q '^<3>iggy-s3-sink: .*invalid configuration' "$err" || fail "no <3> prefix on the journal: $(cat "$err")"
 grep -vq '^<3>' "$err" && fail "a line without its priority on the journal: $(cat "$err")"
 # lag, verify (Iggy unreachable: their fatal lines), a usage error (CLI11's message) and an
@@ -114,11 +115,11 @@ for args in "lag --config $tmp/ok.yaml" "verify --config $tmp/ok.yaml" "lag --bo
   : >"$err"
   js=$(stat -c '%d:%i' "$err")
   # shellcheck disable=SC2086
-  env -i JOURNAL_STREAM="$js" AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 60 "$bin" $args 2>"$err" >/dev/null
+  env -i "${san_env[@]}" JOURNAL_STREAM="$js" AWS_ACCESS_KEY_ID=AK AWS_SECRET_ACCESS_KEY=SK timeout 60 "$bin" $args 2>"$err" >/dev/null
   [ -s "$err" ] || fail "$args wrote nothing to stderr"
   grep -q '^<3>iggy-s3-sink' "$err" || fail "$args: no <3> line on the journal: $(cat "$err")"
   grep -vq '^<[0-7]>' "$err" && fail "$args: a line without its priority on the journal: $(cat "$err")"
 done
-env -i JOURNAL_STREAM="0:0" "$bin" check-config --config "$tmp/bad.yaml" 2>"$err" >/dev/null
+env -i "${san_env[@]}" JOURNAL_STREAM="0:0" "$bin" check-config --config "$tmp/bad.yaml" 2>"$err" >/dev/null
 grep -q '^<' "$err" && fail "a priority prefix while stderr is not the journal stream: $(cat "$err")"
 echo "exit codes CLI: all checks passed"

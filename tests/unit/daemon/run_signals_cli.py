@@ -152,6 +152,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cfg = write_config(Path(tmp), iggy.getsockname()[1], s3.getsockname()[1], "20s")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        # A scripts/sanitize run's options go through (docs/testing.md, Sanitizers).
+        env.update({k: v for k, v in os.environ.items() if k.endswith("SAN_OPTIONS")})
 
         # 1. SIGTERM pending when main() starts, several times.
         main_offset = symbol_offset(binary, "main")
