@@ -7,6 +7,7 @@
 #include "iceberg/error.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace iss::pipeline {
 
@@ -33,6 +34,7 @@ struct iceberg_table_step::table_state {
     std::map<std::string, durable_object> pending;  ///< by key: the batch being gathered
     std::map<partition_ref, std::uint64_t> pending_through;
     std::map<partition_ref, std::uint64_t> committed_through;  ///< what this process committed
+    std::set<std::string> committing;                          ///< keys of the batch being committed
     std::optional<iss::clock::steady_time> since;              ///< the batch's first object
 };
 
@@ -63,7 +65,11 @@ task<table_result> iceberg_table_step::commit(const partition_ref& p, std::span<
         return it != st.committed_through.end() && it->second >= through;
     };
     if (done()) co_return table_result{};
-    for (const auto& o : objects) st.pending.try_emplace(o.key.get(), o);
+    // An object of the batch being committed (handed again by its partition meanwhile), or
+    // one a commit already took, is not taken twice: a later batch would register its data
+    // file a second time.
+    for (const auto& o : objects)
+        if (!st.committing.contains(o.key.get()) && !in_table(st, o)) st.pending.try_emplace(o.key.get(), o);
     auto& pt = st.pending_through[p];
     pt = std::max(pt, through);
     if (!st.since) st.since = clk_.steady_now();
@@ -93,7 +99,10 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
     auto taken = std::exchange(st.pending, {});
     auto taken_through = std::exchange(st.pending_through, {});
     st.since.reset();
-    for (auto& [k, o] : taken) batch.objects.push_back(o);
+    for (auto& [k, o] : taken) {
+        batch.objects.push_back(o);
+        st.committing.insert(k);
+    }
     std::stable_sort(batch.objects.begin(), batch.objects.end(), [](const durable_object& a, const durable_object& b) {
         return std::tie(a.partition, a.range.first_offset) < std::tie(b.partition, b.range.first_offset);
     });
@@ -102,6 +111,7 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
     const auto started = clk_.steady_now();
     auto r = co_await iceberg::commit_batch(catalog_, files_, t, *st.table, *plan);
     const double took = std::chrono::duration<double>(clk_.steady_now() - started).count();
+    st.committing.clear();
     stats_.duration_seconds_sum += took;
     ++stats_.duration_count;
     if (!r) {
@@ -129,7 +139,19 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
                   batch.objects.size(), taken_through.size(), r->found_committed ? "found in" : "committed as",
                   r->table.current_snapshot_id.value_or(-1), r->attempts, r->conflicts, took);
     st.table = std::move(r->table);
+    // What was handed meanwhile and is in the table now leaves the next batch.
+    std::erase_if(st.pending, [&](const auto& e) { return in_table(st, e.second); });
+    std::erase_if(st.pending_through, [&](const auto& e) {
+        const auto c = st.committed_through.find(e.first);
+        return c != st.committed_through.end() && c->second >= e.second;
+    });
+    if (st.pending.empty() && st.pending_through.empty()) st.since.reset();
     co_return table_result{};
+}
+
+bool iceberg_table_step::in_table(const table_state& st, const durable_object& o) {
+    const auto c = st.committed_through.find(o.partition);
+    return c != st.committed_through.end() && o.range.last_offset <= c->second;
 }
 
 }  // namespace iss::pipeline

@@ -89,6 +89,8 @@ public:
 private:
     struct table_state;
     table_state& state_of(const iceberg::table_ident& t);
+    /// Whether a commit of this step took `o` (its partition is committed through its last offset).
+    static bool in_table(const table_state& st, const durable_object& o);
     task<table_result> commit_due(table_state& st, const iceberg::table_ident& t);
 
     boost::asio::any_io_executor ex_;

@@ -162,6 +162,43 @@ TEST_CASE("the table step defers objects until the commit interval, then commits
     CHECK(snapshot_count(h.load(p0)) == 2);
 }
 
+TEST_CASE("an object handed again while its batch is being committed goes into the table once, never in a later batch",
+          "[iceberg]") {
+    // Issue 36: partitions call the step concurrently (rotation.max_open_objects closes objects
+    // while another partition's commit is in flight). p1 hands its object again while the batch
+    // holding it is committed; the next batch must not carry it again (a second data file, and
+    // the daemon's key namer has forgotten its partition value: the batch was refused forever).
+    step_harness h;
+    auto step = h.make_step();
+    const pl::partition_ref p0{"app", "orders", 0}, p1{"app", "orders", 1};
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::deferred);
+    h.clk.advance(61s);
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::ok);  // (the table is loaded now)
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::deferred);
+    h.clk.advance(61s);
+    // p0's due call takes the batch (p1's object with it) and waits for the catalog; p1's
+    // call comes meanwhile with the same object.
+    const std::vector<pl::durable_object> a1{object(p0, 10, 19)}, b0{object(p1, 0, 4)};
+    std::optional<pl::table_status> first, second;
+    net::co_spawn(h.ioc, step->commit(p0, a1, 19), [&](std::exception_ptr, pl::table_result r) { first = r.status; });
+    net::co_spawn(h.ioc, step->commit(p1, b0, 4), [&](std::exception_ptr, pl::table_result r) { second = r.status; });
+    h.ioc.restart();
+    h.ioc.run();
+    CHECK(first == pl::table_status::ok);
+    REQUIRE(second.has_value());
+    REQUIRE(h.batches.size() == 2);
+    CHECK(h.batches[1].objects.size() == 2);
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::ok);  // it is in the table
+
+    CHECK(h.commit(*step, p0, object(p0, 20, 29), 29) == pl::table_status::deferred);
+    h.clk.advance(61s);
+    CHECK(h.commit(*step, p0, object(p0, 20, 29), 29) == pl::table_status::ok);
+    REQUIRE(h.batches.size() == 3);
+    REQUIRE(h.batches[2].objects.size() == 1);  // p1's object is not committed a second time
+    CHECK(h.batches[2].objects[0].key == object(p0, 20, 29).key);
+    CHECK(table_offsets(h.load(p0)) == std::map<std::string, std::int64_t>{{"app/orders/0", 30}, {"app/orders/1", 5}});
+}
+
 TEST_CASE("a table that is missing without iceberg.create is a fatal step, naming the key", "[iceberg]") {
     step_harness h;
     pl::iceberg_table_options o;
