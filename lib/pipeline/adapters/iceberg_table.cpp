@@ -112,8 +112,7 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
     auto r = co_await iceberg::commit_batch(catalog_, files_, t, *st.table, *plan);
     const double took = std::chrono::duration<double>(clk_.steady_now() - started).count();
     st.committing.clear();
-    stats_.duration_seconds_sum += took;
-    ++stats_.duration_count;
+    stats_.duration.observe(took);
     if (!r) {
         ++stats_.commits_failed;
         st.table.reset();  // loaded again before the next attempt

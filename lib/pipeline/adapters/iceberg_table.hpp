@@ -24,6 +24,7 @@
 
 #include "common/clock.hpp"
 #include "common/net/async_mutex.hpp"
+#include "common/stats.hpp"
 #include "iceberg/catalog_commit.hpp"
 #include "pipeline/ports.hpp"
 
@@ -68,8 +69,7 @@ struct iceberg_table_stats {
     std::uint64_t commits_failed = 0;    ///< commit attempts of the step that ended in an error
     std::uint64_t conflicts = 0;         ///< 409s met
     std::uint64_t unknown_outcomes = 0;  ///< 5xx / timeouts met
-    double duration_seconds_sum = 0;     ///< time in the commit loop, every batch
-    std::uint64_t duration_count = 0;
+    iss::stats::histogram duration;      ///< seconds in the commit loop, every batch
     std::optional<std::chrono::system_clock::time_point> last_commit;  ///< the last ok or found
 };
 

@@ -150,7 +150,7 @@ TEST_CASE("the table step defers objects until the commit interval, then commits
     CHECK(snapshot_count(t2) == 2);
     CHECK(table_offsets(t2) == std::map<std::string, std::int64_t>{{"app/orders/0", 20}, {"app/orders/1", 5}});
     CHECK(step->stats().commits_ok == 2);
-    CHECK(step->stats().duration_count == 2);
+    CHECK(step->stats().duration.count == 2);
     CHECK(step->stats().last_commit.has_value());
 
     // A restart before the offset was stored: the same objects again; the table has them.
