@@ -36,6 +36,8 @@ struct iceberg_table_step::table_state {
     std::map<partition_ref, std::uint64_t> committed_through;  ///< what this process committed
     std::set<std::string> committing;                          ///< keys of the batch being committed
     std::optional<iss::clock::steady_time> since;              ///< the batch's first object
+    unsigned failures = 0;                                     ///< failed commits in a row
+    std::optional<iss::clock::steady_time> retry_at;           ///< after a failure: not before
 };
 
 iceberg_table_step::iceberg_table_step(boost::asio::any_io_executor ex, iceberg::catalog_client& catalog,
@@ -75,6 +77,8 @@ task<table_result> iceberg_table_step::commit(const partition_ref& p, std::span<
     if (!st.since) st.since = clk_.steady_now();
     if (!flushing_ && clk_.steady_now() - *st.since < opts_.commit_interval)
         co_return table_result{table_status::deferred, "waiting for the table's next commit (iceberg.commit_interval)"};
+    if (!flushing_ && st.retry_at && clk_.steady_now() < *st.retry_at)
+        co_return table_result{table_status::deferred, "waiting to retry the table's failed commit"};
     auto guard = co_await st.mu.lock();
     if (done()) co_return table_result{};  // committed by another partition's call meanwhile
     co_return co_await commit_due(st, t);
@@ -86,10 +90,7 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
         auto create = opts_.create;
         create.name = t.name;
         auto l = co_await catalog_.ensure_table(t, std::move(create), opts_.create_missing);
-        if (!l) {
-            ++stats_.commits_failed;
-            co_return table_result{status_of(l.error()), l.error().message()};
-        }
+        if (!l) co_return failed(st, t, 0, l.error());
         st.table = std::move(*l);
     }
     // The batch leaves the pending set while it is committed: objects handed meanwhile start
@@ -121,10 +122,11 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
             auto& pt = st.pending_through[p];
             pt = std::max(pt, through);
         }
-        if (!st.since) st.since = clk_.steady_now() - opts_.commit_interval;  // due again at once
-        logger().warn("table {}: commit of {} objects failed: {}", name, batch.objects.size(), r.error().message());
-        co_return table_result{status_of(r.error()), r.error().message()};
+        if (!st.since) st.since = clk_.steady_now() - opts_.commit_interval;  // due once the wait is over
+        co_return failed(st, t, batch.objects.size(), r.error());
     }
+    st.failures = 0;
+    st.retry_at.reset();
     stats_.conflicts += r->conflicts;
     stats_.unknown_outcomes += r->unknown_outcomes;
     if (r->found_committed) ++stats_.commits_found;
@@ -146,6 +148,17 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
     });
     if (st.pending.empty() && st.pending_through.empty()) st.since.reset();
     co_return table_result{};
+}
+
+table_result iceberg_table_step::failed(table_state& st, const iceberg::table_ident& t, std::size_t objects,
+                                        const iss::error& e) {
+    ++stats_.commits_failed;
+    const auto wait = full_jitter_delay(opts_.retry_backoff, st.failures, rng_);
+    st.failures = std::min(st.failures + 1, 30u);
+    st.retry_at = clk_.steady_now() + wait;
+    logger().warn("table {}: commit of {} objects failed: {}; trying again in {} ms", t.to_string(), objects,
+                  e.message(), wait.count());
+    return table_result{status_of(e), e.message()};
 }
 
 bool iceberg_table_step::in_table(const table_state& st, const durable_object& o) {
