@@ -135,6 +135,7 @@ iceberg_run::iceberg_run(net::any_io_executor ex, const config::sink_config& cfg
     o.create.partition_spec_json = spec_.json();
     o.create_missing = cfg_.create;
     o.commit_interval = cfg_.commit_interval;
+    o.retry_backoff = {cfg.s3.retry.base, cfg.s3.retry.cap};
     step_ = std::make_unique<pipeline::iceberg_table_step>(
         ex, catalog_, files_, [this](const pipeline::iceberg_batch& b) { return plan(b); }, std::move(o), clk_);
 }

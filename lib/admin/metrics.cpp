@@ -358,8 +358,8 @@ void credentials_metrics(std::vector<prom::MetricFamily>& out, const aws::refres
     out.push_back(std::move(failures));
 }
 
-/// The Iceberg table step's commits (lib/pipeline/adapters/iceberg_table.hpp). The duration is
-/// a histogram of one bucket (+Inf): the step keeps the sum and the count.
+/// The Iceberg table step's commits (lib/pipeline/adapters/iceberg_table.hpp). The duration has
+/// the buckets of the other duration histograms (stats::duration_bounds).
 void iceberg_metrics(std::vector<prom::MetricFamily>& out, const pipeline::iceberg_table_stats& st) {
     auto commits = family("iceberg_commits_total",
                           "Batches of data files committed to Iceberg tables, by result: committed (a new snapshot), "
@@ -374,11 +374,7 @@ void iceberg_metrics(std::vector<prom::MetricFamily>& out, const pipeline::icebe
                       "Time one batch spent in the commit loop (metadata files written, the catalog's commit, "
                       "reloads after conflicts).",
                       prom::MetricType::Histogram);
-    prom::ClientMetric d;
-    d.histogram.sample_count = st.duration_count;
-    d.histogram.sample_sum = st.duration_seconds_sum;
-    d.histogram.bucket.push_back({st.duration_count, std::numeric_limits<double>::infinity()});
-    dur.metric.push_back(std::move(d));
+    dur.metric.push_back(histogram_sample({}, st.duration));
     out.push_back(std::move(dur));
     auto conflicts = family("iceberg_conflicts_total",
                             "Commits the catalog refused with 409 (another writer committed first); the batch is "

@@ -7,6 +7,7 @@
 #include "iceberg/error.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace iss::pipeline {
 
@@ -33,7 +34,10 @@ struct iceberg_table_step::table_state {
     std::map<std::string, durable_object> pending;  ///< by key: the batch being gathered
     std::map<partition_ref, std::uint64_t> pending_through;
     std::map<partition_ref, std::uint64_t> committed_through;  ///< what this process committed
+    std::set<std::string> committing;                          ///< keys of the batch being committed
     std::optional<iss::clock::steady_time> since;              ///< the batch's first object
+    unsigned failures = 0;                                     ///< failed commits in a row
+    std::optional<iss::clock::steady_time> retry_at;           ///< after a failure: not before
 };
 
 iceberg_table_step::iceberg_table_step(boost::asio::any_io_executor ex, iceberg::catalog_client& catalog,
@@ -63,12 +67,18 @@ task<table_result> iceberg_table_step::commit(const partition_ref& p, std::span<
         return it != st.committed_through.end() && it->second >= through;
     };
     if (done()) co_return table_result{};
-    for (const auto& o : objects) st.pending.try_emplace(o.key.get(), o);
+    // An object of the batch being committed (handed again by its partition meanwhile), or
+    // one a commit already took, is not taken twice: a later batch would register its data
+    // file a second time.
+    for (const auto& o : objects)
+        if (!st.committing.contains(o.key.get()) && !in_table(st, o)) st.pending.try_emplace(o.key.get(), o);
     auto& pt = st.pending_through[p];
     pt = std::max(pt, through);
     if (!st.since) st.since = clk_.steady_now();
     if (!flushing_ && clk_.steady_now() - *st.since < opts_.commit_interval)
         co_return table_result{table_status::deferred, "waiting for the table's next commit (iceberg.commit_interval)"};
+    if (!flushing_ && st.retry_at && clk_.steady_now() < *st.retry_at)
+        co_return table_result{table_status::deferred, "waiting to retry the table's failed commit"};
     auto guard = co_await st.mu.lock();
     if (done()) co_return table_result{};  // committed by another partition's call meanwhile
     co_return co_await commit_due(st, t);
@@ -80,10 +90,7 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
         auto create = opts_.create;
         create.name = t.name;
         auto l = co_await catalog_.ensure_table(t, std::move(create), opts_.create_missing);
-        if (!l) {
-            ++stats_.commits_failed;
-            co_return table_result{status_of(l.error()), l.error().message()};
-        }
+        if (!l) co_return failed(st, t, 0, l.error());
         st.table = std::move(*l);
     }
     // The batch leaves the pending set while it is committed: objects handed meanwhile start
@@ -93,7 +100,10 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
     auto taken = std::exchange(st.pending, {});
     auto taken_through = std::exchange(st.pending_through, {});
     st.since.reset();
-    for (auto& [k, o] : taken) batch.objects.push_back(o);
+    for (auto& [k, o] : taken) {
+        batch.objects.push_back(o);
+        st.committing.insert(k);
+    }
     std::stable_sort(batch.objects.begin(), batch.objects.end(), [](const durable_object& a, const durable_object& b) {
         return std::tie(a.partition, a.range.first_offset) < std::tie(b.partition, b.range.first_offset);
     });
@@ -102,8 +112,8 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
     const auto started = clk_.steady_now();
     auto r = co_await iceberg::commit_batch(catalog_, files_, t, *st.table, *plan);
     const double took = std::chrono::duration<double>(clk_.steady_now() - started).count();
-    stats_.duration_seconds_sum += took;
-    ++stats_.duration_count;
+    st.committing.clear();
+    stats_.duration.observe(took);
     if (!r) {
         ++stats_.commits_failed;
         st.table.reset();  // loaded again before the next attempt
@@ -112,10 +122,11 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
             auto& pt = st.pending_through[p];
             pt = std::max(pt, through);
         }
-        if (!st.since) st.since = clk_.steady_now() - opts_.commit_interval;  // due again at once
-        logger().warn("table {}: commit of {} objects failed: {}", name, batch.objects.size(), r.error().message());
-        co_return table_result{status_of(r.error()), r.error().message()};
+        if (!st.since) st.since = clk_.steady_now() - opts_.commit_interval;  // due once the wait is over
+        co_return failed(st, t, batch.objects.size(), r.error());
     }
+    st.failures = 0;
+    st.retry_at.reset();
     stats_.conflicts += r->conflicts;
     stats_.unknown_outcomes += r->unknown_outcomes;
     if (r->found_committed) ++stats_.commits_found;
@@ -129,7 +140,30 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
                   batch.objects.size(), taken_through.size(), r->found_committed ? "found in" : "committed as",
                   r->table.current_snapshot_id.value_or(-1), r->attempts, r->conflicts, took);
     st.table = std::move(r->table);
+    // What was handed meanwhile and is in the table now leaves the next batch.
+    std::erase_if(st.pending, [&](const auto& e) { return in_table(st, e.second); });
+    std::erase_if(st.pending_through, [&](const auto& e) {
+        const auto c = st.committed_through.find(e.first);
+        return c != st.committed_through.end() && c->second >= e.second;
+    });
+    if (st.pending.empty() && st.pending_through.empty()) st.since.reset();
     co_return table_result{};
+}
+
+table_result iceberg_table_step::failed(table_state& st, const iceberg::table_ident& t, std::size_t objects,
+                                        const iss::error& e) {
+    ++stats_.commits_failed;
+    const auto wait = full_jitter_delay(opts_.retry_backoff, st.failures, rng_);
+    st.failures = std::min(st.failures + 1, 30u);
+    st.retry_at = clk_.steady_now() + wait;
+    logger().warn("table {}: commit of {} objects failed: {}; trying again in {} ms", t.to_string(), objects,
+                  e.message(), wait.count());
+    return table_result{status_of(e), e.message()};
+}
+
+bool iceberg_table_step::in_table(const table_state& st, const durable_object& o) {
+    const auto c = st.committed_through.find(o.partition);
+    return c != st.committed_through.end() && o.range.last_offset <= c->second;
 }
 
 }  // namespace iss::pipeline

@@ -10,8 +10,10 @@
 /// `flush_now()` (the clean stop). The first call that finds the batch due commits the whole
 /// batch (every partition's objects; one commit per table at a time) and answers `ok`; a
 /// partition whose objects went in with another partition's commit gets `ok` at its next
-/// call. A failed commit puts the objects back into the batch: the next call tries again
-/// (`retryable`: a conflict the loop gave up on, the catalog or the store unreachable;
+/// call. A failed commit puts the objects back into the batch: the first call after a
+/// full-jitter backoff wait (lib/common/backoff.hpp, `retry_backoff`, the ceiling doubling per
+/// failure up to its cap; calls before it answer `deferred`) tries again, and each failed
+/// attempt logs one warning with that wait (`retryable`: a conflict the loop gave up on, the catalog or the store unreachable;
 /// `fatal`: credentials, permissions, a missing table without `iceberg.create`).
 ///
 /// Idempotence by key (ports.hpp): an object whose key is in the batch already is not added
@@ -22,8 +24,10 @@
 /// Lifecycle: one per daemon, on the daemon's executor; the catalog client, the metadata
 /// writer and the clock outlive it.
 
+#include "common/backoff.hpp"
 #include "common/clock.hpp"
 #include "common/net/async_mutex.hpp"
+#include "common/stats.hpp"
 #include "iceberg/catalog_commit.hpp"
 #include "pipeline/ports.hpp"
 
@@ -34,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -58,6 +63,9 @@ struct iceberg_table_options {
     iceberg::create_table_request create;               ///< schema and spec of a table to create (name filled in)
     bool create_missing = true;                         ///< `iceberg.create`
     std::chrono::milliseconds commit_interval{60'000};  ///< `iceberg.commit_interval`
+    /// The wait after a failed commit, per table (`s3.retry.base` and `s3.retry.cap`, as the
+    /// writers' retries); the ceiling doubles with each failure in a row.
+    iss::backoff_policy retry_backoff{};
 };
 
 /// Counters for the metrics (`iceberg_commits_total{result}`, `iceberg_commit_duration_seconds`,
@@ -68,8 +76,7 @@ struct iceberg_table_stats {
     std::uint64_t commits_failed = 0;    ///< commit attempts of the step that ended in an error
     std::uint64_t conflicts = 0;         ///< 409s met
     std::uint64_t unknown_outcomes = 0;  ///< 5xx / timeouts met
-    double duration_seconds_sum = 0;     ///< time in the commit loop, every batch
-    std::uint64_t duration_count = 0;
+    iss::stats::histogram duration;      ///< seconds in the commit loop, every batch
     std::optional<std::chrono::system_clock::time_point> last_commit;  ///< the last ok or found
 };
 
@@ -89,6 +96,10 @@ public:
 private:
     struct table_state;
     table_state& state_of(const iceberg::table_ident& t);
+    /// Whether a commit of this step took `o` (its partition is committed through its last offset).
+    /// Counts a failed attempt, logs it with the wait before the next one (the backoff).
+    table_result failed(table_state& st, const iceberg::table_ident& t, std::size_t objects, const iss::error& e);
+    static bool in_table(const table_state& st, const durable_object& o);
     task<table_result> commit_due(table_state& st, const iceberg::table_ident& t);
 
     boost::asio::any_io_executor ex_;
@@ -98,6 +109,7 @@ private:
     iceberg_table_options opts_;
     const iss::clock& clk_;
     bool flushing_ = false;
+    std::mt19937_64 rng_{std::random_device{}()};  ///< the backoff's jitter
     std::map<std::string, std::unique_ptr<table_state>> tables_;
     iceberg_table_stats stats_;
 };

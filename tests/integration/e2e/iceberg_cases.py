@@ -50,13 +50,14 @@ def iceberg_env() -> dict[str, str]:
     return read_env_file(Path(d) / "env")
 
 
-def table_config(env: Env, ice: dict, address: str, ns: str, name: str, bucket: str | None = None) -> Path:
+def table_config(env: Env, ice: dict, address: str, ns: str, name: str, bucket: str | None = None,
+                 partition_by: tuple[str, ...] = ("day(ts)", "identity(tenant)"), max_open: int = 32) -> Path:
     cfg = env.config(bucket or ice["ICEBERG_BUCKET"], address, group="s3-sink-ice", name=name,
                      fmt={"type": "parquet", "schema": SCHEMA},
-                     rotation={"max_records": 400, "idle": "1s", "max_span": "1d"})
+                     rotation={"max_records": 400, "idle": "1s", "max_span": "1d", "max_open_objects": max_open})
     c = json.loads(cfg.read_text())
     c["iceberg"] = {"catalog": {"uri": ice["ICEBERG_URI"]}, "namespace": ns, "table": "{topic}",
-                    "partition_by": ["day(ts)", "identity(tenant)"], "commit_interval": "1s"}
+                    "partition_by": list(partition_by), "commit_interval": "1s"}
     cfg.write_text(json.dumps(c, indent=2))
     return cfg
 
@@ -242,7 +243,35 @@ def bucket_mismatch(env: Env, rng) -> None:
     log("a table outside s3.bucket: exit 78, naming both buckets")
 
 
-CASES = {"kills_two_daemons": kills_two_daemons, "bucket_mismatch": bucket_mismatch}
+def many_partition_values(env: Env, rng) -> None:
+    """hour(ts) over three days (72 partition values) with rotation.max_open_objects 4: objects
+    closed early to make room are committed like the others (issue 36: every commit was refused
+    as naming an object of unknown partition value, and the lag froze)."""
+    ice = iceberg_env()
+    ns = f"e2e_{rng.randrange(1 << 30):x}_{os.getpid():x}"
+    msgs = make_messages(rng, 600)
+    broker = env.start_broker()
+    cfg = table_config(env, ice, broker.address, ns, "sink", partition_by=("hour(ts)",), max_open=4)
+    sent = [0]
+    produce(env, broker.address, msgs[:1], 0.0, sent)  # the topic exists
+    d = env.start_daemon(cfg)
+    produce(env, broker.address, msgs[1:], 10.0, sent)  # while the daemon commits
+    env.wait_lag_zero(cfg, 120)
+    check(env.stop(d) == 0, "the daemon did not exit 0 on SIGTERM")
+    text = (env.work / "sink.log").read_text(errors="replace")
+    check("was not named by this process's key namer" not in text, f"a batch was refused:\n{text[-3000:]}")
+    t = read_table(env, ice, ns, "events", "--files", "--select=part,offset,seq,ts,tenant")
+    counts = Counter((r[0], r[1]) for r in t["select"])
+    want = Counter((m["part"], o) for p in range(3) for o, m in enumerate(x for x in msgs if x["part"] == p))
+    check(counts == want, f"the table's rows are not every offset once: {len(counts)} distinct of {len(want)}, "
+                          f"{sum(counts.values())} rows")
+    hours = {m["ts"] // (DAY_US // 24) for m in msgs}
+    log(f"hour(ts), max_open_objects 4: {len(t['select'])} rows in {len(t['files'])} data files over {len(hours)} "
+        f"hours, each offset once")
+
+
+CASES = {"kills_two_daemons": kills_two_daemons, "bucket_mismatch": bucket_mismatch,
+         "many_partition_values": many_partition_values}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in CASES:

@@ -90,19 +90,21 @@ struct step_harness {
     std::string ns = fmt::format("step_{:08x}", random32());
     std::vector<pl::iceberg_batch> batches;
 
-    std::unique_ptr<pl::iceberg_table_step> make_step() {
+    std::unique_ptr<pl::iceberg_table_step> make_step() { return make_step(catalog); }
+    std::unique_ptr<pl::iceberg_table_step> make_step(catalog_client& c, iss::backoff_policy retry = {}) {
         pl::iceberg_table_options o;
         o.table_for = [this](const pl::partition_ref& p) { return table_ident{{ns}, p.stream + "_" + p.topic}; };
         o.create.schema_json =
             R"({"type":"struct","schema-id":0,"fields":[{"id":1,"name":"offset","required":true,"type":"long"}]})";
         o.commit_interval = 60s;
+        o.retry_backoff = retry;
         auto plans = [this](const pl::iceberg_batch& b) -> std::unique_ptr<batch_plan> {
             batches.push_back(b);
             std::map<std::string, std::int64_t> next;
             for (const auto& [p, n] : b.next_offsets) next[part_key(p)] = static_cast<std::int64_t>(n);
             return std::make_unique<test_plan>(b.table, std::move(next));
         };
-        return std::make_unique<pl::iceberg_table_step>(ioc.get_executor(), catalog, files, plans, std::move(o), clk);
+        return std::make_unique<pl::iceberg_table_step>(ioc.get_executor(), c, files, plans, std::move(o), clk);
     }
     pl::table_status commit(pl::iceberg_table_step& s, const pl::partition_ref& p, pl::durable_object o,
                             std::uint64_t through) {
@@ -150,7 +152,7 @@ TEST_CASE("the table step defers objects until the commit interval, then commits
     CHECK(snapshot_count(t2) == 2);
     CHECK(table_offsets(t2) == std::map<std::string, std::int64_t>{{"app/orders/0", 20}, {"app/orders/1", 5}});
     CHECK(step->stats().commits_ok == 2);
-    CHECK(step->stats().duration_count == 2);
+    CHECK(step->stats().duration.count == 2);
     CHECK(step->stats().last_commit.has_value());
 
     // A restart before the offset was stored: the same objects again; the table has them.
@@ -160,6 +162,70 @@ TEST_CASE("the table step defers objects until the commit interval, then commits
     CHECK(restarted->stats().commits_found == 1);
     CHECK(restarted->stats().commits_ok == 0);
     CHECK(snapshot_count(h.load(p0)) == 2);
+}
+
+TEST_CASE("an object handed again while its batch is being committed goes into the table once, never in a later batch",
+          "[iceberg]") {
+    // Issue 36: partitions call the step concurrently (rotation.max_open_objects closes objects
+    // while another partition's commit is in flight). p1 hands its object again while the batch
+    // holding it is committed; the next batch must not carry it again (a second data file, and
+    // the daemon's key namer has forgotten its partition value: the batch was refused forever).
+    step_harness h;
+    auto step = h.make_step();
+    const pl::partition_ref p0{"app", "orders", 0}, p1{"app", "orders", 1};
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::deferred);
+    h.clk.advance(61s);
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::ok);  // (the table is loaded now)
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::deferred);
+    h.clk.advance(61s);
+    // p0's due call takes the batch (p1's object with it) and waits for the catalog; p1's
+    // call comes meanwhile with the same object.
+    const std::vector<pl::durable_object> a1{object(p0, 10, 19)}, b0{object(p1, 0, 4)};
+    std::optional<pl::table_status> first, second;
+    net::co_spawn(h.ioc, step->commit(p0, a1, 19), [&](std::exception_ptr, pl::table_result r) { first = r.status; });
+    net::co_spawn(h.ioc, step->commit(p1, b0, 4), [&](std::exception_ptr, pl::table_result r) { second = r.status; });
+    h.ioc.restart();
+    h.ioc.run();
+    CHECK(first == pl::table_status::ok);
+    REQUIRE(second.has_value());
+    REQUIRE(h.batches.size() == 2);
+    CHECK(h.batches[1].objects.size() == 2);
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::ok);  // it is in the table
+
+    CHECK(h.commit(*step, p0, object(p0, 20, 29), 29) == pl::table_status::deferred);
+    h.clk.advance(61s);
+    CHECK(h.commit(*step, p0, object(p0, 20, 29), 29) == pl::table_status::ok);
+    REQUIRE(h.batches.size() == 3);
+    REQUIRE(h.batches[2].objects.size() == 1);  // p1's object is not committed a second time
+    CHECK(h.batches[2].objects[0].key == object(p0, 20, 29).key);
+    CHECK(table_offsets(h.load(p0)) == std::map<std::string, std::int64_t>{{"app/orders/0", 30}, {"app/orders/1", 5}});
+}
+
+TEST_CASE("a catalog that is down is asked again after a backoff wait up to its cap, not at every call", "[iceberg]") {
+    step_harness h;
+    catalog_options o;
+    o.uri = "http://127.0.0.1:1";  // nothing listens: every request fails at once
+    o.warehouse = "w";
+    catalog_client down{h.ioc.get_executor(), h.http, std::move(o), h.clk};
+    auto step = h.make_step(down, {1000ms, 4000ms});
+    const pl::partition_ref p0{"app", "orders", 0};
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::deferred);
+    h.clk.advance(61s);
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::retryable);
+    CHECK(step->stats().commits_failed == 1);
+    // The writers ask again at every tick: before the wait is over the step only defers.
+    // (Full jitter: the wait is in [0, 1 s]; only a wait of 0 ms, once in 1001, lets a call
+    // through at once.)
+    for (int i = 0; i < 100; ++i) (void)h.commit(*step, p0, object(p0, 0, 9), 9);
+    CHECK(step->stats().commits_failed <= 2);
+    // Past the cap (4 s) the next call tries again, and only that one.
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        const auto before = step->stats().commits_failed;
+        h.clk.advance(4000ms);
+        CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::retryable);
+        CHECK(step->stats().commits_failed == before + 1);
+    }
+    CHECK(h.batches.empty());  // never planned: the table was never loaded
 }
 
 TEST_CASE("a table that is missing without iceberg.create is a fatal step, naming the key", "[iceberg]") {

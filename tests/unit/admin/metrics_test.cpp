@@ -497,8 +497,7 @@ TEST_CASE("metrics: the Iceberg table step's commits, conflicts, duration and la
     st.commits_found = 1;
     st.commits_failed = 2;
     st.conflicts = 4;
-    st.duration_seconds_sum = 1.5;
-    st.duration_count = 4;
+    for (const double s : {0.015625, 0.25, 0.25, 0.984375}) st.duration.observe(s);
     st.last_commit = std::chrono::system_clock::now() - std::chrono::hours{1};
     const std::string text = iss::admin::render_metrics(none);
     CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_iceberg_commits_total{result="committed"} 3)"));
@@ -507,6 +506,10 @@ TEST_CASE("metrics: the Iceberg table step's commits, conflicts, duration and la
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_iceberg_conflicts_total 4"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_iceberg_commit_duration_seconds_count 4"));
     CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_iceberg_commit_duration_seconds_sum 1.5"));
+    // Buckets like the other duration histograms (not only +Inf).
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_iceberg_commit_duration_seconds_bucket{le="0.025"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_iceberg_commit_duration_seconds_bucket{le="0.5"} 3)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_iceberg_commit_duration_seconds_bucket{le="1"} 4)"));
     // An hour ago, give or take the time this test takes (never less than 3600 s).
     const double age = sample_value(text, "iggy_s3_sink_iceberg_last_commit_age_seconds");
     CHECK(age >= 3600.0);
