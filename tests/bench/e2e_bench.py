@@ -253,7 +253,7 @@ class Bench:
                 "PARTITIONS": str(a.partitions), "MESSAGES": str(a.messages), "CONSUMER_GROUP": f"bench-{cell}",
                 "S3_ENDPOINT": endpoint, "S3_BUCKET": bucket, "S3_PREFIX": f"bench/{cell}", "S3_REGION": "us-east-1",
                 "AWS_ACCESS_KEY_ID": env["AWS_ACCESS_KEY_ID"], "AWS_SECRET_ACCESS_KEY": env["AWS_SECRET_ACCESS_KEY"],
-                "MAX_RECORDS": str(a.max_records)}
+                "MAX_RECORDS": str(a.max_records), "BENCH_DIR": str(Path(__file__).resolve().parent)}
 
     def start_discard(self, https: bool = False) -> str:
         args = [self.bin("discard-s3")]
@@ -703,7 +703,7 @@ def dry_run(args: argparse.Namespace, peers: list[Peer]) -> int:
                   "MESSAGES": str(args.messages), "CONSUMER_GROUP": "bench-dry-run", "S3_ENDPOINT": "http://127.0.0.1:9000",
                   "S3_BUCKET": "bench", "S3_PREFIX": "bench/dry-run", "S3_REGION": "us-east-1",
                   "AWS_ACCESS_KEY_ID": "DRYRUNACCESSKEY", "AWS_SECRET_ACCESS_KEY": "dry-run-secret",
-                  "MAX_RECORDS": str(args.max_records)}
+                  "MAX_RECORDS": str(args.max_records), "BENCH_DIR": str(Path(__file__).resolve().parent)}
         for peer in peers:
             run_dir = Path(tmp) / re.sub(r"[^a-z0-9]+", "-", peer.name.lower())
             argv = peer.materialize(run_dir, values)

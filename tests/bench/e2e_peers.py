@@ -15,6 +15,7 @@ the command's arguments, and writes the templates under the run's directory (@DI
   @S3_ENDPOINT@ @S3_BUCKET@ @S3_PREFIX@ @S3_REGION@ @AWS_ACCESS_KEY_ID@ @AWS_SECRET_ACCESS_KEY@
   @MAX_RECORDS@      records per object (the daemon's rotation.max_records)
   @DIR@              the run's directory (configs, state, logs)
+  @BENCH_DIR@        tests/bench of this checkout (e.g. @BENCH_DIR@/peers/node-sdk-consumer.mjs)
   @ENV:NAME@         the environment variable NAME (an error when unset)
 
 The command must exec the peer itself (no shell or wrapper left as the parent): its CPU time
@@ -116,6 +117,25 @@ def wait_rusage(p: subprocess.Popen, timeout: float) -> tuple[int, float, float,
     return p.returncode, ru.ru_utime, ru.ru_stime, ru.ru_maxrss
 
 
+def wait_lag_zero(bench, lag_cfg: Path, p: subprocess.Popen, who: str, log_path: Path) -> None:
+    """`iggy-s3-sink lag --wait-zero 900s` on the contestant's consumer group while `p` runs;
+    exits naming `who` and its log when the lag does not reach 0 or `p` exits first."""
+    lag = subprocess.Popen([bench.bin("iggy-s3-sink"), "lag", "--config", str(lag_cfg), "--wait-zero", "900s"],
+                           env=bench.aws_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    while lag.poll() is None and p.poll() is None:
+        time.sleep(0.05)
+    if lag.poll() is None:  # the contestant exited first
+        lag.kill()
+    out = lag.communicate()[0]
+    if lag.returncode != 0 or p.poll() is not None:
+        if p.poll() is None:
+            p.kill()
+        tail = log_path.read_text(errors="replace")[-3000:] if log_path.exists() else ""
+        sys.exit(f"{who}: lag --wait-zero exited {lag.returncode}, the contestant "
+                 f"{'exited ' + str(p.returncode) if p.poll() is not None else 'was alive'}:\n{out}\n"
+                 f"{log_path}:\n{tail}")
+
+
 class Contestant:
     """The daemon or a peer, started on one consumer group and prefix (`cell`)."""
 
@@ -148,14 +168,8 @@ def run_peer_cell(bench, peer: Peer, target: str, endpoint: str, bucket: str, ce
     (bench.work / cell).mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     p = Contestant(bench, peer.name, peer).start(cell, endpoint, bucket, lag_cfg, f"{cell}.log")
-    r = subprocess.run([bench.bin("iggy-s3-sink"), "lag", "--config", str(lag_cfg), "--wait-zero", "900s"],
-                       env=bench.aws_env(), capture_output=True, text=True, timeout=1000)
+    wait_lag_zero(bench, lag_cfg, p, f"peer {peer.name}", bench.work / f"{cell}.log")
     t_lag = time.monotonic()
-    if r.returncode != 0 or p.poll() is not None:
-        p.kill()
-        sys.exit(f"peer {peer.name}: lag --wait-zero exited {r.returncode}, peer "
-                 f"{'exited ' + str(p.returncode) if p.poll() is not None else 'alive'}:\n{r.stdout}{r.stderr}\n"
-                 f"log: {bench.work / (cell + '.log')}")
     waited = sum(cpu_seconds(p.pid))  # CPU until lag 0 (before the flush on SIGTERM)
     p.send_signal(signal.SIGTERM)
     rc, user, sys_s, hwm = wait_rusage(p, 300)
@@ -195,11 +209,7 @@ def kill_run(bench, contestant: Contestant, endpoint: str, bucket: str, cell_spe
         moments.append(round(delay, 2))
         log(f"{contestant.name}: SIGKILL {i + 1}/{kills} after {delay:.2f} s" + ("" if alive else " (had exited)"))
     p = contestant.start(cell, endpoint, bucket, lag_cfg, f"{cell}.log")
-    r = subprocess.run([bench.bin("iggy-s3-sink"), "lag", "--config", str(lag_cfg), "--wait-zero", "900s"],
-                       env=bench.aws_env(), capture_output=True, text=True, timeout=1000)
-    if r.returncode != 0:
-        p.kill()
-        sys.exit(f"{contestant.name}: lag --wait-zero after the kills exited {r.returncode}:\n{r.stdout}{r.stderr}")
+    wait_lag_zero(bench, lag_cfg, p, f"{contestant.name} after the kills", bench.work / f"{cell}.log")
     p.send_signal(signal.SIGTERM)
     rc, *_ = wait_rusage(p, 300)
     secs = time.monotonic() - t0
