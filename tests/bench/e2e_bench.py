@@ -753,11 +753,12 @@ def print_peer_tables(args: argparse.Namespace, rows: list[dict], peer_rows: lis
               f"({', '.join(f'partition {k}: {v}' for k, v in sorted(counts.items()))}), kill window "
               f"{args.kill_window} s after each start, seed {args.seed}, then a run to lag 0 and SIGTERM; "
               "every message counted in the bucket (Ceph RGW)\n")
-        print("| contestant | kill moments s | records in the bucket | objects | missing | duplicates "
-              "| .lost markers | seconds | load avg |")
-        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print("| contestant | kill moments s | committed by the group at each kill | records in the bucket | objects "
+              "| missing | duplicates | .lost markers | seconds | load avg |")
+        print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for r in kill_rows:
-            print(f"| {r['name']} | {', '.join(str(m) for m in r['moments'])} | {r['records']:,} | {r['objects']} | "
+            print(f"| {r['name']} | {', '.join(str(m) for m in r['moments'])} | "
+                  f"{', '.join(f'{c:,}' for c in r['committed'])} | {r['records']:,} | {r['objects']} | "
                   f"{r['missing']:,} | {r['duplicates']:,} | {r['lost_markers']} | {r['seconds']:.0f} | {r['load']:.2f} |")
 
 

@@ -27,6 +27,7 @@ Only the standard library is used.
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -198,7 +199,8 @@ def kill_run(bench, contestant: Contestant, endpoint: str, bucket: str, cell_spe
     (bench.work / cell).mkdir(parents=True, exist_ok=True)
     load = loadavg()
     t0 = time.monotonic()
-    moments = []
+    moments: list[float] = []
+    committed: list[int] = []
     for i in range(kills):
         p = contestant.start(cell, endpoint, bucket, lag_cfg, f"{cell}.log")
         delay = rng.uniform(*window)
@@ -207,7 +209,9 @@ def kill_run(bench, contestant: Contestant, endpoint: str, bucket: str, cell_spe
         p.kill()
         p.wait()
         moments.append(round(delay, 2))
-        log(f"{contestant.name}: SIGKILL {i + 1}/{kills} after {delay:.2f} s" + ("" if alive else " (had exited)"))
+        committed.append(committed_messages(bench, lag_cfg))
+        log(f"{contestant.name}: SIGKILL {i + 1}/{kills} after {delay:.2f} s" + ("" if alive else " (had exited)")
+            + f", {committed[-1]} messages committed by the group")
     p = contestant.start(cell, endpoint, bucket, lag_cfg, f"{cell}.log")
     wait_lag_zero(bench, lag_cfg, p, f"{contestant.name} after the kills", bench.work / f"{cell}.log")
     p.send_signal(signal.SIGTERM)
@@ -216,18 +220,37 @@ def kill_run(bench, contestant: Contestant, endpoint: str, bucket: str, cell_spe
     dest = bench.work / f"dl-{cell}"
     dest.mkdir()
     bench.aws("s3", "cp", "--recursive", "--only-show-errors", f"s3://{bucket}/bench/{cell}", str(dest))
-    lost_markers = [f for f in dest.rglob("*.lost")]
+    res = dict(count_landed(dest, expected, bench.stream, "events"), name=contestant.name, kills=kills,
+               moments=moments, committed=committed, seconds=secs, load=load, final_exit=rc)
+    log(f"{contestant.name} after {kills} SIGKILLs: {res['records']} records in {res['objects']} objects, "
+        f"{res['missing']} missing, {res['duplicates']} duplicates, {res['unexpected']} unexpected, "
+        f"{res['lost_markers']} .lost markers")
+    return res
+
+
+def committed_messages(bench, lag_cfg: Path) -> int:
+    """Messages the consumer group has committed over all partitions (`lag --json`: messages
+    minus lag); 0 before the group exists. The daemon commits what is in S3; a peer that
+    commits on poll, what it has read."""
+    r = subprocess.run([bench.bin("iggy-s3-sink"), "lag", "--config", str(lag_cfg), "--json"], env=bench.aws_env(),
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        sys.exit(f"lag --json exited {r.returncode}: {r.stdout}{r.stderr}")
+    return sum(int(row["messages"]) - int(row["lag"]) for row in json.loads(r.stdout)["partitions"])
+
+
+def count_landed(root: Path, expected: dict[int, int], stream: str, topic: str) -> dict:
+    """Counts the JSON-lines objects downloaded under `root` against `expected` (partition id ->
+    message count, offsets 0..n-1 of `stream`/`topic`): messages missing, extra copies
+    (duplicates), records that were never produced (unexpected), and the s3_sink's `.lost`
+    markers (removed before reading: they are not JSON lines)."""
+    lost_markers = list(root.rglob("*.lost"))
     for f in lost_markers:
         f.unlink()
-    landed = read_landed(dest)
-    stream, topic = bench.stream, "events"
+    landed = read_landed(root)
     missing = sum(1 for pid, n in expected.items() for off in range(n)
                   if landed.count.get((stream, topic, pid, off), 0) == 0)
-    dups = sum(c - 1 for k, c in landed.count.items() if c > 1)
+    dups = sum(c - 1 for c in landed.count.values() if c > 1)
     extra = sum(1 for k in landed.count if k[:2] != (stream, topic) or k[2] not in expected or k[3] >= expected[k[2]])
-    res = {"name": contestant.name, "kills": kills, "moments": moments, "seconds": secs, "load": load,
-           "objects": landed.objects, "records": landed.records, "missing": missing, "duplicates": dups,
-           "unexpected": extra, "lost_markers": len(lost_markers), "final_exit": rc}
-    log(f"{contestant.name} after {kills} SIGKILLs: {landed.records} records in {landed.objects} objects, "
-        f"{missing} missing, {dups} duplicates, {extra} unexpected, {len(lost_markers)} .lost markers")
-    return res
+    return {"objects": landed.objects, "records": landed.records, "missing": missing, "duplicates": dups,
+            "unexpected": extra, "lost_markers": len(lost_markers)}
