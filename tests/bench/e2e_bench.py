@@ -26,6 +26,21 @@ Targets:
   rgw      a real Ceph RGW: `scripts/rgw start` in a temporary directory (stopped at the end),
            or the one described by --rgw-env
 
+--iggy-server HOST:PORT (default $IGGY_TEST_SERVER; --iggy-protocol, --iggy-user,
+--iggy-password, defaults from IGGY_TEST_PROTOCOL, IGGY_TEST_USER, IGGY_TEST_PASSWORD) runs
+against an Iggy server that is already running instead of the test broker: the input goes to
+a stream of the bench's own there (bench-<time>, deleted at the end).
+
+--peer-cmd CMD [--peer-config TEMPLATE] [--peer-name NAME] (repeatable, paired in order) runs
+another program after the daemon's cells, per target, on the same input, server and store:
+its CPU seconds per GB, messages/s and peak RSS (from wait4) go into a table next to the
+daemon's first cell (placeholders and rules: tests/bench/e2e_peers.py; templates for Iggy's
+connector runtime with its s3_sink and a Node SDK consumer: tests/bench/peers/).
+--kills N then SIGKILLs the daemon and each peer N times (each when its consumer group has
+committed the next of N seeded targets spread over the input, --seed), restarts it, lets it finish to lag 0, and counts the missing and duplicated
+messages in a fresh RGW bucket. --dry-run fills the peers' templates and prints their command
+lines without starting anything.
+
 --hostile runs a hostile admin client while each cell runs (idle connections, slow headers,
 1 MiB headers, garbage: tests/integration/e2e/hostile_admin.py) and logs what it sent.
 
@@ -610,9 +625,8 @@ def main() -> int:
                     help="after the throughput cells, per contestant (the daemon with the first cell, then each "
                          "peer): N SIGKILLs during a run over the same input into RGW, restarts, and a count of "
                          "the missing and duplicated messages in the bucket")
-    ap.add_argument("--kill-window", default="1:4", metavar="MIN:MAX",
-                    help="seconds after each start at which --kills strikes (uniform, seeded; default 1:4)")
-    ap.add_argument("--seed", type=int, default=35, help="seed of the kill moments (default 35)")
+    ap.add_argument("--seed", type=int, default=35,
+                    help="seed of the --kills targets (messages committed by the group when a kill strikes; default 35)")
     ap.add_argument("--dry-run", action="store_true",
                     help="check the arguments, fill the peers' templates into a temporary directory, print "
                          "their command lines and exit (nothing started)")
@@ -627,12 +641,8 @@ def main() -> int:
         workers = [os.cpu_count() if w.strip() == "all" else int(w) for w in args.workers.split(",")]
     cells = [Cell(f, c, lv, w) for f, c, lv in parse_cells(args.cells, args.formats, args.compressions) for w in workers]
     peers = parse_peers(args.peer_cmd, args.peer_config, args.peer_name)
-    try:
-        window = tuple(float(x) for x in args.kill_window.split(":"))
-        if len(window) != 2 or not 0 <= window[0] <= window[1]:
-            raise ValueError
-    except ValueError:
-        sys.exit(f"--kill-window {args.kill_window!r}: want MIN:MAX seconds, MIN <= MAX")
+    if args.kills < 0:
+        sys.exit(f"--kills {args.kills}: want 0 or more")
     if args.dry_run:
         return dry_run(args, peers)
 
@@ -668,7 +678,7 @@ def main() -> int:
                 if out.strip():
                     discard_stats[target] = out.strip().splitlines()[-1]
         if args.kills:
-            kill_rows = kill_runs(b, peers, cells[0], window)
+            kill_rows = kill_runs(b, peers, cells[0])
     finally:
         b.cleanup()
 
@@ -711,11 +721,11 @@ def dry_run(args: argparse.Namespace, peers: list[Peer]) -> int:
             for f in sorted(run_dir.rglob("*")):
                 if f.is_file():
                     print(f"  {f.relative_to(run_dir)} ({len(f.read_bytes())} bytes, no placeholder left)")
-    print(f"dry run: {len(peers)} peer(s), {args.kills} kill(s) per contestant, kill window {args.kill_window} s")
+    print(f"dry run: {len(peers)} peer(s), {args.kills} kill(s) per contestant")
     return 0
 
 
-def kill_runs(b: Bench, peers: list[Peer], cell: Cell, window: tuple[float, float]) -> list[dict]:
+def kill_runs(b: Bench, peers: list[Peer], cell: Cell) -> list[dict]:
     """--kills: the daemon and each peer, in turn, into one fresh RGW bucket (the objects are
     read back and counted)."""
     if b.rgw is None:
@@ -726,7 +736,7 @@ def kill_runs(b: Bench, peers: list[Peer], cell: Cell, window: tuple[float, floa
     endpoint = b.rgw["RGW_ENDPOINT"]
     out = []
     for name, peer in [("iggy-s3-sink", None)] + [(p.name, p) for p in peers]:
-        out.append(kill_run(b, Contestant(b, name, peer), endpoint, bucket, cell, b.args.kills, window, rng, b.counts))
+        out.append(kill_run(b, Contestant(b, name, peer), endpoint, bucket, cell, b.args.kills, rng, b.counts))
     return out
 
 
@@ -750,10 +760,11 @@ def print_peer_tables(args: argparse.Namespace, rows: list[dict], peer_rows: lis
                   f"{fmt(r['broker_cpu'])} | {fmt(r['s3_cpu'])} | {r['load']:.2f} |")
     if kill_rows:
         print(f"\n{args.kills} SIGKILLs per contestant during {sum(counts.values())} messages "
-              f"({', '.join(f'partition {k}: {v}' for k, v in sorted(counts.items()))}), kill window "
-              f"{args.kill_window} s after each start, seed {args.seed}, then a run to lag 0 and SIGTERM; "
+              f"({', '.join(f'partition {k}: {v}' for k, v in sorted(counts.items()))}), each when the "
+              f"group had committed the next of {args.kills} seeded targets (seed {args.seed}), then a run to lag 0 "
+              "and SIGTERM; "
               "every message counted in the bucket (Ceph RGW)\n")
-        print("| contestant | kill moments s | committed by the group at each kill | records in the bucket | objects "
+        print("| contestant | kills, s after each start | committed by the group at each kill | records in the bucket | objects "
               "| missing | duplicates | .lost markers | seconds | load avg |")
         print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for r in kill_rows:

@@ -188,11 +188,21 @@ def run_peer_cell(bench, peer: Peer, target: str, endpoint: str, bucket: str, ce
     return res
 
 
+def kill_targets(total: int, kills: int, rng: random.Random) -> list[int]:
+    """Where the kills strike, in messages committed by the group: kill i when the group has
+    committed at least target i, the targets spread over the run (i+1)/(kills+1) of `total`,
+    each moved by up to a quarter of that step (seeded); strictly increasing, in (0, total)."""
+    step = total / (kills + 1)
+    return [max(1, min(total - 1, round(step * (i + 1) + rng.uniform(-step / 4, step / 4)))) for i in range(kills)]
+
+
 def kill_run(bench, contestant: Contestant, endpoint: str, bucket: str, cell_spec, kills: int,
-             window: tuple[float, float], rng: random.Random, expected: dict[int, int]) -> dict:
-    """`kills` SIGKILLs of `contestant` at seeded moments (uniform in `window` seconds after each
-    start), restarted each time, then a last run to lag 0 and SIGTERM; then every message counted
-    in the bucket under its prefix: missing, duplicated (extra copies), `.lost` markers."""
+             rng: random.Random, expected: dict[int, int]) -> dict:
+    """`kills` SIGKILLs of `contestant`, each when its consumer group has committed at least the
+    next of `kill_targets` (checked every 0.1 s with `lag --json`; so every kill falls inside the
+    run whatever the contestant's speed), restarted each time, then a last run to lag 0 and
+    SIGTERM; then every message counted in the bucket under its prefix: missing, duplicated
+    (extra copies), `.lost` markers."""
     from e2e_bench import loadavg, log
     cell = f"kills-{re.sub(r'[^a-z0-9]+', '-', contestant.name.lower())}-{int(time.time())}"
     lag_cfg = bench.config(cell, endpoint, bucket, cell_spec)
@@ -201,17 +211,21 @@ def kill_run(bench, contestant: Contestant, endpoint: str, bucket: str, cell_spe
     t0 = time.monotonic()
     moments: list[float] = []
     committed: list[int] = []
-    for i in range(kills):
+    targets = kill_targets(sum(expected.values()), kills, rng)
+    for i, target in enumerate(targets):
         p = contestant.start(cell, endpoint, bucket, lag_cfg, f"{cell}.log")
-        delay = rng.uniform(*window)
-        time.sleep(delay)
+        started = time.monotonic()
+        while p.poll() is None and time.monotonic() - started < 300 and committed_messages(bench, lag_cfg) < target:
+            time.sleep(0.1)
         alive = p.poll() is None
         p.kill()
         p.wait()
-        moments.append(round(delay, 2))
+        moments.append(round(time.monotonic() - started, 2))
         committed.append(committed_messages(bench, lag_cfg))
-        log(f"{contestant.name}: SIGKILL {i + 1}/{kills} after {delay:.2f} s" + ("" if alive else " (had exited)")
-            + f", {committed[-1]} messages committed by the group")
+        if not alive:
+            sys.exit(f"{contestant.name} exited ({p.returncode}) before kill {i + 1}: {bench.work / (cell + '.log')}")
+        log(f"{contestant.name}: SIGKILL {i + 1}/{kills} {moments[-1]:.2f} s after its start, target {target}, "
+            f"{committed[-1]} messages committed by the group")
     p = contestant.start(cell, endpoint, bucket, lag_cfg, f"{cell}.log")
     wait_lag_zero(bench, lag_cfg, p, f"{contestant.name} after the kills", bench.work / f"{cell}.log")
     p.send_signal(signal.SIGTERM)

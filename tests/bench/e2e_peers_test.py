@@ -98,8 +98,20 @@ def case_bad_templates_fail_loudly() -> None:
         r = run(["--dry-run", "--peer-cmd", "true", "--peer-cmd", "false", "--peer-config", "-"])
         check(r.returncode != 0 and "--peer-config given 1 times for 2 --peer-cmd" in r.stderr,
               f"mismatched --peer-config: exit {r.returncode}, {r.stderr!r}")
-        r = run(["--dry-run", "--kill-window", "4:1"])
-        check(r.returncode != 0 and "--kill-window" in r.stderr, f"a reversed --kill-window: {r.stderr!r}")
+        r = run(["--dry-run", "--kills", "-1"])
+        check(r.returncode != 0 and "--kills -1" in r.stderr, f"a negative --kills: {r.stderr!r}")
+
+
+def case_kill_targets() -> None:
+    import random
+    from e2e_peers import kill_targets
+    for seed in range(50):
+        t = kill_targets(200_000, 5, random.Random(seed))
+        check(len(t) == 5 and all(0 < a < b < 200_000 for a, b in zip(t, t[1:])),
+              f"seed {seed}: targets {t} not strictly increasing inside the run")
+        check(all(abs(x - 200_000 * (i + 1) / 6) <= 200_000 / 24 + 1 for i, x in enumerate(t)),
+              f"seed {seed}: targets {t} not spread over the run")
+    check(kill_targets(200_000, 5, random.Random(35)) == kill_targets(200_000, 5, random.Random(35)), "not seeded")
 
 
 def case_count_landed() -> None:
