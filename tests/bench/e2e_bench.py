@@ -262,13 +262,9 @@ class Bench:
 
     def peer_values(self, cell: str, endpoint: str, bucket: str) -> dict[str, str]:
         """The placeholders of a peer's templates (tests/bench/e2e_peers.py) for one run."""
-        a, env = self.args, self.aws_env()
-        return {"IGGY_ADDRESS": self.broker_addr, "IGGY_USER": a.iggy_user, "IGGY_PASSWORD": a.iggy_password,
-                "IGGY_PROTOCOL": a.iggy_protocol or "0.8", "STREAM": self.stream, "TOPIC": "events",
-                "PARTITIONS": str(a.partitions), "MESSAGES": str(a.messages), "CONSUMER_GROUP": f"bench-{cell}",
-                "S3_ENDPOINT": endpoint, "S3_BUCKET": bucket, "S3_PREFIX": f"bench/{cell}", "S3_REGION": "us-east-1",
-                "AWS_ACCESS_KEY_ID": env["AWS_ACCESS_KEY_ID"], "AWS_SECRET_ACCESS_KEY": env["AWS_SECRET_ACCESS_KEY"],
-                "MAX_RECORDS": str(a.max_records), "BENCH_DIR": str(Path(__file__).resolve().parent)}
+        env = self.aws_env()
+        return placeholder_values(self.args, self.broker_addr, self.stream, cell, endpoint, bucket,
+                                  env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"])
 
     def start_discard(self, https: bool = False) -> str:
         args = [self.bin("discard-s3")]
@@ -703,17 +699,24 @@ def main() -> int:
     return 0
 
 
+def placeholder_values(a: argparse.Namespace, address: str, stream: str, cell: str, endpoint: str, bucket: str,
+                       access_key: str, secret_key: str) -> dict[str, str]:
+    """The peers' placeholders for one run `cell`: the consumer group and the prefix are the
+    ones the daemon's config of that cell gets (Bench.config), so `lag` watches the peer."""
+    return {"IGGY_ADDRESS": address, "IGGY_USER": a.iggy_user, "IGGY_PASSWORD": a.iggy_password,
+            "IGGY_PROTOCOL": a.iggy_protocol or "0.8", "STREAM": stream, "TOPIC": "events",
+            "PARTITIONS": str(a.partitions), "MESSAGES": str(a.messages), "CONSUMER_GROUP": f"bench-{cell}",
+            "S3_ENDPOINT": endpoint, "S3_BUCKET": bucket, "S3_PREFIX": f"bench/{cell}", "S3_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": access_key, "AWS_SECRET_ACCESS_KEY": secret_key,
+            "MAX_RECORDS": str(a.max_records), "BENCH_DIR": str(Path(__file__).resolve().parent)}
+
+
 def dry_run(args: argparse.Namespace, peers: list[Peer]) -> int:
     """--dry-run: each peer's templates filled with placeholder values into a temporary
     directory, its command line printed; exits 1 naming a bad template or command."""
     with tempfile.TemporaryDirectory(prefix="e2e-bench-dry-") as tmp:
-        values = {"IGGY_ADDRESS": args.iggy_server or "127.0.0.1:8090", "IGGY_USER": args.iggy_user,
-                  "IGGY_PASSWORD": args.iggy_password, "IGGY_PROTOCOL": args.iggy_protocol or "0.8",
-                  "STREAM": "bench", "TOPIC": "events", "PARTITIONS": str(args.partitions),
-                  "MESSAGES": str(args.messages), "CONSUMER_GROUP": "bench-dry-run", "S3_ENDPOINT": "http://127.0.0.1:9000",
-                  "S3_BUCKET": "bench", "S3_PREFIX": "bench/dry-run", "S3_REGION": "us-east-1",
-                  "AWS_ACCESS_KEY_ID": "DRYRUNACCESSKEY", "AWS_SECRET_ACCESS_KEY": "dry-run-secret",
-                  "MAX_RECORDS": str(args.max_records), "BENCH_DIR": str(Path(__file__).resolve().parent)}
+        values = placeholder_values(args, args.iggy_server or "127.0.0.1:8090", "bench", "dry-run",
+                                    "http://127.0.0.1:9000", "bench", "DRYRUNACCESSKEY", "dry-run-secret")
         for peer in peers:
             run_dir = Path(tmp) / re.sub(r"[^a-z0-9]+", "-", peer.name.lower())
             argv = peer.materialize(run_dir, values)
