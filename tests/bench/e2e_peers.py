@@ -171,7 +171,7 @@ def run_peer_cell(bench, peer: Peer, target: str, endpoint: str, bucket: str, ce
     p = Contestant(bench, peer.name, peer).start(cell, endpoint, bucket, lag_cfg, f"{cell}.log")
     wait_lag_zero(bench, lag_cfg, p, f"peer {peer.name}", bench.work / f"{cell}.log")
     t_lag = time.monotonic()
-    waited = sum(cpu_seconds(p.pid))  # CPU until lag 0 (before the flush on SIGTERM)
+    cpu_lag0 = sum(cpu_seconds(p.pid))  # CPU until lag 0 (before the flush on SIGTERM)
     p.send_signal(signal.SIGTERM)
     rc, user, sys_s, hwm = wait_rusage(p, 300)
     t1 = time.monotonic()
@@ -180,10 +180,10 @@ def run_peer_cell(bench, peer: Peer, target: str, endpoint: str, bucket: str, ce
     n, size = bench.args.messages, bench.args.size
     res = {"target": target, "name": peer.name, "seconds": secs, "lag_seconds": t_lag - t0,
            "msgs_per_s": n / secs, "mb_per_s": n * size / 1e6 / secs, "cpu_user": user, "cpu_sys": sys_s,
-           "cpu": user + sys_s, "cpu_at_lag0": waited, "rss_mib": hwm / 1024, "load": load, "exit": rc,
+           "cpu": user + sys_s, "cpu_at_lag0": cpu_lag0, "rss_mib": hwm / 1024, "load": load, "exit": rc,
            "broker_cpu": other_cpu.get("broker"), "s3_cpu": other_cpu.get("s3")}
     log(f"peer {peer.name} on {target}: lag 0 after {t_lag - t0:.1f} s, exited {rc} after {secs:.1f} s, "
-        f"{res['msgs_per_s']:.0f} msg/s, cpu {user:.1f}+{sys_s:.1f} s ({waited:.1f} s at lag 0), "
+        f"{res['msgs_per_s']:.0f} msg/s, cpu {user:.1f}+{sys_s:.1f} s ({cpu_lag0:.1f} s at lag 0), "
         f"max RSS {hwm / 1024:.0f} MiB, load {load:.2f}")
     return res
 
