@@ -26,6 +26,21 @@ Targets:
   rgw      a real Ceph RGW: `scripts/rgw start` in a temporary directory (stopped at the end),
            or the one described by --rgw-env
 
+--iggy-server HOST:PORT (default $IGGY_TEST_SERVER; --iggy-protocol, --iggy-user,
+--iggy-password, defaults from IGGY_TEST_PROTOCOL, IGGY_TEST_USER, IGGY_TEST_PASSWORD) runs
+against an Iggy server that is already running instead of the test broker: the input goes to
+a stream of the bench's own there (bench-<time>, deleted at the end).
+
+--peer-cmd CMD [--peer-config TEMPLATE] [--peer-name NAME] (repeatable, paired in order) runs
+another program after the daemon's cells, per target, on the same input, server and store:
+its CPU seconds per GB, messages/s and peak RSS (from wait4) go into a table next to the
+daemon's first cell (placeholders and rules: tests/bench/e2e_peers.py; templates for Iggy's
+connector runtime with its s3_sink and a Node SDK consumer: tests/bench/peers/).
+--kills N then SIGKILLs the daemon and each peer N times (each when its consumer group has
+committed the next of N seeded targets spread over the input, --seed), restarts it, lets it finish to lag 0, and counts the missing and duplicated
+messages in a fresh RGW bucket. --dry-run fills the peers' templates and prints their command
+lines without starting anything.
+
 --hostile runs a hostile admin client while each cell runs (idle connections, slow headers,
 1 MiB headers, garbage: tests/integration/e2e/hostile_admin.py) and logs what it sent.
 
@@ -44,6 +59,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -53,6 +69,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from e2e_peers import Contestant, Peer, kill_run, parse_peers, run_peer_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 AWS = "/usr/bin/aws"
@@ -154,6 +172,10 @@ class Bench:
         self.procs: list[subprocess.Popen] = []
         self.rgw_dir: Path | None = None
         self.rgw: dict[str, str] | None = None
+        self.stream = "bench"  # on an external server (--iggy-server): bench-<time>, deleted at the end
+        self.broker_pids: list[int] = []
+        self.delete_stream = False
+        self.counts: dict[int, int] = {}  # partition id -> messages produced
 
     def bin(self, name: str) -> str:
         for sub in ("daemon", "tests/support", "tests/bench"):
@@ -173,10 +195,20 @@ class Bench:
 
     # ---- setup --------------------------------------------------------------------------
     def start_broker_and_preload(self) -> None:
-        self.broker, self.broker_addr = self.start_server(
-            [self.bin("iggy-test-broker"), "--listen", "127.0.0.1:0"], "broker.log")
-        # The broker's stdout must keep draining.
-        threading.Thread(target=lambda: [None for _ in self.broker.stdout], daemon=True).start()
+        a = self.args
+        if a.iggy_server:
+            # An Iggy server that is already running: a stream of our own, deleted at the end;
+            # its CPU by the pid listening on its port (when ss can tell).
+            self.broker_addr, self.stream = a.iggy_server, f"bench-{int(time.time())}"
+            self.broker_pids = listening_pids(a.iggy_server)
+            self.delete_stream = True
+            log(f"Iggy server {a.iggy_server} (protocol {a.iggy_protocol or '0.8'}, pid {self.broker_pids or 'unknown'})")
+        else:
+            self.broker, self.broker_addr = self.start_server(
+                [self.bin("iggy-test-broker"), "--listen", "127.0.0.1:0"], "broker.log")
+            self.broker_pids = [self.broker.pid]
+            # The broker's stdout must keep draining.
+            threading.Thread(target=lambda: [None for _ in self.broker.stdout], daemon=True).start()
         log(f"broker on {self.broker_addr}; producing {self.args.messages} x {self.args.size} B "
             f"over {self.args.partitions} partitions")
         t0 = time.monotonic()
@@ -184,13 +216,55 @@ class Bench:
         if self.args.payload == "records":
             source = [str(self.work / "payloads.jsonl")]
             write_payloads(Path(source[0]), self.args.messages, self.args.size)
-        r = subprocess.run([self.bin("iggy-produce"), "--address", self.broker_addr, "--username", "iggy",
-                            "--password", "iggy", "--stream", "bench", "--topic", "events",
-                            "--create", str(self.args.partitions), "--balanced", "--batch", "1000", *source],
-                           capture_output=True, text=True, timeout=1800)
+        r = subprocess.run(self.produce_cmd() + ["--create", str(self.args.partitions), "--balanced", "--batch",
+                                                 "1000", *source], capture_output=True, text=True, timeout=1800)
         if r.returncode != 0:
             sys.exit(f"iggy-produce failed ({r.returncode}): {r.stdout}{r.stderr}")
+        # "... partition 0: 66667, partition 1: ..." (the topic's counters before and after)
+        self.counts = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"partition (\d+): (\d+)", r.stdout)}
         log(f"preloaded in {time.monotonic() - t0:.1f} s")
+
+    def produce_cmd(self, topic: bool = True) -> list[str]:
+        a = self.args
+        return ([self.bin("iggy-produce"), "--address", self.broker_addr, "--username", a.iggy_user, "--password",
+                 a.iggy_password, "--stream", self.stream] + (["--topic", "events"] if topic else [])
+                + (["--protocol", a.iggy_protocol] if a.iggy_protocol else []))
+
+    def aws(self, *args: str) -> subprocess.CompletedProcess:
+        """The AWS CLI against the RGW in use; exits naming the command when it fails."""
+        r = subprocess.run([AWS, "--endpoint-url", self.rgw["RGW_ENDPOINT"], *args], env=self.aws_env(),
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            sys.exit(f"aws {' '.join(args)} failed: {r.stderr}")
+        return r
+
+    def other_pids(self, target: str) -> dict[str, list[int]]:
+        """The pids of the S3 server (discard-s3, or RGW's mon+osd+radosgw by their pid files)
+        and of the Iggy broker or server: their CPU is reported next to each run's."""
+        others: dict = {}
+        if target.startswith("discard"):
+            others["s3"] = [self.discard.pid]
+        elif self.rgw and self.rgw.get("RGW_DIR"):
+            others["s3"] = [int(f.read_text().strip()) for f in Path(self.rgw["RGW_DIR"]).glob("run/*.pid")]
+        if self.broker_pids:
+            others["broker"] = self.broker_pids
+        return others
+
+    @staticmethod
+    def cpu_of(pids: list[int]) -> float:
+        total = 0.0
+        for pid in pids:
+            try:
+                total += sum(cpu_seconds(pid))
+            except (FileNotFoundError, ProcessLookupError, ValueError):
+                pass
+        return total
+
+    def peer_values(self, cell: str, endpoint: str, bucket: str) -> dict[str, str]:
+        """The placeholders of a peer's templates (tests/bench/e2e_peers.py) for one run."""
+        env = self.aws_env()
+        return placeholder_values(self.args, self.broker_addr, self.stream, cell, endpoint, bucket,
+                                  env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"])
 
     def start_discard(self, https: bool = False) -> str:
         args = [self.bin("discard-s3")]
@@ -218,7 +292,8 @@ class Bench:
             e.update(AWS_ACCESS_KEY_ID=self.rgw["RGW_ACCESS_KEY"], AWS_SECRET_ACCESS_KEY=self.rgw["RGW_SECRET_KEY"])
         else:
             e.update(AWS_ACCESS_KEY_ID="DISCARDACCESSKEY0001", AWS_SECRET_ACCESS_KEY="discard-secret")
-        e.update(AWS_DEFAULT_REGION="us-east-1", AWS_EC2_METADATA_DISABLED="true", AWS_PAGER="", IGGY_PASSWORD="iggy")
+        e.update(AWS_DEFAULT_REGION="us-east-1", AWS_EC2_METADATA_DISABLED="true", AWS_PAGER="",
+                 IGGY_PASSWORD=self.args.iggy_password)
         return e
 
     # ---- one cell -----------------------------------------------------------------------
@@ -229,9 +304,9 @@ class Bench:
         if c.fmt == "raw":
             fmt_cfg["separator"] = "\n"
         cfg = {
-            "iggy": {"address": self.broker_addr, "username": "iggy", "password": "${IGGY_PASSWORD}",
+            "iggy": {"address": self.broker_addr, "username": self.args.iggy_user, "password": "${IGGY_PASSWORD}",
                      "consumer_group": f"bench-{cell}"},
-            "sources": [{"stream": "bench", "topics": ["events"], "partitions": "all"}],
+            "sources": [{"stream": self.stream, "topics": ["events"], "partitions": "all"}],
             "s3": {"bucket": bucket, "region": "us-east-1", "endpoint": endpoint, "prefix": f"bench/{cell}",
                    "access_key_id": "${AWS_ACCESS_KEY_ID}", "secret_access_key": "${AWS_SECRET_ACCESS_KEY}"},
             "format": fmt_cfg,
@@ -239,6 +314,8 @@ class Bench:
             "log": {"level": "info", "format": "text"},
             "admin": {"listen": "127.0.0.1:0"},  # the bound port is read from the log (--scrape-ms)
         }
+        if self.args.iggy_protocol:
+            cfg["iggy"]["protocol"] = self.args.iggy_protocol
         if endpoint.startswith("https://"):
             cfg["s3"]["tls"] = {"ca_file": str(self.tls_dir / "cert.pem")}
         if c.workers is not None:
@@ -264,23 +341,8 @@ class Bench:
         cfg = self.config(cell, endpoint, bucket, c)
         env = self.aws_env()
         load = loadavg()
-        others: dict = {}
-        if target.startswith("discard"):
-            others["s3"] = [self.discard.pid]
-        elif self.rgw and self.rgw.get("RGW_DIR"):
-            # RGW's daemons (mon, osd, radosgw) by their pid files: the store's CPU cost.
-            others["s3"] = [int(f.read_text().strip()) for f in Path(self.rgw["RGW_DIR"]).glob("run/*.pid")]
-        others["broker"] = [self.broker.pid]
-
-        def cpu_of(pids: list[int]) -> float:
-            total = 0.0
-            for pid in pids:
-                try:
-                    total += sum(cpu_seconds(pid))
-                except (FileNotFoundError, ProcessLookupError, ValueError):
-                    pass
-            return total
-
+        others = self.other_pids(target)
+        cpu_of = self.cpu_of
         before = {k: cpu_of(pids) for k, pids in others.items()}
         logf = open(self.work / f"{cell}.log", "w")
         t0 = time.monotonic()
@@ -341,7 +403,7 @@ class Bench:
         res = {"target": target, "cell": c, "format": fmt, "compression": compression, "seconds": secs,
                "msgs_per_s": self.args.messages / secs, "mb_per_s": payload / 1e6 / secs,
                "cpu_user": user, "cpu_sys": sys_s, "cpu": user + sys_s, "rss_mib": hwm / 1024,
-               "load": load, "exit": d.returncode, "waited": waited, "broker_cpu": other_cpu["broker"],
+               "load": load, "exit": d.returncode, "waited": waited, "broker_cpu": other_cpu.get("broker"),
                "s3_cpu": other_cpu.get("s3"), "scrape": scrape, "hostile": hostile_counts}
         if hostile_counts:
             log(f"hostile admin client during the run: {hostile_counts}")
@@ -353,7 +415,7 @@ class Bench:
                 f"{scrape['burst']} on the idle daemon, idle rate subtracted) = {share:.2f}% of the run's daemon CPU")
         log(f"{target} {c.label()}: {secs:.1f} s, {res['msgs_per_s']:.0f} msg/s, "
             f"{res['mb_per_s']:.1f} MB/s, cpu {user:.1f}+{sys_s:.1f} s, VmHWM {hwm / 1024:.0f} MiB, "
-            f"waited for a CPU {waited:.1f} s, load {load:.2f}, exit {d.returncode}, broker cpu {other_cpu['broker']:.1f} s"
+            f"waited for a CPU {waited:.1f} s, load {load:.2f}, exit {d.returncode}, broker cpu {other_cpu.get('broker', 0):.1f} s"
             + (f", S3 server cpu {other_cpu['s3']:.1f} s" if "s3" in other_cpu else ""))
         return res
 
@@ -379,6 +441,9 @@ class Bench:
             sys.exit(f"openssl req failed: {r.stderr}")
 
     def cleanup(self) -> None:
+        if self.delete_stream:
+            r = subprocess.run(self.produce_cmd(topic=False) + ["--delete-stream"], capture_output=True, text=True, timeout=300)
+            log(f"deleted stream {self.stream}: {(r.stdout + r.stderr).strip()} (exit {r.returncode})")
         for p in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -393,6 +458,16 @@ class Bench:
             shutil.rmtree(self.work, ignore_errors=True)
         else:
             log(f"kept {self.work}")
+
+
+def listening_pids(address: str) -> list[int]:
+    """The pids listening on TCP `address` (host:port), by `ss -ltnpH`; [] when ss cannot tell."""
+    port = address.rsplit(":", 1)[-1]
+    try:
+        out = subprocess.run(["ss", "-ltnpH", f"sport = :{port}"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return sorted({int(m) for m in re.findall(r"pid=(\d+)", out)})
 
 
 def admin_address(daemon_log: Path) -> str:
@@ -527,6 +602,30 @@ def main() -> int:
     ap.add_argument("--hostile", action="store_true",
                     help="run a hostile admin client during each cell (tests/integration/e2e/hostile_admin.py: "
                          "500 idle connections/s, a 1 MiB header and garbage every 0.5 s, slow headers)")
+    ap.add_argument("--iggy-server", default=os.environ.get("IGGY_TEST_SERVER", ""), metavar="HOST:PORT",
+                    help="an Iggy server that is already running (default $IGGY_TEST_SERVER) instead of the test "
+                         "broker: the bench preloads a stream of its own there (bench-<time>) and deletes it at the end")
+    ap.add_argument("--iggy-protocol", default=os.environ.get("IGGY_TEST_PROTOCOL", ""), metavar="LINE",
+                    help="the server's protocol line, as iggy.protocol (0.8, 0.9, 0.10, auto; default "
+                         "$IGGY_TEST_PROTOCOL, else the clients' default)")
+    ap.add_argument("--iggy-user", default=os.environ.get("IGGY_TEST_USER", "iggy"))
+    ap.add_argument("--iggy-password", default=os.environ.get("IGGY_TEST_PASSWORD", "iggy"))
+    ap.add_argument("--peer-cmd", action="append", default=[], metavar="CMD",
+                    help="also run this program on the same input, server and store, after the daemon's cells "
+                         "(repeatable; placeholders @NAME@ as in tests/bench/e2e_peers.py)")
+    ap.add_argument("--peer-config", action="append", default=[], metavar="TEMPLATE",
+                    help="the config template (file or directory) of the --peer-cmd at the same position; - for none")
+    ap.add_argument("--peer-name", action="append", default=[], metavar="NAME",
+                    help="the name of the --peer-cmd at the same position in the tables")
+    ap.add_argument("--kills", type=int, default=0, metavar="N",
+                    help="after the throughput cells, per contestant (the daemon with the first cell, then each "
+                         "peer): N SIGKILLs during a run over the same input into RGW, restarts, and a count of "
+                         "the missing and duplicated messages in the bucket")
+    ap.add_argument("--seed", type=int, default=35,
+                    help="seed of the --kills targets (messages committed by the group when a kill strikes; default 35)")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="check the arguments, fill the peers' templates into a temporary directory, print "
+                         "their command lines and exit (nothing started)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (configs, logs)")
     ap.add_argument("--work-dir", metavar="DIR", help="make the work directory under DIR (default: the system's temporary directory)")
     args = ap.parse_args()
@@ -537,9 +636,16 @@ def main() -> int:
     if args.workers:
         workers = [os.cpu_count() if w.strip() == "all" else int(w) for w in args.workers.split(",")]
     cells = [Cell(f, c, lv, w) for f, c, lv in parse_cells(args.cells, args.formats, args.compressions) for w in workers]
+    peers = parse_peers(args.peer_cmd, args.peer_config, args.peer_name)
+    if args.kills < 0:
+        sys.exit(f"--kills {args.kills}: want 0 or more")
+    if args.dry_run:
+        return dry_run(args, peers)
 
     b = Bench(args)
     rows = []
+    peer_rows = []
+    kill_rows = []
     discard_stats = {}
     try:
         b.start_broker_and_preload()
@@ -559,11 +665,16 @@ def main() -> int:
             for c in cells:
                 runs = [b.run_cell(target, endpoint, bucket, c, i) for i in range(args.repeat)]
                 rows.append(min(runs, key=lambda r: r["seconds"]))
+            for peer in peers:
+                runs = [run_peer_cell(b, peer, target, endpoint, bucket, cells[0]) for _ in range(args.repeat)]
+                peer_rows.append(min(runs, key=lambda r: r["seconds"]))
             if target.startswith("discard"):
                 b.discard.send_signal(signal.SIGTERM)
                 out, _ = b.discard.communicate(timeout=30)
                 if out.strip():
                     discard_stats[target] = out.strip().splitlines()[-1]
+        if args.kills:
+            kill_rows = kill_runs(b, peers, cells[0])
     finally:
         b.cleanup()
 
@@ -580,11 +691,89 @@ def main() -> int:
         per_core = args.messages * args.size / 1e6 / r["cpu"] if r["cpu"] > 0 else float("nan")
         print(f"| {names[r['target']]} | {r['cell'].label()} | {r['seconds']:.1f} | "
               f"{r['msgs_per_s']:,.0f} | {r['mb_per_s']:.1f} | {r['cpu']:.1f} ({r['cpu_user']:.1f}+{r['cpu_sys']:.1f}) | "
-              f"{r['cpu'] / gb:.2f} | {per_core:.0f} | {r['waited']:.1f} | {r['rss_mib']:.0f} | {r['broker_cpu']:.1f} | "
+              f"{r['cpu'] / gb:.2f} | {per_core:.0f} | {r['waited']:.1f} | {r['rss_mib']:.0f} | {'-' if r['broker_cpu'] is None else format(r['broker_cpu'], '.1f')} | "
               f"{'-' if r['s3_cpu'] is None else format(r['s3_cpu'], '.1f')} | {r['load']:.2f} |")
     for target, stats in discard_stats.items():
         print(f"\n{names[target]} counters: `{stats}`")
+    print_peer_tables(args, rows, peer_rows, kill_rows, names, b.counts)
     return 0
+
+
+def placeholder_values(a: argparse.Namespace, address: str, stream: str, cell: str, endpoint: str, bucket: str,
+                       access_key: str, secret_key: str) -> dict[str, str]:
+    """The peers' placeholders for one run `cell`: the consumer group and the prefix are the
+    ones the daemon's config of that cell gets (Bench.config), so `lag` watches the peer."""
+    return {"IGGY_ADDRESS": address, "IGGY_USER": a.iggy_user, "IGGY_PASSWORD": a.iggy_password,
+            "IGGY_PROTOCOL": a.iggy_protocol or "0.8", "STREAM": stream, "TOPIC": "events",
+            "PARTITIONS": str(a.partitions), "MESSAGES": str(a.messages), "CONSUMER_GROUP": f"bench-{cell}",
+            "S3_ENDPOINT": endpoint, "S3_BUCKET": bucket, "S3_PREFIX": f"bench/{cell}", "S3_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": access_key, "AWS_SECRET_ACCESS_KEY": secret_key,
+            "MAX_RECORDS": str(a.max_records), "BENCH_DIR": str(Path(__file__).resolve().parent)}
+
+
+def dry_run(args: argparse.Namespace, peers: list[Peer]) -> int:
+    """--dry-run: each peer's templates filled with placeholder values into a temporary
+    directory, its command line printed; exits 1 naming a bad template or command."""
+    with tempfile.TemporaryDirectory(prefix="e2e-bench-dry-") as tmp:
+        values = placeholder_values(args, args.iggy_server or "127.0.0.1:8090", "bench", "dry-run",
+                                    "http://127.0.0.1:9000", "bench", "DRYRUNACCESSKEY", "dry-run-secret")
+        for peer in peers:
+            run_dir = Path(tmp) / re.sub(r"[^a-z0-9]+", "-", peer.name.lower())
+            argv = peer.materialize(run_dir, values)
+            print(f"peer {peer.name}: {' '.join(argv)}")
+            for f in sorted(run_dir.rglob("*")):
+                if f.is_file():
+                    print(f"  {f.relative_to(run_dir)} ({len(f.read_bytes())} bytes, no placeholder left)")
+    print(f"dry run: {len(peers)} peer(s), {args.kills} kill(s) per contestant")
+    return 0
+
+
+def kill_runs(b: Bench, peers: list[Peer], cell: Cell) -> list[dict]:
+    """--kills: the daemon and each peer, in turn, into one fresh RGW bucket (the objects are
+    read back and counted)."""
+    if b.rgw is None:
+        b.start_rgw()
+    bucket = f"bench-kills-{int(time.time())}"
+    b.aws("s3api", "create-bucket", "--bucket", bucket)
+    rng = random.Random(b.args.seed)
+    endpoint = b.rgw["RGW_ENDPOINT"]
+    out = []
+    for name, peer in [("iggy-s3-sink", None)] + [(p.name, p) for p in peers]:
+        out.append(kill_run(b, Contestant(b, name, peer), endpoint, bucket, cell, b.args.kills, rng, b.counts))
+    return out
+
+
+def print_peer_tables(args: argparse.Namespace, rows: list[dict], peer_rows: list[dict], kill_rows: list[dict],
+                      names: dict[str, str], counts: dict[int, int]) -> None:
+    """The contestants side by side (the daemon's first cell per store, then each peer), and the
+    counts after the SIGKILLs."""
+    gb = args.messages * args.size / 1e9
+    if peer_rows:
+        print("\n| S3 | contestant | seconds | messages/s | CPU s (user+sys) | CPU s / GB | peak RSS MiB "
+              "| Iggy server CPU s | S3 server CPU s | load avg |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        firsts = {}
+        for r in rows:
+            firsts.setdefault(r["target"], r)
+        for r in list(firsts.values()) + peer_rows:
+            name = r.get("name") or f"iggy-s3-sink ({r['cell'].label()})"
+            fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+            print(f"| {names[r['target']]} | {name} | {r['seconds']:.1f} | {r['msgs_per_s']:,.0f} | "
+                  f"{r['cpu']:.1f} ({r['cpu_user']:.1f}+{r['cpu_sys']:.1f}) | {r['cpu'] / gb:.2f} | {r['rss_mib']:.0f} | "
+                  f"{fmt(r['broker_cpu'])} | {fmt(r['s3_cpu'])} | {r['load']:.2f} |")
+    if kill_rows:
+        print(f"\n{args.kills} SIGKILLs per contestant during {sum(counts.values())} messages "
+              f"({', '.join(f'partition {k}: {v}' for k, v in sorted(counts.items()))}), each when the "
+              f"group had committed the next of {args.kills} seeded targets (seed {args.seed}), then a run to lag 0 "
+              "and SIGTERM; "
+              "every message counted in the bucket (Ceph RGW)\n")
+        print("| contestant | kills, s after each start | committed by the group at each kill | records in the bucket | objects "
+              "| missing | duplicates | .lost markers | seconds | load avg |")
+        print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for r in kill_rows:
+            print(f"| {r['name']} | {', '.join(str(m) for m in r['moments'])} | "
+                  f"{', '.join(f'{c:,}' for c in r['committed'])} | {r['records']:,} | {r['objects']} | "
+                  f"{r['missing']:,} | {r['duplicates']:,} | {r['lost_markers']} | {r['seconds']:.0f} | {r['load']:.2f} |")
 
 
 if __name__ == "__main__":
