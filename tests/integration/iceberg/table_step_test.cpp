@@ -201,6 +201,26 @@ TEST_CASE("an object handed again while its batch is being committed goes into t
     CHECK(table_offsets(h.load(p0)) == std::map<std::string, std::int64_t>{{"app/orders/0", 30}, {"app/orders/1", 5}});
 }
 
+TEST_CASE("a partition being handed over commits its table's batch at once, not at the commit interval", "[iceberg]") {
+    // Issue 36: the revoked partition's offset must be stored as part of the revocation, or
+    // the new owner waits for the server's rebalance timeout (30 s).
+    step_harness h;
+    auto step = h.make_step();
+    const pl::partition_ref p0{"app", "orders", 0}, p1{"app", "orders", 1};
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::deferred);
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::deferred);
+    step->handing_over(p1, true);
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::ok);  // no time passed
+    step->handing_over(p1, false);
+    REQUIRE(h.batches.size() == 1);
+    CHECK(h.batches[0].objects.size() == 2);  // the table's whole batch, p0's object too
+    CHECK(table_offsets(h.load(p1)) == std::map<std::string, std::int64_t>{{"app/orders/0", 10}, {"app/orders/1", 5}});
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::ok);  // in the table already
+    // Over: the next batch waits for the interval again.
+    CHECK(h.commit(*step, p1, object(p1, 5, 9), 9) == pl::table_status::deferred);
+    CHECK(h.batches.size() == 1);
+}
+
 TEST_CASE("a catalog that is down is asked again after a backoff wait up to its cap, not at every call", "[iceberg]") {
     step_harness h;
     catalog_options o;
