@@ -230,6 +230,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
             co_return exit_config;
         }
         tables = std::move(*made);
+        st.iceberg = &tables->stats();  // /readyz and /metrics while the tables are opened (the catalog down)
         const auto opened = co_await tables->open(sleeper, [&st] { return st.ending(); });
         if (st.ending()) co_return exit_ok;  // stopped while the catalog was waited for
         if (!opened) {

@@ -167,6 +167,8 @@ net::awaitable<result<void>> iceberg_run::open(pipeline::sleeper& sleep, std::fu
     result<void> r = error{iss::errc::timeout, "the catalog was not asked yet"};
     while (!ending() && budget.try_attempt()) {
         r = co_await open_tables();
+        if (r) step_->catalog_answered();
+        else step_->catalog_failed(r.error());  // /readyz names it while the tables wait for it
         if (r || !iceberg::retryable(r.error()) || ending()) break;
         const auto wait = budget.next_wait();
         if (!wait) break;

@@ -127,10 +127,7 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
     }
     st.failures = 0;
     st.retry_at.reset();
-    if (stats_.catalog_unreachable) {
-        logger().info("the catalog answers again: table {} committed", name);
-        stats_.catalog_unreachable.reset();
-    }
+    catalog_answered();
     stats_.conflicts += r->conflicts;
     stats_.unknown_outcomes += r->unknown_outcomes;
     if (r->found_committed) ++stats_.commits_found;
@@ -157,21 +154,31 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
 table_result iceberg_table_step::failed(table_state& st, const iceberg::table_ident& t, std::size_t objects,
                                         const iss::error& e) {
     ++stats_.commits_failed;
-    if (e == iceberg::catalog_errc::unavailable || e == iceberg::catalog_errc::unknown_outcome) {
-        ++stats_.catalog_unreachable_total;
-        if (!stats_.catalog_unreachable)
-            logger().error("catalog unreachable ({}): commits wait and are tried again at a backoff; nothing is lost",
-                           e.message());
-        stats_.catalog_unreachable = fmt::format("{}: {}", opts_.catalog_host, e.message());
-    } else {
-        stats_.catalog_unreachable.reset();  // it answered (with a refusal)
-    }
+    catalog_failed(e);
     const auto wait = full_jitter_delay(opts_.retry_backoff, st.failures, rng_);
     st.failures = std::min(st.failures + 1, 30u);
     st.retry_at = clk_.steady_now() + wait;
     logger().warn("table {}: commit of {} objects failed: {}; trying again in {} ms", t.to_string(), objects,
                   e.message(), wait.count());
     return table_result{status_of(e), e.message()};
+}
+
+void iceberg_table_step::catalog_failed(const iss::error& e) {
+    if (!(e == iceberg::catalog_errc::unavailable || e == iceberg::catalog_errc::unknown_outcome)) {
+        catalog_answered();  // it answered (with a refusal)
+        return;
+    }
+    ++stats_.catalog_unreachable_total;
+    if (!stats_.catalog_unreachable)
+        logger().error("catalog unreachable ({}): commits wait and are tried again at a backoff; nothing is lost",
+                       e.message());
+    stats_.catalog_unreachable = fmt::format("{}: {}", opts_.catalog_host, e.message());
+}
+
+void iceberg_table_step::catalog_answered() {
+    if (!stats_.catalog_unreachable) return;
+    logger().info("the catalog answers again ({})", opts_.catalog_host);
+    stats_.catalog_unreachable.reset();
 }
 
 void iceberg_table_step::handing_over(const partition_ref& p, bool on) {

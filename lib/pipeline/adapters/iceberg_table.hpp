@@ -106,6 +106,12 @@ public:
     /// From now on every call commits its table's batch at once (the clean stop).
     void flush_now() noexcept { flushing_ = true; }
     [[nodiscard]] const iceberg_table_stats& stats() const noexcept { return stats_; }
+    /// A request to the catalog failed (a commit's, or the daemon's while it opens the tables):
+    /// one that could not reach it (`unavailable`, `unknown_outcome`) marks it unreachable
+    /// (`iceberg_table_stats::catalog_unreachable`, logged once); any other answer is one.
+    void catalog_failed(const iss::error& e);
+    /// The catalog answered: ends an unreachable spell (logged once).
+    void catalog_answered();
 
 private:
     struct table_state;

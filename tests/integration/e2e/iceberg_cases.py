@@ -414,7 +414,9 @@ def catalog_down(env: Env, rng) -> None:
     """The catalog stopped mid-run (issue 36): /readyz answers 503 naming it (`catalog:
     unreachable: HOST ...`), iggy_s3_sink_iceberg_catalog_up is 0, `lag` still prints Iggy's
     columns and says the catalog is unreachable; once it is started again the daemon commits
-    what waited, without a restart: /readyz 200, the gauge 1, every record once in the table."""
+    what waited, without a restart: /readyz 200, the gauge 1, every record once in the table.
+    Then a daemon started while the catalog is down waits for it, /readyz naming it, and is
+    ready once it is back."""
     script, ice = private_catalog(env)
     cat_dir = env.work / "catalog"
     try:
@@ -466,6 +468,31 @@ def catalog_down(env: Env, rng) -> None:
         text = (env.work / "sink.log").read_text(errors="replace")
         check("the catalog answers again" in text, "no 'the catalog answers again' line in the log")
         log(f"catalog back: every one of {len(want)} records once in the table, /readyz 200, catalog_up 1")
+
+        # Down at start: the tables wait for it (no exit), /readyz names it meanwhile.
+        r = subprocess.run([str(script), "pause", str(cat_dir)], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, f"catalog pause exited {r.returncode}: {r.stderr}")
+        d = env.start_daemon(cfg, tag="sink-b")
+        admin = env.admin_address("sink-b")
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            status, body, up = readyz_and_up(env, admin)
+            if f"catalog: unreachable: {host}" in body and up == 0:
+                break
+            time.sleep(0.5)
+        check(status == 503 and f"catalog: unreachable: {host}" in body and up == 0,
+              f"started with the catalog down: /readyz {status} {body!r}, catalog_up {up}")
+        r = subprocess.run([str(script), "resume", str(cat_dir), os.environ["RGW_DIR"]], capture_output=True,
+                           text=True, timeout=180)
+        check(r.returncode == 0, f"catalog resume exited {r.returncode}: {r.stderr}")
+        env.wait_lag_zero(cfg, 180)
+        deadline = time.time() + 60
+        while time.time() < deadline and readyz_and_up(env, admin)[0] != 200:
+            time.sleep(0.5)
+        status, body, up = readyz_and_up(env, admin)
+        check(status == 200 and up == 1, f"the catalog back after a start without it: /readyz {status} {body!r}")
+        check(env.stop(d) == 0, "the daemon started without the catalog did not exit 0 on SIGTERM")
+        log("started with the catalog down: /readyz 503 naming it, ready once it came back")
     finally:
         subprocess.run([str(script), "stop", str(cat_dir)], capture_output=True, timeout=60)
 
