@@ -4,7 +4,8 @@
 // Exit 0; 69 when Iggy cannot be reached; 1 when it refuses the credentials, when a configured
 // topic or partition does not exist or, with --wait-zero, when the lag is not 0 in time.
 // With `iceberg` set, each row also shows the offset its table's current snapshot holds
-// (the summary's iggy-s3-sink.offsets); 69 also when the Iceberg catalog cannot be reached.
+// (the summary's iggy-s3-sink.offsets); 69 also when the Iceberg catalog cannot be reached
+// (Iggy's columns are printed all the same, TABLE as "-").
 #include "common/log.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
@@ -146,19 +147,32 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
             code = iggy_exit_code(rows.error());
             break;
         }
+        std::optional<error> table_error;
         if (tables) {
             if (auto t = co_await add_table_offsets(*tables, rows->rows); !t) {
-                print_error("lag", "the Iceberg catalog at {}: {}", cfg.iceberg.catalog.uri, t.error().message());
-                code = exit_unavailable;
-                break;
+                // Iggy's columns are still printed; the TABLE column is unknown ("-").
+                table_error = t.error();
+                for (auto& r : rows->rows) {
+                    r.table = true;
+                    r.table_committed.reset();
+                }
             }
+        }
+        if (table_error && (!a.wait_zero || std::chrono::steady_clock::now() >= deadline)) {
+            print(rows->rows);
+            print_error("lag", "the Iceberg catalog at {} {}: {}; the TABLE column is unknown (-)",
+                        cfg.iceberg.catalog.uri, iceberg::retryable(*table_error) ? "is unreachable" : "cannot be read",
+                        table_error->message());
+            code = exit_unavailable;
+            break;
         }
         std::uint64_t total = 0;
         for (const auto& r : rows->rows) total += r.lag;
         // A topic or partition the config names but the server lacks is not "lag 0": say so
         // and fail, or (with --wait-zero) wait for it to appear like any other lag.
         const bool complete = rows->missing.empty();
-        if (!a.wait_zero || (total == 0 && complete) || std::chrono::steady_clock::now() >= deadline) {
+        if (!table_error &&
+            (!a.wait_zero || (total == 0 && complete) || std::chrono::steady_clock::now() >= deadline)) {
             print(rows->rows);
             for (const auto& m : rows->missing)
                 print_error("lag", "{} not found on the server (check sources in the config)", m);
@@ -205,7 +219,8 @@ command_main define_lag(CLI::App& sub) {
                   "  1   Iggy refused the credentials, a configured topic/partition does not exist, or the lag\n"
                   "      is not zero in time (--wait-zero)\n"
                   "  64  usage error\n"
-                  "  69  Iggy (or the Iceberg catalog) cannot be reached\n"
+                  "  69  Iggy (or the Iceberg catalog) cannot be reached (with the catalog down, Iggy's columns\n"
+                  "      are printed and TABLE shows -; --wait-zero waits for the catalog too)\n"
                   "  78  invalid configuration");
     return [a] { return run_lag(*a); };
 }

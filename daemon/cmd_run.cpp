@@ -222,6 +222,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
 
     // The tables before Iggy: a table that does not fit the configuration joins no group.
     std::unique_ptr<iceberg_run> tables;
+    std::optional<pipeline::format_encoders> table_encoders;  // encoders that gather the manifests' column statistics
     if (cfg.iceberg.enabled) {
         auto made = iceberg_run::make(co_await net::this_coro::executor, cfg, *(*s3)->client);
         if (!made) {
@@ -229,18 +230,20 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
             co_return exit_config;
         }
         tables = std::move(*made);
+        st.iceberg = &tables->stats();  // /readyz and /metrics while the tables are opened (the catalog down)
         const auto opened = co_await tables->open(sleeper, [&st] { return st.ending(); });
         if (st.ending()) co_return exit_ok;  // stopped while the catalog was waited for
         if (!opened) {
             log.error("{}", opened.error());
             co_return opened.error() == iss::errc::invalid_argument ? exit_config : exit_failure;
         }
+        table_encoders.emplace(wopts, cfg.iggy.verify_checksum, tables->schema());
     }
 
     auto client = co_await clients.iggy(cfg, std::move(iopts));
     if (!client) co_return exit_failure;
     generation_parts parts{std::move(*rotation),
-                           encoders,
+                           table_encoders ? *table_encoders : encoders,
                            tables ? tables->namer() : static_cast<const pipeline::key_namer&>(**namer),
                            sleeper,
                            **s3,

@@ -41,6 +41,13 @@ private:
     std::string why_;
 };
 
+/// The properties a table this daemon creates gets: the Parquet codec its data files are
+/// written with (the reference implementation's default, zstd, would otherwise say another).
+std::map<std::string, std::string> table_properties(const config::sink_config& cfg) {
+    return {{std::string{iceberg::parquet_codec_property},
+             std::string{iceberg::parquet_codec_name(writer_options(cfg).parquet.codec)}}};
+}
+
 }  // namespace
 
 // ---- table_key_namer ------------------------------------------------------------------
@@ -122,6 +129,7 @@ iceberg_run::iceberg_run(net::any_io_executor ex, const config::sink_config& cfg
       cfg_{cfg.iceberg},
       bucket_{cfg.s3.bucket.get()},
       columns_{format::effective_schema(writer_options(cfg))},
+      properties_{table_properties(cfg)},
       schema_{std::move(schema)},
       spec_{std::move(spec)},
       s3_{s3},
@@ -133,9 +141,12 @@ iceberg_run::iceberg_run(net::any_io_executor ex, const config::sink_config& cfg
     o.table_for = [this](const pipeline::partition_ref& p) { return table_of(p); };
     o.create.schema_json = iceberg::schema_json(schema_);
     o.create.partition_spec_json = spec_.json();
+    o.create.properties = properties_;
     o.create_missing = cfg_.create;
     o.commit_interval = cfg_.commit_interval;
     o.retry_backoff = {cfg.s3.retry.base, cfg.s3.retry.cap};
+    const auto where = http::parse_url(cfg_.catalog.uri);
+    o.catalog_host = where ? where->host_header() : std::string{"iceberg.catalog.uri"};
     step_ = std::make_unique<pipeline::iceberg_table_step>(
         ex, catalog_, files_, [this](const pipeline::iceberg_batch& b) { return plan(b); }, std::move(o), clk_);
 }
@@ -156,6 +167,8 @@ net::awaitable<result<void>> iceberg_run::open(pipeline::sleeper& sleep, std::fu
     result<void> r = error{iss::errc::timeout, "the catalog was not asked yet"};
     while (!ending() && budget.try_attempt()) {
         r = co_await open_tables();
+        if (r) step_->catalog_answered();
+        else step_->catalog_failed(r.error());  // /readyz names it while the tables wait for it
         if (r || !iceberg::retryable(r.error()) || ending()) break;
         const auto wait = budget.next_wait();
         if (!wait) break;
@@ -173,6 +186,7 @@ net::awaitable<result<void>> iceberg_run::open_tables() {
         create.name = ident.name;
         create.schema_json = iceberg::schema_json(schema_);
         create.partition_spec_json = spec_.json();
+        create.properties = properties_;
         auto loaded = co_await catalog_.ensure_table(ident, std::move(create), cfg_.create);
         if (!loaded) co_return loaded.error();
         auto state = iceberg::parse_table_metadata(loaded->metadata_json);
@@ -196,6 +210,13 @@ net::awaitable<result<void>> iceberg_run::open_tables() {
                             "data files are written to s3.bucket and must be under the table's location; "
                             "set s3.bucket: {} (or point the catalog's warehouse at bucket {})",
                             ident.to_string(), loaded->location, where->bucket, bucket_, where->bucket, bucket_)};
+        for (const auto& [key, ours] : properties_)
+            if (const auto it = state->properties.find(key); it != state->properties.end() && it->second != ours)
+                logger().warn(
+                    "table {}: its property {} is {}, but this daemon writes {} (format.parquet.compression); "
+                    "other writers of the table follow the property: set it to {} (or the configuration "
+                    "to {})",
+                    ident.to_string(), key, it->second, ours, ours, it->second);
         logger().info({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)},
                       "table {} at {}: {} (snapshot {})", ident.to_string(), loaded->location,
                       state->main() != nullptr ? "has data" : "empty", loaded->current_snapshot_id.value_or(-1));

@@ -127,12 +127,16 @@ public:
     boost::asio::awaitable<result<void>> open(pipeline::sleeper& sleep, std::function<bool()> ending);
 
     [[nodiscard]] const pipeline::key_namer& namer() const noexcept { return namer_; }
+    /// The table schema (from `format.schema`): its field ids key the column statistics.
+    [[nodiscard]] const iceberg::table_schema& schema() const noexcept { return schema_; }
     /// Iggy's offset store decorated: the resume point is the larger of Iggy's and the table's.
     [[nodiscard]] std::unique_ptr<pipeline::offset_store> resume(pipeline::offset_store& iggy);
     /// The table step (iceberg_table_step), forgetting each committed key's partition value.
     pipeline::task<pipeline::table_result> commit(const pipeline::partition_ref& p,
                                                   std::span<const pipeline::durable_object> objects,
                                                   std::uint64_t through) override;
+    /// A partition being handed over commits its table's batch at once (ports.hpp).
+    void handing_over(const pipeline::partition_ref& p, bool on) override { step_->handing_over(p, on); }
     /// From now on every batch is committed at once (the generation stops or reloads).
     void flush_now() noexcept { step_->flush_now(); }
     [[nodiscard]] const pipeline::iceberg_table_stats& stats() const noexcept { return step_->stats(); }
@@ -147,6 +151,7 @@ private:
     std::string bucket_;  ///< s3.bucket: where the data files are written
     std::vector<pipeline::topic_ref> topics_;
     std::vector<format::column> columns_;
+    std::map<std::string, std::string> properties_;  ///< of a table we create (the Parquet codec)
     iceberg::table_schema schema_;
     iceberg::partition_spec spec_;
     s3::client& s3_;

@@ -47,6 +47,7 @@ admin::readiness_inputs run_state::readiness() const {
         stopping,
         loop != nullptr ? admin::source_problems(*loop) : std::vector<std::string>{},
         router != nullptr ? admin::delivery_problems(router->health()) : std::vector<std::string>{}};
+    for (auto& line : admin::catalog_problems(iceberg)) in.delivery_problems.push_back(std::move(line));
     in.reloading = reload_requested;
     return in;
 }

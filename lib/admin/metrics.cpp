@@ -382,6 +382,18 @@ void iceberg_metrics(std::vector<prom::MetricFamily>& out, const pipeline::icebe
                             prom::MetricType::Counter);
     conflicts.metric.push_back(sample({}, static_cast<double>(st.conflicts), prom::MetricType::Counter));
     out.push_back(std::move(conflicts));
+    auto up = family("iceberg_catalog_up",
+                     "1 when the Iceberg catalog answered the table step's last attempt (or none failed yet), 0 "
+                     "while it cannot be reached (no connection, 5xx, no answer to a commit); /readyz names it.",
+                     prom::MetricType::Gauge);
+    up.metric.push_back(sample({}, st.catalog_unreachable ? 0.0 : 1.0, prom::MetricType::Gauge));
+    out.push_back(std::move(up));
+    auto unreachable =
+        family("iceberg_catalog_unreachable_total", "Table step attempts that could not reach the Iceberg catalog.",
+               prom::MetricType::Counter);
+    unreachable.metric.push_back(
+        sample({}, static_cast<double>(st.catalog_unreachable_total), prom::MetricType::Counter));
+    out.push_back(std::move(unreachable));
     if (st.last_commit) {
         auto age = family("iceberg_last_commit_age_seconds",
                           "Seconds since the last batch was committed (or found committed); absent before the first.",

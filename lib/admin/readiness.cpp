@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "admin/readiness.hpp"
 
+#include "pipeline/adapters/iceberg_table.hpp"
 #include "pipeline/consumer.hpp"
 #include "pipeline/health.hpp"
 
@@ -33,6 +34,16 @@ std::vector<std::string> delivery_problems(const pipeline::delivery_health& h) {
             fmt::format("spool: {}: {}; objects are closed at about s3.part_size until memory.spool_dir "
                         "takes parts again",
                         pipeline::to_string(f->reason), f->detail));
+    return out;
+}
+
+std::vector<std::string> catalog_problems(const pipeline::iceberg_table_stats* st) {
+    std::vector<std::string> out;
+    if (st != nullptr && st->catalog_unreachable)
+        out.push_back(
+            fmt::format("catalog: unreachable: {}; nothing is lost: the tables' commits (and the offsets "
+                        "after them) wait and are tried at a backoff up to s3.retry.cap until it answers",
+                        *st->catalog_unreachable));
     return out;
 }
 

@@ -11,6 +11,7 @@
 namespace iss::pipeline {
 class consumer_loop;
 class delivery_health;
+struct iceberg_table_stats;
 }  // namespace iss::pipeline
 
 namespace iss::admin {
@@ -39,6 +40,11 @@ struct readiness_inputs {
 /// readiness_inputs::delivery_problems): `store: refusing writes: CODE: DETAIL ...` while the
 /// store refuses, `spool: REASON: DETAIL ...` while the spool directory fails.
 [[nodiscard]] std::vector<std::string> delivery_problems(const pipeline::delivery_health& h);
+
+/// The Iceberg catalog unreachable by the table step's last attempt (for
+/// readiness_inputs::delivery_problems): `catalog: unreachable: HOST: ERROR; ...`; none
+/// without `iceberg` (`st` null) or while it answers.
+[[nodiscard]] std::vector<std::string> catalog_problems(const pipeline::iceberg_table_stats* st);
 
 /// The consumer's source faults, one line each (for readiness_inputs::source_problems): each
 /// source that cannot be read (`source unavailable: STREAM/TOPIC[ partition N]: reason`) and

@@ -24,8 +24,42 @@ std::string_view format_name(format_type t) {
     return "?";
 }
 
+std::string_view auth_name(catalog_auth t) {
+    switch (t) {
+        case catalog_auth::none: return "none";
+        case catalog_auth::bearer: return "bearer";
+        case catalog_auth::oauth2: return "oauth2";
+        case catalog_auth::sigv4: return "sigv4";
+    }
+    return "?";
+}
+
+/// A key of another auth type than the one set is a mistake (a half-edited file: the secret
+/// meant for one scheme lying unused, or the type left at none): named, never ignored.
+void check_stray_auth_keys(collector& add, const catalog_auth_section& a, const std::string& p) {
+    const catalog_auth_section defaults;
+    const struct {
+        const char* key;
+        bool set;
+        catalog_auth used_by;
+    } keys[] = {
+        {"token", !a.token.reveal().empty(), catalog_auth::bearer},
+        {"client_id", !a.client_id.empty(), catalog_auth::oauth2},
+        {"client_secret", !a.client_secret.reveal().empty(), catalog_auth::oauth2},
+        {"token_endpoint", !a.token_endpoint.empty(), catalog_auth::oauth2},
+        {"scope", a.scope != defaults.scope, catalog_auth::oauth2},
+        {"signing_name", !a.signing_name.empty(), catalog_auth::sigv4},
+        {"signing_region", !a.signing_region.empty(), catalog_auth::sigv4},
+    };
+    for (const auto& k : keys)
+        if (k.set && k.used_by != a.type)
+            add(p + "." + k.key, "is set, but auth.type is {} (only {} uses it): remove it, or set auth.type: {}",
+                auth_name(a.type), auth_name(k.used_by), auth_name(k.used_by));
+}
+
 void check_auth(collector& add, const catalog_auth_section& a) {
     const std::string p = "iceberg.catalog.auth";
+    check_stray_auth_keys(add, a, p);
     switch (a.type) {
         case catalog_auth::none: break;
         case catalog_auth::bearer:

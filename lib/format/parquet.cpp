@@ -193,6 +193,13 @@ public:
 
     [[nodiscard]] std::uint64_t buffered_bytes() const noexcept override { return buffered_; }
 
+    [[nodiscard]] std::vector<std::int64_t> column_bytes() const override {
+        std::vector<std::int64_t> out(leaves_.size(), 0);
+        for (const auto& g : groups_)
+            for (std::size_t k = 0; k < g.chunks.size() && k < out.size(); ++k) out[k] += g.chunks[k].compressed;
+        return out;
+    }
+
 private:
     void emit(std::string& out, std::string_view b) {
         out.append(b);

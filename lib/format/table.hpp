@@ -32,6 +32,11 @@ public:
     /// Bytes held for the object and not yet appended to `out` (an estimate of what they
     /// will encode to: the uncompressed size), for rotation by size.
     [[nodiscard]] virtual std::uint64_t buffered_bytes() const noexcept = 0;
+    /// After `finish`: per leaf column (Parquet's leaves in schema order: a column, or a map's
+    /// key then value), the bytes of its column chunks as stored (`total_compressed_size`:
+    /// page headers and compressed pages, summed over the row groups; Iceberg's
+    /// `column_sizes`). Empty for formats that do not store columns apart (CSV, Avro).
+    [[nodiscard]] virtual std::vector<std::int64_t> column_bytes() const { return {}; }
 };
 
 /// Parquet's page compression (`format.parquet.compression`).

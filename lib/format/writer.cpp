@@ -103,6 +103,7 @@ void writer::emit(std::string_view bytes, std::string& out) {
 }
 
 void writer::begin(std::string& out) {
+    last_row_ = {};
     records_ = 0;
     bytes_in_ = 0;
     bytes_out_ = 0;
@@ -133,6 +134,7 @@ result<void> writer::append(const proto::message_view& m, const record_source& s
     if (table_) {
         auto row = rows_->read(m, src.stream, src.topic, src.partition);
         if (!row) return row.error();
+        last_row_ = *row;
         ++records_;
         if (!compressor_) {
             const std::size_t before = out.size();

@@ -68,6 +68,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -151,6 +152,14 @@ public:
     /// zstd, its context as allocated); at most `codec_memory(options())`.
     [[nodiscard]] std::uint64_t codec_bytes() const noexcept { return compressor_ ? compressor_->memory() : 0; }
     [[nodiscard]] const writer_options& options() const noexcept { return o_; }
+    /// Typed formats: the cells of the record the last successful `append` wrote (column
+    /// order, as `row_reader` gave them), valid until the next call; empty otherwise.
+    [[nodiscard]] std::span<const cell> last_row() const noexcept { return last_row_; }
+    /// After `finish`, typed formats: `table_writer::column_bytes()` (Parquet: bytes stored
+    /// per leaf column); empty otherwise.
+    [[nodiscard]] std::vector<std::int64_t> column_bytes() const {
+        return table_ ? table_->column_bytes() : std::vector<std::int64_t>{};
+    }
     [[nodiscard]] std::string extension() const { return format::extension(o_); }
     [[nodiscard]] std::string_view content_type() const { return format::content_type(o_); }
 
@@ -166,6 +175,7 @@ private:
     std::unique_ptr<compressor> compressor_;
     std::unique_ptr<table_writer> table_;  ///< typed formats
     std::unique_ptr<row_reader> rows_;     ///< typed formats
+    std::span<const cell> last_row_;       ///< typed formats: the last row written (in `rows_`)
     std::string scratch_;                  ///< one formatted record, when compressing
     /// The envelope's `"stream":"..","topic":".."` as last rendered, and the names it was
     /// rendered from: a writer sees the same names record after record, so they are escaped

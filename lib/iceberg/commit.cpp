@@ -172,6 +172,9 @@ result<table_state> parse_table_metadata(std::string_view text) {
     if (t.location.empty()) return bad("location is missing");
     t.last_sequence_number = get_int(*md, "last-sequence-number").value_or(0);
     t.last_updated_ms = get_int(*md, "last-updated-ms").value_or(0);
+    if (const auto* props = md->if_contains("properties"); props != nullptr && props->is_object())
+        for (const auto& [k, v] : props->as_object())
+            if (v.is_string()) t.properties.emplace(std::string{k}, std::string{v.as_string()});
     if (const auto* snaps = md->if_contains("snapshots"); snaps != nullptr && snaps->is_array())
         for (const auto& s : snaps->as_array()) {
             auto r = parse_snapshot(s);

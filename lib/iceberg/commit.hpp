@@ -96,6 +96,7 @@ struct table_state {
     int default_spec_id = 0;
     std::vector<std::pair<int, std::string>> schema_fields;  ///< the current schema's top-level (id, name)
     std::string default_spec_fields;                         ///< the default spec's fields as JSON (compact)
+    std::map<std::string, std::string> properties;           ///< the table's properties (string values)
 
     /// The snapshot main points at; nullptr for an empty table.
     [[nodiscard]] const snapshot_info* main() const noexcept;

@@ -203,10 +203,10 @@ std::string write_manifest(const table_schema& schema, const partition_spec& spe
         }
         set_long(df, "record_count", f.record_count);
         set_long(df, "file_size_in_bytes", f.file_size_in_bytes);
-        set_int_map(df, "column_sizes", nullptr, nullptr);
+        set_int_map(df, "column_sizes", &f.stats.column_sizes, nullptr);
         set_int_map(df, "value_counts", &f.stats.value_counts, nullptr);
         set_int_map(df, "null_value_counts", &f.stats.null_value_counts, nullptr);
-        set_int_map(df, "nan_value_counts", nullptr, nullptr);
+        set_int_map(df, "nan_value_counts", &f.stats.nan_value_counts, nullptr);
         set_int_map(df, "lower_bounds", nullptr, &f.stats.lower_bounds);
         set_int_map(df, "upper_bounds", nullptr, &f.stats.upper_bounds);
         for (const char* absent : {"key_metadata", "split_offsets", "equality_ids", "sort_order_id"}) {

@@ -121,9 +121,14 @@ std::variant<parsed, std::string> parse_entry(std::string_view text) {
         const std::string_view num = trim(args.substr(0, comma));
         long long n = 0;
         const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
-        if (ec != std::errc{} || end != num.data() + num.size() || n < 1 || n > std::numeric_limits<int>::max())
-            return fmt::format("`{}`: {} must be a positive integer, not `{}`", text,
-                               p.tr == transform::bucket ? "the bucket count N" : "the width W", num);
+        const std::string_view what = p.tr == transform::bucket ? "the bucket count N" : "the width W";
+        const bool digits = !num.empty() && end == num.data() + num.size() && num.front() != '-';
+        if (digits && (ec == std::errc::result_out_of_range || n > std::numeric_limits<int>::max()))
+            // The spec's transform parameter is an int (Iceberg spec, "Partition Transforms").
+            return fmt::format("`{}`: {} is too large: `{}` is above {}, the largest Iceberg int", text, what, num,
+                               std::numeric_limits<int>::max());
+        if (ec != std::errc{} || end != num.data() + num.size() || n < 1)
+            return fmt::format("`{}`: {} must be a positive integer, not `{}`", text, what, num);
         p.param = static_cast<int>(n);
         args = args.substr(comma + 1);
     }

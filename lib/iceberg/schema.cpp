@@ -110,4 +110,14 @@ std::vector<format::parquet_field_id> parquet_field_ids(const table_schema& s) {
     return out;
 }
 
+std::string_view parquet_codec_name(format::parquet_codec c) noexcept {
+    switch (c) {
+        case format::parquet_codec::none: return "uncompressed";
+        case format::parquet_codec::snappy: return "snappy";
+        case format::parquet_codec::gzip: return "gzip";
+        case format::parquet_codec::zstd: return "zstd";
+    }
+    return "uncompressed";
+}
+
 }  // namespace iss::iceberg

@@ -84,4 +84,11 @@ struct table_schema {
 /// Appendix A "Parquet": column ids are required as the schema's field ids).
 [[nodiscard]] std::vector<format::parquet_field_id> parquet_field_ids(const table_schema& s);
 
+/// The table property naming the Parquet codec of new data files (Iceberg "Table properties",
+/// write properties; the reference implementation's default is zstd).
+inline constexpr std::string_view parquet_codec_property = "write.parquet.compression-codec";
+/// Its value for the codec our data files are written with (`format.parquet.compression`):
+/// `snappy`, `zstd`, `gzip`, `uncompressed`.
+[[nodiscard]] std::string_view parquet_codec_name(format::parquet_codec c) noexcept;
+
 }  // namespace iss::iceberg

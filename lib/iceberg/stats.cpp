@@ -83,6 +83,7 @@ column_stats stats_collector::stats() const {
         const auto& c = cols_[i];
         s.value_counts[f.id] = c.values;
         s.null_value_counts[f.id] = c.nulls;
+        if (f.type == type_id::float_ || f.type == type_id::double_) s.nan_value_counts[f.id] = c.nans;
         if (!c.min) continue;
         if (f.type == type_id::string || f.type == type_id::binary) {
             s.lower_bounds[f.id] =
@@ -94,6 +95,20 @@ column_stats stats_collector::stats() const {
         }
     }
     return s;
+}
+
+void stats_collector::add_column_sizes(column_stats& s, std::span<const std::int64_t> leaf_bytes) const {
+    std::vector<int> ids;
+    for (const auto& f : fields_) {
+        if (f.type == type_id::map) {
+            ids.push_back(f.key_id);
+            ids.push_back(f.value_id);
+        } else {
+            ids.push_back(f.id);
+        }
+    }
+    if (ids.size() != leaf_bytes.size()) return;
+    for (std::size_t k = 0; k < ids.size(); ++k) s.column_sizes[ids[k]] = leaf_bytes[k];
 }
 
 void stats_collector::reset() {

@@ -23,11 +23,13 @@
 
 namespace iss::iceberg {
 
-/// Per field id.
+/// Per field id (the manifest's `data_file` fields 108-111, 125, 126).
 struct column_stats {
+    std::map<int, std::int64_t> column_sizes;  ///< bytes stored per leaf column (Parquet column chunks)
     std::map<int, std::int64_t> value_counts;
     std::map<int, std::int64_t> null_value_counts;
-    std::map<int, std::string> lower_bounds;  ///< single-value serialization
+    std::map<int, std::int64_t> nan_value_counts;  ///< float and double columns only
+    std::map<int, std::string> lower_bounds;       ///< single-value serialization
     std::map<int, std::string> upper_bounds;
     friend bool operator==(const column_stats&, const column_stats&) = default;
 };
@@ -40,6 +42,11 @@ public:
     void add(std::span<const format::cell> row);
     [[nodiscard]] column_stats stats() const;
     void reset();
+    /// Adds `column_sizes` from the bytes the Parquet writer stored per leaf column
+    /// (`format::writer::column_bytes()`, leaves in schema order: a column's, or a map's key
+    /// then value), keyed by the leaf's field id (a map's `key_id`, `value_id`). A count that
+    /// does not match the schema's leaves adds nothing.
+    void add_column_sizes(column_stats& s, std::span<const std::int64_t> leaf_bytes) const;
 
 private:
     struct column {

@@ -581,18 +581,4 @@ task<void> partition_writer::tick() {
     if (objects_.empty()) co_await commit_durable();
 }
 
-task<bool> partition_writer::flush(rotate_reason why) {
-    if (const auto pending = ledger_.pending(); state_ == writer_state::running && pending) {
-        const bool ok7 = co_await commit_through(*pending);
-        if (!ok7) co_return !holds_data();
-    }
-    if (state_ != writer_state::running) co_return !holds_data() && !ledger_.pending();
-    if (objects_.empty()) {
-        const delivered d0 = co_await commit_durable();
-        co_return d0 == delivered::ok && !ledger_.pending();
-    }
-    const delivered d = co_await close_all(why);
-    co_return (d == delivered::ok || d == delivered::rewound) && !holds_data() && !ledger_.pending();
-}
-
 }  // namespace iss::pipeline

@@ -60,7 +60,9 @@
 ///    without conditional PutObject a HEAD before each write adopts what a crashed run left,
 ///    which keeps exactly-once for a single owner, and a forced rebalance may duplicate.
 /// 5. **Ownership** — `partition_writer::flush(hand_over)` is how a partition that group
-///    polls stopped returning is finished, uploaded and committed at once (router). Its
+///    polls stopped returning is finished, uploaded and committed at once (router); a table
+///    step that batches is told (`table_step::handing_over`) and commits the partition's
+///    objects then, so its offset is stored before the revocation's timeout. Its
 ///    data is dropped without uploading only on `offset_status::not_owner` (3022/5006) or
 ///    after a reconnect (`drop`). In group mode a store operation that fails (the adapter
 ///    bounds each one by `s3.retry.deadline`) is NOT retried here: the object is dropped and

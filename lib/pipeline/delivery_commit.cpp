@@ -104,6 +104,31 @@ task<table_result> partition_writer::table_through(std::uint64_t offset) {
     co_return r;
 }
 
+// Invariants 5 and 6: a hand-over or a stop delivers what is open and stores what is durable.
+task<bool> partition_writer::flush(rotate_reason why) {
+    // Invariant 5 with 7: a hand-over commits the table step's batch now (not at its interval),
+    // so the offset is stored before the partition is given up.
+    struct handing_over_scope {
+        table_step* t;
+        const partition_ref& p;
+        ~handing_over_scope() {
+            if (t) t->handing_over(p, false);
+        }
+    } const scope{why == rotate_reason::hand_over ? ports_.table : nullptr, p_};
+    if (scope.t) scope.t->handing_over(p_, true);
+    if (const auto pending = ledger_.pending(); state_ == writer_state::running && pending) {
+        const bool ok7 = co_await commit_through(*pending);
+        if (!ok7) co_return !holds_data();
+    }
+    if (state_ != writer_state::running) co_return !holds_data() && !ledger_.pending();
+    if (objects_.empty()) {
+        const delivered d0 = co_await commit_durable();
+        co_return d0 == delivered::ok && !ledger_.pending();
+    }
+    const delivered d = co_await close_all(why);
+    co_return (d == delivered::ok || d == delivered::rewound) && !holds_data() && !ledger_.pending();
+}
+
 // Skipped / dead-lettered messages: covered by their encoded partition's open object (its
 // last offset), else by the stored offset once no object below them is open.
 task<partition_writer::delivered> partition_writer::absorb(const message& m, const std::string* encoded) {

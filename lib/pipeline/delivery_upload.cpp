@@ -59,7 +59,8 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
             counters_.bytes_uploaded += o.spilled.size() + o.buf.size();
             log_.info(ctx, "object uploaded");
             ledger_.written(r.first_offset, r.last_offset);
-            if (ports_.table) ledger_.for_table({o.key, p_, r, o.spilled.size() + o.buf.size(), false});
+            if (ports_.table)
+                ledger_.for_table({o.key, p_, r, o.spilled.size() + o.buf.size(), false, o.encoder->stats()});
             objects_.pop_front();
             co_return co_await commit_durable();
         }

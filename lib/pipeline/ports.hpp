@@ -208,6 +208,14 @@ public:
 // ---------------------------------------------------------------------------------------
 // The table step: after objects are durable, before the offset that covers them is stored
 
+/// What an encoder learnt of an object's columns while writing it (a typed format feeding a
+/// table step: Iceberg's column statistics, pipeline/adapters/format_encoder.hpp). Opaque to
+/// the core, which carries it from the encoder to the table step with the durable object.
+class object_stats {
+public:
+    virtual ~object_stats() = default;
+};
+
 /// One object that is durable in the store (200 on PutObject / CompleteMultipartUpload, or
 /// found there on a 412), as the table step sees it.
 struct durable_object {
@@ -220,6 +228,9 @@ struct durable_object {
     /// a HEAD gives it when needed).
     std::optional<std::uint64_t> size;
     bool adopted = false;  ///< existed already (412): written by an earlier run or another owner
+    /// The encoder's `stats()` of the object as written; nullptr for an adopted object (not
+    /// read back) or an encoder without.
+    std::shared_ptr<const object_stats> stats;
 };
 
 /// The outcome of one table step.
@@ -259,6 +270,16 @@ public:
     ///        (in `objects`, in objects of earlier calls, or skipped / dead-lettered)
     virtual task<table_result> commit(const partition_ref& p, std::span<const durable_object> objects,
                                       std::uint64_t through) = 0;
+    /// `p` is being handed over (`partition_writer::flush(hand_over)`: group polls stopped
+    /// returning it) from `true` until the matching `false`: its calls meanwhile must not
+    /// answer `deferred` to batch (nor wait out a failure's backoff) but commit at once, so
+    /// that its offset is stored as part of the revocation and the new owner does not wait
+    /// for the server's rebalance timeout (docs/protocol.md §7.1). Default: nothing (a step
+    /// that does not batch).
+    virtual void handing_over(const partition_ref& p, bool on) {
+        (void)p;
+        (void)on;
+    }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -281,6 +302,9 @@ public:
     /// compressor's input block, a zstd context once its first block is compressed), charged
     /// to memory.max_buffered with its object. Default `buffered()`.
     [[nodiscard]] virtual std::uint64_t memory() const { return buffered(); }
+    /// After `finish`: what the encoder learnt of the object's columns (`object_stats`), for
+    /// the table step. Default nullptr (none).
+    [[nodiscard]] virtual std::shared_ptr<const object_stats> stats() const { return nullptr; }
 };
 
 /// Makes one encoder per object; knows the object's content type.

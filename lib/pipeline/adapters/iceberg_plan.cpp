@@ -5,6 +5,7 @@
 
 #include "iceberg/error.hpp"
 #include "iceberg/manifest.hpp"
+#include "pipeline/adapters/format_encoder.hpp"
 #include "s3/client.hpp"
 #include "s3/error.hpp"
 
@@ -59,6 +60,7 @@ iceberg::pending_file iceberg_data_file(const durable_object& o, std::string_vie
     f.file.partition = std::move(partition);
     f.file.record_count = static_cast<std::int64_t>(o.range.count);
     f.file.file_size_in_bytes = static_cast<std::int64_t>(o.size.value_or(0));
+    if (const auto* s = dynamic_cast<const iceberg_object_stats*>(o.stats.get())) f.file.stats = s->columns;
     f.source = iceberg::source_partition{o.partition.stream, o.partition.topic, o.partition.partition};
     f.first_offset = o.range.first_offset;
     f.last_offset = o.range.last_offset;

@@ -48,7 +48,9 @@ private:
     s3::client& c_;
 };
 
-/// A durable object as a data file of the batch (`s3://bucket/key`, its record count and size).
+/// A durable object as a data file of the batch (`s3://bucket/key`, its record count and size,
+/// the column statistics its encoder gathered (`iceberg_object_stats`; none for an adopted
+/// object: the manifest's maps are then null)).
 /// The batch's commit points are `iceberg_batch::next_offsets` (`iceberg_offsets`).
 [[nodiscard]] iceberg::pending_file iceberg_data_file(const durable_object& o, std::string_view bucket,
                                                       std::vector<iceberg::value> partition = {});

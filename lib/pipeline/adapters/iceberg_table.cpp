@@ -75,9 +75,10 @@ task<table_result> iceberg_table_step::commit(const partition_ref& p, std::span<
     auto& pt = st.pending_through[p];
     pt = std::max(pt, through);
     if (!st.since) st.since = clk_.steady_now();
-    if (!flushing_ && clk_.steady_now() - *st.since < opts_.commit_interval)
+    const bool now = flushing_ || handing_over_.contains(p);
+    if (!now && clk_.steady_now() - *st.since < opts_.commit_interval)
         co_return table_result{table_status::deferred, "waiting for the table's next commit (iceberg.commit_interval)"};
-    if (!flushing_ && st.retry_at && clk_.steady_now() < *st.retry_at)
+    if (!now && st.retry_at && clk_.steady_now() < *st.retry_at)
         co_return table_result{table_status::deferred, "waiting to retry the table's failed commit"};
     auto guard = co_await st.mu.lock();
     if (done()) co_return table_result{};  // committed by another partition's call meanwhile
@@ -115,7 +116,6 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
     st.committing.clear();
     stats_.duration.observe(took);
     if (!r) {
-        ++stats_.commits_failed;
         st.table.reset();  // loaded again before the next attempt
         for (auto& [k, o] : taken) st.pending.try_emplace(k, std::move(o));
         for (const auto& [p, through] : taken_through) {
@@ -127,6 +127,7 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
     }
     st.failures = 0;
     st.retry_at.reset();
+    catalog_answered();
     stats_.conflicts += r->conflicts;
     stats_.unknown_outcomes += r->unknown_outcomes;
     if (r->found_committed) ++stats_.commits_found;
@@ -153,12 +154,36 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
 table_result iceberg_table_step::failed(table_state& st, const iceberg::table_ident& t, std::size_t objects,
                                         const iss::error& e) {
     ++stats_.commits_failed;
+    catalog_failed(e);
     const auto wait = full_jitter_delay(opts_.retry_backoff, st.failures, rng_);
     st.failures = std::min(st.failures + 1, 30u);
     st.retry_at = clk_.steady_now() + wait;
     logger().warn("table {}: commit of {} objects failed: {}; trying again in {} ms", t.to_string(), objects,
                   e.message(), wait.count());
     return table_result{status_of(e), e.message()};
+}
+
+void iceberg_table_step::catalog_failed(const iss::error& e) {
+    if (!(e == iceberg::catalog_errc::unavailable || e == iceberg::catalog_errc::unknown_outcome)) {
+        catalog_answered();  // it answered (with a refusal)
+        return;
+    }
+    ++stats_.catalog_unreachable_total;
+    if (!stats_.catalog_unreachable)
+        logger().error("catalog unreachable ({}): commits wait and are tried again at a backoff; nothing is lost",
+                       e.message());
+    stats_.catalog_unreachable = fmt::format("{}: {}", opts_.catalog_host, e.message());
+}
+
+void iceberg_table_step::catalog_answered() {
+    if (!stats_.catalog_unreachable) return;
+    logger().info("the catalog answers again ({})", opts_.catalog_host);
+    stats_.catalog_unreachable.reset();
+}
+
+void iceberg_table_step::handing_over(const partition_ref& p, bool on) {
+    if (on) handing_over_.insert(p);
+    else handing_over_.erase(p);
 }
 
 bool iceberg_table_step::in_table(const table_state& st, const durable_object& o) {

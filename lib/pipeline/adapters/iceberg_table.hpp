@@ -7,7 +7,9 @@
 ///
 /// Batching: a call hands its objects to its table's pending batch and answers `deferred`
 /// until the batch is due: `commit_interval` after its first object, or at once after
-/// `flush_now()` (the clean stop). The first call that finds the batch due commits the whole
+/// `flush_now()` (the clean stop) and for a partition being handed over (`handing_over`: the
+/// revoked partition's offset is stored before the new owner takes it, so the hand-over does
+/// not wait for the server's rebalance timeout). The first call that finds the batch due commits the whole
 /// batch (every partition's objects; one commit per table at a time) and answers `ok`; a
 /// partition whose objects went in with another partition's commit gets `ok` at its next
 /// call. A failed commit puts the objects back into the batch: the first call after a
@@ -39,6 +41,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +69,8 @@ struct iceberg_table_options {
     /// The wait after a failed commit, per table (`s3.retry.base` and `s3.retry.cap`, as the
     /// writers' retries); the ceiling doubles with each failure in a row.
     iss::backoff_policy retry_backoff{};
+    /// The catalog's host (and port), as /readyz names it while it is unreachable.
+    std::string catalog_host;
 };
 
 /// Counters for the metrics (`iceberg_commits_total{result}`, `iceberg_commit_duration_seconds`,
@@ -78,6 +83,13 @@ struct iceberg_table_stats {
     std::uint64_t unknown_outcomes = 0;  ///< 5xx / timeouts met
     iss::stats::histogram duration;      ///< seconds in the commit loop, every batch
     std::optional<std::chrono::system_clock::time_point> last_commit;  ///< the last ok or found
+    /// The catalog could not be reached (`iceberg::catalog_errc::unavailable`: no connection,
+    /// 5xx, 429; `unknown_outcome`: no answer to a commit) by the last attempt: its error, from
+    /// that attempt until one reaches it (/readyz `catalog: unreachable: ...`,
+    /// `iggy_s3_sink_iceberg_catalog_up`): `catalog_host: the error`. The batches wait
+    /// meanwhile; nothing is lost.
+    std::optional<std::string> catalog_unreachable;
+    std::uint64_t catalog_unreachable_total = 0;  ///< attempts that could not reach the catalog
 };
 
 class iceberg_table_step final : public table_step {
@@ -89,9 +101,17 @@ public:
 
     task<table_result> commit(const partition_ref& p, std::span<const durable_object> objects,
                               std::uint64_t through) override;
+    /// A partition being handed over: its calls commit its table's batch at once (ports.hpp).
+    void handing_over(const partition_ref& p, bool on) override;
     /// From now on every call commits its table's batch at once (the clean stop).
     void flush_now() noexcept { flushing_ = true; }
     [[nodiscard]] const iceberg_table_stats& stats() const noexcept { return stats_; }
+    /// A request to the catalog failed (a commit's, or the daemon's while it opens the tables):
+    /// one that could not reach it (`unavailable`, `unknown_outcome`) marks it unreachable
+    /// (`iceberg_table_stats::catalog_unreachable`, logged once); any other answer is one.
+    void catalog_failed(const iss::error& e);
+    /// The catalog answered: ends an unreachable spell (logged once).
+    void catalog_answered();
 
 private:
     struct table_state;
@@ -109,6 +129,7 @@ private:
     iceberg_table_options opts_;
     const iss::clock& clk_;
     bool flushing_ = false;
+    std::set<partition_ref> handing_over_;         ///< partitions whose calls commit at once
     std::mt19937_64 rng_{std::random_device{}()};  ///< the backoff's jitter
     std::map<std::string, std::unique_ptr<table_state>> tables_;
     iceberg_table_stats stats_;

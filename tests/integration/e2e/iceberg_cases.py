@@ -16,6 +16,12 @@ ICEBERG_READ_TABLE from CTest).
   `lag` shows the table's committed offsets beside Iggy's, `verify` finds every offset in
   exactly one data file; with one data file registered a second time (PyIceberg's add_files),
   `verify` exits 1 naming it.
+- column_stats: the manifests' column statistics are those of each data file's rows, and a
+  PyIceberg scan with a row filter prunes data files by them.
+- hand_over: a second daemon joining the group gets its partition without waiting for the
+  commit interval or the rebalance timeout: the first commits the revoked partition at once.
+- catalog_down: the catalog stopped mid-run and started again: /readyz and the catalog_up gauge
+  say so meanwhile, `lag` prints what it can, and every record is once in the table after.
 - bucket_mismatch: a table whose location is not in s3.bucket: `run` exits 78 naming both
   buckets and what to set, before it joins the group.
 """
@@ -51,13 +57,14 @@ def iceberg_env() -> dict[str, str]:
 
 
 def table_config(env: Env, ice: dict, address: str, ns: str, name: str, bucket: str | None = None,
-                 partition_by: tuple[str, ...] = ("day(ts)", "identity(tenant)"), max_open: int = 32) -> Path:
+                 partition_by: tuple[str, ...] = ("day(ts)", "identity(tenant)"), max_open: int = 32,
+                 commit_interval: str = "1s") -> Path:
     cfg = env.config(bucket or ice["ICEBERG_BUCKET"], address, group="s3-sink-ice", name=name,
                      fmt={"type": "parquet", "schema": SCHEMA},
                      rotation={"max_records": 400, "idle": "1s", "max_span": "1d", "max_open_objects": max_open})
     c = json.loads(cfg.read_text())
     c["iceberg"] = {"catalog": {"uri": ice["ICEBERG_URI"]}, "namespace": ns, "table": "{topic}",
-                    "partition_by": list(partition_by), "commit_interval": "1s"}
+                    "partition_by": list(partition_by), "commit_interval": commit_interval}
     cfg.write_text(json.dumps(c, indent=2))
     return cfg
 
@@ -270,8 +277,228 @@ def many_partition_values(env: Env, rng) -> None:
         f"hours, each offset once")
 
 
-CASES = {"kills_two_daemons": kills_two_daemons, "bucket_mismatch": bucket_mismatch,
-         "many_partition_values": many_partition_values}
+def column_stats(env: Env, rng) -> None:
+    """The manifests' column statistics (issue 36): every data file's value counts, null
+    counts and lower and upper bounds (PyIceberg decodes Appendix D's single values) are those
+    of its own rows (pyarrow reads the file), its column sizes are there for every column, and
+    a scan with a row filter prunes data files by the bounds: `part == 1` keeps exactly the
+    files of partition 1 (part is no partition field: only the bounds tell), `offset < N`
+    (N the highest first offset of a file) the files whose bounds allow it, fewer than all. The table property write.parquet.compression-codec is the codec the
+    data files are written with."""
+    ice = iceberg_env()
+    ns = f"e2e_{rng.randrange(1 << 30):x}_{os.getpid():x}"
+    msgs = make_messages(rng, 500)
+    broker = env.start_broker()
+    cfg = table_config(env, ice, broker.address, ns, "sink")
+    sent = [0]
+    produce(env, broker.address, msgs[:1], 0.0, sent)  # the topic exists
+    d = env.start_daemon(cfg)
+    produce(env, broker.address, msgs[1:], 3.0, sent)
+    env.wait_lag_zero(cfg, 120)
+    check(env.stop(d) == 0, "the daemon did not exit 0 on SIGTERM")
+    t = read_table(env, ice, ns, "events", "--stats")
+    files = t["stats"]
+    check(len(files) > 3, f"{len(files)} data files: too few to show pruning")
+    names = [c["name"] for c in SCHEMA]
+    for f in files:
+        m, a, path = f["manifest"], f["actual"], f["path"]
+        for c in names:
+            want = a[c]
+            check(m["value_counts"].get(c) == want["values"],
+                  f"{path}: value_counts[{c}] = {m['value_counts'].get(c)}, the file has {want['values']}")
+            check(m["null_value_counts"].get(c) == want["nulls"],
+                  f"{path}: null_value_counts[{c}] = {m['null_value_counts'].get(c)}, the file has {want['nulls']}")
+            check(m["column_sizes"].get(c, 0) > 0, f"{path}: no column_sizes for {c}: {m['column_sizes']}")
+            if want["min"] is None:  # only nulls: no bounds
+                check(c not in m["lower_bounds"] and c not in m["upper_bounds"], f"{path}: bounds for all-null {c}")
+                continue
+            check(m["lower_bounds"].get(c) == want["min"] and m["upper_bounds"].get(c) == want["max"],
+                  f"{path}: bounds of {c} are [{m['lower_bounds'].get(c)}, {m['upper_bounds'].get(c)}], its rows "
+                  f"span [{want['min']}, {want['max']}]")
+    # The table property names the codec the data files are written with (the default
+    # format.parquet.compression, snappy; the reference implementation's default is zstd).
+    codec = t["properties"].get("write.parquet.compression-codec")
+    used = {c for f in files for c in f["codecs"]}
+    check(codec == "snappy" and used == {"SNAPPY"},
+          f"write.parquet.compression-codec is {codec!r}, the data files' column chunks are {sorted(used)}")
+    # Below the highest first offset of any file: at least that file is skipped by its bounds.
+    cut = max(f["actual"]["offset"]["min"] for f in files)
+    filters = ["part == 1", f"offset < {cut}"]
+    planned = read_table(env, ice, ns, "events", *[f"--plan={f}" for f in filters])["planned"]
+    of_part1 = sum(1 for f in files if f["actual"]["part"]["min"] == 1)
+    check(0 < planned["part == 1"] == of_part1 < len(files),
+          f"a scan for part == 1 plans {planned['part == 1']} data files; {of_part1} of {len(files)} hold partition 1")
+    may_hold = sum(1 for f in files if f["actual"]["offset"]["min"] < cut)
+    check(planned[f"offset < {cut}"] == may_hold < len(files),
+          f"a scan for offset < {cut} plans {planned[f'offset < {cut}']} data files; {may_hold} of {len(files)} "
+          f"can hold one")
+    log(f"{len(files)} data files, statistics as their rows; planned per filter: {planned}")
+
+
+def wait_log(env: Env, tag: str, text: str, seconds: float) -> float | None:
+    """Seconds until `text` is in the daemon's log `tag`.log (polled every 50 ms), or None."""
+    t0 = time.monotonic()
+    path = env.work / f"{tag}.log"
+    while time.monotonic() - t0 < seconds:
+        if path.exists() and text in path.read_text(errors="replace"):
+            return time.monotonic() - t0
+        time.sleep(0.05)
+    return None
+
+
+def hand_over(env: Env, rng) -> None:
+    """A second daemon joins the group (a cooperative rebalance takes one partition from the
+    first, pending revocation until the first stores its offset, else the server's 30 s
+    rebalance timeout): the first commits the revoked partition's durable objects to the table
+    at once, not at iceberg.commit_interval (60 s here), and stores its offset (issue 36).
+    Every offset once in the table after, with Iggy's committed offsets equal to the summary's.
+    The time from the second daemon's start to its first partition is logged (measured; the
+    bound only catches a hang)."""
+    ice = iceberg_env()
+    ns = f"e2e_{rng.randrange(1 << 30):x}_{os.getpid():x}"
+    msgs = make_messages(rng, 400)
+    half = len(msgs) // 2
+    broker = env.start_broker()
+    cfgs = [table_config(env, ice, broker.address, ns, f"sink{i}", commit_interval="60s") for i in (0, 1)]
+    sent = [0]
+    produce(env, broker.address, msgs[:half], 0.0, sent)
+    a = env.start_daemon(cfgs[0], tag="sink0")
+    check(wait_log(env, "sink0", "object uploaded", 60) is not None, "the first daemon uploaded nothing")
+    time.sleep(3)  # every partition's objects durable (rotation.idle 1s), their commit deferred
+    b = env.start_daemon(cfgs[1], tag="sink1")
+    started = time.monotonic()
+    produce(env, broker.address, msgs[half:], 0.0, sent)  # the partition handed over has messages to poll
+    waited = wait_log(env, "sink1", "partition assigned", 120)
+    took = time.monotonic() - started  # from its start (the log is polled every 50 ms)
+    check(waited is not None, "the second daemon got no partition within 120 s")
+    a_log = (env.work / "sink0.log").read_text(errors="replace")
+    check("hand-over" in a_log, "the first daemon logged no hand-over")
+    for d, name in ((a, "first"), (b, "second")):
+        check(env.stop(d) == 0, f"the {name} daemon did not exit 0 on SIGTERM")
+    # What is left (nothing, or what came after the stops) through one daemon, then the table.
+    last = table_config(env, ice, broker.address, ns, "sink2")
+    c = env.start_daemon(last, tag="sink2")
+    env.wait_lag_zero(last, 120)
+    check(env.stop(c) == 0, "the last daemon did not exit 0 on SIGTERM")
+    t = read_table(env, ice, ns, "events", "--select=part,offset")
+    counts = Counter((r[0], r[1]) for r in t["select"])
+    want = Counter((m["part"], o) for p in range(3) for o, m in enumerate(x for x in msgs if x["part"] == p))
+    check(counts == want, f"the table's rows are not every offset once: {len(counts)} distinct of {len(want)}, "
+                          f"{sum(counts.values())} rows")
+    offsets = json.loads(t["summary"]["iggy-s3-sink.offsets"])["app"]["events"]
+    lag = {r["partition"]: r["committed"] for r in env.lag_json(last)}
+    check(all(offsets.get(str(p)) == lag.get(p, -1) + 1 for p in range(3)),
+          f"the summary's offsets {offsets} are not Iggy's committed offsets + 1 {lag}")
+    log(f"hand-over: the second daemon's first partition {took:.1f} s after its start "
+        f"(iceberg.commit_interval 60 s, the broker's rebalance timeout 30 s); every offset once in the table")
+
+
+def private_catalog(env: Env) -> tuple[Path, dict]:
+    """A catalog of this case's own (the `iceberg` fixture's is shared by the cases running
+    beside it): tests/support/iceberg/catalog start in the work directory."""
+    script = Path(__file__).resolve().parents[2] / "support" / "iceberg" / "catalog"
+    d = env.work / "catalog"
+    r = subprocess.run([str(script), "start", str(d), os.environ["RGW_DIR"]], capture_output=True, text=True,
+                       timeout=180)
+    check(r.returncode == 0, f"catalog start exited {r.returncode}: {r.stderr[-2000:]}")
+    return script, read_env_file(d / "env")
+
+
+def readyz_and_up(env: Env, admin: str) -> tuple[int, str, float | None]:
+    status, body = env.http_get(admin, "/readyz")
+    up = env.scrape(admin).get(("iggy_s3_sink_iceberg_catalog_up", ()))
+    return status, body, up
+
+
+def catalog_down(env: Env, rng) -> None:
+    """The catalog stopped mid-run (issue 36): /readyz answers 503 naming it (`catalog:
+    unreachable: HOST ...`), iggy_s3_sink_iceberg_catalog_up is 0, `lag` still prints Iggy's
+    columns and says the catalog is unreachable; once it is started again the daemon commits
+    what waited, without a restart: /readyz 200, the gauge 1, every record once in the table.
+    Then a daemon started while the catalog is down waits for it, /readyz naming it, and is
+    ready once it is back."""
+    script, ice = private_catalog(env)
+    cat_dir = env.work / "catalog"
+    try:
+        ns = f"e2e_{rng.randrange(1 << 30):x}_{os.getpid():x}"
+        msgs = make_messages(rng, 400)
+        broker = env.start_broker()
+        cfg = table_config(env, ice, broker.address, ns, "sink")
+        sent = [0]
+        half = len(msgs) // 2
+        produce(env, broker.address, msgs[:half], 0.0, sent)
+        d = env.start_daemon(cfg)
+        admin = env.admin_address()
+        env.wait_lag_zero(cfg, 120)
+        status, body, up = readyz_and_up(env, admin)
+        check(status == 200 and up == 1, f"before the outage: /readyz {status} {body!r}, catalog_up {up}")
+
+        r = subprocess.run([str(script), "pause", str(cat_dir)], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, f"catalog pause exited {r.returncode}: {r.stderr}")
+        produce(env, broker.address, msgs[half:], 0.0, sent)
+        host = ice["ICEBERG_URI"].removeprefix("http://")
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            status, body, up = readyz_and_up(env, admin)
+            if status == 503 and f"catalog: unreachable: {host}" in body and up == 0:
+                break
+            time.sleep(0.5)
+        check(status == 503 and f"catalog: unreachable: {host}" in body and up == 0,
+              f"with the catalog down: /readyz {status} {body!r}, catalog_up {up}")
+        log(f"catalog down: /readyz 503: {body.strip().splitlines()[-1][:160]}")
+        rc, out, err = env.lag(cfg)
+        check(rc == 69, f"lag with the catalog down exited {rc}, want 69:\n{out}{err}")
+        check("app" in out and "events" in out and "COMMITTED" in out, f"lag printed no Iggy columns:\n{out}{err}")
+        check("catalog" in (out + err) and "unreachable" in (out + err),
+              f"lag does not say the catalog is unreachable:\n{out}{err}")
+        check(d.poll() is None, "the daemon exited while the catalog was down")
+
+        r = subprocess.run([str(script), "resume", str(cat_dir), os.environ["RGW_DIR"]], capture_output=True,
+                           text=True, timeout=180)
+        check(r.returncode == 0, f"catalog resume exited {r.returncode}: {r.stderr}")
+        env.wait_lag_zero(cfg, 180)
+        status, body, up = readyz_and_up(env, admin)
+        check(status == 200 and up == 1, f"after the outage: /readyz {status} {body!r}, catalog_up {up}")
+        check(env.stop(d) == 0, "the daemon did not exit 0 on SIGTERM")
+        t = read_table(env, ice, ns, "events", "--select=part,offset")
+        counts = Counter((r[0], r[1]) for r in t["select"])
+        want = Counter((m["part"], o) for p in range(3) for o, m in enumerate(x for x in msgs if x["part"] == p))
+        check(counts == want, f"the table's rows are not every offset once: {len(counts)} distinct of {len(want)}, "
+                              f"{sum(counts.values())} rows")
+        text = (env.work / "sink.log").read_text(errors="replace")
+        check("the catalog answers again" in text, "no 'the catalog answers again' line in the log")
+        log(f"catalog back: every one of {len(want)} records once in the table, /readyz 200, catalog_up 1")
+
+        # Down at start: the tables wait for it (no exit), /readyz names it meanwhile.
+        r = subprocess.run([str(script), "pause", str(cat_dir)], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, f"catalog pause exited {r.returncode}: {r.stderr}")
+        d = env.start_daemon(cfg, tag="sink-b")
+        admin = env.admin_address("sink-b")
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            status, body, up = readyz_and_up(env, admin)
+            if f"catalog: unreachable: {host}" in body and up == 0:
+                break
+            time.sleep(0.5)
+        check(status == 503 and f"catalog: unreachable: {host}" in body and up == 0,
+              f"started with the catalog down: /readyz {status} {body!r}, catalog_up {up}")
+        r = subprocess.run([str(script), "resume", str(cat_dir), os.environ["RGW_DIR"]], capture_output=True,
+                           text=True, timeout=180)
+        check(r.returncode == 0, f"catalog resume exited {r.returncode}: {r.stderr}")
+        env.wait_lag_zero(cfg, 180)
+        deadline = time.time() + 60
+        while time.time() < deadline and readyz_and_up(env, admin)[0] != 200:
+            time.sleep(0.5)
+        status, body, up = readyz_and_up(env, admin)
+        check(status == 200 and up == 1, f"the catalog back after a start without it: /readyz {status} {body!r}")
+        check(env.stop(d) == 0, "the daemon started without the catalog did not exit 0 on SIGTERM")
+        log("started with the catalog down: /readyz 503 naming it, ready once it came back")
+    finally:
+        subprocess.run([str(script), "stop", str(cat_dir)], capture_output=True, timeout=60)
+
+
+CASES = {"catalog_down": catalog_down, "hand_over": hand_over, "kills_two_daemons": kills_two_daemons, "bucket_mismatch": bucket_mismatch,
+         "many_partition_values": many_partition_values, "column_stats": column_stats}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in CASES:

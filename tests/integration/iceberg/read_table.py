@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """Reads an Iceberg table through the REST catalog with PyIceberg (test-only reader, from
 the venv scripts/install-deps makes: .cache/iceberg-rest/venv) and prints one JSON line:
-{"snapshot_id": N or null, "summary": {...}, "snapshots": N, "rows": N or null,
+{"snapshot_id": N or null, "summary": {...}, "snapshots": N, "properties": {...}, "rows": N or null,
  "files": [[path, record_count, [partition values]], ...] or null, "select": [[v, ...], ...] or null}.
 
 usage: read_table.py CATALOG_URI NAMESPACE TABLE [--rows] [--files] [--select=COL,COL...] [--add-again=PATH]
+                     [--stats] [--plan=FILTER]...
 S3 settings from the environment: RGW_ENDPOINT, RGW_ACCESS_KEY, RGW_SECRET_KEY, RGW_REGION.
 --rows also scans the current snapshot's data files (they must exist); --files lists the
 current snapshot's data files as PyIceberg's scan planning finds them (it reads the manifest
@@ -14,7 +15,15 @@ entry has them (a day transform's as days since 1970-01-01); --select scans the 
 snapshot and lists every row's values of the given columns (timestamps as microseconds since
 the epoch). --add-again=PATH first appends the data file PATH (one the table holds) once more,
 in a new snapshot (PyIceberg's add_files without its duplicate check): its rows are then twice
-in the table, which is what `verify` must find."""
+in the table, which is what `verify` must find.
+--stats lists, per data file of the current snapshot, its manifest entry's column statistics
+(column_sizes, value_counts, null_value_counts, nan_value_counts, lower_bounds, upper_bounds;
+bounds decoded by PyIceberg's single-value deserialization, timestamps as microseconds) by
+column name, and the same counts, minimum and maximum as pyarrow computes them from the data
+file's own rows ("actual"), and the Parquet codecs of its column chunks:
+{"stats": [{"path", "manifest": {...}, "actual": {...}, "codecs": ["SNAPPY"]}]}.
+--plan=FILTER (repeatable) counts the data files PyIceberg's scan planning keeps for the row
+filter FILTER (PyIceberg's expression syntax, e.g. "part == 1"): {"planned": {FILTER: N}}."""
 import datetime
 import json
 import os
@@ -40,6 +49,46 @@ in the table, which is what `verify` must find."""
             v = (v - datetime.date(1970, 1, 1)).days
         out.append(v)
     return out
+
+
+def file_stats(t) -> list:
+    """--stats: each data file's manifest statistics and what its rows say."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    from pyiceberg.conversions import from_bytes
+    schema = t.schema()
+    out = []
+    for task in t.scan().plan_files():
+        f = task.file
+        by_name = {}
+        for key in ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts"):
+            by_name[key] = {schema.find_column_name(i): n for i, n in (getattr(f, key) or {}).items()}
+        for key in ("lower_bounds", "upper_bounds"):
+            by_name[key] = {}
+            for i, b in (getattr(f, key) or {}).items():
+                v = from_bytes(schema.find_field(i).field_type, b)
+                by_name[key][schema.find_column_name(i)] = v if isinstance(v, (int, float, str, bool)) else str(v)
+        with t.io.new_input(f.file_path).open() as fh:
+            pf = pq.ParquetFile(fh)
+            codecs = sorted({pf.metadata.row_group(g).column(c).compression
+                             for g in range(pf.metadata.num_row_groups) for c in range(pf.metadata.num_columns)})
+            rows = pf.read()
+        actual = {}
+        for name in rows.column_names:
+            col = rows.column(name)
+            if pa_is_nested(col.type):
+                continue
+            if str(col.type).startswith("timestamp"):
+                col = col.cast("int64")
+            mm = pc.min_max(col).as_py()
+            actual[name] = {"values": len(col), "nulls": col.null_count, "min": mm["min"], "max": mm["max"]}
+        out.append({"path": f.file_path, "manifest": by_name, "actual": actual, "codecs": codecs})
+    return sorted(out, key=lambda e: e["path"])
+
+
+def pa_is_nested(t) -> bool:
+    import pyarrow as pa
+    return pa.types.is_map(t) or pa.types.is_list(t) or pa.types.is_struct(t)
 
 
 def main() -> int:
@@ -70,6 +119,7 @@ def main() -> int:
         "summary": dict(snap.summary.additional_properties) | {"operation": snap.summary.operation.value}
         if snap else {},
         "snapshots": len(t.metadata.snapshots),
+        "properties": dict(t.properties),
         "rows": None,
         "files": None,
         "select": None,
@@ -89,6 +139,11 @@ def main() -> int:
                 col = col.cast(pa.int64())
             columns.append(col.to_pylist())
         out["select"] = [list(r) for r in zip(*columns)]
+    if "--stats" in sys.argv:
+        out["stats"] = file_stats(t)
+    plans = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--plan=")]
+    if plans:
+        out["planned"] = {p: len(list(t.scan(row_filter=p).plan_files())) for p in plans}
     if "--rows" in sys.argv:
         out["rows"] = t.scan().to_arrow().num_rows
     print(json.dumps(out, sort_keys=True))

@@ -98,6 +98,7 @@ struct step_harness {
             R"({"type":"struct","schema-id":0,"fields":[{"id":1,"name":"offset","required":true,"type":"long"}]})";
         o.commit_interval = 60s;
         o.retry_backoff = retry;
+        o.catalog_host = "the-catalog";
         auto plans = [this](const pl::iceberg_batch& b) -> std::unique_ptr<batch_plan> {
             batches.push_back(b);
             std::map<std::string, std::int64_t> next;
@@ -201,6 +202,26 @@ TEST_CASE("an object handed again while its batch is being committed goes into t
     CHECK(table_offsets(h.load(p0)) == std::map<std::string, std::int64_t>{{"app/orders/0", 30}, {"app/orders/1", 5}});
 }
 
+TEST_CASE("a partition being handed over commits its table's batch at once, not at the commit interval", "[iceberg]") {
+    // Issue 36: the revoked partition's offset must be stored as part of the revocation, or
+    // the new owner waits for the server's rebalance timeout (30 s).
+    step_harness h;
+    auto step = h.make_step();
+    const pl::partition_ref p0{"app", "orders", 0}, p1{"app", "orders", 1};
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::deferred);
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::deferred);
+    step->handing_over(p1, true);
+    CHECK(h.commit(*step, p1, object(p1, 0, 4), 4) == pl::table_status::ok);  // no time passed
+    step->handing_over(p1, false);
+    REQUIRE(h.batches.size() == 1);
+    CHECK(h.batches[0].objects.size() == 2);  // the table's whole batch, p0's object too
+    CHECK(table_offsets(h.load(p1)) == std::map<std::string, std::int64_t>{{"app/orders/0", 10}, {"app/orders/1", 5}});
+    CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::ok);  // in the table already
+    // Over: the next batch waits for the interval again.
+    CHECK(h.commit(*step, p1, object(p1, 5, 9), 9) == pl::table_status::deferred);
+    CHECK(h.batches.size() == 1);
+}
+
 TEST_CASE("a catalog that is down is asked again after a backoff wait up to its cap, not at every call", "[iceberg]") {
     step_harness h;
     catalog_options o;
@@ -213,6 +234,11 @@ TEST_CASE("a catalog that is down is asked again after a backoff wait up to its 
     h.clk.advance(61s);
     CHECK(h.commit(*step, p0, object(p0, 0, 9), 9) == pl::table_status::retryable);
     CHECK(step->stats().commits_failed == 1);
+    // Unreachable (/readyz, iggy_s3_sink_iceberg_catalog_up) until the catalog answers.
+    REQUIRE(step->stats().catalog_unreachable.has_value());
+    CHECK_THAT(*step->stats().catalog_unreachable, Catch::Matchers::StartsWith("the-catalog: "));
+    CHECK_THAT(*step->stats().catalog_unreachable, Catch::Matchers::ContainsSubstring("127.0.0.1:1"));
+    CHECK(step->stats().catalog_unreachable_total == 1);
     // The writers ask again at every tick: before the wait is over the step only defers.
     // (Full jitter: the wait is in [0, 1 s]; only a wait of 0 ms, once in 1001, lets a call
     // through at once.)
@@ -226,6 +252,9 @@ TEST_CASE("a catalog that is down is asked again after a backoff wait up to its 
         CHECK(step->stats().commits_failed == before + 1);
     }
     CHECK(h.batches.empty());  // never planned: the table was never loaded
+    CHECK(step->stats().catalog_unreachable_total == step->stats().commits_failed);
+    step->catalog_answered();
+    CHECK_FALSE(step->stats().catalog_unreachable.has_value());
 }
 
 TEST_CASE("a table that is missing without iceberg.create is a fatal step, naming the key", "[iceberg]") {

@@ -188,6 +188,8 @@ TEST_CASE("metrics: docs/operations.md documents every metric, and only those", 
         "iggy_s3_sink_iceberg_commit_duration_seconds",
         "iggy_s3_sink_iceberg_conflicts_total",
         "iggy_s3_sink_iceberg_last_commit_age_seconds",
+        "iggy_s3_sink_iceberg_catalog_up",
+        "iggy_s3_sink_iceberg_catalog_unreachable_total",
     };
     const auto table_at = doc.find("\n## Metrics\n");
     REQUIRE(table_at != std::string::npos);
@@ -514,6 +516,26 @@ TEST_CASE("metrics: the Iceberg table step's commits, conflicts, duration and la
     const double age = sample_value(text, "iggy_s3_sink_iceberg_last_commit_age_seconds");
     CHECK(age >= 3600.0);
     CHECK(age < 3600.0 * 24);
+
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_iceberg_catalog_up 1"));
+    CHECK(iss::admin::catalog_problems(&st).empty());
+    CHECK(iss::admin::catalog_problems(nullptr).empty());
+
+    // The catalog unreachable (issue 36): the gauge says so, /readyz names its host.
+    st.catalog_unreachable = "127.0.0.1:8181: catalog unavailable: load table at http://127.0.0.1:8181: refused";
+    st.catalog_unreachable_total = 3;
+    const std::string down = iss::admin::render_metrics(none);
+    CHECK_THAT(down, ContainsSubstring("iggy_s3_sink_iceberg_catalog_up 0"));
+    CHECK_THAT(down, ContainsSubstring("iggy_s3_sink_iceberg_catalog_unreachable_total 3"));
+    const auto lines = iss::admin::catalog_problems(&st);
+    REQUIRE(lines.size() == 1);
+    CHECK_THAT(lines[0], Catch::Matchers::StartsWith("catalog: unreachable: 127.0.0.1:8181: "));
+    iss::admin::readiness_inputs in;
+    in.store_usable = in.iggy_connected = true;
+    in.delivery_problems = lines;
+    CHECK(iss::admin::unmet_conditions(in) == lines);
+    st.catalog_unreachable.reset();
+    st.catalog_unreachable_total = 0;
 
     // A reload rebuilds the step: its counters are carried, never going down.
     iss::admin::carried_totals carried;

@@ -705,6 +705,33 @@ TEST_CASE("iceberg: every problem is listed with its key", "[config][validate][i
     CHECK(ps.size() == 12);
 }
 
+TEST_CASE("iceberg: an auth key of another type than auth.type is a problem naming the key",
+          "[config][validate][iceberg]") {
+    // Issue 36: a token under type none (or oauth2 keys under bearer) was accepted and unused.
+    auto l = iceberg_config("iceberg: {catalog: {uri: 'http://c', auth: {token: t0ps3cret}}}\n");
+    auto p = only_problem(l.config);
+    CHECK(mentions(p, "iceberg.catalog.auth.token", "is set, but auth.type is none (only bearer uses it)"));
+    CHECK(to_string(p).find("t0ps3cret") == std::string::npos);
+    l = iceberg_config(
+        "iceberg: {catalog: {uri: 'http://c', auth: {type: bearer, token: t, client_id: i, scope: s,\n"
+        "          signing_region: eu-west-1}}}\n");
+    const auto ps = validate(l.config);
+    const auto has = [&](std::string_view path, std::string_view text) {
+        return std::any_of(ps.begin(), ps.end(), [&](const problem& q) { return mentions(q, path, text); });
+    };
+    CHECK(has("iceberg.catalog.auth.client_id", "auth.type is bearer (only oauth2 uses it)"));
+    CHECK(has("iceberg.catalog.auth.scope", "set auth.type: oauth2"));
+    CHECK(has("iceberg.catalog.auth.signing_region", "only sigv4 uses it"));
+    CHECK(ps.size() == 3);
+    l = iceberg_config(
+        "iceberg: {catalog: {uri: 'http://c', auth: {type: sigv4, signing_name: s3tables, client_secret: x}}}\n");
+    CHECK(mentions(only_problem(l.config), "iceberg.catalog.auth.client_secret", "only oauth2 uses it"));
+    l = iceberg_config(
+        "iceberg: {catalog: {uri: 'http://c', auth: {type: oauth2, client_id: i, client_secret: x, scope: s,\n"
+        "          token_endpoint: 'https://idp/token'}}}\n");
+    CHECK(validate(l.config).empty());
+}
+
 TEST_CASE("iceberg: auth keys per type, timestamp_ms refused", "[config][validate][iceberg]") {
     auto l = iceberg_config("iceberg: {catalog: {uri: 'http://c', auth: {type: bearer}}}\n");
     CHECK(mentions(only_problem(l.config), "iceberg.catalog.auth.token", "required with auth.type bearer"));

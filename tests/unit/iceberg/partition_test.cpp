@@ -159,6 +159,24 @@ TEST_CASE("check_partition_by names every unknown transform, column and misfit",
     CHECK_FALSE(parse_partition_by(e, schema()).has_value());
 }
 
+TEST_CASE("a bucket count or width beyond an Iceberg int says it is too large, not that it is not positive",
+          "[iceberg][partition]") {
+    const auto cols = columns();
+    for (const std::string n : {"2147483648", "99999999999999999999999"}) {
+        const auto p =
+            check_partition_by(std::vector<std::string>{"bucket(" + n + ", n)", "truncate(" + n + ", tenant)"}, cols);
+        REQUIRE(p.size() == 2);
+        CHECK_THAT(p[0], Catch::Matchers::ContainsSubstring("the bucket count N is too large: `" + n +
+                                                            "` is above 2147483647, the largest Iceberg int"));
+        CHECK_THAT(p[1], Catch::Matchers::ContainsSubstring("the width W is too large"));
+        CHECK(p[0].find("positive") == std::string::npos);
+    }
+    CHECK(check_partition_by(std::vector<std::string>{"bucket(2147483647, n)"}, cols).empty());
+    const auto neg = check_partition_by(std::vector<std::string>{"bucket(-99999999999999999999, n)"}, cols);
+    REQUIRE(neg.size() == 1);
+    CHECK_THAT(neg[0], Catch::Matchers::ContainsSubstring("must be a positive integer"));
+}
+
 TEST_CASE("single-value serialization follows Appendix D", "[iceberg][partition]") {
     CHECK(single_value(type_id::int_, value::of_int(1)) == std::string{"\x01\x00\x00\x00", 4});
     CHECK(single_value(type_id::date, value::of_int(-1)) == std::string{"\xFF\xFF\xFF\xFF", 4});

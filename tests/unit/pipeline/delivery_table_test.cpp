@@ -166,6 +166,42 @@ TEST_CASE("inv7: an adopted object goes to the table step marked adopted, with t
     CHECK(w.index_of("table 1 7 " + key_of(w, 0)) < w.index_of("commit 1 7"));
 }
 
+TEST_CASE("inv5+inv7: a hand-over has a batching table step commit at once, before the offset is given up",
+          "[pipeline][delivery][inv5][inv7]") {
+    // Issue 36: a revoked partition's durable objects are committed and its offset stored as
+    // part of the revocation; a step that kept batching left the new owner waiting for the
+    // server's rebalance timeout.
+    world w;
+    w.with_table = true;
+    w.options.mode = pl::consumer_mode::group;
+    w.rotation.max_records = 3;
+    w.rotation.idle = std::chrono::minutes{10};
+    w.table.batching = true;
+    auto rp = w.policy();
+    auto wr = make_writer(w, rp);
+    auto b = batch::range(0, 4);  // 0..2 durable (deferred by the step), 3..4 open
+    CHECK(run(wr->feed(b.span())) == pl::feed_status::ok);
+    CHECK(wr->pending_commit() == 2u);
+    CHECK(w.offsets.stores == 0);
+    CHECK(run(wr->flush(pl::rotate_reason::hand_over)));
+    CHECK(w.offsets.stored.at(w.p) == 4);
+    const auto on = w.index_of("handing-over 1 on");
+    const auto table = w.index_of("table 1 4 " + key_of(w, 3));
+    const auto commit = w.index_of("commit 1 4");
+    const auto off = w.index_of("handing-over 1 off");
+    REQUIRE(off < w.events.size());
+    CHECK(on < w.index_of("table 1 2 " + key_of(w, 0)));
+    CHECK(on < table);
+    CHECK(table < commit);
+    CHECK(commit < off);
+    CHECK(keys(w.table.taken) == std::vector<std::string>{key_of(w, 0), key_of(w, 3)});
+    // A clean stop is no hand-over: the step keeps batching then (the daemon flushes it).
+    auto more = batch::range(5, 6);
+    CHECK(run(wr->feed(more.span())) == pl::feed_status::ok);
+    CHECK_FALSE(run(wr->flush(pl::rotate_reason::stop)));
+    CHECK(w.offsets.stored.at(w.p) == 4);
+}
+
 TEST_CASE("without a table step offsets are stored as soon as they are durable", "[pipeline][delivery][inv7]") {
     world w;
     w.rotation.max_records = 3;

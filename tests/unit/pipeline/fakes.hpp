@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -369,6 +370,10 @@ struct fake_table final : pl::table_step {
         calls.emplace_back(objects.begin(), objects.end());
         std::string keys;
         for (const auto& o : objects) keys += (keys.empty() ? "" : ",") + o.key.get();
+        if (batching && !handing.contains(p)) {
+            log_.push_back(fmt::format("table-deferred {} {} {}", p.partition, through, keys));
+            co_return pl::table_result{pl::table_status::deferred, "batching"};
+        }
         if (fail_next > 0) {
             --fail_next;
             log_.push_back(fmt::format("table-failed {} {} {}", p.partition, through, keys));
@@ -378,6 +383,13 @@ struct fake_table final : pl::table_step {
         log_.push_back(fmt::format("table {} {} {}", p.partition, through, keys));
         co_return pl::table_result{};
     }
+    void handing_over(const pl::partition_ref& p, bool on) override {
+        log_.push_back(fmt::format("handing-over {} {}", p.partition, on ? "on" : "off"));
+        if (on) handing.insert(p);
+        else handing.erase(p);
+    }
+    bool batching = false;  ///< defer every call except those of a partition being handed over
+    std::set<pl::partition_ref> handing;
 
 private:
     event_log& log_;

@@ -50,6 +50,9 @@ MUTANTS = [
         ("router::release", "co_await w->flush(rotate_reason::hand_over);", "w->drop(\"mutant\");")]),
     ("inv6 stop without flush", "[inv6]", "lib/pipeline/router.cpp", [
         ("router::stop", "all = co_await w->flush(rotate_reason::stop) && all;", "w->drop(\"mutant\");")]),
+    ("inv5 hand-over without telling the table step (its batch waits for the interval)", "[inv5]",
+     "lib/pipeline/delivery_commit.cpp", [
+        ("partition_writer::flush", "if (scope.t) scope.t->handing_over(p_, true);", "")]),
     ("inv7 offset stored without the table step", "[inv7]", "lib/pipeline/delivery_commit.cpp", [
         ("partition_writer::commit_through", "const table_result t = co_await table_through(offset);",
          "const table_result t{};")]),
