@@ -296,14 +296,11 @@ std::optional<config::sink_config> after_generation(service& s, config::sink_con
         auto next = std::move(*s.pending);
         s.pending.reset();
         s.st.reload_requested = false;
-        s.st.reload_applying = true;
+        // The same configuration again (a stopped partition restarted; service.cpp): counted
+        // `unchanged` at the signal, and nothing to fall back to.
+        s.st.reload_applying = !changed.empty();
         iss::log::configure(next.log.level, next.log.format);
-        if (previous && next.admin.listen != previous->admin.listen)
-            log.warn("admin.listen changed to '{}': the admin server keeps its address until the next start",
-                     next.admin.listen);
-        if (previous && next.admin.max_connections != previous->admin.max_connections)
-            log.warn("admin.max_connections changed to {}: the admin server keeps {} until the next start",
-                     next.admin.max_connections, previous->admin.max_connections);
+        if (previous) warn_admin_kept(*previous, next);
         log.info("restarting with the reloaded configuration (changed: {})",
                  changed.empty() ? std::string{"nothing"} : fmt::format("{}", fmt::join(changed, ", ")));
         return next;
@@ -324,6 +321,8 @@ std::optional<config::sink_config> after_generation(service& s, config::sink_con
 /// reloads; at the end the kept groups are left and the Iggy connection closed.
 net::awaitable<int> serve(service& s, config::sink_config cfg) {
     run_clients clients{s.st};
+    s.running = &cfg;
+    s.clients = &clients;
     std::optional<config::sink_config> previous;  // until a reloaded configuration has consumed
     int code = exit_ok;
     for (;;) {
@@ -333,6 +332,8 @@ net::awaitable<int> serve(service& s, config::sink_config cfg) {
         if (!next) break;
         cfg = std::move(*next);
     }
+    s.running = nullptr;
+    s.clients = nullptr;
     co_await clients.close();
     co_return code;
 }
