@@ -444,9 +444,11 @@ command_main define_run(CLI::App& sub) {
                   "Iggy offsets only after the data is durable. SIGTERM or SIGINT: stop polling, upload and\n"
                   "commit what is buffered within shutdown.grace, leave the consumer group, exit 0; a second\n"
                   "signal exits at once. SIGHUP (systemctl reload): re-read and check FILE; invalid, keep\n"
-                  "running as before and log every problem; valid, upload and commit what is buffered, then\n"
-                  "restart the pipeline with it, keeping the Iggy connection and consumer group membership\n"
-                  "unless iggy.* changed, and the S3 client unless s3.* changed.",
+                  "running as before and log every problem; unchanged, do nothing; only log, shutdown or\n"
+                  "admin changed, apply it in place; a changed s3 section is probed first (refused: keep\n"
+                  "running as before); otherwise upload and commit what is buffered, then restart the\n"
+                  "pipeline with it, keeping the Iggy connection and consumer group membership unless\n"
+                  "iggy.* changed, and the S3 client unless s3.* changed.",
                   "  0   clean stop\n  1   runtime failure\n  64  usage error\n  78  invalid configuration");
     return [file] { return run_run(*file); };
 }

@@ -21,7 +21,8 @@ namespace proto = iss::proto;
 /// The code a request of type R is counted under (lib/iggy/transport.hpp, transport_context::count).
 template <class R>
 std::uint32_t code_of() {
-    if constexpr (std::is_same_v<R, iss::iggy::send_request>) return static_cast<std::uint32_t>(proto::command::send_messages);
+    if constexpr (std::is_same_v<R, iss::iggy::send_request>)
+        return static_cast<std::uint32_t>(proto::command::send_messages);
     else return static_cast<std::uint32_t>(R::code);
 }
 
@@ -36,12 +37,11 @@ TEST_CASE("every command code the client sends has a name on both wire lines", "
     // After the login: every request the client sends (iggy::request); G2 sends the same
     // codes through its own structs (g2_transport.cpp, to_g2), listed here too.
     auto codes = codes_of(std::type_identity<iss::iggy::request>{});
-    for (const auto c : {proto::g2::code_of<proto::g2::store_offset_request>(),
-                         proto::g2::code_of<proto::g2::delete_offset_request>(),
-                         proto::g2::code_of<proto::g2::create_stream_request>(),
-                         proto::g2::code_of<proto::g2::create_topic_request>(),
-                         proto::g2::code_of<proto::g2::send_messages_request>(),
-                         proto::g2::code_of<proto::g2::sync_consumer_group_request>()})
+    for (const auto c :
+         {proto::g2::code_of<proto::g2::store_offset_request>(), proto::g2::code_of<proto::g2::delete_offset_request>(),
+          proto::g2::code_of<proto::g2::create_stream_request>(), proto::g2::code_of<proto::g2::create_topic_request>(),
+          proto::g2::code_of<proto::g2::send_messages_request>(),
+          proto::g2::code_of<proto::g2::sync_consumer_group_request>()})
         codes.push_back(c);
     // The logins and the logout: G1 (g1_transport.cpp) and G2 (g2_transport.cpp, Register).
     codes.push_back(code_of<proto::login_user_request>());
