@@ -351,6 +351,21 @@ def bad_message(env: Env, rng, policy: str) -> None:
               "the log does not name the bad message's offset")
         rows = env.lag_json(cfg)
         check(sum(int(r["lag"]) for r in rows) == 2, f"bad message or later ones committed: {rows}")
+        # A reload without a change still rebuilds the pipeline while a partition is stopped
+        # (the recovery after a foreign object was moved away): the partition starts again
+        # from its committed offset and, the policy being the same, stops at the same message.
+        sink_log = env.work / "sink.log"
+        stops = sink_log.read_text().count("partition stops here")
+        check(stops == 1, f"{stops} 'partition stops here' lines before the reload")
+        d.send_signal(signal.SIGHUP)
+        deadline = time.time() + 60
+        while sink_log.read_text().count("partition stops here") < 2 and time.time() < deadline:
+            time.sleep(0.2)
+        text = sink_log.read_text()
+        check(text.count("partition stops here") == 2,
+              "the stopped partition did not start again (and stop at the same message) on an unchanged reload")
+        check("the configuration is unchanged, but a partition is stopped" in text,
+              "an unchanged reload with a stopped partition did not say it rebuilds the pipeline")
         # The recovery of docs/operations.md "A stopped partition": another policy, then a
         # reload (SIGHUP restarts the stopped partition from its committed offset).
         changed = json.loads(cfg.read_text())
