@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import sys
 import threading
 import time
@@ -29,7 +30,8 @@ def in_place(env: Env, rng) -> None:
     Over 1-4 /readyz (polled every 20 ms) never answers anything but 200, the objects stay
     open (open_objects, objects_total unchanged) and the running store sees no request
     (s3_requests_total unchanged). Then 5. a rotation change drains and restarts: counted
-    `success`, and every message lands exactly once."""
+    `success`, and every message lands exactly once; 6. SIGTERM while a reload's new store
+    (one that never answers) is checked stops the daemon at once with 0."""
     broker = env.start_broker()
     bucket = bucket_name(env, rng, "reload-in-place")
     counts = produce_synthetic(env, broker.address, 600, 2)
@@ -130,7 +132,32 @@ def in_place(env: Env, rng) -> None:
     more = produce_synthetic(env, broker.address, 200, 2)
     env.wait_lag_zero(cfg, 120)
     wait_for("every object closed", lambda: state()["open"] == 0, 60)
-    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+
+    # 6. SIGTERM while a reload's new store is checked, a store that accepts connections and
+    # never answers: the check is abandoned and the stop is an ordinary one (exit 0 at once,
+    # not after the check's timeouts).
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)
+    # (Its check would take at least 25 s: the longest bound group mode allows; a stop takes
+    # about a second.)
+    hung = dict(changed, s3=dict(changed["s3"], endpoint=f"http://127.0.0.1:{silent.getsockname()[1]}",
+                                 timeouts={"request": "25s"},
+                                 retry={"attempts": 5, "base": "100ms", "cap": "1s", "deadline": "25s"}))
+    cfg.write_text(json.dumps(hung, indent=2))
+    d.send_signal(signal.SIGHUP)
+    wait_for("the silent store being checked",
+             lambda: sink_log.read_text().count("checking the new store before draining") == 2, 30)
+    time.sleep(1)
+    check(env.http_get(admin, "/readyz")[0] == 200, "/readyz not 200 while a reload's new store is checked")
+    started = time.time()
+    rc = env.stop(d, timeout=120)
+    took = time.time() - started
+    silent.close()
+    check(rc == 0 and took < 20, f"SIGTERM during the store check: exit {rc} after {took:.1f} s, want 0 at once")
+    log(f"SIGTERM during a reload's store check: exit 0 after {took:.1f} s")
+    check("the new s3 settings do not work" not in sink_log.read_text().split("checking the new store")[-1],
+          "the abandoned check was counted as a refused store")
     for p, n in more.items():
         counts[p] = counts.get(p, 0) + n
     landed = read_landed(env.download(bucket))
