@@ -299,14 +299,11 @@ std::optional<config::sink_config> after_generation(service& s, config::sink_con
         auto next = std::move(*s.pending);
         s.pending.reset();
         s.st.reload_requested = false;
-        s.st.reload_applying = true;
+        // The same configuration again (a stopped partition restarted; service.cpp): counted
+        // `unchanged` at the signal, and nothing to fall back to.
+        s.st.reload_applying = !changed.empty();
         iss::log::configure(next.log.level, next.log.format);
-        if (previous && next.admin.listen != previous->admin.listen)
-            log.warn("admin.listen changed to '{}': the admin server keeps its address until the next start",
-                     next.admin.listen);
-        if (previous && next.admin.max_connections != previous->admin.max_connections)
-            log.warn("admin.max_connections changed to {}: the admin server keeps {} until the next start",
-                     next.admin.max_connections, previous->admin.max_connections);
+        if (previous) warn_admin_kept(*previous, next);
         log.info("restarting with the reloaded configuration (changed: {})",
                  changed.empty() ? std::string{"nothing"} : fmt::format("{}", fmt::join(changed, ", ")));
         return next;
@@ -327,6 +324,8 @@ std::optional<config::sink_config> after_generation(service& s, config::sink_con
 /// reloads; at the end the kept groups are left and the Iggy connection closed.
 net::awaitable<int> serve(service& s, config::sink_config cfg) {
     run_clients clients{s.st};
+    s.running = &cfg;
+    s.clients = &clients;
     std::optional<config::sink_config> previous;  // until a reloaded configuration has consumed
     int code = exit_ok;
     for (;;) {
@@ -336,6 +335,8 @@ net::awaitable<int> serve(service& s, config::sink_config cfg) {
         if (!next) break;
         cfg = std::move(*next);
     }
+    s.running = nullptr;
+    s.clients = nullptr;
     co_await clients.close();
     co_return code;
 }
@@ -446,9 +447,11 @@ command_main define_run(CLI::App& sub) {
                   "Iggy offsets only after the data is durable. SIGTERM or SIGINT: stop polling, upload and\n"
                   "commit what is buffered within shutdown.grace, leave the consumer group, exit 0; a second\n"
                   "signal exits at once. SIGHUP (systemctl reload): re-read and check FILE; invalid, keep\n"
-                  "running as before and log every problem; valid, upload and commit what is buffered, then\n"
-                  "restart the pipeline with it, keeping the Iggy connection and consumer group membership\n"
-                  "unless iggy.* changed, and the S3 client unless s3.* changed.",
+                  "running as before and log every problem; unchanged, do nothing; only log, shutdown or\n"
+                  "admin changed, apply it in place; a changed s3 section is probed first (refused: keep\n"
+                  "running as before); otherwise upload and commit what is buffered, then restart the\n"
+                  "pipeline with it, keeping the Iggy connection and consumer group membership unless\n"
+                  "iggy.* changed, and the S3 client unless s3.* changed.",
                   "  0   clean stop\n  1   runtime failure\n  64  usage error\n  78  invalid configuration");
     return [file] { return run_run(*file); };
 }

@@ -45,6 +45,20 @@ net::awaitable<result<const s3_setup*>> run_clients::store(const config::sink_co
         st_.store_usable = true;
         co_return &*s3_;
     }
+    if (staged_ && staged_for_ && *staged_for_ == cfg.s3) {
+        // Checked at the reload: no probe again, and no moment without a usable store.
+        drop_s3();
+        s3_ = std::move(*staged_);
+        s3_for_ = std::move(*staged_for_);
+        staged_.reset();
+        staged_for_.reset();
+        st_.s3 = s3_->client;
+        st_.store_usable = true;
+        log.info("s3: settings changed: using the client checked at the reload (credentials and probe findings)");
+        co_return &*s3_;
+    }
+    staged_.reset();
+    staged_for_.reset();
     drop_s3();
     auto ex = co_await net::this_coro::executor;
     std::mt19937_64 rng{std::random_device{}()};
@@ -69,6 +83,11 @@ net::awaitable<result<const s3_setup*>> run_clients::store(const config::sink_co
     st_.s3 = s3_->client;
     st_.store_usable = true;
     co_return &*s3_;
+}
+
+void run_clients::stage_store(config::s3_section section, s3_setup s) {
+    staged_ = std::move(s);
+    staged_for_ = std::move(section);
 }
 
 net::awaitable<void> run_clients::leave_kept(const std::set<pipeline::topic_ref>& keep) {

@@ -53,6 +53,11 @@ public:
     /// are returned at once. Sets `st.s3` and `st.store_usable`.
     boost::asio::awaitable<result<const s3_setup*>> store(const config::sink_config& cfg, pipeline::sleeper& sleeper);
 
+    /// A store a reload built and probed for `section` before draining (daemon/service.cpp):
+    /// the next `store` call for that section takes it instead of probing again; any other
+    /// section drops it.
+    void stage_store(config::s3_section section, s3_setup s);
+
     /// The Iggy client for `cfg`: the one in hand when `cfg.iggy` is the section it was made
     /// for (the kept groups of topics that `cfg.sources` no longer names are left first), else
     /// a new one, connected, after every kept group was left and the old client closed (its
@@ -81,6 +86,8 @@ private:
     std::optional<config::sink_config> iggy_for_;  ///< the configuration `iggy_` was made for (its `iggy` counts)
     std::optional<s3_setup> s3_;
     std::optional<config::s3_section> s3_for_;  ///< the section `s3_` was made for
+    std::optional<s3_setup> staged_;            ///< stage_store's, until `store` takes or drops it
+    std::optional<config::s3_section> staged_for_;
 };
 
 }  // namespace iss::app

@@ -6,9 +6,15 @@
 #include "common/log.hpp"
 #include "common/version.hpp"
 #include "daemon/commands.hpp"
+#include "daemon/run_clients.hpp"
+#include "daemon/s3_setup.hpp"
+#include "daemon/wiring.hpp"
 #include "pipeline/delivery.hpp"
+#include "pipeline/router.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -16,6 +22,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <variant>
 
@@ -101,11 +108,22 @@ std::optional<config::sink_config> reload_config(const std::string& file) {
     return std::move(loaded.config);
 }
 
+void warn_admin_kept(const config::sink_config& was, const config::sink_config& next) {
+    const iss::log::logger log{"app"};
+    if (next.admin.listen != was.admin.listen)
+        log.warn("admin.listen changed to '{}': the admin server keeps its address until the next start",
+                 next.admin.listen);
+    if (next.admin.max_connections != was.admin.max_connections)
+        log.warn("admin.max_connections changed to {}: the admin server keeps {} until the next start",
+                 next.admin.max_connections, was.admin.max_connections);
+}
+
 void service::finished(int c) {
     done = true;
     code = c;
     signals.cancel();
     timer.cancel();
+    cancel_check.emit(net::cancellation_type::terminal);
 }
 
 void service::exit_now(int c) {
@@ -140,19 +158,27 @@ struct status_reporter {
     }
 };
 
-/// SIGHUP: a valid file becomes the pending configuration and the running generation drains;
-/// an invalid one is counted and logged (reload_config). Returns whether a reload began.
-bool on_reload_signal(service& s) {
+/// The sections a reload applies without a drain: nothing in the pipeline depends on them
+/// (log: the logger; shutdown: the grace of the next stop; admin: kept until the next start,
+/// with a warning). Every other section shapes open objects, the clients or the consumer.
+bool applies_in_place(const std::vector<std::string>& changed) {
+    return std::all_of(changed.begin(), changed.end(),
+                       [](const std::string& s) { return s == "log" || s == "shutdown" || s == "admin"; });
+}
+
+/// A partition the running pipeline stopped (on_bad_message: fail, a foreign object): a
+/// rebuilt pipeline starts it again from its committed offset (docs/operations.md, Faults).
+bool partition_stopped(const run_state& st) {
+    if (st.router == nullptr) return false;
+    for (const auto& p : st.router->partitions())
+        if (const auto* w = st.router->find(p); w && w->state() == pipeline::writer_state::failed) return true;
+    return false;
+}
+
+/// `next` becomes the pending configuration and the running generation drains. Returns
+/// whether a reload began (false: one was draining already; the newest file wins).
+bool begin_reload(service& s, config::sink_config next) {
     const iss::log::logger log{"app"};
-    if (s.st.stopping) {
-        log.warn("SIGHUP while stopping: not reloading");
-        return false;
-    }
-    auto next = reload_config(s.config_file);
-    if (!next) {
-        ++s.st.reloads.failure;
-        return false;
-    }
     const bool draining = s.pending.has_value();
     s.pending = std::move(next);
     if (draining) {
@@ -175,6 +201,126 @@ bool on_reload_signal(service& s) {
     return true;
 }
 
+bool on_reload_signal(service& s);
+
+/// A reload's new store being checked (start_store_check): the configuration, and the
+/// store once built and probed (or why not).
+struct store_check {
+    config::sink_config next;
+    std::optional<result<s3_setup>> store;
+};
+
+/// Builds and probes the store of `c->next` (make_s3, then the delivery plan it allows).
+net::awaitable<void> probe_store(std::shared_ptr<store_check> c) {
+    auto ex = co_await net::this_coro::executor;
+    auto made = co_await make_s3(ex, c->next, consumer_mode(c->next));
+    if (made) {
+        auto plan = pipeline::plan_delivery(made->caps, conditional_writes(c->next), consumer_mode(c->next));
+        if (!plan) made = plan.error();
+    }
+    c->store = std::move(made);
+}
+
+/// After probe_store: usable, the store goes to the clients and the reload begins; refused,
+/// silent or cancelled, a failed reload and nothing else changes.
+void store_checked(service& s, const std::shared_ptr<store_check>& c, std::exception_ptr e) {
+    const iss::log::logger log{"app"};
+    s.checking_store = false;
+    if (s.done || s.st.stopping || s.clients == nullptr) return;  // a stop: nothing to apply
+    if (e || !c->store || !*c->store) {
+        std::string why = "the check ended early";
+        if (c->store && !*c->store) why = fmt::format("{}", c->store->error());
+        if (e) try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                why = x.what();
+            }
+        ++s.st.reloads.failure;
+        log.error({iss::log::kv("file", s.config_file)},
+                  "SIGHUP: the new s3 settings do not work: {}; still running with the previous configuration "
+                  "(nothing was drained)",
+                  why);
+    } else {
+        s.clients->stage_store(c->next.s3, std::move(**c->store));
+        if (begin_reload(s, std::move(c->next))) s.ready_again = true;
+    }
+    if (std::exchange(s.check_again, false) && on_reload_signal(s)) s.ready_again = true;
+}
+
+/// Checks the store of `next` while the running pipeline goes on (probe_store, then
+/// store_checked). Its requests go to the new store only, on a client of its own (counted on
+/// /metrics only once that client is used).
+void start_store_check(service& s, config::sink_config next) {
+    const iss::log::logger log{"app"};
+    log.info({iss::log::kv("bucket", next.s3.bucket)},
+             "SIGHUP: configuration valid; s3 changed: checking the new store before draining anything (the running "
+             "pipeline goes on)");
+    s.checking_store = true;
+    auto c = std::make_shared<store_check>(store_check{std::move(next), std::nullopt});
+    net::co_spawn(
+        s.io, probe_store(c),
+        net::bind_cancellation_slot(s.cancel_check.slot(), [&s, c](std::exception_ptr e) { store_checked(s, c, e); }));
+}
+
+/// SIGHUP: reads and checks the file, then does what its difference from the running
+/// configuration needs (service.hpp, `supervise`). Returns whether a reload began.
+bool on_reload_signal(service& s) {
+    const iss::log::logger log{"app"};
+    if (s.st.stopping) {
+        log.warn("SIGHUP while stopping: not reloading");
+        return false;
+    }
+    if (s.checking_store) {
+        log.info("SIGHUP while the previous reload's store is checked: the file is read again after that check");
+        s.check_again = true;
+        return false;
+    }
+    auto next = reload_config(s.config_file);
+    if (!next) {
+        ++s.st.reloads.failure;
+        return false;
+    }
+    if (auto built = check_buildable(*next); !built) {
+        ++s.st.reloads.failure;
+        log.error({iss::log::kv("file", s.config_file)},
+                  "SIGHUP: invalid configuration, 1 problem; still running with the previous one");
+        log.error({iss::log::kv("file", s.config_file)}, "{}", built.error());
+        return false;
+    }
+    if (s.running == nullptr) return begin_reload(s, std::move(*next));
+    // While a drain runs, the file is compared with the configuration waiting for it.
+    const auto changed = config::changed_sections(s.pending ? *s.pending : *s.running, *next);
+    if (changed.empty()) {
+        ++s.st.reloads.unchanged;
+        if (s.pending || !partition_stopped(s.st)) {
+            log.info("SIGHUP: the configuration is unchanged: nothing to do (nothing drained, open objects stay open)");
+            return false;
+        }
+        log.info(
+            "SIGHUP: the configuration is unchanged, but a partition is stopped: rebuilding the pipeline so it "
+            "starts again from its committed offset");
+        return begin_reload(s, std::move(*next));
+    }
+    const auto names = fmt::format("{}", fmt::join(changed, ", "));
+    if (!s.pending && applies_in_place(changed)) {
+        iss::log::configure(next->log.level, next->log.format);
+        warn_admin_kept(*s.running, *next);
+        s.grace = next->shutdown.grace;
+        *s.running = std::move(*next);
+        ++s.st.reloads.success;
+        log.info({iss::log::kv("changed", names)},
+                 "SIGHUP: configuration reloaded in place (changed: {}): nothing drained, open objects stay open",
+                 names);
+        return false;
+    }
+    if (!s.pending && s.clients != nullptr && std::find(changed.begin(), changed.end(), "s3") != changed.end()) {
+        start_store_check(s, std::move(*next));
+        return false;
+    }
+    log.info({iss::log::kv("changed", names)}, "SIGHUP: configuration valid (changed: {})", names);
+    return begin_reload(s, std::move(*next));
+}
+
 /// A stop signal. The first stops polling and returns when the grace period ends; a second
 /// one (or the first with nothing to finish) ends the process and returns nullopt.
 std::optional<clock::time_point> on_stop_signal(service& s, int sig) {
@@ -185,6 +331,7 @@ std::optional<clock::time_point> on_stop_signal(service& s, int sig) {
         return std::nullopt;
     }
     s.st.stopping = true;
+    s.cancel_check.emit(net::cancellation_type::terminal);  // a reload's store check: no reload now
     if (s.st.nothing_to_finish()) {
         log.info("signal {}: stopping now: nothing is buffered and Iggy is not connected", sig);
         s.done = true;
@@ -248,6 +395,7 @@ net::awaitable<void> supervise(service& s) {
         // (as_tuple): operation_aborted is how finished() ends the wait.
         auto woke = co_await (s.signals.async_wait(net::as_tuple(net::use_awaitable)) ||
                               s.timer.async_wait(net::as_tuple(net::use_awaitable)));
+        if (std::exchange(s.ready_again, false)) status.ready_sent = false;
         if (s.done || woke.index() != 0) continue;
         const auto [ec, sig] = std::get<0>(woke);
         if (ec) continue;

@@ -35,6 +35,8 @@
 
 namespace iss::app {
 
+class run_clients;
+
 /// What the signal handling, the admin server and the status line need to reach. The
 /// pointers are set by the daemon's coroutine while their objects live (null before and
 /// after). Event-loop thread only.
@@ -93,8 +95,24 @@ struct service {
     notifier& notify;
     std::string config_file;          ///< re-read at SIGHUP
     std::chrono::milliseconds grace;  ///< shutdown.grace of the running configuration
+    /// The running generation's configuration (serve's; null outside serve). A reload applied
+    /// in place (log, shutdown, admin) updates it.
+    config::sink_config* running = nullptr;
+    /// serve's clients (null outside serve): a reload's new store, once checked, is handed to
+    /// them (run_clients::stage_store).
+    run_clients* clients = nullptr;
     /// The configuration a reload validated, to start once the running generation ended.
     std::optional<config::sink_config> pending;
+    /// A reload whose `s3` changed: the new store is being built and probed while the running
+    /// pipeline goes on (nothing drained yet).
+    bool checking_store = false;
+    /// A SIGHUP arrived during that check: the file is read again once it ends.
+    bool check_again = false;
+    /// A reload began outside the supervisor's signal wait (after the store check): systemd
+    /// gets READY=1 again once the new configuration runs.
+    bool ready_again = false;
+    /// Ends the store check at a stop.
+    boost::asio::cancellation_signal cancel_check;
     /// Ends the running generation at once (terminal cancellation): a reload while it holds
     /// nothing and waits for an unreachable Iggy server.
     boost::asio::cancellation_signal cancel_generation;
@@ -116,13 +134,22 @@ struct service {
 ///   `shutdown.grace`; systemd is told STOPPING=1 with EXTEND_TIMEOUT_USEC; with nothing to
 ///   finish the process ends at once with 0;
 /// - a second one, or the grace passing first, ends the process with 1;
-/// - SIGHUP re-reads and validates the configuration file (`reload_config`). Invalid: every
-///   problem is logged at error, the reload counts as a failure and nothing else changes.
-///   Valid: it becomes `service::pending`, systemd is told RELOADING=1, and the running
-///   generation drains and ends as a clean stop does (without the grace: a drain waits for
-///   the store as long as it takes, until a stop signal); the generation loop in
-///   daemon/cmd_run.cpp then starts the next one with it. SIGHUP while stopping is ignored;
-///   during a drain the newest file wins;
+/// - SIGHUP re-reads and validates the configuration file (`reload_config`, then
+///   `check_buildable`). Invalid: every problem is logged at error, the reload counts as a
+///   failure and nothing else changes. Valid, by what differs from the running configuration
+///   (config::changed_sections; docs/operations.md "Reloading the configuration"):
+///   - nothing: logged at info, counted `unchanged`, nothing else done (unless a partition is
+///     stopped: the pipeline is then rebuilt as below, so it starts again);
+///   - only `log`, `shutdown` or `admin`: applied in place, no drain, counted `success`;
+///   - `s3` among others: the new store is built and probed first while the running pipeline
+///     goes on; refused (credentials, bucket, no delivery guarantee) or silent: logged at
+///     error, counted `failure`, nothing else changes; usable: handed to the clients, then
+///     as below;
+///   - else: it becomes `service::pending`, systemd is told RELOADING=1, and the running
+///     generation drains and ends as a clean stop does (without the grace: a drain waits for
+///     the store as long as it takes, until a stop signal); the generation loop in
+///     daemon/cmd_run.cpp then starts the next one with it.
+///   SIGHUP while stopping is ignored; during a drain the newest file wins;
 /// - under systemd: WATCHDOG=1 at half of WATCHDOG_USEC, READY=1 once ready as /readyz says
 ///   and the first round has polled, STATUS= when the summary changes (at most every 5 s
 ///   while running, at once on a change of state).
@@ -132,5 +159,9 @@ boost::asio::awaitable<void> supervise(service& s);
 /// the process environment). Valid: the configuration, its warnings logged at warn. Invalid:
 /// nullopt, after logging the count and then every problem, each at error, on logger `app`.
 [[nodiscard]] std::optional<config::sink_config> reload_config(const std::string& file);
+
+/// Warns for each admin.* key of `next` that differs from `was`: the admin server keeps its
+/// address and connection cap until the next start.
+void warn_admin_kept(const config::sink_config& was, const config::sink_config& next);
 
 }  // namespace iss::app

@@ -6,6 +6,7 @@
 #include "common/version.hpp"
 #include "iceberg/names.hpp"
 #include "iceberg/schema.hpp"
+#include "pipeline/adapters/format_encoder.hpp"
 
 #include <date/tz.h>
 #include <fmt/format.h>
@@ -251,6 +252,14 @@ result<std::unique_ptr<pipeline::template_key_namer>> key_namer(const config::si
                                                                 *time_source, zone, c.naming.missing_value);
     if (auto k = pipeline::check_key_namer(*namer, {"stream", "topic", 0}); !k) return about("naming.key", k.error());
     return namer;
+}
+
+result<void> check_buildable(const config::sink_config& c) {
+    if (auto o = iggy_options(c); !o) return o.error();
+    if (auto r = pipeline::rotation_policy::make(rotation_options(c)); !r) return r.error();
+    pipeline::format_encoders encoders{writer_options(c), c.iggy.verify_checksum};
+    if (auto n = key_namer(c, encoders.extension()); !n) return n.error();
+    return {};
 }
 
 std::optional<config::sink_config> load_config_or_report(std::string_view cmd, const std::string& file) {

@@ -64,6 +64,13 @@ namespace iss::app {
 /// `iceberg.table` with `{stream}` and `{topic}` rendered (lib/iceberg/names.hpp).
 [[nodiscard]] iceberg::table_ident iceberg_table(const config::sink_config& c, const pipeline::partition_ref& p);
 
+/// Builds what `run`'s generation builds from `c` without a connection (the Iggy client
+/// options, the rotation policy, the format's encoders and the key namer) and returns the
+/// first refusal, "KEY: what is wrong". config::check applies the same rules first; a reload
+/// (daemon/service.cpp) calls this too, so a file it accepts never ends a running pipeline
+/// only to be refused by the next one.
+[[nodiscard]] result<void> check_buildable(const config::sink_config& c);
+
 /// Loads and checks a config file for a subcommand named `cmd`; prints every problem and
 /// returns nullopt (the caller exits 78).
 [[nodiscard]] std::optional<config::sink_config> load_config_or_report(std::string_view cmd, const std::string& file);

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "proto/framing.hpp"
 
+#include "proto/g2_framing.hpp"
+
 #include <string>
 
 namespace iss::proto {
 
-std::string_view command_name(std::uint32_t code) noexcept {
+namespace {
+
+/// The G1 names (the codes of `command`); empty for any other code.
+std::string_view g1_command_name(std::uint32_t code) noexcept {
     switch (static_cast<command>(code)) {
         case command::ping: return "Ping";
         case command::get_me: return "GetMe";
@@ -34,10 +39,24 @@ std::string_view command_name(std::uint32_t code) noexcept {
         case command::join_consumer_group: return "JoinConsumerGroup";
         case command::leave_consumer_group: return "LeaveConsumerGroup";
     }
-    return "Unknown";
+    return {};
 }
 
-bool is_known_command(std::uint32_t code) noexcept { return command_name(code) != "Unknown"; }
+}  // namespace
+
+std::string_view command_name(std::uint32_t code) noexcept {
+    if (const auto g1 = g1_command_name(code); !g1.empty()) return g1;
+    // The codes only the G2 line has (docs/protocol.md §8.2; proto/g2_framing.hpp).
+    switch (code) {
+        case g2::code::login_register: return "LoginRegister";
+        case g2::code::login_register_with_pat: return "LoginRegisterWithPat";
+        case g2::code::sync_consumer_group: return "SyncConsumerGroup";
+        case g2::code::create_user: return "CreateUser";
+        default: return "Unknown";
+    }
+}
+
+bool is_known_command(std::uint32_t code) noexcept { return !g1_command_name(code).empty(); }
 
 std::ostream& operator<<(std::ostream& os, command c) {
     return os << command_name(c) << " (" << static_cast<std::uint32_t>(c) << ")";

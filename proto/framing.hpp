@@ -59,10 +59,13 @@ enum class command : std::uint32_t {
     leave_consumer_group = 605,
 };
 
-/// "PollMessages" etc.; "Unknown" for a code not in the enum.
+/// "PollMessages" etc. for the codes of either wire line: those of `command` (G1) and the
+/// ones only G2 has (`g2::code`: LoginRegister 40, LoginRegisterWithPat 45, SyncConsumerGroup
+/// 606, CreateUser 33); "Unknown" for any other code. The `command` label of
+/// `iggy_s3_sink_iggy_requests_total` (lib/iggy/transport.hpp).
 std::string_view command_name(std::uint32_t code) noexcept;
 inline std::string_view command_name(command c) noexcept { return command_name(static_cast<std::uint32_t>(c)); }
-/// True for the codes of `command`.
+/// True for the codes of `command` (G1: a 0.8 server answers 3 to SyncConsumerGroup 606).
 bool is_known_command(std::uint32_t code) noexcept;
 std::ostream& operator<<(std::ostream& os, command c);
 

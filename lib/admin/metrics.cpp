@@ -569,13 +569,17 @@ std::string render_metrics(const metric_sources& s) {
     if (s.carried) s.carried->get().merge_into(families);
     if (s.reloads) {
         auto r = family("config_reloads_total",
-                        "Configuration reloads (SIGHUP): success once the new configuration consumes; failure when "
-                        "the file was invalid (the previous configuration runs on) or its pipeline did not start.",
+                        "Configuration reloads (SIGHUP): success once applied (in place, or the new configuration "
+                        "consumes); failure when the file was invalid or its new store refused (the previous "
+                        "configuration runs on) or its pipeline did not start; unchanged when the file means what "
+                        "the running configuration means (nothing is done).",
                         prom::MetricType::Counter);
         r.metric.push_back(
             sample({{"result", "success"}}, static_cast<double>(s.reloads->success), prom::MetricType::Counter));
         r.metric.push_back(
             sample({{"result", "failure"}}, static_cast<double>(s.reloads->failure), prom::MetricType::Counter));
+        r.metric.push_back(
+            sample({{"result", "unchanged"}}, static_cast<double>(s.reloads->unchanged), prom::MetricType::Counter));
         families.push_back(std::move(r));
     }
     if (s.admin) admin_server_metrics(families, *s.admin);

@@ -30,7 +30,7 @@
 /// | `s3_request_duration_seconds` | histogram | operation |
 /// | `iggy_reconnects_total` | counter | - |
 /// | `iggy_requests_total` | counter | command, code |
-/// | `config_reloads_total` | counter | result (`success`, `failure`) |
+/// | `config_reloads_total` | counter | result (`success`, `failure`, `unchanged`) |
 /// | `admin_connections` | gauge | - |
 /// | `admin_connections_total` | counter | - |
 /// | `admin_connections_closed_total` | counter | reason (`max_connections`, `idle_timeout`, `header_timeout`, `bad_request`, `header_too_large`) |
@@ -73,11 +73,13 @@ namespace iss::admin {
 
 struct server_stats;
 
-/// Configuration reloads (SIGHUP) since the start: applied (the new configuration consumes),
-/// and refused (invalid, or its pipeline stopped before consuming).
+/// Configuration reloads (SIGHUP) since the start: applied (in place, or the new
+/// configuration consumes), refused (invalid, its new store refused, or its pipeline stopped
+/// before consuming), and unchanged (the file means what the running configuration means).
 struct config_reloads {
     std::uint64_t success = 0;
     std::uint64_t failure = 0;
+    std::uint64_t unchanged = 0;
 };
 
 class carried_totals;

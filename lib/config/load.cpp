@@ -295,7 +295,15 @@ public:
         }
     }
 
-    void env_default(std::string_view var) { pending_env_ = std::string{var}; }
+    /// The next key defaults to env `var`; with `unless`, only while the sibling key `unless`
+    /// is absent or comes out empty (`token: ${IGGY_TOKEN:-}` with the variable unset): a
+    /// password is not read from the environment beside a token (the environment may hold
+    /// both, e.g. one Secret for several daemons).
+    void env_default(std::string_view var, std::string_view unless = {}) {
+        pending_env_.clear();
+        if (!unless.empty() && sibling_set(unless)) return;
+        pending_env_ = std::string{var};
+    }
     void hide_next(bool) {}
 
 private:
@@ -402,6 +410,19 @@ private:
     bool has(std::string_view key) const {
         for (const auto& e : frames_.back().entries)
             if (e.first == key) return true;
+        return false;
+    }
+
+    /// True when the current mapping sets `key` to something other than an empty value (a
+    /// value whose `${VAR}` cannot be expanded counts as set: its own field reports it).
+    bool sibling_set(std::string_view key) const {
+        for (const auto& e : frames_.back().entries) {
+            if (e.first != key) continue;
+            if (e.second.IsNull()) return false;
+            if (!e.second.IsScalar()) return true;
+            const auto text = interpolate(e.second.Scalar(), env_);
+            return !text || !text->empty();
+        }
         return false;
     }
 

@@ -122,7 +122,7 @@ public:
         line(fmt::format("{}: {{{}}}", key, items));
     }
 
-    void env_default(std::string_view) {}
+    void env_default(std::string_view, std::string_view = {}) {}
     void hide_next(bool h) { hide_ = h; }
 
 private:
@@ -207,7 +207,9 @@ public:
         add(key, "mapping of strings", "{}", help);
     }
 
-    void env_default(std::string_view var) { env_ = var; }
+    void env_default(std::string_view var, std::string_view unless = {}) {
+        env_ = unless.empty() ? std::string{var} : fmt::format("{} (without {})", var, unless);
+    }
     void hide_next(bool) {}
 
 private:
@@ -221,7 +223,7 @@ private:
     }
 
     std::string path_;
-    std::string_view env_;
+    std::string env_;
 };
 
 /// The rows and sections of the schema, defaults from a default-constructed config.

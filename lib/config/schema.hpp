@@ -19,7 +19,9 @@
 ///                                           (default_text for the docs: "(required)" unless given)
 ///   partitions(key, all, ids, help)         `all` or a sequence of ids
 ///   pairs(key, map, help)                   a mapping of names to string values
-///   env_default(var)                        the next key defaults to env VAR (docs, loader)
+///   env_default(var[, unless])              the next key defaults to env VAR (docs, loader); with
+///                                           `unless`, only while that sibling key is not set
+///                                           to a non-empty value (VAR is then not read at all)
 ///   hide_next(bool)                         the printer omits the next key
 
 #include "config/config.hpp"
@@ -151,9 +153,10 @@ void visit_iggy(V& v, C& c) {
         auto& i = c.iggy;
         v.field("address", i.address, "host:port of the Iggy server's TCP listener (IPv6 as [::1]:8090).");
         v.field("username", i.username, "User for password login.");
-        v.env_default("IGGY_PASSWORD");
+        v.env_default("IGGY_PASSWORD", "token");
         v.field("password", i.password,
-                "Password for `username` (secret). Absent: env IGGY_PASSWORD. Set this or `token`.");
+                "Password for `username` (secret). Absent: env IGGY_PASSWORD, unless `token` is set (then the "
+                "variable is not read). Set this or `token`.");
         v.field("token", i.token, "Personal access token, instead of username/password (secret).");
         v.section("tls", "TLS to the Iggy server.", [&] {
             v.field("enabled", i.tls.enabled, "Connect with TLS.");

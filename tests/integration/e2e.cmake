@@ -127,3 +127,8 @@ foreach(case exactly_once sigkill6 server_restart group_sigstop pat_login tls to
     FIXTURES_REQUIRED rgw SKIP_RETURN_CODE 77
     ENVIRONMENT "ISS_BINARY_DIR=${CMAKE_BINARY_DIR};RGW_DIR=${CMAKE_BINARY_DIR}/rgw;PYTHONDONTWRITEBYTECODE=1")
 endforeach()
+
+# Reloads that change nothing in the pipeline (unchanged file, shutdown.grace only, a refused
+# new store, an invalid file): no drain, no request to the running store, /readyz 200
+# throughout; then a real change drains exactly once. tests/integration/e2e/reload_cases.py.
+iss_e2e_test(e2e.reload_in_place reload_cases.py in_place 300)

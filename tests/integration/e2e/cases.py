@@ -351,6 +351,21 @@ def bad_message(env: Env, rng, policy: str) -> None:
               "the log does not name the bad message's offset")
         rows = env.lag_json(cfg)
         check(sum(int(r["lag"]) for r in rows) == 2, f"bad message or later ones committed: {rows}")
+        # A reload without a change still rebuilds the pipeline while a partition is stopped
+        # (the recovery after a foreign object was moved away): the partition starts again
+        # from its committed offset and, the policy being the same, stops at the same message.
+        sink_log = env.work / "sink.log"
+        stops = sink_log.read_text().count("partition stops here")
+        check(stops == 1, f"{stops} 'partition stops here' lines before the reload")
+        d.send_signal(signal.SIGHUP)
+        deadline = time.time() + 60
+        while sink_log.read_text().count("partition stops here") < 2 and time.time() < deadline:
+            time.sleep(0.2)
+        text = sink_log.read_text()
+        check(text.count("partition stops here") == 2,
+              "the stopped partition did not start again (and stop at the same message) on an unchanged reload")
+        check("the configuration is unchanged, but a partition is stopped" in text,
+              "an unchanged reload with a stopped partition did not say it rebuilds the pipeline")
         # The recovery of docs/operations.md "A stopped partition": another policy, then a
         # reload (SIGHUP restarts the stopped partition from its committed offset).
         changed = json.loads(cfg.read_text())
@@ -469,7 +484,8 @@ def config_reload(env: Env, rng) -> None:
     before = env.scrape(admin)
     d.send_signal(signal.SIGHUP)
     wait_for("the good reload counted", lambda: reloads_now().get("success", 0) >= 1)
-    check(reloads_now() == {"success": 1, "failure": 0}, f"reload counts after the good change: {reloads_now()}")
+    check(reloads_now() == {"success": 1, "failure": 0, "unchanged": 0},
+          f"reload counts after the good change: {reloads_now()}")
     check(d.poll() is None, f"the daemon exited ({d.returncode}) on a good reload")
     check("configuration reloaded" in sink_log.read_text(), "no 'configuration reloaded' line in the log")
     check_not_lower(before, env.scrape(admin), "a's /metrics across the rotation reload")
@@ -488,7 +504,8 @@ def config_reload(env: Env, rng) -> None:
     cfg.write_text(json.dumps(bad, indent=2))
     d.send_signal(signal.SIGHUP)
     wait_for("the bad reload counted", lambda: reloads_now().get("failure", 0) >= 1, 60)
-    check(reloads_now() == {"success": 1, "failure": 1}, f"reload counts after the bad change: {reloads_now()}")
+    check(reloads_now() == {"success": 1, "failure": 1, "unchanged": 0},
+          f"reload counts after the bad change: {reloads_now()}")
     text = sink_log.read_text()
     check(any(" error " in line and "rotation.max_records: must be > 0" in line for line in text.splitlines()),
           "the bad reload's problem is not logged at error")
@@ -755,8 +772,9 @@ def readyz(env: Env, rng) -> None:
 
 def systemd_notify(env: Env, rng) -> None:
     """With NOTIFY_SOCKET and WATCHDOG_USEC set (as systemd does for Type=notify, WatchdogSec=):
-    READY=1 after the first assignment, WATCHDOG=1 at half the watchdog period, READY=1 again
-    after a reload with STATUS= still counting from the start, STOPPING=1 and
+    READY=1 after the first assignment, WATCHDOG=1 at half the watchdog period, RELOADING=1
+    and READY=1 again after a reload (of s3.*: its new store checked first) with STATUS= still
+    counting from the start, STOPPING=1 and
     EXTEND_TIMEOUT_USEC at SIGTERM, then exit 0."""
     broker = env.start_broker()
     bucket = bucket_name(env, rng, "notify")
@@ -805,12 +823,18 @@ def systemd_notify(env: Env, rng) -> None:
         time.sleep(0.2)
     check(any(delivered in m for _, m in got), f"no STATUS= with the 1000 messages: {[m for _, m in got[-5:]]}")
     n_reload = len(got)
+    # A change under s3.* (the new store is checked before the drain, then the pipeline
+    # restarts): RELOADING=1, then READY=1 again. (An unchanged file does nothing at all.)
+    changed = json.loads(cfg.read_text())
+    changed["s3"]["retry"] = dict(changed["s3"]["retry"], attempts=9)
+    cfg.write_text(json.dumps(changed, indent=2))
     d.send_signal(signal.SIGHUP)
     deadline = time.time() + 60
     while not any("READY=1" in m for _, m in got[n_reload:]) and time.time() < deadline:
         time.sleep(0.1)
     again = [m for _, m in got[n_reload:] if "READY=1" in m]
     check(again, f"no READY=1 after the reload: {[m for _, m in got[n_reload:]][:10]}")
+    check(any("RELOADING=1" in m for _, m in got[n_reload:]), "no RELOADING=1 at the reload")
     check(delivered in again[0], f"STATUS= after the reload does not count from the start: {again[0]!r}")
     n_before = len(got)
     check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")

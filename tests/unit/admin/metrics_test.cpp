@@ -304,7 +304,7 @@ TEST_CASE("readiness: one line per unmet condition, none when ready", "[admin][r
     CHECK(iss::admin::readiness_notes(in).empty());  // a stop during a reload's drain is a stop
 }
 
-TEST_CASE("config reloads are one counter with a result label, both results always shown", "[admin][metrics]") {
+TEST_CASE("config reloads are one counter with a result label, every result always shown", "[admin][metrics]") {
     iss::admin::config_reloads reloads;
     iss::admin::metric_sources src{nullptr, nullptr, nullptr, nullptr, "1", ""};
     src.reloads = &reloads;
@@ -313,11 +313,14 @@ TEST_CASE("config reloads are one counter with a result label, both results alwa
     CHECK_THAT(text, ContainsSubstring("# TYPE iggy_s3_sink_config_reloads_total counter\n"));
     CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="success"} 0)"));
     CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="failure"} 0)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="unchanged"} 0)"));
     reloads.success = 2;
     reloads.failure = 1;
+    reloads.unchanged = 3;
     text = iss::admin::render_metrics(src);
     CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="success"} 2)"));
     CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="failure"} 1)"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_config_reloads_total{result="unchanged"} 3)"));
     // Not `run` (no reload there): no family at all.
     CHECK(iss::admin::render_metrics({nullptr, nullptr, nullptr, nullptr, "1", ""}).find("config_reloads") ==
           std::string::npos);

@@ -88,6 +88,38 @@ TEST_CASE("secrets default to the standard environment variables", "[config][loa
     CHECK(f.config.s3.session_token.empty());
 }
 
+TEST_CASE("with a token configured, IGGY_PASSWORD is neither required nor read", "[config][load]") {
+    // The environment holds both (one Secret for several daemons, the shipped env file with a
+    // password left in it): a token in the file wins, and the password variable is not read.
+    std::vector<std::string> asked;
+    const auto base = test::fixed_env({{"IGGY_PASSWORD", "PW"}, {"IGGY_TOKEN", "TOK"}});
+    const env_lookup env = [&](std::string_view name) {
+        asked.emplace_back(name);
+        return base(name);
+    };
+    const std::string rest = "sources: [{stream: a, topics: b}]\ns3: {bucket: lake}\n";
+    auto l = parse("iggy: {token: '${IGGY_TOKEN}'}\n" + rest, env);
+    CHECK(check(l).empty());
+    CHECK(l.config.iggy.token.reveal() == "TOK");
+    CHECK(l.config.iggy.password.empty());
+    CHECK(std::count(asked.begin(), asked.end(), "IGGY_PASSWORD") == 0);
+    // A literal token likewise; and without IGGY_PASSWORD in the environment nothing is missing.
+    asked.clear();
+    auto lit = parse("iggy: {token: literal-token}\n" + rest, env);
+    CHECK(check(lit).empty());
+    CHECK(std::count(asked.begin(), asked.end(), "IGGY_PASSWORD") == 0);
+    auto bare = parse("iggy: {token: literal-token}\n" + rest, test::fixed_env({}));
+    CHECK(check(bare).empty());
+    // A token that comes out empty (`${IGGY_TOKEN:-}` unset) is no token: the password is
+    // taken from the environment as before.
+    auto none = parse("iggy: {token: '${IGGY_TOKEN:-}'}\n" + rest, test::fixed_env({{"IGGY_PASSWORD", "PW"}}));
+    CHECK(check(none).empty());
+    CHECK(none.config.iggy.password.reveal() == "PW");
+    // A password written in the file beside a token is still refused (one login).
+    auto both = parse("iggy: {token: t, password: p}\n" + rest, test::fixed_env({}));
+    CHECK(has_problem(check(both), "iggy.token", "not both"));
+}
+
 TEST_CASE("unknown keys are errors with a suggestion", "[config][load]") {
     auto l = parse("s3: {bucket: lake, part_sise: 8MiB}\nrotaton: {}\nformat: {colour: red}\n", test::fixed_env({}));
     INFO(dump(l.problems));

@@ -27,6 +27,17 @@ if grep -q '^ExecStartPre=' "$unit"; then echo "the unit has an ExecStartPre (ex
 grep -q '^ExecReload=/usr/bin/iggy-s3-sink check-config --quiet ' "$unit" \
   || { echo "ExecReload does not check the file with check-config --quiet" >&2; exit 1; }
 grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$unit" || { echo "no ExecReload sending SIGHUP" >&2; exit 1; }
+# The check comes before the signal (systemd runs ExecReload= lines in order and stops at the
+# first failure): an invalid file never reaches the daemon.
+reloads=$(grep '^ExecReload=' "$unit")
+[[ $(head -1 <<<"$reloads") == *'check-config --quiet'* && $(tail -1 <<<"$reloads") == *'kill -HUP'* ]] \
+  || { echo "ExecReload: check-config must come before the SIGHUP: $reloads" >&2; exit 1; }
+# systemd re-reads EnvironmentFile= for ExecReload=, never for the running daemon: the unit and
+# docs/operations.md must tell the operator that a changed env file needs a restart.
+grep -B4 '^EnvironmentFile=' "$unit" | grep -q 'restart' \
+  || { echo "the unit does not say that a changed EnvironmentFile needs a restart" >&2; exit 1; }
+grep -q 'a changed `EnvironmentFile`.*takes effect only at' "$src/docs/operations.md" \
+  || { echo "docs/operations.md does not say that a changed EnvironmentFile needs a restart" >&2; exit 1; }
 seconds() {  # 30, 30s, 2min, 1m -> seconds
   local v=$1
   case $v in

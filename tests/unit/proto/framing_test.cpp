@@ -38,8 +38,11 @@ std::vector<std::string> collect_requests(bytes_view stream, std::size_t split) 
 TEST_CASE("command codes and names", "[proto][framing]") {
     CHECK(static_cast<std::uint32_t>(command::poll_messages) == 100);
     CHECK(command_name(command::store_consumer_offset) == "StoreConsumerOffset");
-    CHECK(command_name(606) == "Unknown");  // SyncConsumerGroup does not exist in 0.8.0
-    CHECK_FALSE(is_known_command(606));
+    CHECK(command_name(606) == "SyncConsumerGroup");  // G2 only: named, but not a G1 command
+    CHECK_FALSE(is_known_command(606));               // SyncConsumerGroup does not exist in 0.8.0
+    CHECK(command_name(40) == "LoginRegister");
+    CHECK_FALSE(is_known_command(40));
+    CHECK(command_name(7) == "Unknown");
     CHECK(is_known_command(605));
 }
 

@@ -233,6 +233,11 @@ would accept but that break in a cluster.
 {{- if and (get $iggy "consumer") (not (get $iggy "consumer_group")) (gt (int .Values.replicaCount) 1) -}}
 {{- fail (printf "replicaCount %d with config.iggy.consumer %q (single-consumer mode, consumer_group null): every replica would read every partition and write the same offsets again; set replicaCount: 1, or use config.iggy.consumer_group to split the partitions among the replicas" (int .Values.replicaCount) (toString (get $iggy "consumer"))) -}}
 {{- end -}}
+{{- $memory := .Values.config.memory | default dict -}}
+{{- $spoolDir := toString (get $memory "spool_dir" | default "") | trimSuffix "/" -}}
+{{- if and $spoolDir (ne $spoolDir "/var/spool/iggy-s3-sink") -}}
+{{- fail (printf "config.memory.spool_dir %q is outside the spool volume: the chart mounts the spool emptyDir (sized by spool.sizeLimit) at /var/spool/iggy-s3-sink and sets TMPDIR to it, and the root filesystem is read-only, so the daemon could not spool there; remove memory.spool_dir (the daemon then uses TMPDIR) or set it to /var/spool/iggy-s3-sink" $spoolDir) -}}
+{{- end -}}
 {{- if and .Values.aws.irsaRoleArn (not .Values.serviceAccount.create) -}}
 {{- fail (printf "aws.irsaRoleArn is set but serviceAccount.create is false: the chart annotates only a ServiceAccount it creates; annotate the existing service account %q instead (kubectl annotate serviceaccount %s eks.amazonaws.com/role-arn=%s) and leave aws.irsaRoleArn empty" (toString .Values.serviceAccount.name) (toString .Values.serviceAccount.name) .Values.aws.irsaRoleArn) -}}
 {{- end -}}
