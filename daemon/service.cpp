@@ -47,6 +47,8 @@ admin::readiness_inputs run_state::readiness() const {
         stopping,
         loop != nullptr ? admin::source_problems(*loop) : std::vector<std::string>{},
         router != nullptr ? admin::delivery_problems(router->health()) : std::vector<std::string>{}};
+    if (s3 != nullptr)
+        for (auto& p : admin::store_problems(s3->stats())) in.delivery_problems.push_back(std::move(p));
     in.reloading = reload_requested;
     return in;
 }

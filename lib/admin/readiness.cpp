@@ -3,6 +3,7 @@
 
 #include "pipeline/consumer.hpp"
 #include "pipeline/health.hpp"
+#include "s3/client.hpp"
 
 #include <fmt/format.h>
 
@@ -33,6 +34,20 @@ std::vector<std::string> delivery_problems(const pipeline::delivery_health& h) {
             fmt::format("spool: {}: {}; objects are closed at about s3.part_size until memory.spool_dir "
                         "takes parts again",
                         pipeline::to_string(f->reason), f->detail));
+    return out;
+}
+
+std::vector<std::string> store_problems(const s3::client_stats& st) {
+    std::vector<std::string> out;
+    if (const auto& u = st.unreachable) {
+        const bool tls = u->reason.starts_with("tls_");
+        out.push_back(fmt::format(
+            "store: unreachable: {}: {}; {}nothing is lost: retried on a new connection at a backoff until the store "
+            "answers",
+            u->reason, u->detail,
+            tls ? "no data is sent until the certificate verifies (check s3.tls.ca_file and the endpoint's name); "
+                : ""));
+    }
     return out;
 }
 

@@ -130,8 +130,16 @@ struct client::impl {
             if (const auto left = budget.left()) deadline = steady::now() + *left;
             auto r = co_await http.send(p->ep, std::move(p->req), deadline);
             op_stats.duration.observe(std::chrono::duration<double>(clk.steady_now() - sent_at).count());
-            if (r) op_stats.requests[std::to_string(r->status)] += 1;
-            else if (r.error() != net::error::operation_aborted) op_stats.requests["error"] += 1;
+            if (r) {
+                op_stats.requests[std::to_string(r->status)] += 1;
+                stats.unreachable.reset();
+            } else if (r.error() != net::error::operation_aborted) {
+                op_stats.requests["error"] += 1;
+                const std::string_view why = connection_error_reason(r.error());
+                stats.connection_errors[std::string{why}] += 1;
+                stats.unreachable = client_stats::unreachable_state{
+                    std::string{why}, fmt::format("{} {}/{}: {}", spec.op, spec.bucket, spec.key, r.error().message())};
+            }
 
             failure f;
             std::optional<error_document> doc;
