@@ -328,7 +328,8 @@ if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in CASES:
         print(f"usage: net_fault_cases.py {{{'|'.join(CASES)}}}", file=sys.stderr)
         sys.exit(2)
-    netns.require(f"e2e.faults.{sys.argv[1]}", "nft")  # before the case: a SKIP here leaves nothing behind
+    # Before the case: a SKIP here leaves nothing behind.
+    netns.require(f"e2e.faults.{sys.argv[1]}", "nft", "socat", "openssl")
     fn = CASES[sys.argv[1]]
     fn.__name__ = sys.argv[1]
     run_case(fn)

@@ -58,7 +58,7 @@ def require(case: str, *tools: str) -> None:
         skip_or_fail(case, "needs root (it makes a network namespace and firewall rules in it)")
     for t in ("ip", *tools):
         if shutil.which(t) is None:
-            skip_or_fail(case, f"`{t}` not found: run scripts/install-deps (iproute2, nftables)")
+            skip_or_fail(case, f"`{t}` not found: run scripts/install-deps (iproute2, nftables, socat, openssl)")
 
 
 class NetNs:
