@@ -71,7 +71,8 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
                 const auto wait = backoff_ceiling(o_.retry_backoff, refusals_in_row_);
                 refusals_in_row_ = std::min(refusals_in_row_ + 1, 30U);
                 retry_at_ = ports_.clock.steady_now() + wait;
-                log_.warn({iss::log::kv("key", o.key)}, "the store refuses writes; this partition waits {} ms",
+                log_.warn({iss::log::kv("key", o.key)},
+                          "the store refuses writes (or its certificate does not verify); this partition waits {} ms",
                           wait.count());
             }
             drop(fmt::format("upload of {} failed: {}", o.key, up.detail));
