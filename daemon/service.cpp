@@ -55,6 +55,8 @@ admin::readiness_inputs run_state::readiness() const {
         loop != nullptr ? admin::source_problems(*loop) : std::vector<std::string>{},
         router != nullptr ? admin::delivery_problems(router->health()) : std::vector<std::string>{}};
     for (auto& line : admin::catalog_problems(iceberg)) in.delivery_problems.push_back(std::move(line));
+    if (s3 != nullptr)
+        for (auto& p : admin::store_problems(s3->stats())) in.delivery_problems.push_back(std::move(p));
     in.reloading = reload_requested;
     return in;
 }

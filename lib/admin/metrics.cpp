@@ -319,6 +319,22 @@ void s3_metrics(std::vector<prom::MetricFamily>& out, const s3::client_stats& st
                       prom::MetricType::Gauge);
     off.metric.push_back(sample({}, static_cast<double>(st.clock_offset.count()) / 1000.0, prom::MetricType::Gauge));
     out.push_back(std::move(off));
+    auto ce = family("s3_connection_errors_total",
+                     "Requests to the store that got no answer, by reason (resolve, connect, timeout, "
+                     "connection_closed, tls_certificate, tls_name, tls_handshake, other).",
+                     prom::MetricType::Counter);
+    for (const auto reason : s3::connection_error_reasons) {
+        const auto it = st.connection_errors.find(reason);
+        const double n = it == st.connection_errors.end() ? 0.0 : static_cast<double>(it->second);
+        ce.metric.push_back(sample({{"reason", std::string{reason}}}, n, prom::MetricType::Counter));
+    }
+    out.push_back(std::move(ce));
+    auto su = family("store_unreachable",
+                     "1 while the store cannot be reached: the last request sent got no answer (see "
+                     "s3_connection_errors_total for why); retried on a new connection at a backoff.",
+                     prom::MetricType::Gauge);
+    su.metric.push_back(sample({}, st.unreachable ? 1 : 0, prom::MetricType::Gauge));
+    out.push_back(std::move(su));
 }
 
 void iggy_metrics(std::vector<prom::MetricFamily>& out, const iggy::client_stats& st) {

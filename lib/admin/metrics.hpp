@@ -27,6 +27,8 @@
 /// | `s3_retries_total` | counter | operation |
 /// | `s3_resigns_total` | counter | - |
 /// | `s3_clock_offset_seconds` | gauge | - |
+/// | `s3_connection_errors_total` | counter | reason (`resolve`, `connect`, `timeout`, `connection_closed`, `tls_certificate`, `tls_name`, `tls_handshake`, `other`) |
+/// | `store_unreachable` | gauge | - |
 /// | `s3_request_duration_seconds` | histogram | operation |
 /// | `iggy_reconnects_total` | counter | - |
 /// | `iggy_requests_total` | counter | command, code |

@@ -4,6 +4,7 @@
 #include "pipeline/adapters/iceberg_table.hpp"
 #include "pipeline/consumer.hpp"
 #include "pipeline/health.hpp"
+#include "s3/client.hpp"
 
 #include <fmt/format.h>
 
@@ -44,6 +45,20 @@ std::vector<std::string> catalog_problems(const pipeline::iceberg_table_stats* s
             fmt::format("catalog: unreachable: {}; nothing is lost: the tables' commits (and the offsets "
                         "after them) wait and are tried at a backoff up to s3.retry.cap until it answers",
                         *st->catalog_unreachable));
+    return out;
+}
+
+std::vector<std::string> store_problems(const s3::client_stats& st) {
+    std::vector<std::string> out;
+    if (const auto& u = st.unreachable) {
+        const bool tls = u->reason.starts_with("tls_");
+        out.push_back(fmt::format(
+            "store: unreachable: {}: {}; {}nothing is lost: retried on a new connection at a backoff until the store "
+            "answers",
+            u->reason, u->detail,
+            tls ? "no data is sent until the certificate verifies (check s3.tls.ca_file and the endpoint's name); "
+                : ""));
+    }
     return out;
 }
 

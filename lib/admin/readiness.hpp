@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace iss::s3 {
+struct client_stats;
+}  // namespace iss::s3
+
 namespace iss::pipeline {
 class consumer_loop;
 class delivery_health;
@@ -45,6 +49,12 @@ struct readiness_inputs {
 /// readiness_inputs::delivery_problems): `catalog: unreachable: HOST: ERROR; ...`; none
 /// without `iceberg` (`st` null) or while it answers.
 [[nodiscard]] std::vector<std::string> catalog_problems(const pipeline::iceberg_table_stats* st);
+
+/// The store's reachability (s3::client_stats::unreachable), for
+/// readiness_inputs::delivery_problems: `store: unreachable: REASON: DETAIL ...` while the last
+/// request to the store got no answer (a silent network, a name that does not resolve, a
+/// certificate that does not verify), else nothing.
+[[nodiscard]] std::vector<std::string> store_problems(const s3::client_stats& st);
 
 /// The consumer's source faults, one line each (for readiness_inputs::source_problems): each
 /// source that cannot be read (`source unavailable: STREAM/TOPIC[ partition N]: reason`) and

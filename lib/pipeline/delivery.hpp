@@ -455,6 +455,9 @@ private:
     std::uint64_t budget_shortfall_ = 0;          ///< budget_shortfall()
     std::optional<clock::steady_time> retry_at_;  ///< retry_at()
     unsigned refusals_in_row_ = 0;                ///< group mode: uploads refused since the last success
+    /// The last upload or HEAD failed for good (a refusal, or a certificate that does not verify);
+    /// cleared by a success. Group mode backs the partition off while it is set.
+    bool last_fatal_ = false;
     /// True while a run is formatted on the worker pool (feed_run): the open objects' buffers
     /// are the pool thread's; buffered_bytes() answers `encoding_snapshot_` meanwhile.
     bool encoding_ = false;

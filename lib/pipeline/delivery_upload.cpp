@@ -65,14 +65,15 @@ task<partition_writer::delivered> partition_writer::deliver_front(rotate_reason 
             co_return co_await commit_durable();
         }
         if (up.status != store_status::exists) {  // gave up (group mode)
-            if (ports_.health && ports_.health->store_refusal()) {
-                // The store refuses writes: this partition is not polled again before a
-                // backoff (base doubling up to s3.retry.cap), so a refusing store is not asked
-                // as fast as the partition can be re-read (health.hpp).
+            if (last_fatal_ || (ports_.health && ports_.health->store_refusal())) {
+                // The store refuses writes (or its certificate does not verify): this partition
+                // is not polled again before a backoff (base doubling up to s3.retry.cap), so a
+                // refusing store is not asked as fast as the partition can be re-read (health.hpp).
                 const auto wait = backoff_ceiling(o_.retry_backoff, refusals_in_row_);
                 refusals_in_row_ = std::min(refusals_in_row_ + 1, 30U);
                 retry_at_ = ports_.clock.steady_now() + wait;
-                log_.warn({iss::log::kv("key", o.key)}, "the store refuses writes; this partition waits {} ms",
+                log_.warn({iss::log::kv("key", o.key)},
+                          "the store refuses writes (or its certificate does not verify); this partition waits {} ms",
                           wait.count());
             }
             drop(fmt::format("upload of {} failed: {}", o.key, up.detail));
@@ -198,18 +199,22 @@ task<std::optional<object_range>> partition_writer::read_existing(const object_k
 }
 
 void partition_writer::note_store_answer(store_status status, std::string_view code, std::string_view detail) {
-    if (!ports_.health || status != store_status::fatal) return;
-    const std::string_view c = code.empty() ? std::string_view{"error"} : code;
-    if (ports_.health->store_refused(c, detail, ports_.clock.steady_now()))
+    if (status != store_status::fatal) return;
+    last_fatal_ = true;
+    // No answer (a certificate that does not verify): not a refusal; the S3 client reports the
+    // store unreachable with the reason (s3::client_stats::unreachable).
+    if (!ports_.health || code.empty()) return;
+    if (ports_.health->store_refused(code, detail, ports_.clock.steady_now()))
         log_.error(
             "the store refuses writes ({}): {}; nothing is lost: the objects wait and are retried at a backoff "
             "up to s3.retry.cap, and /readyz names the refusal until a write succeeds",
-            c, detail);
+            code, detail);
 }
 
 void partition_writer::note_store_accepted() {
     retry_at_.reset();
     refusals_in_row_ = 0;
+    last_fatal_ = false;
     if (ports_.health && ports_.health->store_accepted()) log_.info("the store accepts writes again");
 }
 

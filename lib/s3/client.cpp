@@ -130,8 +130,7 @@ struct client::impl {
             if (const auto left = budget.left()) deadline = steady::now() + *left;
             auto r = co_await http.send(p->ep, std::move(p->req), deadline);
             op_stats.duration.observe(std::chrono::duration<double>(clk.steady_now() - sent_at).count());
-            if (r) op_stats.requests[std::to_string(r->status)] += 1;
-            else if (r.error() != net::error::operation_aborted) op_stats.requests["error"] += 1;
+            note_answer(op_stats, spec, r);
 
             failure f;
             std::optional<error_document> doc;
@@ -200,6 +199,22 @@ struct client::impl {
             if (ec == net::error::operation_aborted) co_return error{ec};
         }
         co_return gave_up(last, attempts, budget.expired(), ctx);
+    }
+
+    /// Counts one request by its answer (HTTP status, or `error` when none came); no answer also
+    /// counts its reason and marks the store unreachable until the next answer.
+    void note_answer(operation_stats& op_stats, const request_spec& spec, const result<http::response>& r) {
+        if (r) {
+            op_stats.requests[std::to_string(r->status)] += 1;
+            stats.unreachable.reset();
+            return;
+        }
+        if (r.error() == net::error::operation_aborted) return;
+        op_stats.requests["error"] += 1;
+        const std::string_view why = connection_error_reason(r.error());
+        stats.connection_errors[std::string{why}] += 1;
+        stats.unreachable = client_stats::unreachable_state{
+            std::string{why}, fmt::format("{} {}/{}: {}", spec.op, spec.bucket, spec.key, r.error().message())};
     }
 
     /// Counts a retry of an operation and its backoff wait.

@@ -92,6 +92,16 @@ struct client_stats {
     std::chrono::milliseconds waited{0};
     std::vector<std::chrono::milliseconds> recent_waits;  ///< the last 64 backoff waits
     std::uint64_t bytes_sent = 0;
+    /// Requests that got no answer, by `connection_error_reason` (`resolve`, `timeout`,
+    /// `tls_certificate` ...).
+    std::map<std::string, std::uint64_t, std::less<>> connection_errors;
+    /// The store cannot be reached: the last request sent got no answer (any answer, even an
+    /// error status, clears it). Its reason and the request's detail (operation, key, error).
+    struct unreachable_state {
+        std::string reason;
+        std::string detail;
+    };
+    std::optional<unreachable_state> unreachable;
 };
 
 /// The S3 client. One per store; buckets are per call.

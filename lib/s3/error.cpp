@@ -143,6 +143,28 @@ status status_of(const error& e) noexcept {
     return status::fatal;
 }
 
+std::string_view connection_error_reason(const error& e) noexcept {
+    const auto& ec = e.code();
+    if (ec.category() != http::http_category()) return ec == iss::errc::timeout ? "timeout" : "other";
+    switch (static_cast<http::errc>(ec.value())) {
+        case http::errc::resolve_failed: return "resolve";
+        case http::errc::connect_failed: return "connect";
+        case http::errc::timeout: return "timeout";
+        case http::errc::closed_before_response:
+        case http::errc::truncated_response:
+        case http::errc::write_failed: return "connection_closed";
+        case http::errc::certificate_rejected:
+            // OpenSSL's verify reason for a name the certificate does not carry (lib/common/net/connect.cpp).
+            return e.detail().find("hostname mismatch") != std::string::npos ||
+                           e.detail().find("IP address mismatch") != std::string::npos
+                       ? "tls_name"
+                       : "tls_certificate";
+        case http::errc::tls_handshake_failed:
+        case http::errc::tls_setup_failed: return "tls_handshake";
+        default: return "other";
+    }
+}
+
 std::string answer_code(const error& e) {
     const std::string& d = e.detail();
     const auto at = d.find(": HTTP ");

@@ -16,6 +16,7 @@
 
 #include "common/error.hpp"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -82,6 +83,19 @@ enum class status : std::uint8_t {
 [[nodiscard]] std::string_view to_string(status s) noexcept;
 /// The status of a final error returned by `s3::client`.
 [[nodiscard]] status status_of(const error& e) noexcept;
+/// Why a request got no answer from the store (`iggy_s3_sink_s3_connection_errors_total{reason}`,
+/// the `store: unreachable: REASON` line of /readyz): `resolve` (DNS lookup failed),
+/// `connect` (TCP connect refused or unreachable), `timeout` (a step's deadline passed:
+/// s3.timeouts.connect for resolve, connect and handshake, s3.timeouts.request for each write
+/// and read; a silently dropped connection ends so), `connection_closed` (reset or closed before
+/// or during the response), `tls_certificate` (the certificate did not verify: expired, not yet
+/// valid, untrusted), `tls_name` (it does not match the endpoint's host name), `tls_handshake`
+/// (any other TLS failure), `other`. From the transport error an `http::client` returned.
+[[nodiscard]] std::string_view connection_error_reason(const error& e) noexcept;
+/// Every reason `connection_error_reason` gives, in a fixed order (metrics show each, from 0).
+inline constexpr std::array<std::string_view, 8> connection_error_reasons{
+    "resolve", "connect", "timeout", "connection_closed", "tls_certificate", "tls_name", "tls_handshake", "other"};
+
 /// The store's answer in a final error returned by `s3::client`: the S3 `<Code>`
 /// (`AccessDenied`, `KMS.DisabledException` ...), or the HTTP status ("403") when the answer
 /// had no error body (a HEAD), or "" when no answer came (a transport error). Read back from

@@ -105,14 +105,24 @@ endforeach()
 iss_e2e_test(e2e.monitoring_series monitoring_cases.py series 300 EXTRA_LABELS aws monitoring)
 
 # Issue 40 (docs/operations.md, Faults): point 4, the source changes under a running daemon
-# (a topic or its whole stream deleted and created again);
+# (a topic or its whole stream deleted and created again; topic_gone: one of two topics deleted, left
+# gone while the other goes on, then back);
 # point 1, the spool directory fails (spool_faults, as root: it mounts a tmpfs); point 3, the store
 # refuses writes (store_refuses); point 5, the clock steps 1 h forward and back (clock_steps,
 # libfaketime); point 7, the admin port under hostile clients (admin_hostile):
 # tests/integration/e2e/fault_cases.py.
-foreach(case partitions_added_single partitions_added_group topic_recreated_fail stream_recreated_fail spool_faults
+foreach(case partitions_added_single partitions_added_group topic_recreated_fail stream_recreated_fail topic_gone spool_faults
         store_refuses admin_hostile clock_steps)
   iss_e2e_test(e2e.faults.${case} fault_cases.py ${case} 300)
+endforeach()
+
+# Issue 40, point 2: the network to the store and to Iggy (silent_network: packets dropped without a
+# reset). As root: the daemon runs in a network namespace of the test's own with nft rules
+# (tests/integration/e2e/net_fault_cases.py, netns.py). Without root, `ip` or `nft` the case prints
+# SKIP and exits 77 (CTest: skipped); with CI=true it fails instead.
+foreach(case silent_network dns_fails tls_certificates)
+  iss_e2e_test(e2e.faults.${case} net_fault_cases.py ${case} 300 EXTRA_ENV CI=$ENV{CI})
+  set_tests_properties(e2e.faults.${case} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
 
 # The daemon against a real Iggy server that is already running, given by the environment

@@ -11,7 +11,9 @@
 #include <boost/beast/core/error.hpp>
 
 #include <fmt/format.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 
 #include <algorithm>
 
@@ -114,7 +116,17 @@ net::awaitable<connect_result<std::unique_ptr<tls_stream>>> tls_handshake(std::u
     // SNI must be a host name, never an IP literal (RFC 6066 §3).
     if (!is_ip_literal(name) && !SSL_set_tlsext_host_name(s->native_handle(), name.c_str()))
         co_return fail(connect_failure::step::handshake, net::error::invalid_argument, "TLS: cannot set SNI " + name);
-    if (verify) s->set_verify_callback(net::ssl::host_name_verification(name));
+    // The name check is OpenSSL's own (X509_VERIFY_PARAM host/IP): a mismatch then fails the
+    // verification with its own reason ("hostname mismatch", "IP address mismatch"), which the
+    // clients report (docs/operations.md, Faults: tls_name).
+    if (verify) {
+        const int set = is_ip_literal(name)
+                            ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s->native_handle()), name.c_str())
+                            : SSL_set1_host(s->native_handle(), name.c_str());
+        if (set != 1)
+            co_return fail(connect_failure::step::handshake, net::error::invalid_argument,
+                           "TLS: cannot set the name to verify " + name);
+    }
     beast::get_lowest_layer(*s).expires_after(step_expiry(timeout, deadline));
     auto [ec] = co_await s->async_handshake(net::ssl::stream_base::client, use_tuple);
     if (ec) {

@@ -726,12 +726,13 @@ def readyz(env: Env, rng) -> None:
 
     # 4. A reload drains the pipeline as a stop does, but is not one: /readyz stays 200 and says
     # `reloading:` (a reload must not get the pod unrouted or restarted; docs/operations.md
-    # "Reloading the configuration"). The drain is held open by a store that stops answering
-    # (single-consumer mode: uploads retry without end), so the assertion does not race it.
-    s3_host, s3_port = env.rgw["RGW_ENDPOINT"].split("://", 1)[1].rsplit(":", 1)
-    store = SwitchableProxy(s3_host, int(s3_port))
+    # "Reloading the configuration"). The drain is held open by a store that answers every PUT
+    # 503 SlowDown (single-consumer mode: uploads retry without end), so the assertion does not
+    # race it. (A store that does not answer at all is an unmet condition of its own: `store:
+    # unreachable: ...`, docs/operations.md "Faults".)
+    store = FaultFront(env, env.rgw["RGW_ENDPOINT"])
     rl = env.config(bucket, broker.address, stream="rl", prefix="rl", name="rl", consumer="reload-ready",
-                    grace="5s", endpoint=f"http://127.0.0.1:{store.port}",
+                    grace="5s", endpoint=store.url,
                     rotation={"max_records": 100_000, "idle": "10m", "schedule": "0"})
     rl_counts = produce_synthetic(env, broker.address, 400, 1, stream="rl")
     d4 = env.start_daemon(rl, tag="rl")
@@ -741,7 +742,7 @@ def readyz(env: Env, rng) -> None:
                                      and metric_sum(env.scrape(admin4), "iggy_s3_sink_buffered_bytes") > 0):
         time.sleep(0.2)
     check(metric_sum(env.scrape(admin4), "iggy_s3_sink_buffered_bytes") > 0, "no open object before the reload")
-    store.set_enabled(False)
+    store.add("slow_down_503", method="PUT")
     changed = json.loads(rl.read_text())
     changed["rotation"] = {"max_records": 50, "idle": "1s"}
     rl.write_text(json.dumps(changed, indent=2))
@@ -757,7 +758,7 @@ def readyz(env: Env, rng) -> None:
     st4, b4 = env.http_get(admin4, "/readyz")
     check(st4 == 200 and "reloading: " in b4, f"/readyz while the reload's drain waits for the store: {st4} {b4!r}")
     log(f"reload draining: /readyz {st4} {b4.strip()!r}")
-    store.set_enabled(True)
+    store.clear()
     end = time.time() + 90
     while time.time() < end and env.http_get(admin4, "/readyz") != (200, "ready\n"):
         time.sleep(0.2)

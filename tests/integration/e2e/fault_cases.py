@@ -124,6 +124,64 @@ def topic_recreated_fail(env: Env, rng, what: str = "topic") -> None:
     log(f"{landed.records} old records once, none of the new topic's {sum(new.values())}")
 
 
+def topic_gone(env: Env, rng) -> None:
+    """One of two source topics deleted under a running single consumer and left gone: /readyz
+    503 naming it, source_unavailable 1 for it and 0 for the other, whose messages go on landing;
+    tries at a backoff (no tight loop); the daemon keeps running. When it comes back (created
+    again; nothing of it had been delivered, so no offset lies past its head) it is read from its
+    first message without a restart: /readyz 200, source_unavailable 0. Both topics exactly once."""
+    broker = env.start_broker()
+    bucket = env.make_bucket(f"e2e-topic-gone-{rng.randrange(1 << 30):x}")
+    counts = produce(env, broker.address, 1000, "--create", "2")
+    empty = env.work / "empty.txt"
+    empty.write_text("")
+    env.produce(broker.address, "app", "audit", "--create", "1", "--partition", "0", str(empty))
+    cfg = env.config(bucket, broker.address, consumer="sink", topics=["events", "audit"],
+                     rotation={"max_records": 500, "idle": "1s"})
+    events_only = env.config(bucket, broker.address, consumer="sink", name="events-only")
+    d = env.start_daemon(cfg)
+    admin = env.admin_address()
+    env.wait_lag_zero(cfg, 120)
+    wait_readyz(env, admin, 200, ["ready"], 60)
+
+    env.produce(broker.address, "app", "audit", "--delete-topic")
+    body = wait_readyz(env, admin, 503, ["iggy: source unavailable: app/audit"], 60)
+    check("app/events" not in body, f"/readyz names the topic that is still there: {body!r}")
+    wait_metric(env, admin, "iggy_s3_sink_source_unavailable", 1, 30, stream="app", topic="audit")
+    wait_metric(env, admin, "iggy_s3_sink_source_unavailable", 0, 5, stream="app", topic="events")
+    log(f"audit deleted: /readyz 503 {body.strip()!r}")
+    logf = env.work / "sink.log"
+    lines_before = logf.read_text(errors="replace").count("cannot be read")
+    for p, n in produce(env, broker.address, 2000).items():  # the other topic goes on
+        counts[p] = counts.get(p, 0) + n
+    env.wait_lag_zero(events_only, 60)
+    time.sleep(6)
+    tries = logf.read_text(errors="replace").count("cannot be read") - lines_before
+    # One line per try at a backoff from 1 s doubling (the topic and its partition): a loop
+    # would log hundreds.
+    check(tries <= 15, f"{tries} 'cannot be read' lines while audit was gone: a tight loop?")
+    check(d.poll() is None, f"the daemon exited ({d.returncode}) while a source topic was gone")
+    st, body = env.http_get(admin, "/readyz")
+    check(st == 503 and "app/audit" in body, f"/readyz {st} {body!r} while audit is still gone")
+
+    audit = env.produce(broker.address, "app", "audit", "--create", "1", "--count", "500", "--size", "200")
+    audit_counts = partition_counts(audit)
+    check(sum(audit_counts.values()) == 500, f"iggy-produce reported {audit_counts} for audit")
+    start = time.time()
+    # The bound: the next try, at most twice the time the topic was gone (backoff doubling).
+    env.wait_lag_zero(cfg, 120)
+    wait_readyz(env, admin, 200, ["ready"], 30)
+    wait_metric(env, admin, "iggy_s3_sink_source_unavailable", 0, 10, stream="app", topic="audit")
+    wait_metric(env, admin, "iggy_s3_sink_offset_reset_partitions", 0, 5, stream="app", topic="audit")
+    log(f"audit back: read within {time.time() - start:.1f} s, {tries} tries logged while it was gone")
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    landed = read_landed(env.download(bucket))
+    verify_exactly_once(landed, counts, "app", "events")
+    verify_exactly_once(landed, audit_counts, "app", "audit")
+    check(landed.records == 3500, f"{landed.records} records in the bucket, wanted 3500")
+    log(f"{landed.records} records once: events through the outage of audit, audit once it was back")
+
+
 def spool_errors(env: Env, admin: str) -> dict[str, float]:
     m = env.scrape(admin)
     return {r: metric_sum(m, "iggy_s3_sink_spool_errors_total", reason=r)
@@ -451,6 +509,7 @@ CASES = {
     "partitions_added_group": lambda e, r: partitions_added(e, r, True),
     "topic_recreated_fail": topic_recreated_fail,
     "stream_recreated_fail": lambda e, r: topic_recreated_fail(e, r, "stream"),
+    "topic_gone": topic_gone,
     "spool_faults": spool_faults,
     "store_refuses": store_refuses,
 }

@@ -179,12 +179,15 @@ class Env:
             e["IGGY_PASSWORD"] = self.iggy_password
         return e
 
-    def start_daemon(self, config: Path, tag: str = "sink", extra_env: dict[str, str] | None = None) -> subprocess.Popen:
+    def start_daemon(self, config: Path, tag: str = "sink", extra_env: dict[str, str] | None = None,
+                     prefix: list[str] | None = None) -> subprocess.Popen:
+        """The daemon on `config`; `prefix` runs it through a command that execs it (e.g.
+        `ip netns exec NAME`: the process is the daemon's)."""
         logf = open(self.work / f"{tag}.log", "a")
         e = self.daemon_env()
         if extra_env:
             e.update(extra_env)
-        p = subprocess.Popen([self.bin("iggy-s3-sink"), "run", "--config", str(config)], env=e,
+        p = subprocess.Popen([*(prefix or []), self.bin("iggy-s3-sink"), "run", "--config", str(config)], env=e,
                              stdout=logf, stderr=subprocess.STDOUT)
         self.procs.append(p)
         return p
@@ -495,17 +498,28 @@ def free_port() -> int:
 
 class SwitchableProxy:
     """A TCP proxy to an upstream that can be switched off (connections refused/reset) and on:
-    stands in for an S3 store that is unreachable for a while."""
+    stands in for an S3 store that is unreachable for a while.
 
-    def __init__(self, upstream_host: str, upstream_port: int):
+    Across network namespaces (netns.py): `listen_sock`, a listening socket made in another
+    namespace (a socket keeps the namespace it was made in), and `upstream_ns`, the path of the
+    namespace the upstream connections are made in (the accept thread enters it). Such a proxy
+    keeps idle connections open (no upstream read timeout)."""
+
+    def __init__(self, upstream_host: str, upstream_port: int, listen_sock: socket.socket | None = None,
+                 upstream_ns: str | None = None):
         self.up = (upstream_host, upstream_port)
         self.enabled = True
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
+        self.upstream_ns = upstream_ns
+        self.keep_idle = listen_sock is not None or upstream_ns is not None
+        if listen_sock is None:
+            listen_sock = socket.socket()
+            listen_sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listen_sock.bind(("127.0.0.1", 0))
+            listen_sock.listen(64)
+        self.sock = listen_sock
         self.port = self.sock.getsockname()[1]
         self.conns: list[socket.socket] = []
+        self.accepted = 0  # connections accepted and passed on
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -522,6 +536,9 @@ class SwitchableProxy:
                 self.conns.clear()
 
     def _accept(self) -> None:
+        if self.upstream_ns is not None:
+            import netns
+            netns.enter_thread(self.upstream_ns)  # this thread only: upstream sockets are made there
         while True:
             c, _ = self.sock.accept()
             if not self.enabled:
@@ -530,11 +547,14 @@ class SwitchableProxy:
                 continue
             try:
                 u = socket.create_connection(self.up, timeout=5)
+                if self.keep_idle:
+                    u.settimeout(None)
             except OSError:
                 c.close()
                 continue
             with self.lock:
                 self.conns += [c, u]
+                self.accepted += 1
             for a, b in ((c, u), (u, c)):
                 threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
 

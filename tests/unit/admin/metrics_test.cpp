@@ -551,3 +551,26 @@ TEST_CASE("metrics: the Iceberg table step's commits, conflicts, duration and la
     CHECK_THAT(iss::admin::render_metrics(after),
                ContainsSubstring(R"(iggy_s3_sink_iceberg_commits_total{result="committed"} 4)"));
 }
+
+TEST_CASE("readiness and metrics: a store that gives no answer is named with the reason", "[admin][readiness]") {
+    iss::s3::client_stats st;
+    CHECK(iss::admin::store_problems(st).empty());
+    std::string text = iss::admin::render_metrics({nullptr, nullptr, &st, nullptr, "1", ""});
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_store_unreachable 0\n"));
+    for (const auto reason : iss::s3::connection_error_reasons)  // every reason from 0, for alerts
+        CHECK_THAT(text, ContainsSubstring(
+                             fmt::format("iggy_s3_sink_s3_connection_errors_total{{reason=\"{}\"}} 0\n", reason)));
+    st.connection_errors["tls_name"] = 3;
+    st.unreachable =
+        iss::s3::client_stats::unreachable_state{"tls_name", "PutObject b/k: https://h:1: hostname mismatch"};
+    const auto lines = iss::admin::store_problems(st);
+    REQUIRE(lines.size() == 1);
+    CHECK_THAT(lines[0],
+               ContainsSubstring("store: unreachable: tls_name: PutObject b/k: https://h:1: hostname mismatch"));
+    CHECK_THAT(lines[0], ContainsSubstring("no data is sent until the certificate verifies"));
+    text = iss::admin::render_metrics({nullptr, nullptr, &st, nullptr, "1", ""});
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_store_unreachable 1\n"));
+    CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_s3_connection_errors_total{reason="tls_name"} 3)"));
+    st.unreachable.reset();  // an answer came
+    CHECK(iss::admin::store_problems(st).empty());
+}

@@ -135,6 +135,32 @@ TEST_CASE("group mode: a refused upload holds the partition back, the waits doub
     CHECK(w.offsets.stored.at(w.p) == 2);
 }
 
+TEST_CASE("group mode: a certificate that does not verify holds the partition back too, and is no refusal",
+          "[pipeline][retry][health]") {
+    world w;  // backoff 10 ms doubling, cap 100 ms
+    w.options.mode = pl::consumer_mode::group;
+    w.rotation.max_records = 2;
+    w.store.failure = pl::store_status::fatal;
+    w.store.failure_code = "";  // no answer came (the handshake failed): s3::answer_code is empty
+    w.store.fail_next = 100;
+    auto rp = w.policy();
+    auto wr = make_writer(w, rp, 0);
+    for (const auto wait : {10ms, 20ms, 40ms}) {
+        auto b = batch::range(1, 2);
+        CHECK(run(wr->feed(b.span())) == pl::feed_status::rewind);
+        REQUIRE(wr->retry_at());  // not re-read and re-sent at once (a handshake storm)
+        CHECK(*wr->retry_at() - w.clock.steady_now() == wait);
+        // The S3 client names it (store: unreachable: tls_certificate), not the refusal state.
+        CHECK_FALSE(w.health.store_refusal());
+        w.clock.advance(wait);
+    }
+    w.store.fail_next = 0;  // the certificate verifies again
+    auto b = batch::range(1, 2);
+    CHECK(run(wr->feed(b.span())) == pl::feed_status::ok);
+    CHECK_FALSE(wr->retry_at());
+    CHECK(w.offsets.stored.at(w.p) == 2);
+}
+
 TEST_CASE("a spool directory that is gone closes objects at one part instead; nothing is lost",
           "[pipeline][spool][health]") {
     world w;  // part_size 64 bytes, multipart with conditional Complete: objects past a part spool

@@ -121,3 +121,20 @@ TEST_CASE("answer_code reads the store's code back from the client's error detai
     CHECK(answer_code(error{s3::errc::access_denied, "HeadObject b/k: HTTP 403 (request id -, attempt 1/1)"}) == "403");
     CHECK(answer_code(error{http::errc::timeout, "PutObject b/k: timed out (attempt 3/3)"}).empty());
 }
+
+TEST_CASE("connection_error_reason names why no answer came, the TLS name apart", "[s3][classify]") {
+    using s3::connection_error_reason;
+    CHECK(connection_error_reason(error{http::errc::resolve_failed, "s3.example: Host not found"}) == "resolve");
+    CHECK(connection_error_reason(error{http::errc::connect_failed, "127.0.0.1:9: Connection refused"}) == "connect");
+    CHECK(connection_error_reason(error{http::errc::timeout, "read from http://h:1 timed out"}) == "timeout");
+    CHECK(connection_error_reason(error{http::errc::closed_before_response, "h: end of stream"}) ==
+          "connection_closed");
+    CHECK(connection_error_reason(error{http::errc::certificate_rejected, "https://h:1: certificate has expired"}) ==
+          "tls_certificate");
+    CHECK(connection_error_reason(error{http::errc::certificate_rejected, "https://h:1: hostname mismatch"}) ==
+          "tls_name");
+    CHECK(connection_error_reason(error{http::errc::tls_handshake_failed, "https://h:1: wrong version number"}) ==
+          "tls_handshake");
+    CHECK(connection_error_reason(error{s3::errc::unavailable, "?"}) == "other");
+    for (const auto r : s3::connection_error_reasons) CHECK_FALSE(r.empty());
+}
