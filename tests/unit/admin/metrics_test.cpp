@@ -526,3 +526,15 @@ TEST_CASE("metrics: the Iceberg table step's commits, conflicts, duration and la
     CHECK_THAT(iss::admin::render_metrics(after),
                ContainsSubstring(R"(iggy_s3_sink_iceberg_commits_total{result="committed"} 4)"));
 }
+
+TEST_CASE("metrics: the last Iceberg commit's age is read from the injected clock", "[admin][metrics][iceberg]") {
+    iss::manual_clock clk;
+    pl::iceberg_table_stats st;
+    st.last_commit = clk.system_now() - std::chrono::hours{1};
+    iss::admin::metric_sources src;
+    src.iceberg = &st;
+    src.clock = &clk;
+    CHECK(sample_value(iss::admin::render_metrics(src), "iggy_s3_sink_iceberg_last_commit_age_seconds") == 3600.0);
+    clk.advance(std::chrono::seconds{90});
+    CHECK(sample_value(iss::admin::render_metrics(src), "iggy_s3_sink_iceberg_last_commit_age_seconds") == 3690.0);
+}
