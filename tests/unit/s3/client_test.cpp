@@ -160,7 +160,11 @@ TEST_CASE("the waits between attempts are the sleeper's, and the deadline is the
     }
     CHECK(waited == 60s);
     CHECK(clk.steady_now() - start == 60s);
-    CHECK(front.requests().size() == sleeper.waits.size() + 1);
+    // Each attempt but the first followed a wait; the last wait reached the deadline. (An
+    // attempt left with a few milliseconds may time out before the front sees it.)
+    CHECK(c.stats().attempts == sleeper.waits.size());
+    CHECK(front.requests().size() <= c.stats().attempts);
+    CHECK(front.requests().size() >= 2);
 }
 
 TEST_CASE("an answer slower than the deadline gives up as retryable within the deadline", "[s3][client]") {
