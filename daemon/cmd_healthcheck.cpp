@@ -46,7 +46,7 @@ net::awaitable<int> check(std::string url, std::chrono::milliseconds timeout) {
     http::request req;
     req.target = path.empty() ? "/" : path;
     http::endpoint target = *ep;
-    auto r = co_await c.send(std::move(target), std::move(req), std::chrono::steady_clock::now() + timeout);
+    auto r = co_await c.send(std::move(target), std::move(req), timeout);
     if (!r) {
         print_error("healthcheck", "{}: {}", url, r.error().message());
         co_return exit_unavailable;

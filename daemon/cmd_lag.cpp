@@ -6,7 +6,9 @@
 // With `iceberg` set, each row also shows the offset its table's current snapshot holds
 // (the summary's iggy-s3-sink.offsets); 69 also when the Iceberg catalog cannot be reached
 // (Iggy's columns are printed all the same, TABLE as "-").
+#include "common/clock.hpp"
 #include "common/log.hpp"
+#include "common/net/sleeper.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/iceberg_run.hpp"
@@ -18,7 +20,6 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <fmt/format.h>
@@ -138,7 +139,10 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
         co_await c.close();
         co_return iggy_exit_code(r.error());
     }
-    const auto deadline = std::chrono::steady_clock::now() + a.wait_zero.value_or(std::chrono::milliseconds{0});
+    // --wait-zero: polls every 250 ms on the one sleeper, until the deadline on the clock.
+    const iss::clock& clk = real_clock::instance();
+    iss::asio_sleeper sleeper{ex};
+    const auto deadline = clk.steady_now() + a.wait_zero.value_or(std::chrono::milliseconds{0});
     int code = exit_ok;
     for (;;) {
         auto rows = co_await collect(c, cfg);
@@ -172,7 +176,7 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
         // and fail, or (with --wait-zero) wait for it to appear like any other lag.
         const bool complete = rows->missing.empty();
         if (!table_error &&
-            (!a.wait_zero || (total == 0 && complete) || std::chrono::steady_clock::now() >= deadline)) {
+            (!a.wait_zero || (total == 0 && complete) || clk.steady_now() >= deadline)) {
             print(rows->rows);
             for (const auto& m : rows->missing)
                 print_error("lag", "{} not found on the server (check sources in the config)", m);
@@ -184,8 +188,7 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
             }
             break;
         }
-        net::steady_timer t{ex, std::chrono::milliseconds{250}};
-        co_await t.async_wait(net::use_awaitable);
+        co_await sleeper.sleep_for(std::chrono::milliseconds{250});
     }
     co_await c.close();
     co_return code;

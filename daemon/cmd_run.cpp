@@ -18,6 +18,7 @@
 #include "admin/server.hpp"
 #include "aws/refresh.hpp"
 #include "common/log.hpp"
+#include "common/net/sleeper.hpp"
 #include "common/version.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/commands.hpp"
@@ -29,7 +30,6 @@
 #include "daemon/wiring.hpp"
 #include "format/key_template.hpp"
 #include "iggy/error.hpp"
-#include "pipeline/adapters/asio_sleeper.hpp"
 #include "pipeline/adapters/format_encoder.hpp"
 #include "pipeline/adapters/iggy_ports.hpp"
 #include "pipeline/adapters/key_namer.hpp"
@@ -93,7 +93,7 @@ struct generation_parts {
     pipeline::rotation_policy rotation;
     pipeline::format_encoders& encoders;
     const pipeline::key_namer& namer;
-    pipeline::asio_sleeper& sleeper;
+    iss::asio_sleeper& sleeper;
     const s3_setup& s3;
     pipeline::delivery_plan plan;
     iggy::client& client;
@@ -204,7 +204,7 @@ net::awaitable<int> daemon_main(config::sink_config cfg, iggy::client_options io
     }
     for (const auto& w : config::warnings(cfg)) log.warn("{}", config::to_string(w));
 
-    pipeline::asio_sleeper sleeper{co_await net::this_coro::executor};
+    iss::asio_sleeper sleeper{co_await net::this_coro::executor};
     st.sleeper = &sleeper;
     if (st.ending()) co_return exit_ok;
     auto s3 = co_await clients.store(cfg, sleeper);

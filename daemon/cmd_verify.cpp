@@ -46,6 +46,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <variant>
 
 namespace iss::app {
 
@@ -364,9 +365,12 @@ net::awaitable<result<std::vector<iceberg::manifest_entry_view>>> snapshot_files
     co_return out;
 }
 
-/// `verify` with `iceberg` set: each configured topic's table (see the file comment).
-net::awaitable<int> verify_tables(config::sink_config cfg, verify_args a) {
-    auto ex = co_await net::this_coro::executor;
+/// The S3 client options `run` connects with (`s3_client_options`: the proxy and the credential
+/// chain of an instance role, web identity, ...), or the exit code after saying why on stderr:
+/// 78 for options the client refuses, 1 when the credentials cannot be had. `cfg` is the
+/// caller's, awaited at once.
+net::awaitable<std::variant<int, s3::client_options>> verify_s3_options(net::any_io_executor ex,
+                                                                        const config::sink_config& cfg) {
     if (auto v = s3::validate(s3_options(cfg)); !v) {
         print_error("verify", "s3: {}", v.error());
         co_return exit_config;
@@ -376,8 +380,16 @@ net::awaitable<int> verify_tables(config::sink_config cfg, verify_args a) {
         print_error("verify", "s3: {}", sopts.error().message());
         co_return exit_failure;
     }
-    table_reader tables{ex, cfg, *sopts};
-    s3::client s3c{ex, std::move(*sopts)};
+    co_return std::move(*sopts);
+}
+
+/// `verify` with `iceberg` set: each configured topic's table (see the file comment).
+net::awaitable<int> verify_tables(config::sink_config cfg, verify_args a) {
+    auto ex = co_await net::this_coro::executor;
+    auto sopts = co_await verify_s3_options(ex, cfg);
+    if (const int* code = std::get_if<int>(&sopts)) co_return *code;
+    table_reader tables{ex, cfg, std::get<s3::client_options>(sopts)};
+    s3::client s3c{ex, std::move(std::get<s3::client_options>(sopts))};
     pipeline::s3_table_files store{s3c};
     std::vector<std::string> missing;
     std::vector<std::pair<pipeline::topic_ref, std::vector<iceberg::manifest_entry_view>>> files_of;
@@ -490,17 +502,9 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
         co_return iggy_exit_code(targets.error());
     }
 
-    if (auto v = s3::validate(s3_options(cfg)); !v) {
-        print_error("verify", "s3: {}", v.error());
-        co_return exit_config;
-    }
-    // The proxy and the credential chain of `run` (an instance role, web identity, ...).
-    auto sopts = co_await s3_client_options(ex, cfg);
-    if (!sopts) {
-        print_error("verify", "s3: {}", sopts.error().message());
-        co_return exit_failure;
-    }
-    s3::client s3c{ex, std::move(*sopts)};
+    auto sopts = co_await verify_s3_options(ex, cfg);
+    if (const int* code = std::get_if<int>(&sopts)) co_return *code;
+    s3::client s3c{ex, std::move(std::get<s3::client_options>(sopts))};
     const std::string bucket = cfg.s3.bucket.get();
     const std::string prefix = common_prefix(*targets);
     std::size_t listed = 0;

@@ -29,7 +29,7 @@
 namespace iss::app {
 
 namespace net = boost::asio;
-using clock = std::chrono::steady_clock;
+using steady_time = iss::clock::steady_time;
 
 bool run_state::nothing_to_finish() const {
     return client != nullptr && !client->connected() && (router == nullptr || !router->holds_data());
@@ -93,7 +93,13 @@ std::string run_state::status() const {
 }
 
 service::service(net::io_context& i, run_state& s, notifier& n, std::string file, std::chrono::milliseconds g)
-    : io{i}, st{s}, notify{n}, config_file{std::move(file)}, grace{g}, signals{i, SIGINT, SIGTERM, SIGHUP}, timer{i} {}
+    : io{i},
+      st{s},
+      notify{n},
+      config_file{std::move(file)},
+      grace{g},
+      signals{i, SIGINT, SIGTERM, SIGHUP},
+      sleeper{i.get_executor()} {}
 
 std::optional<config::sink_config> reload_config(const std::string& file) {
     const iss::log::logger log{"app"};
@@ -124,7 +130,7 @@ void service::finished(int c) {
     done = true;
     code = c;
     signals.cancel();
-    timer.cancel();
+    sleeper.interrupt();
     cancel_check.emit(net::cancellation_type::terminal);
 }
 
@@ -139,9 +145,9 @@ namespace {
 struct status_reporter {
     bool ready_sent = false;
     std::string last_status;
-    clock::time_point last_status_at{};
+    steady_time last_status_at{};
 
-    void tick(const run_state& st, notifier& notify, clock::time_point now) {
+    void tick(const run_state& st, notifier& notify, steady_time now) {
         std::string msg;
         if (!ready_sent && !st.ending() && st.loop && st.loop->rounds() > 0 &&
             admin::unmet_conditions(st.readiness()).empty()) {
@@ -188,7 +194,7 @@ bool begin_reload(service& s, config::sink_config next) {
         return false;
     }
     s.st.reload_requested = true;
-    const auto mono = std::chrono::duration_cast<std::chrono::microseconds>(clock::now().time_since_epoch());
+    const auto mono = std::chrono::duration_cast<std::chrono::microseconds>(s.clock.steady_now().time_since_epoch());
     s.notify.notify(fmt::format("RELOADING=1\nMONOTONIC_USEC={}\nSTATUS={}", mono.count(), s.st.status()));
     if (s.st.nothing_to_finish()) {
         // Waiting for an unreachable Iggy server with nothing buffered: nothing to drain, and
@@ -325,7 +331,7 @@ bool on_reload_signal(service& s) {
 
 /// A stop signal. The first stops polling and returns when the grace period ends; a second
 /// one (or the first with nothing to finish) ends the process and returns nullopt.
-std::optional<clock::time_point> on_stop_signal(service& s, int sig) {
+std::optional<steady_time> on_stop_signal(service& s, int sig) {
     const iss::log::logger log{"app"};
     if (s.st.stopping) {
         log.warn("second signal ({}): exiting now; what was not committed is re-read at the next start", sig);
@@ -349,7 +355,7 @@ std::optional<clock::time_point> on_stop_signal(service& s, int sig) {
              s.grace.count());
     if (s.st.loop) s.st.loop->request_stop();
     else if (s.st.sleeper) s.st.sleeper->interrupt();
-    return clock::now() + s.grace;
+    return s.clock.steady_now() + s.grace;
 }
 
 }  // namespace
@@ -357,7 +363,7 @@ std::optional<clock::time_point> on_stop_signal(service& s, int sig) {
 net::awaitable<void> supervise(service& s) {
     using namespace net::experimental::awaitable_operators;
     const iss::log::logger log{"app"};
-    std::optional<clock::duration> watchdog_every;
+    std::optional<std::chrono::microseconds> watchdog_every;
     if (s.notify.enabled() && s.notify.watchdog()) {
         const auto every =
             std::max<std::chrono::microseconds>(*s.notify.watchdog() / 2, std::chrono::microseconds{1000});
@@ -365,11 +371,11 @@ net::awaitable<void> supervise(service& s) {
         watchdog_every = every;
     }
     status_reporter status;
-    auto next_watchdog = clock::now();
-    auto next_status = clock::now();
-    auto grace_end = clock::time_point::max();
+    auto next_watchdog = s.clock.steady_now();
+    auto next_status = next_watchdog;
+    auto grace_end = steady_time::max();
     while (!s.done) {
-        const auto now = clock::now();
+        const auto now = s.clock.steady_now();
         if (now >= grace_end) {
             log.error(
                 "shutdown.grace passed before everything was committed: exiting; the rest is re-read at the next "
@@ -392,11 +398,14 @@ net::awaitable<void> supervise(service& s) {
             }
             due = std::min(due, next_status);
         }
-        s.timer.expires_at(due);
-        // Whichever comes first; the other wait is cancelled. Errors are values here
-        // (as_tuple): operation_aborted is how finished() ends the wait.
+        // Whichever comes first; the other wait is cancelled (a cancelled sleep throws, and `||`
+        // drops the loser's outcome). The signal wait's errors are values (as_tuple):
+        // operation_aborted is how finished() ends it; finished() interrupts the sleep.
+        // (Nothing due: a day, then the loop looks again.)
+        const auto left = due == steady_time::max() ? std::chrono::milliseconds{std::chrono::hours{24}}
+                                                    : std::chrono::ceil<std::chrono::milliseconds>(due - now);
         auto woke = co_await (s.signals.async_wait(net::as_tuple(net::use_awaitable)) ||
-                              s.timer.async_wait(net::as_tuple(net::use_awaitable)));
+                              s.sleeper.sleep_for(std::max(left, std::chrono::milliseconds{0})));
         if (std::exchange(s.ready_again, false)) status.ready_sent = false;
         if (s.done || woke.index() != 0) continue;
         const auto [ec, sig] = std::get<0>(woke);

@@ -9,12 +9,14 @@
 /// Naive version first: a callback per concern, each re-arming its own timer or signal wait
 /// (`std::function`s that call themselves). Their order and their end (every callback checks
 /// a shared `done`) are then spread over five closures. Here one loop waits for whichever
-/// comes first, a signal or its one timer set to the next thing due (a watchdog ping, a
+/// comes first, a signal or one sleep until the next thing due (a watchdog ping, a
 /// status line, the end of the grace period), handles it, and ends when the daemon's
 /// coroutine has finished.
 
 #include "admin/metrics.hpp"
 #include "admin/readiness.hpp"
+#include "common/clock.hpp"
+#include "common/net/sleeper.hpp"
 #include "common/net/worker_pool.hpp"
 #include "config/config.hpp"
 #include "daemon/notify.hpp"
@@ -27,7 +29,6 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <optional>
@@ -117,9 +118,12 @@ struct service {
     /// nothing and waits for an unreachable Iggy server.
     boost::asio::cancellation_signal cancel_generation;
     boost::asio::signal_set signals;  ///< SIGINT, SIGTERM, SIGHUP
-    boost::asio::steady_timer timer;  ///< the supervisor's one timer: the next thing due
-    int code = 1;                     ///< the exit code
-    bool done = false;                ///< the daemon's coroutine has finished
+    iss::asio_sleeper sleeper;        ///< the supervisor's one wait: until the next thing due
+    /// The steady clock of the grace period, the watchdog and status times. Real: systemd reads
+    /// MONOTONIC_USEC and the watchdog on CLOCK_MONOTONIC.
+    const iss::clock& clock = real_clock::instance();
+    int code = 1;       ///< the exit code
+    bool done = false;  ///< the daemon's coroutine has finished
 
     /// The daemon's coroutine finished with `c`: the supervisor ends (its waits cancelled).
     void finished(int c);

@@ -256,7 +256,8 @@ using request =
                  get_consumer_groups_request, create_consumer_group_request, delete_consumer_group_request,
                  join_consumer_group_request, leave_consumer_group_request>;
 
-/// Decodes a request payload as the 0.8.0 server does. An unknown code is `unexpected_code`
+/// Decodes a request payload as the 0.8.0 server does (server side: target proto_server,
+/// proto/server/g1_requests.cpp). An unknown code is `unexpected_code`
 /// (server 3). Trailing bytes after the body are ignored (the server only logs them). Map an
 /// error to the status to answer with `server_status_for_decode_error`.
 result<request> decode_request(std::uint32_t code, bytes_view payload);
@@ -283,7 +284,7 @@ result<consumer_group_details> decode_create_consumer_group_reply(bytes_view pay
 result<std::optional<consumer_offset_info>> decode_get_consumer_offset_reply(bytes_view payload);
 // PollMessages: decode_poll_reply in poll.hpp.
 
-// ---- replies: server-side encoders (whole frames) ------------------------------------------
+// ---- replies: server-side encoders (whole frames; target proto_server, proto/server/) ------
 
 /// An OK reply with an empty payload (also "not found" for Get* commands).
 void append_empty_reply(byte_buffer& out);

@@ -74,30 +74,6 @@ void finish_request(byte_buffer& out, std::size_t start) noexcept {
     store_le<std::uint32_t>(out.data() + start, static_cast<std::uint32_t>(out.size() - start - 4));
 }
 
-std::size_t begin_reply(byte_buffer& out) {
-    const std::size_t start = out.size();
-    writer w{out};
-    w.u32(0);
-    w.u32(0);
-    return start;
-}
-
-void finish_reply(byte_buffer& out, std::size_t start) noexcept {
-    store_le<std::uint32_t>(out.data() + start + 4, static_cast<std::uint32_t>(out.size() - start - reply_header_size));
-}
-
-void append_ok_reply(byte_buffer& out, bytes_view payload) {
-    const std::size_t at = begin_reply(out);
-    writer{out}.bytes(payload);
-    finish_reply(out, at);
-}
-
-void append_error_reply(byte_buffer& out, std::uint32_t status) {
-    writer w{out};
-    w.u32(status);
-    w.u32(0);
-}
-
 result<bytes_view> ok_payload(const reply_frame& f) {
     if (f.status != 0) return iss::error{server_error(f.status)};
     return f.payload;

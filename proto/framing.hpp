@@ -80,6 +80,7 @@ inline constexpr std::size_t default_max_send_payload = 256u * 1024 * 1024;
 std::size_t begin_request(byte_buffer& out, command code);
 /// Patches the length of the request started at `start`.
 void finish_request(byte_buffer& out, std::size_t start) noexcept;
+// The reply writers below are the server side (target proto_server, proto/server/g1_replies.cpp).
 /// Starts an OK reply frame (status 0); returns its start.
 std::size_t begin_reply(byte_buffer& out);
 /// Patches the length of the reply started at `start`.

@@ -154,7 +154,8 @@ result<void> append_request(byte_buffer& out, const request_header& h, const Req
     return finish_frame(out, start);
 }
 
-/// Every request the server side decodes.
+/// Every request the server side decodes. The decoders and reply writers of the server side
+/// are in target proto_server (proto/server/g2_requests.cpp, g2_replies.cpp).
 using request =
     std::variant<ping_request, get_me_request, register_request, register_pat_request, logout_user_request,
                  poll_messages_request, send_messages_batch_view, get_consumer_offset_request, store_offset_request,

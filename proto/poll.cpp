@@ -77,29 +77,4 @@ result<void> decode_poll_reply_into(bytes_view payload, poll_reply& out, const p
     return {};
 }
 
-void poll_reply_writer::begin(std::uint32_t partition_id, std::uint64_t current_offset) {
-    start_ = out_->size();
-    count_ = 0;
-    writer w{*out_};
-    w.u32(partition_id);
-    w.u64(current_offset);
-    w.u32(0);
-}
-
-result<void> poll_reply_writer::add(const message_fields& m) {
-    if (auto r = append_message(*out_, m, true); !r) return r;
-    ++count_;
-    return {};
-}
-
-void poll_reply_writer::add_raw(bytes_view message) {
-    out_->insert(out_->end(), message.begin(), message.end());
-    ++count_;
-}
-
-std::size_t poll_reply_writer::finish() noexcept {
-    store_le<std::uint32_t>(out_->data() + start_ + 12, count_);
-    return out_->size() - start_;
-}
-
 }  // namespace iss::proto

@@ -104,7 +104,7 @@ struct poll_reply {
 /// As `decode_poll_reply`, into `out` (cleared first).
 result<void> decode_poll_reply_into(bytes_view payload, poll_reply& out, const poll_reply_options& options = {});
 
-/// Builds a poll reply payload (server side, the test broker): call `begin`, then `add` or
+/// Builds a poll reply payload (server side, the test broker; target proto_server): call `begin`, then `add` or
 /// `add_raw` per message, then `finish`, which patches `messages_count`.
 class poll_reply_writer {
 public:

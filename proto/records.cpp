@@ -10,14 +10,6 @@ namespace iss::proto {
 
 namespace {
 
-result<void> append_name(writer& w, const std::string& name, std::string_view field) {
-    if (name.empty() || name.size() > 255)
-        return iss::error{errc::invalid_length, std::string{field} + " (name 1..255 bytes)"};
-    w.u8(static_cast<std::uint8_t>(name.size()));
-    w.text(name);
-    return {};
-}
-
 // Reads a count and checks that `count` records of at least `min_size` bytes can fit, so a
 // hostile count cannot make us reserve or loop for nothing.
 result<std::uint32_t> read_count(reader& r, std::string_view field, std::size_t min_size) {
@@ -29,93 +21,6 @@ result<std::uint32_t> read_count(reader& r, std::string_view field, std::size_t 
 }
 
 }  // namespace
-
-result<void> append_stream_info(writer& w, const stream_info& s) {
-    w.u32(s.id);
-    w.u64(s.created_at);
-    w.u32(s.topics_count);
-    w.u64(s.size_bytes);
-    w.u64(s.messages_count);
-    return append_name(w, s.name, "stream.name");
-}
-
-result<void> append_topic_info(writer& w, const topic_info& t) {
-    w.u32(t.id);
-    w.u64(t.created_at);
-    w.u32(t.partitions_count);
-    w.u64(t.message_expiry);
-    w.u8(t.compression);
-    w.u64(t.max_topic_size);
-    w.u8(t.replication_factor);
-    w.u64(t.size_bytes);
-    w.u64(t.messages_count);
-    return append_name(w, t.name, "topic.name");
-}
-
-void append_partition_info(writer& w, const partition_info& p) {
-    w.u32(p.id);
-    w.u64(p.created_at);
-    w.u32(p.segments_count);
-    w.u64(p.current_offset);
-    w.u64(p.size_bytes);
-    w.u64(p.messages_count);
-}
-
-result<void> append_stream_details(writer& w, const stream_details& s) {
-    stream_info head = s.stream;
-    head.topics_count = static_cast<std::uint32_t>(s.topics.size());
-    if (auto r = append_stream_info(w, head); !r) return r;
-    for (const auto& t : s.topics)
-        if (auto r = append_topic_info(w, t); !r) return r;
-    return {};
-}
-
-result<void> append_topic_details(writer& w, const topic_details& t) {
-    topic_info head = t.topic;
-    head.partitions_count = static_cast<std::uint32_t>(t.partitions.size());
-    if (auto r = append_topic_info(w, head); !r) return r;
-    for (const auto& p : t.partitions) append_partition_info(w, p);
-    return {};
-}
-
-result<void> append_consumer_group_info(writer& w, const consumer_group_info& g) {
-    w.u32(g.id);
-    w.u32(g.partitions_count);
-    w.u32(g.members_count);
-    return append_name(w, g.name, "consumer_group.name");
-}
-
-result<void> append_consumer_group_details(writer& w, const consumer_group_details& g) {
-    consumer_group_info head = g.group;
-    head.members_count = static_cast<std::uint32_t>(g.members.size());
-    if (auto r = append_consumer_group_info(w, head); !r) return r;
-    for (const auto& m : g.members) {
-        w.u32(m.id);
-        w.u32(static_cast<std::uint32_t>(m.partitions.size()));
-        for (auto p : m.partitions) w.u32(p);
-    }
-    return {};
-}
-
-void append_client_details(writer& w, const client_details& c) {
-    w.u32(c.client_id);
-    w.u32(c.user_id);
-    w.u8(c.transport);
-    w.u32(static_cast<std::uint32_t>(c.address.size()));
-    w.text(c.address);
-    w.u32(static_cast<std::uint32_t>(c.consumer_groups.size()));
-    for (const auto& g : c.consumer_groups) {
-        w.u32(g.stream_id);
-        w.u32(g.topic_id);
-        w.u32(g.group_id);
-    }
-}
-
-void append_consumer_offset_info(writer& w, const consumer_offset_info& o) {
-    w.u32(o.partition_id);
-    w.u64(o.current_offset);
-    w.u64(o.stored_offset);
-}
 
 result<stream_info> read_stream_info(reader& r, std::string_view field) {
     stream_info s;

@@ -115,7 +115,8 @@ struct consumer_offset_info {
     friend bool operator==(const consumer_offset_info&, const consumer_offset_info&) = default;
 };
 
-// Encoders (server side). Names longer than 255 bytes or empty are `invalid_length`.
+// Encoders (server side: target proto_server, proto/server/g1_replies.cpp). Names longer than
+// 255 bytes or empty are `invalid_length`.
 result<void> append_stream_info(writer& w, const stream_info& s);
 result<void> append_topic_info(writer& w, const topic_info& t);
 void append_partition_info(writer& w, const partition_info& p);

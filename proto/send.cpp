@@ -15,8 +15,6 @@ std::string at(std::string_view what, std::size_t i) {
     return "send_messages." + std::string{what} + "[" + std::to_string(i) + "]";
 }
 
-iss::error server(server_errc e, std::string detail) { return iss::error{make_error_code(e), std::move(detail)}; }
-
 }  // namespace
 
 result<void> append_send_messages(byte_buffer& out, const identifier& stream, const identifier& topic,
@@ -63,89 +61,18 @@ result<void> append_send_messages(byte_buffer& out, const identifier& stream, co
     for (std::size_t i = 0; i < messages.size(); ++i) {
         const auto& m = messages[i];
         const std::size_t size = message_header_size + m.payload.size() + m.user_headers.size();
-        std::memset(msg, 0, 8);
-        store_le<u128>(msg + 8, m.id);
-        store_le<std::uint64_t>(msg + 24, 0);
-        store_le<std::uint64_t>(msg + 32, 0);
-        store_le<std::uint64_t>(msg + 40, m.origin_timestamp);
-        store_le<std::uint32_t>(msg + 48, static_cast<std::uint32_t>(m.user_headers.size()));
-        store_le<std::uint32_t>(msg + 52, static_cast<std::uint32_t>(m.payload.size()));
-        store_le<std::uint64_t>(msg + 56, 0);
-        if (!m.payload.empty()) std::memcpy(msg + 64, m.payload.data(), m.payload.size());
+        message_header::write(msg, m);
+        // The server assigns offset and timestamp: a client sends 0 whatever `m` holds.
+        store_le<std::uint64_t>(msg + message_header::offset, 0);
+        store_le<std::uint64_t>(msg + message_header::timestamp, 0);
+        std::byte* body_at = msg + message_header_size;
+        if (!m.payload.empty()) std::memcpy(body_at, m.payload.data(), m.payload.size());
         if (!m.user_headers.empty())
-            std::memcpy(msg + 64 + m.payload.size(), m.user_headers.data(), m.user_headers.size());
+            std::memcpy(body_at + m.payload.size(), m.user_headers.data(), m.user_headers.size());
         end += static_cast<std::uint32_t>(size);
         store_le<std::uint32_t>(index + send_index_entry_size * i + 4, end);
         msg += size;
     }
-    return {};
-}
-
-result<void> decode_send_messages(bytes_view payload, send_messages_view& out) {
-    out.messages.clear();
-    reader r{payload};
-    auto meta_len = r.u32("send_messages.metadata_length");
-    if (!meta_len) return server(server_errc::invalid_command, "send_messages.metadata_length (truncated)");
-    if (*meta_len > payload.size())
-        return server(server_errc::invalid_command, "send_messages.metadata_length (over the payload)");
-    auto meta_bytes = r.bytes(*meta_len, "send_messages.metadata");
-    if (!meta_bytes) return server(server_errc::invalid_command, "send_messages.metadata (truncated)");
-
-    reader m{*meta_bytes};
-    auto stream = read_identifier(m, "send_messages.stream_id");
-    if (!stream) return server(server_errc::invalid_identifier, stream.error().detail());
-    auto topic = read_identifier(m, "send_messages.topic_id");
-    if (!topic) return server(server_errc::invalid_identifier, topic.error().detail());
-    auto part = read_partitioning(m, "send_messages.partitioning");
-    if (!part) return server(server_errc::invalid_command, part.error().detail());
-    auto count = m.u32("send_messages.messages_count");
-    if (!count) return server(server_errc::invalid_command, "send_messages.messages_count (missing)");
-    out.stream = std::move(*stream);
-    out.topic = std::move(*topic);
-    out.part = std::move(*part);
-
-    const std::size_t index_size = std::size_t{*count} * send_index_entry_size;
-    if (index_size > payload.size())
-        return server(server_errc::invalid_command, "send_messages.messages_count (index larger than the payload)");
-    if (r.remaining() < index_size) return server(server_errc::invalid_command, "send_messages.index (truncated)");
-    const bytes_view index = r.bytes(index_size, "send_messages.index").value();
-    const bytes_view data = r.rest();
-
-    if (*count == 0) return server(server_errc::invalid_messages_count, "send_messages.messages_count (empty batch)");
-    out.messages.reserve(*count);
-    std::size_t prev_end = 0;
-    std::uint64_t prev_offset = 0;
-    std::size_t sum = 0;
-    for (std::uint32_t i = 0; i < *count; ++i) {
-        const std::byte* e = index.data() + send_index_entry_size * i;
-        if (load_le<std::uint32_t>(e) != 0) return server(server_errc::non_zero_offset, at("index", i) + ".offset");
-        if (load_le<std::uint64_t>(e + 8) != 0)
-            return server(server_errc::non_zero_timestamp, at("index", i) + ".timestamp");
-        const std::size_t end = load_le<std::uint32_t>(e + 4);
-        if (end > data.size() || end < prev_end || end - prev_end < message_header_size)
-            return server(server_errc::missing_index, at("index", i) + ".end_position");
-        const bytes_view slot = data.subspan(prev_end, end - prev_end);
-        const std::byte* p = slot.data();
-        const auto lengths = message_header::read_lengths(p);
-        const std::size_t h = lengths.user_headers;
-        const std::size_t pl = lengths.payload;
-        if (message_header_size + pl + h > slot.size())
-            return server(server_errc::missing_index, at("messages", i) + " (longer than its index slot)");
-        if (pl > max_payload_size)
-            return server(server_errc::too_big_message_payload, at("messages", i) + ".payload_length");
-        if (h > max_user_headers_size)
-            return server(server_errc::too_big_user_headers, at("messages", i) + ".user_headers_length");
-        auto mv = decode_message(slot, at("messages", i));
-        if (!mv) return server(server_errc::missing_index, mv.error().detail());
-        if (mv->offset < prev_offset)
-            return server(server_errc::invalid_offset, at("messages", i) + ".offset (decreasing)");
-        prev_offset = mv->offset;
-        prev_end = end;
-        sum += mv->raw.size();
-        out.messages.push_back(*mv);
-    }
-    if (sum != data.size())
-        return server(server_errc::invalid_messages_size, "send_messages.messages (sizes do not add up to the frame)");
     return {};
 }
 

@@ -45,7 +45,7 @@ struct send_messages_view {
 };
 
 /// Decodes and validates a SendMessages payload as the 0.8.0 server does (see the file note
-/// for the error codes). `out.messages` is cleared first and its capacity reused.
+/// for the error codes; server side: target proto_server, proto/server/g1_requests.cpp). `out.messages` is cleared first and its capacity reused.
 result<void> decode_send_messages(bytes_view payload, send_messages_view& out);
 
 }  // namespace iss::proto

@@ -376,7 +376,8 @@ void credentials_metrics(std::vector<prom::MetricFamily>& out, const aws::refres
 
 /// The Iceberg table step's commits (lib/pipeline/adapters/iceberg_table.hpp). The duration has
 /// the buckets of the other duration histograms (stats::duration_bounds).
-void iceberg_metrics(std::vector<prom::MetricFamily>& out, const pipeline::iceberg_table_stats& st) {
+void iceberg_metrics(std::vector<prom::MetricFamily>& out, const pipeline::iceberg_table_stats& st,
+                     const iss::clock& clk) {
     auto commits = family("iceberg_commits_total",
                           "Batches of data files committed to Iceberg tables, by result: committed (a new snapshot), "
                           "found (a reload showed the batch in the table already), failed (the attempt ended in an "
@@ -414,7 +415,7 @@ void iceberg_metrics(std::vector<prom::MetricFamily>& out, const pipeline::icebe
         auto age = family("iceberg_last_commit_age_seconds",
                           "Seconds since the last batch was committed (or found committed); absent before the first.",
                           prom::MetricType::Gauge);
-        const std::chrono::duration<double> since = std::chrono::system_clock::now() - *st.last_commit;
+        const std::chrono::duration<double> since = clk.system_now() - *st.last_commit;
         age.metric.push_back(sample({}, std::max(0.0, since.count()), prom::MetricType::Gauge));
         out.push_back(std::move(age));
     }
@@ -455,7 +456,7 @@ std::vector<prom::MetricFamily> module_metrics(const metric_sources& s) {
     if (s.s3) s3_metrics(families, *s.s3);
     if (s.iggy) iggy_metrics(families, *s.iggy);
     if (s.credentials) credentials_metrics(families, *s.credentials);
-    if (s.iceberg) iceberg_metrics(families, *s.iceberg);
+    if (s.iceberg) iceberg_metrics(families, *s.iceberg, s.clock ? *s.clock : real_clock::instance());
     return families;
 }
 

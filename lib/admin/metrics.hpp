@@ -51,6 +51,8 @@
 /// `prometheus::TextSerializer`, exposition format 0.0.4); its HTTP server (civetweb, with
 /// threads of its own) is not used: the admin server (server.hpp) runs on the event loop.
 
+#include "common/clock.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -103,6 +105,8 @@ struct metric_sources {
     /// What sources that are gone had counted (a reload rebuilt them); added to the live
     /// sources' counters and histograms. Null: nothing carried.
     const carried_totals* carried = nullptr;
+    /// The wall clock of the ages (`iceberg_last_commit_age_seconds`); null: the real clock.
+    const iss::clock* clock = nullptr;
 };
 
 /// The counters and histograms of statistics sources that are gone, so that a series never

@@ -2,12 +2,13 @@
 #include "admin/server.hpp"
 
 #include "admin/request.hpp"
+#include "common/clock.hpp"
 #include "common/log.hpp"
+#include "common/net/sleeper.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/address.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -68,7 +69,13 @@ result<tcp::endpoint> parse_listen(std::string_view s) {
 
 struct server::impl : std::enable_shared_from_this<impl> {
     impl(net::any_io_executor e, tcp::endpoint a, handlers h, server_options o)
-        : ex{std::move(e)}, at{a}, hs{std::move(h)}, opts{o}, acceptor{ex} {}
+        : ex{std::move(e)},
+          at{a},
+          hs{std::move(h)},
+          opts{o},
+          clk{opts.clock ? *opts.clock : real_clock::instance()},
+          acceptor{ex},
+          backoff{ex} {}
 
     /// What an open connection is doing, in the order they are closed at the limit.
     enum class phase : std::uint8_t {
@@ -84,7 +91,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
         beast::tcp_stream stream;
         phase at = phase::idle;
         std::uint64_t turn = 0;
-        std::chrono::steady_clock::time_point header_since{};
+        iss::clock::steady_time header_since{};
         bool evicted = false;
     };
     using conn_it = std::list<conn>::iterator;
@@ -96,10 +103,12 @@ struct server::impl : std::enable_shared_from_this<impl> {
     tcp::endpoint at;
     handlers hs;
     server_options opts;
+    const iss::clock& clk;
     tcp::acceptor acceptor;
-    std::list<conn> open;      ///< connections being served (closed by stop())
-    std::size_t evicting = 0;  ///< of `open`: closed to make room, their sessions still ending
-    std::uint64_t turn = 0;    ///< orders the waits
+    iss::asio_sleeper backoff;  ///< the accept loop's pause after a failed accept
+    std::list<conn> open;       ///< connections being served (closed by stop())
+    std::size_t evicting = 0;   ///< of `open`: closed to make room, their sessions still ending
+    std::uint64_t turn = 0;     ///< orders the waits
     server_stats stats;
     bool stopped = false;
     iss::log::logger log{"admin"};
@@ -109,7 +118,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
     /// Whether `c` may be closed to make room: lingering; idle with no byte in its socket
     /// (a request already there is about to be served: under a flood of new connections the
     /// loop may accept many before it reads); a header begun `slow_header` ago.
-    bool closable(const conn& c, std::chrono::steady_clock::time_point now) const {
+    bool closable(const conn& c, iss::clock::steady_time now) const {
         if (c.evicted) return false;
         switch (c.at) {
             case phase::lingering: return true;
@@ -126,7 +135,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
     /// Makes room for one more connection: closes the closable one first in `phase` order,
     /// then waiting longest. False when none is closable (all busy, or requests coming in).
     bool make_room() {
-        const auto now = std::chrono::steady_clock::now();
+        const auto now = clk.steady_now();
         auto oldest = open.end();
         for (auto i = open.begin(); i != open.end(); ++i) {
             if (oldest != open.end() && std::pair{i->at, i->turn} >= std::pair{oldest->at, oldest->turn}) continue;
@@ -174,7 +183,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
             buf.commit(n);
         }
         c.at = phase::header;
-        c.header_since = std::chrono::steady_clock::now();
+        c.header_since = self.clk.steady_now();
         stream.expires_after(self.opts.header_timeout);
         auto [ec, n] = co_await http::async_read(stream, buf, parser, use_tuple);
         if (ec == beast::error::timeout) ++self.stats.closed_header;
@@ -250,8 +259,7 @@ struct server::impl : std::enable_shared_from_this<impl> {
                 if (self->stopped || ec == net::error::operation_aborted) break;
                 // EMFILE and friends: log, back off, and go on accepting.
                 self->log.warn("accept: {}", ec.message());
-                net::steady_timer t{self->ex, std::chrono::milliseconds{100}};
-                co_await t.async_wait(use_tuple);
+                co_await self->backoff.sleep_for(std::chrono::milliseconds{100});  // stop() interrupts it
                 continue;
             }
             self->admit(std::move(sock));
@@ -303,6 +311,7 @@ void server::stop() {
     impl_->stopped = true;
     boost::system::error_code ignored;
     impl_->acceptor.close(ignored);
+    impl_->backoff.interrupt();
     for (auto& c : impl_->open) c.stream.socket().close(ignored);
 }
 

@@ -28,6 +28,7 @@
 /// qualifies (all busy answering, or requests arriving), the new one is closed at once.
 /// `server_stats` counts all of it (`iggy_s3_sink_admin_*` metrics).
 
+#include "common/clock.hpp"
 #include "common/error.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -58,6 +59,9 @@ struct server_options {
     std::chrono::milliseconds linger{1'000};
     std::size_t max_connections = 64;  ///< `admin.max_connections`
     std::size_t max_request_bytes = 16 * 1024;
+    /// The steady clock of the slow-header rule (which header to close first at the limit);
+    /// null: the real clock. Outlives the server.
+    const iss::clock* clock = nullptr;
 };
 
 /// What the server did with its connections since the start (`iggy_s3_sink_admin_*`).

@@ -29,7 +29,7 @@ namespace iss::aws::detail {
 [[nodiscard]] std::string default_session_name(const iss::clock& clk);
 /// Sends `req` to `url` through the context's HTTP client within `timeout`; errc::bad_source
 /// for a URL that does not parse, errc::fetch_failed (naming `what` and the endpoint) for a
-/// transport failure; cancellation is passed on as operation_aborted.
+/// transport failure; a cancellation throws `operation_aborted` (docs/architecture.md §8.4.5).
 task<result<http::response>> send(const provider_context& ctx, std::string url, http::request req,
                                   std::chrono::milliseconds timeout, std::string_view what);
 /// The request target of `url`: its path and query ("/" when empty).

@@ -63,9 +63,8 @@ task<result<http::response>> send(const provider_context& ctx, std::string url, 
                                   std::chrono::milliseconds timeout, std::string_view what) {
     auto ep = http::parse_url(url);
     if (!ep) co_return error{errc::bad_source, fmt::format("{} URL '{}': {}", what, url, ep.error().message())};
-    auto r = co_await ctx.http->send(*ep, std::move(req), std::chrono::steady_clock::now() + timeout);
+    auto r = co_await ctx.http->send(*ep, std::move(req), timeout);  // a cancellation throws
     if (!r) {
-        if (r.error() == boost::asio::error::operation_aborted) co_return r.error();
         co_return error{errc::fetch_failed, fmt::format("{} {}: {}", what, ep->to_string(), r.error().message())};
     }
     co_return std::move(*r);
@@ -465,7 +464,6 @@ public:
                 chosen_ = s;
                 co_return r;
             }
-            if (r.error() == boost::asio::error::operation_aborted) co_return r.error();
             if (!tried.empty()) tried += "; ";
             tried += fmt::format("{}: {}", s->name(),
                                  r.error() == errc::not_configured ? "not configured (" + r.error().detail() + ")"

@@ -4,10 +4,9 @@
 #include "aws/error.hpp"
 #include "common/log.hpp"
 #include "common/net/async_mutex.hpp"
+#include "common/net/sleeper.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -22,8 +21,6 @@ const log::logger& logger() {
     static const log::logger l{"aws"};
     return l;
 }
-
-constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
 bool transient(const error& e) { return e == errc::fetch_failed || e.code().category() != aws_category(); }
 
@@ -61,7 +58,8 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
     iss::async_mutex fetch_lock;
     std::uint64_t fetched = 0;
     result<identity> last_outcome = error{errc::fetch_failed, "not fetched"};
-    net::steady_timer loop_timer;
+    iss::asio_sleeper own_sleeper;
+    iss::sleeper& sleep;  ///< `opts.sleeper`, else `own_sleeper`
     bool loop_running = false;
     bool background = true;
     bool stopped = false;
@@ -69,7 +67,14 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
 
     impl(net::any_io_executor e, std::shared_ptr<provider> p, const iss::clock& c, refresh_options o,
          std::uint64_t seed)
-        : ex{e}, prov{std::move(p)}, clk{c}, opts{o}, rng{seed}, fetch_lock{e}, loop_timer{e} {}
+        : ex{e},
+          prov{std::move(p)},
+          clk{c},
+          opts{o},
+          rng{seed},
+          fetch_lock{e},
+          own_sleeper{e},
+          sleep{opts.sleeper ? *opts.sleeper : own_sleeper} {}
 
     void install(identity id) {
         const auto now = clk.system_now();
@@ -98,17 +103,15 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
     task<result<identity>> refresh_once() {
         auto self = shared_from_this();
         const auto seen = fetched;
-        std::optional<iss::async_mutex::guard> held;
-        try {
-            held.emplace(co_await fetch_lock.lock());
-        } catch (const boost::system::system_error&) {
-            co_return error{net::error::operation_aborted};
-        }
+        auto held = co_await fetch_lock.lock();       // a cancellation throws (§8.4.5)
         if (fetched != seen) co_return last_outcome;  // joined the fetch that just finished
         ++stats.fetches;
         result<identity> r = error{errc::fetch_failed, "not fetched"};
         try {
             r = co_await prov->fetch();
+        } catch (const boost::system::system_error& e) {
+            if (e.code() == net::error::operation_aborted) throw;  // a cancellation, not a failure
+            r = error{errc::fetch_failed, e.what()};
         } catch (const std::exception& e) {
             r = error{errc::fetch_failed, e.what()};
         }
@@ -134,6 +137,9 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
             if (!e) return;
             try {
                 std::rethrow_exception(e);
+            } catch (const boost::system::system_error& ex) {
+                if (ex.code() == net::error::operation_aborted) logger().debug("credential renewal task cancelled");
+                else logger().error("credential renewal task ended: {}", ex.what());
             } catch (const std::exception& ex) {
                 logger().error("credential renewal task ended: {}", ex.what());
             }
@@ -161,8 +167,7 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
                 const auto until = refresh_deadline - clk.steady_now();
                 wait = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(until), 0ms);
             }
-            loop_timer.expires_after(wait);
-            co_await loop_timer.async_wait(use_tuple);
+            co_await sleep.sleep_for(wait);  // stop() interrupts it
             if (stopped) co_return;
             if (failures == 0 && clk.steady_now() < refresh_deadline) continue;  // renewed meanwhile
             const auto r = co_await refresh_once();
@@ -175,7 +180,6 @@ struct refreshing_source::impl : std::enable_shared_from_this<impl> {
                 budget = retry_budget{forever, clk, rng};
                 continue;
             }
-            if (r.error() == net::error::operation_aborted) co_return;
             ++failures;
             (void)budget.try_attempt();
             if (valid_now())
@@ -205,15 +209,13 @@ task<result<identity>> refreshing_source::start(bool background) {
     retry_budget budget{{i->opts.retry, attempts, 0ms}, i->clk, i->rng};
     while (budget.try_attempt()) {
         r = co_await i->refresh_once();
-        if (r || !transient(r.error()) || r.error() == net::error::operation_aborted) break;
+        if (r || !transient(r.error())) break;
         const auto next = budget.next_wait();
         if (!next) break;
         const auto wait = std::max(*next, 50ms);
         logger().warn("s3 credentials: {} (attempt {}/{}), retrying in {} ms", r.error().message(), budget.attempts(),
                       attempts, wait.count());
-        net::steady_timer t{i->ex};
-        t.expires_after(wait);
-        co_await t.async_wait(use_tuple);
+        co_await i->sleep.sleep_for(wait);
     }
     if (r && background) i->ensure_loop();
     co_return r;
@@ -222,7 +224,7 @@ task<result<identity>> refreshing_source::start(bool background) {
 void refreshing_source::stop() {
     if (!impl_) return;
     impl_->stopped = true;
-    impl_->loop_timer.cancel();
+    impl_->sleep.interrupt();
 }
 
 task<result<signing_credentials>> refreshing_source::current() {

@@ -29,6 +29,7 @@
 #include "aws/credentials.hpp"
 #include "common/backoff.hpp"
 #include "common/clock.hpp"
+#include "common/net/sleeper.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -43,6 +44,9 @@ struct refresh_options {
     backoff_policy retry{std::chrono::milliseconds{200},
                          std::chrono::milliseconds{30'000}};  ///< after a failed renewal
     unsigned start_attempts = 3;                              ///< fetches tried at start for transient failures
+    /// The waits (start's retries, the background renewal); null = the source's own
+    /// `iss::asio_sleeper`. Outlives the source. Tests pass one that advances a manual clock.
+    iss::sleeper* sleeper = nullptr;
 };
 
 /// When to renew credentials obtained at `obtained` that expire at `expiry`:

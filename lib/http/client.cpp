@@ -64,7 +64,10 @@ struct pool_key {
     friend auto operator<=>(const pool_key&, const pool_key&) = default;
 };
 
-bool is_cancel(const boost::system::error_code& ec) { return ec == net::error::operation_aborted; }
+/// A caller's cancellation throws (docs/architecture.md §8.4.5): never a value, never retried.
+void throw_if_cancelled(const boost::system::error_code& ec) {
+    if (ec == net::error::operation_aborted) throw boost::system::system_error{ec};
+}
 
 /// Plaintext sealed into TLS records per socket write of a request body over TLS.
 constexpr std::size_t tls_batch = 256 * 1024;
@@ -167,7 +170,7 @@ error timeout_error(std::string_view step, const endpoint& ep) {
 /// The error of a failed body write (none when `ec` is success).
 std::optional<error> write_error(const boost::system::error_code& ec, const endpoint& ep) {
     if (!ec) return std::nullopt;
-    if (is_cancel(ec)) return error{ec};
+    throw_if_cancelled(ec);
     if (ec == beast::error::timeout) return timeout_error("write", ep);
     return error{errc::write_failed, fmt::format("{}: {}", ep.to_string(), ec.message())};
 }
@@ -225,7 +228,6 @@ struct client::impl {
         auto t = co_await open_tcp(ex, target_host, target_port, steps, deadline);
         if (!t) {
             const auto& f = t.error();
-            if (f.cancelled()) co_return error{f.ec};
             const bool resolving = f.where == connect_failure::step::resolve;
             if (f.timed_out) co_return timeout_error(resolving ? "resolve" : "connect", ep);
             if (resolving) co_return error{errc::resolve_failed, fmt::format("{}: {}", target_host, f.reason)};
@@ -248,7 +250,6 @@ struct client::impl {
                                         opts.timeout.handshake, deadline);
         if (!h) {
             const auto& f = h.error();
-            if (f.cancelled()) co_return error{f.ec};
             if (f.timed_out) co_return timeout_error("TLS handshake", ep);
             if (f.certificate)
                 co_return error{errc::certificate_rejected, fmt::format("{}: {}", ep.to_string(), f.reason)};
@@ -270,7 +271,7 @@ struct client::impl {
         auto [wec, wn] = co_await net::async_write(s, net::buffer(req), use_tuple);
         (void)wn;
         if (wec) {
-            if (is_cancel(wec)) co_return error{wec};
+            throw_if_cancelled(wec);
             co_return error{errc::connect_failed,
                             fmt::format("proxy {}: CONNECT: {}", route.to_string(), wec.message())};
         }
@@ -281,7 +282,7 @@ struct client::impl {
         auto [rec, rn] = co_await bhttp::async_read_header(s, buf, parser, use_tuple);
         (void)rn;
         if (rec) {
-            if (is_cancel(rec)) co_return error{rec};
+            throw_if_cancelled(rec);
             if (rec == beast::error::timeout) co_return timeout_error("proxy CONNECT", ep);
             co_return error{errc::connect_failed,
                             fmt::format("proxy {}: CONNECT {}: {}", route.to_string(), authority, rec.message())};
@@ -340,7 +341,7 @@ struct client::impl {
         auto [wec, wn] = co_await bhttp::async_write(stream, sr, use_tuple);
         (void)wn;
         if (wec) {
-            if (is_cancel(wec)) co_return error{wec};
+            throw_if_cancelled(wec);
             if (wec == beast::error::timeout) co_return timeout_error("write", ep);
             // A dead keep-alive connection usually fails here or on the first read.
             co_return error{errc::closed_before_response, fmt::format("{}: write: {}", ep.to_string(), wec.message())};
@@ -396,7 +397,7 @@ struct client::impl {
             auto [rec, rn] = co_await bhttp::async_read_some(stream, c.buffer, parser, use_tuple);
             if (rn > 0 || parser.got_some()) got_bytes = true;
             if (!rec) continue;
-            if (is_cancel(rec)) co_return error{rec};
+            throw_if_cancelled(rec);
             if (rec == beast::error::timeout) co_return timeout_error("read", ep);
             const bool closed = rec == bhttp::error::end_of_stream || rec == net::error::eof ||
                                 rec == net::error::connection_reset || rec == net::ssl::error::stream_truncated ||
@@ -422,7 +423,11 @@ client::client(net::any_io_executor ex, client_options opts)
 
 client::~client() = default;
 
-net::awaitable<result<response>> client::send(endpoint ep, request req, std::optional<steady::time_point> deadline) {
+net::awaitable<result<response>> client::send(endpoint ep, request req,
+                                              std::optional<std::chrono::milliseconds> time_left) {
+    // The caller measured its budget on its own (injected) clock; the steps run on Beast's.
+    std::optional<steady::time_point> deadline;
+    if (time_left) deadline = steady::now() + *time_left;
     auto route = route_for(impl_->opts.proxy, ep);
     if (!route) co_return route.error();
     const pool_key key{ep.tls, ep.host, ep.port, ep.connect_host,

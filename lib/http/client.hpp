@@ -34,13 +34,16 @@ public:
     client& operator=(const client&) = delete;
 
     /// Sends `req` to `ep` and reads the whole response.
-    /// \param deadline when set, no step runs past it (on top of the per-step timeouts):
-    ///        the caller's overall budget for this request.
-    /// \return the response (any status), or an `http::errc` error naming the failed step,
-    ///         or `asio::error::operation_aborted` when cancelled.
+    /// \param time_left when set, no step runs past now + `time_left` (on top of the per-step
+    ///        timeouts): the caller's overall budget left for this request, as the caller
+    ///        measured it on its injected clock (`common/backoff.hpp` `retry_budget::left`).
+    ///        Network steps run on the event loop's steady clock (Beast's `expires_after`).
+    /// \return the response (any status), or an `http::errc` error naming the failed step.
+    /// \throws boost::system::system_error (`asio::error::operation_aborted`) when the caller is
+    ///         cancelled (docs/architecture.md §8.4.5).
     /// The body views in `req` must stay valid until this completes.
     boost::asio::awaitable<result<response>> send(endpoint ep, request req,
-                                                  std::optional<std::chrono::steady_clock::time_point> deadline = {});
+                                                  std::optional<std::chrono::milliseconds> time_left = {});
 
     /// Closes every idle connection.
     void close_idle();

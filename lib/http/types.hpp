@@ -21,8 +21,8 @@
 namespace iss::http {
 
 /// Errors of the transport. Each names the step that failed; the detail says more (host,
-/// OpenSSL reason). Cancellation is reported with Asio's own `operation_aborted`, never as one
-/// of these, so that callers never retry it.
+/// OpenSSL reason). Cancellation is never one of these: it throws Asio's own
+/// `operation_aborted` (docs/architecture.md §8.4.5), so that callers never retry it.
 enum class errc {
     invalid_url = 1,         ///< the URL is not `http[s]://host[:port][/...]`
     resolve_failed,          ///< DNS lookup failed (check the endpoint's host name)

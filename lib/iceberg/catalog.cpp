@@ -85,9 +85,8 @@ struct catalog_client::impl {
         req.headers.add("Content-Type", std::string{form_type});
         req.body.emplace_back(body);
         ++st.requests;
-        auto r = co_await http.send(*tep, std::move(req), clk.steady_now() + opts.request_timeout);
+        auto r = co_await http.send(*tep, std::move(req), opts.request_timeout);  // a cancellation throws
         if (!r) {
-            if (r.error() == net::error::operation_aborted) co_return r.error();
             co_return classify_transport(catalog_op::token, r.error(), what, url);
         }
         if (r->status == 200) co_return parse_oauth_token(r->body);
@@ -146,9 +145,8 @@ struct catalog_client::impl {
             if (!a) co_return a.error();
             if (!body.empty()) req.body.emplace_back(body);
             ++st.requests;
-            auto r = co_await http.send(ep, std::move(req), clk.steady_now() + opts.request_timeout);
+            auto r = co_await http.send(ep, std::move(req), opts.request_timeout);  // a cancellation throws
             if (!r) {
-                if (r.error() == net::error::operation_aborted) co_return r.error();
                 co_return classify_transport(op, r.error(), what, opts.uri);
             }
             if (r->status >= 200 && r->status < 300) co_return std::move(*r);

@@ -103,9 +103,9 @@ struct client_options {
     // ---- the retry loops' time (reconnect backoff, the G2 replay; `common/backoff.hpp`)
     /// The clock the retry budgets measure on; null = the real clock. Outlives the client.
     const iss::clock* clock = nullptr;
-    /// The waits between retries; null = a steady_timer on the client's executor (a caller's
-    /// cancellation ends it with `operation_aborted`). Outlives the client. Tests pass a
-    /// sleeper that advances a manual `clock`.
+    /// The waits between retries; null = the client's own `iss::asio_sleeper` (a caller's
+    /// cancellation throws `operation_aborted`). Outlives the client. Tests pass a sleeper
+    /// that advances a manual `clock`. (The pings keep their own real-time sleeper.)
     iss::sleeper* sleeper = nullptr;
 };
 

@@ -26,12 +26,9 @@ iss::error transport_error(errc e, const boost::system::error_code& ec, std::str
     return iss::error{e, fmt::format("{}: {}", what, ec.message())};
 }
 
-/// A failed connect step: `connection_failed`; a caller's cancellation is rethrown (never an
+/// A failed connect step: `connection_failed` (a caller's cancellation threw already, never an
 /// error to retry, docs/architecture.md §8.4.5).
-iss::error open_failure(const connect_failure& f) {
-    if (f.cancelled()) throw boost::system::system_error{f.ec};
-    return iss::error{errc::connection_failed, f.detail};
-}
+iss::error open_failure(const connect_failure& f) { return iss::error{errc::connection_failed, f.detail}; }
 }  // namespace
 
 struct connection::streams {

@@ -155,7 +155,7 @@ net::awaitable<result<proto::bytes_view>> g2_transport::exchange(connection& c, 
         bool g1 = false;
         auto raw = co_await roundtrip(c, frame, slot, false, g1);
         if (!raw) {
-            if (raw.error() != net::error::operation_aborted) ctx_.count(code, "error");
+            ctx_.count(code, "error");  // (a cancellation threw: never counted)
             co_return raw.error();
         }
         auto f = g2::decode_server_frame(*raw);
@@ -194,7 +194,7 @@ net::awaitable<result<proto::bytes_view>> g2_transport::exchange(connection& c, 
         if (!wait) break;
         ctx_.log.debug("G2 {} ({}): resending the same request (attempt {})", proto::server_error_name(st), st,
                        budget.attempts() + 1);
-        co_await retry_wait(ctx_.opts, c.executor(), *wait);
+        co_await ctx_.sleep.sleep_for(*wait);  // a caller's cancellation throws
     }
     co_return iss::error{proto::server_error(last_status)};
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "iggy/session.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -10,21 +9,10 @@
 
 namespace iss::iggy {
 
-constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
-
 // ---- the retry loops' time -------------------------------------------------------------------
 
 const iss::clock& retry_clock(const client_options& opts) noexcept {
     return opts.clock ? *opts.clock : real_clock::instance();
-}
-
-net::awaitable<void> retry_wait(const client_options& opts, net::any_io_executor ex, std::chrono::milliseconds d) {
-    if (opts.sleeper) {
-        co_await opts.sleeper->sleep_for(d);
-        co_return;
-    }
-    net::steady_timer t{ex, d};
-    co_await t.async_wait(net::use_awaitable);  // throws operation_aborted on a caller's cancellation
 }
 
 // ---- the session -----------------------------------------------------------------------------
@@ -33,6 +21,7 @@ session::session(net::any_io_executor ex, client_options opts)
     : ex_{ex},
       opts_{std::move(opts)},
       log_{"iggy", {log::kv("server", fmt::format("{}:{}", opts_.host, opts_.port))}},
+      own_sleeper_{ex},
       conn_{ex, opts_},
       lock_{ex},
       negotiation_{opts_.protocol},
@@ -40,7 +29,8 @@ session::session(net::any_io_executor ex, client_options opts)
       g2_{context()} {}
 
 transport_context session::context() {
-    return transport_context{opts_, log_, stats_, [this](const iss::error& why) { session_lost(why); }};
+    return transport_context{opts_, log_, stats_, retry_sleeper(),
+                             [this](const iss::error& why) { session_lost(why); }};
 }
 
 void session::disconnect() noexcept {
@@ -51,7 +41,7 @@ void session::disconnect() noexcept {
 void session::shutdown() noexcept {
     conn_.shutdown();
     logged_in_ = false;
-    if (ping_timer_) ping_timer_->cancel();
+    if (pings_) pings_->interrupt();
     lock_.cancel_all();
 }
 
@@ -167,7 +157,7 @@ net::awaitable<result<void>> session::reconnect() {
         retry_clock(opts_),
         rng_};
     if (failures_ > 0) {
-        if (const auto wait = budget.next_wait()) co_await retry_wait(opts_, ex_, *wait);
+        if (const auto wait = budget.next_wait()) co_await retry_sleeper().sleep_for(*wait);
         if (closed()) co_return iss::error{errc::closed};
     }
     result<void> r = iss::error{errc::connection_failed, "no connect attempt left"};
@@ -191,7 +181,7 @@ net::awaitable<result<void>> session::reconnect() {
             co_return r.error();
         }
         log_.warn("connect: {} (attempt {}, retrying)", describe(r.error()), budget.attempts());
-        co_await retry_wait(opts_, ex_, *wait);  // a caller's cancellation propagates
+        co_await retry_sleeper().sleep_for(*wait);  // a caller's cancellation propagates (throws)
         if (closed()) co_return iss::error{errc::closed};
     }
     co_return r;
@@ -199,9 +189,10 @@ net::awaitable<result<void>> session::reconnect() {
 
 void session::start_pings() {
     if (opts_.ping_interval.count() <= 0) return;
-    if (ping_timer_) ping_timer_->cancel();
-    ping_timer_ = std::make_shared<net::steady_timer>(ex_);
-    net::co_spawn(ex_, ping_loop(shared_from_this(), generation_, ping_timer_), [log = log_](std::exception_ptr e) {
+    if (pings_) pings_->interrupt();
+    // Its own sleeper: the keep-alive runs on real time, never on a test's injected sleeper.
+    pings_ = std::make_shared<iss::asio_sleeper>(ex_);
+    net::co_spawn(ex_, ping_loop(shared_from_this(), generation_, pings_), [log = log_](std::exception_ptr e) {
         // The loop ends on close, reconnect or a failed ping (logged there); anything thrown
         // here is a cancellation or a bug: log it, the next call reconnects.
         if (!e) return;
@@ -214,10 +205,9 @@ void session::start_pings() {
 }
 
 net::awaitable<void> session::ping_loop(std::shared_ptr<session> self, std::uint64_t gen,
-                                        std::shared_ptr<net::steady_timer> timer) {
+                                        std::shared_ptr<iss::sleeper> pings) {
     for (;;) {
-        timer->expires_after(self->opts_.ping_interval);
-        co_await timer->async_wait(use_tuple);
+        co_await pings->sleep_for(self->opts_.ping_interval);  // interrupt(): a new generation or shutdown
         if (self->closed() || self->generation_ != gen || !self->connected()) co_return;
         auto g = co_await self->lock_.lock();
         if (self->closed() || self->generation_ != gen || !self->connected()) co_return;

@@ -17,6 +17,7 @@
 
 #include "common/log.hpp"
 #include "common/net/async_mutex.hpp"
+#include "common/net/sleeper.hpp"
 #include "iggy/client.hpp"
 #include "iggy/connection.hpp"
 #include "iggy/g1_transport.hpp"
@@ -26,7 +27,6 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <memory>
 #include <random>
@@ -69,6 +69,8 @@ private:
     };
 
     transport_context context();
+    /// The waits between retries: `opts.sleeper`, else the session's own.
+    iss::sleeper& retry_sleeper() noexcept { return opts_.sleeper ? *opts_.sleeper : own_sleeper_; }
     void disconnect() noexcept;
     void session_lost(const iss::error& why);
     /// Encodes and exchanges `req` on the connection (the lock is held).
@@ -78,12 +80,13 @@ private:
     net::awaitable<result<void>> rejoin();
     void start_pings();
     static net::awaitable<void> ping_loop(std::shared_ptr<session> self, std::uint64_t gen,
-                                          std::shared_ptr<net::steady_timer> timer);
+                                          std::shared_ptr<iss::sleeper> pings);
 
     net::any_io_executor ex_;
     client_options opts_;
     log::logger log_;
     client_stats stats_;
+    iss::asio_sleeper own_sleeper_;  ///< the retry waits when `opts.sleeper` is null
     connection conn_;
     iss::async_mutex lock_;
     proto::negotiation negotiation_;
@@ -96,7 +99,7 @@ private:
     unsigned failures_ = 0;
     std::mt19937_64 rng_{std::random_device{}()};
     std::vector<group_ref> groups_;
-    std::shared_ptr<net::steady_timer> ping_timer_;
+    std::shared_ptr<iss::asio_sleeper> pings_;  ///< the current generation's ping waits
 };
 
 }  // namespace iss::iggy

@@ -101,6 +101,8 @@ struct transport_context {
     const client_options& opts;
     log::logger& log;
     client_stats& stats;
+    /// The waits between retries (`client_options::sleeper`, else the session's own).
+    iss::sleeper& sleep;
     /// The server ended the session (an eviction, 8, 30 or 100): the session says so at warn.
     std::function<void(const iss::error&)> session_lost;
 
@@ -112,9 +114,6 @@ struct transport_context {
 
 /// The clock of the retry budgets: `opts.clock`, else the real clock.
 [[nodiscard]] const iss::clock& retry_clock(const client_options& opts) noexcept;
-/// Waits `d` between two attempts: on `opts.sleeper`, else on a steady_timer on `ex` (a
-/// caller's cancellation propagates as `operation_aborted`).
-net::awaitable<void> retry_wait(const client_options& opts, net::any_io_executor ex, std::chrono::milliseconds d);
 
 /// The login of one new connection: its error (if any) and what it came to, for the
 /// negotiation. `server` describes a G2 server that accepted the login (for the log).

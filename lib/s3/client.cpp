@@ -4,11 +4,8 @@
 #include "aws/credentials.hpp"
 #include "common/backoff.hpp"
 #include "common/log.hpp"
+#include "common/net/sleeper.hpp"
 #include "http/client.hpp"
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <charconv>
 #include <ctime>
@@ -16,7 +13,6 @@
 namespace iss::s3 {
 
 namespace net = boost::asio;
-using steady = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 namespace {
@@ -74,6 +70,8 @@ struct client::impl {
     net::any_io_executor ex;
     client_options opts;
     const iss::clock& clk;
+    iss::asio_sleeper own_sleeper;
+    iss::sleeper& sleep;  ///< the backoff waits: `opts.sleeper`, else `own_sleeper`
     http::client http;
     sigv4::signing_key_cache keys;
     std::mt19937_64 rng;
@@ -82,7 +80,13 @@ struct client::impl {
     std::uint64_t cred_generation = 0;  ///< of the credentials the key cache was filled with
 
     impl(net::any_io_executor e, client_options o, const iss::clock& c, std::uint64_t seed)
-        : ex{e}, opts{std::move(o)}, clk{c}, http{e, opts.http}, rng{seed} {}
+        : ex{e},
+          opts{std::move(o)},
+          clk{c},
+          own_sleeper{e},
+          sleep{opts.sleeper ? *opts.sleeper : own_sleeper},
+          http{e, opts.http},
+          rng{seed} {}
 
     /// Sends `spec` with the retry policy. Returns the 2xx response, or the final error.
     /// `attempts` receives the number of attempts made.
@@ -103,9 +107,8 @@ struct client::impl {
             ++attempts;
             ++stats.attempts;
             if (opts.credentials_source) {
-                auto c = co_await opts.credentials_source->current();
+                auto c = co_await opts.credentials_source->current();  // a cancellation throws
                 if (!c) {
-                    if (c.error() == net::error::operation_aborted) co_return c.error();
                     const auto d = fmt::format("{} {}/{}: no valid credentials: {}", spec.op, spec.bucket, spec.key,
                                                c.error().message());
                     logger().error(ctx, "{}", d);
@@ -124,18 +127,15 @@ struct client::impl {
             stats.bytes_sent += p->req.body_size();
             auto& op_stats = stats.by_operation[std::string{spec.op}];
             const auto sent_at = clk.steady_now();
-            // Every network step ends by the operation's deadline (the HTTP client's steps run on
-            // the event loop's steady clock).
-            std::optional<steady::time_point> deadline;
-            if (const auto left = budget.left()) deadline = steady::now() + *left;
-            auto r = co_await http.send(p->ep, std::move(p->req), deadline);
+            // Every network step ends by the operation's deadline: the time left on the injected
+            // clock (the HTTP client's steps run on the event loop's). A cancellation throws.
+            auto r = co_await http.send(p->ep, std::move(p->req), budget.left());
             op_stats.duration.observe(std::chrono::duration<double>(clk.steady_now() - sent_at).count());
             note_answer(op_stats, spec, r);
 
             failure f;
             std::optional<error_document> doc;
             if (!r) {
-                if (r.error() == net::error::operation_aborted) co_return r.error();
                 f.transport = r.error().code();
             } else {
                 doc = parse_error(r->body);
@@ -169,7 +169,6 @@ struct client::impl {
                     logger().warn(ctx, "{}; renewing the credentials and sending again", detail);
                     auto c = co_await opts.credentials_source->refresh_rejected(generation);
                     if (!c) {
-                        if (c.error() == net::error::operation_aborted) co_return c.error();
                         logger().error(ctx, "{}; renewal failed: {}", detail, c.error().message());
                         co_return error{errc::expired_token,
                                         fmt::format("{}; renewal failed: {}", detail, c.error().message())};
@@ -193,10 +192,7 @@ struct client::impl {
             const auto wait = *next;
             note_retry(op_stats, wait);
             logger().warn(ctx, "retrying in {} ms: {}", wait.count(), detail);
-            net::steady_timer timer{ex};
-            timer.expires_after(wait);
-            auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
-            if (ec == net::error::operation_aborted) co_return error{ec};
+            co_await sleep.sleep_for(wait);  // a cancellation throws (docs/architecture.md §8.4.5)
         }
         co_return gave_up(last, attempts, budget.expired(), ctx);
     }

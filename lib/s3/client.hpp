@@ -12,9 +12,12 @@
 /// RequestTimeTooSkewed answer re-signs once with the clock offset taken from the response's
 /// Date header. Every attempt and wait is logged (warn) and counted (`stats()`).
 ///
+/// The waits between attempts are on `client_options::sleeper` (else the client's own), and
+/// the deadline on the injected clock: tests drive both with a manual clock.
+///
 /// Results: `result<T>`; a final error's `status_of()` tells the caller exists (412),
-/// not_found, retryable, fatal or cancelled. Cancellation (`operation_aborted`) is never
-/// retried.
+/// not_found, retryable or fatal. Cancellation (`operation_aborted`) is never retried nor
+/// returned: it throws (docs/architecture.md §8.4.5).
 ///
 /// Arguments are taken by value (strings, options); body views must stay valid until the
 /// call completes. The option structs have constructors because GCC 12 miscompiles

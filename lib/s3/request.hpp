@@ -27,6 +27,9 @@
 namespace iss::aws {
 class credentials_source;
 }
+namespace iss {
+class sleeper;  // common/net/sleeper.hpp (Asio): the request builders stay free of it
+}
 
 #include <chrono>
 #include <cstdint>
@@ -92,6 +95,9 @@ struct client_options {
     std::uint64_t part_size = 8ULL << 20;  ///< multipart part size, 5 MiB .. 5 GiB
     retry_options retry;
     http::client_options http;
+    /// The waits between retries; null = the client's own `iss::asio_sleeper`. Outlives the
+    /// client. Tests pass one that advances the manual clock the client measures its deadline on.
+    iss::sleeper* sleeper = nullptr;
 };
 
 /// `s3.payload_signing: auto`: UNSIGNED-PAYLOAD where the body travels inside TLS (an https

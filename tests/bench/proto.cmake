@@ -3,4 +3,4 @@
 # and without checksum verification and through the frame assembler; SendMessages encoding.
 #   build/tests/bench/bench_proto [seconds-per-measurement, default 1]
 add_executable(bench_proto ${CMAKE_CURRENT_LIST_DIR}/proto_bench.cpp)
-target_link_libraries(bench_proto PRIVATE proto iss_warnings fmt::fmt)
+target_link_libraries(bench_proto PRIVATE proto_server iss_warnings fmt::fmt)

@@ -3,7 +3,7 @@
 # the broker, and the iggy-produce CLI. One binary; one CTest test per tag so failures are
 # reported by topic and each has its own TIMEOUT.
 add_executable(integration_iggy ${CMAKE_CURRENT_LIST_DIR}/iggy_test.cpp)
-target_link_libraries(integration_iggy PRIVATE catch_main iggy proto PkgConfig::XXHASH iss_warnings)
+target_link_libraries(integration_iggy PRIVATE catch_main iggy proto_server PkgConfig::XXHASH iss_warnings)
 # GCC 12: false -Wmismatched-new-delete on inlined asio::awaitable frames (GCC bug 109224).
 target_compile_options(integration_iggy PRIVATE -Wno-mismatched-new-delete)
 target_compile_definitions(integration_iggy PRIVATE

@@ -8,7 +8,7 @@
 #include "iggy/client.hpp"
 #include "proto/g2_commands.hpp"
 #include "tests/integration/broker_child.hpp"
-#include "tests/integration/clock_sleeper.hpp"
+#include "tests/support/clock_sleeper.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>

@@ -8,7 +8,7 @@
 #include "proto/commands.hpp"
 #include "proto/poll.hpp"
 #include "tests/integration/broker_child.hpp"
-#include "tests/integration/clock_sleeper.hpp"
+#include "tests/support/clock_sleeper.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -13,6 +13,7 @@
 #include "s3/client.hpp"
 #include "s3/fault_front.hpp"
 #include "tests/integration/broker_child.hpp"
+#include "tests/support/fixture_env.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -36,23 +37,7 @@ using iss::proto::identifier;
 
 namespace {
 
-std::map<std::string, std::string> rgw_env() {
-    const char* dir = std::getenv("RGW_DIR");
-    const std::string path = std::string{dir != nullptr ? dir : ""} + "/env";
-    std::ifstream in{path};
-    if (!in) {
-        std::fprintf(stderr, "RGW env file %s missing: run through ctest (fixture rgw)\n", path.c_str());
-        const char* ci = std::getenv("CI");
-        std::exit(ci != nullptr && std::string{ci} == "true" ? 1 : 77);
-    }
-    std::map<std::string, std::string> env;
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto eq = line.find('=');
-        if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-    return env;
-}
+std::map<std::string, std::string> rgw_env() { return iss::test::fixture_env("RGW_DIR", "rgw"); }
 
 iss::s3::client_options s3_options(const std::map<std::string, std::string>& env, std::string endpoint) {
     iss::s3::client_options o;

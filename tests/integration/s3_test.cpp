@@ -9,6 +9,7 @@
 #include "s3/fault_front.hpp"
 #include "s3/probe.hpp"
 #include "sigv4/hash.hpp"
+#include "tests/support/fixture_env.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -30,26 +31,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::map<std::string, std::string> load_env() {
-    const char* dir = std::getenv("RGW_DIR");
-    const std::string path = std::string{dir != nullptr ? dir : ISS_BINARY_DIR "/rgw"} + "/env";
-    std::ifstream in{path};
-    if (!in) {
-        std::fprintf(stderr, "RGW env file %s missing: run through ctest (fixture rgw)\n", path.c_str());
-        const char* ci = std::getenv("CI");
-        std::exit(ci != nullptr && std::string{ci} == "true" ? 1 : 77);
-    }
-    std::map<std::string, std::string> env;
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto eq = line.find('=');
-        if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-    return env;
-}
-
 const std::map<std::string, std::string>& rgw() {
-    static const auto env = load_env();
+    static const auto env = test::fixture_env("RGW_DIR", "rgw", ISS_BINARY_DIR "/rgw");
     return env;
 }
 

@@ -9,7 +9,7 @@ iss_library(iggy_broker_core
           ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/broker_groups.cpp
           ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/broker_persistence.cpp
           ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/users.cpp
-  PUBLIC common proto PkgConfig::XXHASH Boost::json)
+  PUBLIC common proto_server PkgConfig::XXHASH Boost::json)
 
 # iggy_broker_wire: the broker's request handling above the core, sans-io (G2 side, admin
 # commands and their codecs); unit-tested in tests/unit/iggy.
@@ -17,12 +17,13 @@ iss_library(iggy_broker_wire
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/admin_wire.cpp
           ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/admin_handler.cpp
           ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/g2_handler.cpp
-  PUBLIC iggy_broker_core proto)
+  PUBLIC iggy_broker_core proto_server)
 target_include_directories(iggy_broker_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 
-# iggy-test-broker: the G1 server around the core (Asio via common_net, codecs from proto).
+# iggy-test-broker: the G1 server around the core (Asio via common_net, codecs from proto and
+# its server side, proto_server).
 add_executable(iggy-test-broker ${CMAKE_CURRENT_LIST_DIR}/iggy_broker/main.cpp)
-target_link_libraries(iggy-test-broker PRIVATE iggy_broker_wire iggy_broker_core proto common_net iss_warnings)
+target_link_libraries(iggy-test-broker PRIVATE iggy_broker_wire iggy_broker_core proto_server common_net iss_warnings)
 
 # iggy-produce: producer CLI over lib/iggy (demo, smoke tests, benchmarks).
 add_executable(iggy-produce ${CMAKE_CURRENT_LIST_DIR}/iggy_produce/main.cpp)

@@ -28,7 +28,9 @@ namespace {
 
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
+/// The failure of a step; a caller's cancellation is thrown instead (docs/architecture.md §8.4.5).
 connect_failure fail(connect_failure::step s, const boost::system::error_code& ec, std::string what) {
+    if (ec == net::error::operation_aborted) throw boost::system::system_error{ec};
     connect_failure f;
     f.where = s;
     f.ec = ec;
@@ -47,8 +49,6 @@ steady::duration step_expiry(std::chrono::milliseconds step, const std::optional
                                        std::max<steady::duration>(*deadline - steady::now(), steady::duration::zero()));
     return d;
 }
-
-bool connect_failure::cancelled() const noexcept { return ec == net::error::operation_aborted; }
 
 bool is_ip_literal(const std::string& host) {
     boost::system::error_code ec;
@@ -132,7 +132,7 @@ net::awaitable<connect_result<std::unique_ptr<tls_stream>>> tls_handshake(std::u
     if (ec) {
         auto f = fail(connect_failure::step::handshake, ec, "TLS handshake with " + name);
         const long vr = SSL_get_verify_result(s->native_handle());
-        if (!f.timed_out && !f.cancelled() && vr != X509_V_OK) {
+        if (!f.timed_out && vr != X509_V_OK) {
             f.certificate = true;
             f.reason = X509_verify_cert_error_string(vr);
             f.detail = fmt::format("TLS handshake with {}: {}", name, f.reason);

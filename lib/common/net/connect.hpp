@@ -12,7 +12,7 @@
 /// - the certificate must match that name (host-name verification) when verifying.
 ///
 /// The steps report a `connect_failure` naming the step; each client maps it to its own error
-/// codes. A caller's cancellation comes back as `operation_aborted` in `ec`. Runs on the
+/// codes. A caller's cancellation throws `operation_aborted` (§8.4.5). Runs on the
 /// executor given; include only in the .cpp files that open connections (Beast and OpenSSL).
 
 #include <boost/asio/any_io_executor.hpp>
@@ -46,11 +46,9 @@ struct connect_failure {
     step where = step::connect;
     bool timed_out = false;        ///< the step's timeout (or the overall deadline) passed
     bool certificate = false;      ///< handshake: the server's certificate did not verify
-    boost::system::error_code ec;  ///< the underlying error (operation_aborted: cancelled)
+    boost::system::error_code ec;  ///< the underlying error (never operation_aborted: that throws)
     std::string reason;            ///< why, in words: the error's message, "timed out", or OpenSSL's verify reason
     std::string detail;            ///< what failed and why, for the log: "resolving host: <reason>"
-
-    [[nodiscard]] bool cancelled() const noexcept;
 };
 
 template <class T>

@@ -11,6 +11,7 @@
 
 #include "http/client.hpp"
 #include "s3/fault_front.hpp"
+#include "tests/support/fixture_env.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -33,31 +34,13 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-std::map<std::string, std::string> load_env(const char* var, const char* fixture) {
-    const char* dir = std::getenv(var);
-    const std::string path = std::string{dir != nullptr ? dir : ""} + "/env";
-    std::ifstream in{path};
-    if (dir == nullptr || !in) {
-        std::fprintf(stderr, "%s missing: run through ctest (fixture %s)\n", path.c_str(), fixture);
-        const char* ci = std::getenv("CI");
-        std::exit(ci != nullptr && std::string{ci} == "true" ? 1 : 77);
-    }
-    std::map<std::string, std::string> env;
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto eq = line.find('=');
-        if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-    return env;
-}
-
 const std::map<std::string, std::string>& rgw() {
-    static const auto env = load_env("RGW_DIR", "rgw");
+    static const auto env = iss::test::fixture_env("RGW_DIR", "rgw");
     return env;
 }
 
 const std::map<std::string, std::string>& cat() {
-    static const auto env = load_env("ICEBERG_DIR", "iceberg");
+    static const auto env = iss::test::fixture_env("ICEBERG_DIR", "iceberg");
     return env;
 }
 

@@ -5,6 +5,7 @@
 // builders (it names its manifest list, which the catalog does not read, and merges the
 // parent's summary offsets, which is what the commit loop's decisions rest on).
 #include "iceberg/catalog_commit.hpp"
+#include "tests/support/fixture_env.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -23,25 +24,8 @@ using namespace iss::iceberg;
 namespace net = boost::asio;
 namespace json = boost::json;
 
-inline std::map<std::string, std::string> env_file() {
-    const char* dir = std::getenv("ICEBERG_DIR");
-    std::ifstream in{std::string{dir != nullptr ? dir : ""} + "/env"};
-    if (dir == nullptr || !in) {
-        std::fprintf(stderr, "ICEBERG_DIR/env missing: run through ctest (fixture iceberg)\n");
-        const char* ci = std::getenv("CI");
-        std::exit(ci != nullptr && std::string{ci} == "true" ? 1 : 77);
-    }
-    std::map<std::string, std::string> env;
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto eq = line.find('=');
-        if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-    return env;
-}
-
 inline const std::map<std::string, std::string>& cat() {
-    static const auto env = env_file();
+    static const auto env = iss::test::fixture_env("ICEBERG_DIR", "iceberg");
     return env;
 }
 

@@ -15,6 +15,7 @@
 #include "pipeline/adapters/iceberg_table.hpp"
 #include "s3/client.hpp"
 #include "support.hpp"
+#include "tests/support/fixture_env.hpp"
 
 #include "catch2_compat.hpp"
 
@@ -26,17 +27,7 @@ using namespace std::chrono_literals;
 namespace {
 
 const std::map<std::string, std::string>& rgw_env() {
-    static const auto env = [] {
-        const char* dir = std::getenv("RGW_DIR");
-        std::ifstream in{std::string{dir != nullptr ? dir : ""} + "/env"};
-        std::map<std::string, std::string> m;
-        std::string line;
-        while (std::getline(in, line)) {
-            const auto eq = line.find('=');
-            if (eq != std::string::npos) m[line.substr(0, eq)] = line.substr(eq + 1);
-        }
-        return m;
-    }();
+    static const auto env = iss::test::fixture_env("RGW_DIR", "rgw");
     return env;
 }
 

@@ -574,3 +574,15 @@ TEST_CASE("readiness and metrics: a store that gives no answer is named with the
     st.unreachable.reset();  // an answer came
     CHECK(iss::admin::store_problems(st).empty());
 }
+
+TEST_CASE("metrics: the last Iceberg commit's age is read from the injected clock", "[admin][metrics][iceberg]") {
+    iss::manual_clock clk;
+    pl::iceberg_table_stats st;
+    st.last_commit = clk.system_now() - std::chrono::hours{1};
+    iss::admin::metric_sources src;
+    src.iceberg = &st;
+    src.clock = &clk;
+    CHECK(sample_value(iss::admin::render_metrics(src), "iggy_s3_sink_iceberg_last_commit_age_seconds") == 3600.0);
+    clk.advance(std::chrono::seconds{90});
+    CHECK(sample_value(iss::admin::render_metrics(src), "iggy_s3_sink_iceberg_last_commit_age_seconds") == 3690.0);
+}

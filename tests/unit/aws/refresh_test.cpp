@@ -3,6 +3,7 @@
 
 #include "aws/error.hpp"
 #include "run.hpp"
+#include "tests/support/clock_sleeper.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -184,12 +185,16 @@ TEST_CASE("start retries transient failures, then gives up with the provider's e
     manual_clock clk;
     auto p = std::make_shared<counting_provider>(ioc.get_executor(), clk, 100s);
     p->fail = 2;
+    iss::test::clock_sleeper sleeper{clk};
     refresh_options o;
     o.retry = {1ms, 2ms};
+    o.sleeper = &sleeper;
     auto src = std::make_shared<refreshing_source>(ioc.get_executor(), p, clk, o);
     auto r = test::run<result<identity>>(ioc, [&]() { return src->start(false); });
     REQUIRE(r.has_value());
     CHECK(p->fetches == 3);
+    // The two waits went through the sleeper (at least 50 ms each), on the manual clock.
+    CHECK(sleeper.waits == std::vector<std::chrono::milliseconds>(2, 50ms));
     p->fail = 5;
     auto src2 = std::make_shared<refreshing_source>(ioc.get_executor(), p, clk, o);
     auto r2 = test::run<result<identity>>(ioc, [&]() { return src2->start(false); });

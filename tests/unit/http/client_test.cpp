@@ -158,7 +158,7 @@ TEST_CASE("the overall deadline caps every step", "[http]") {
     front.add_rule({"", "/", test::fault::delay, 0, 1, 2000ms});
     http::client c{ioc.get_executor()};  // read step timeout 30 s
     auto r = run<result<http::response>>(ioc, [&]() {
-        return c.send(front_endpoint(front), http::request{}, std::chrono::steady_clock::now() + 100ms);
+        return c.send(front_endpoint(front), http::request{}, 100ms);  // the caller has 100 ms left
     });
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error() == http::errc::timeout);

@@ -10,6 +10,7 @@
 #include "pipeline/ports.hpp"
 #include "pipeline/router.hpp"
 #include "s3/checksum.hpp"
+#include "tests/support/clock_sleeper.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -326,18 +327,7 @@ struct tenant_namer final : pl::key_namer {
     mutable std::atomic<int> encodes{0};  ///< encode calls (a key parse each, on a real namer)
 };
 
-struct clock_sleeper final : pl::sleeper {
-    explicit clock_sleeper(iss::manual_clock& c) : clock_{c} {}
-    int sleeps = 0;
-    pl::task<void> sleep_for(std::chrono::milliseconds d) override {
-        ++sleeps;
-        clock_.advance(d);
-        co_return;
-    }
-
-private:
-    iss::manual_clock& clock_;
-};
+using clock_sleeper = iss::test::clock_sleeper;
 
 struct fake_dead_letters final : pl::dead_letter_sink {
     explicit fake_dead_letters(event_log& log) : log_{log} {}

@@ -8,6 +8,7 @@
 #include "common/log.hpp"
 #include "http/client.hpp"
 #include "s3/fault_front.hpp"
+#include "tests/support/clock_sleeper.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -123,6 +124,47 @@ TEST_CASE("RequestTimeTooSkewed re-signs once with the server's clock offset", "
     REQUIRE(front.requests().size() == 2);
     CHECK(front.requests()[0].headers.get("x-amz-date") == "20231114T221320Z");
     CHECK(front.requests()[1].headers.get("x-amz-date") == "20231114T231320Z");
+}
+
+TEST_CASE("the waits between attempts are the sleeper's, and the deadline is the injected clock's", "[s3][client]") {
+    // A minute of SlowDown with waits of up to 10 s: on the real clock this would take a
+    // minute; here the sleeper moves the manual clock by each wait instead.
+    net::io_context ioc{1};
+    test::fault_front front{ioc.get_executor(), std::nullopt};
+    front.add_rule({"PUT", "/", test::fault::slow_down_503, 0, 10'000});
+    manual_clock clk;
+    iss::test::clock_sleeper sleeper{clk};
+    auto o = options_for(front);
+    o.retry.base = 10s;
+    o.retry.cap = 10s;
+    o.retry.attempts = 10'000;
+    o.retry.deadline = 60s;
+    o.sleeper = &sleeper;
+    s3::client c{ioc.get_executor(), o, clk, 7};
+    const auto start = clk.steady_now();
+    auto r = run<result<s3::put_result>>(ioc, [&]() {
+        std::vector<std::string_view> body{"payload"};
+        return c.put_object("bucket-a", "k", std::move(body), s3::put_options{});
+    });
+    REQUIRE_FALSE(r.has_value());
+    CHECK(s3::status_of(r.error()) == s3::status::retryable);
+    CHECK_THAT(r.error().detail(), Catch::Matchers::ContainsSubstring("(s3.retry.deadline reached)"));
+    // Every wait went through the sleeper, none past the deadline, and the waits are what
+    // moved the clock to it.
+    REQUIRE_FALSE(sleeper.waits.empty());
+    CHECK(c.stats().retries == sleeper.waits.size());
+    std::chrono::milliseconds waited{0};
+    for (const auto w : sleeper.waits) {
+        CHECK(w <= 10s);
+        waited += w;
+    }
+    CHECK(waited == 60s);
+    CHECK(clk.steady_now() - start == 60s);
+    // Each attempt but the first followed a wait; the last wait reached the deadline. (An
+    // attempt left with a few milliseconds may time out before the front sees it.)
+    CHECK(c.stats().attempts == sleeper.waits.size());
+    CHECK(front.requests().size() <= c.stats().attempts);
+    CHECK(front.requests().size() >= 2);
 }
 
 TEST_CASE("an answer slower than the deadline gives up as retryable within the deadline", "[s3][client]") {
