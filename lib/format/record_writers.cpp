@@ -22,11 +22,20 @@ bool looks_typed(std::string_view k) noexcept {
     return false;
 }
 
+/// `before` (the text that ends the previous field and names this one), then `v` in decimal.
+void append_number(std::string& buf, std::string_view before, std::uint64_t v) {
+    buf += before;
+    json::append_uint(buf, v);
+}
+
 /// json_lines (`{...}\n` per record) and json_array (`[`, records separated by `,\n`, `]`).
 class json_writer final : public record_writer {
 public:
     explicit json_writer(const writer_options& o)
-      : array_{o.format == record_format::json_array}, metadata_{o.metadata}, headers_{o.headers}, payload_{o.payload} {}
+        : array_{o.format == record_format::json_array},
+          metadata_{o.metadata},
+          headers_{o.headers},
+          payload_{o.payload} {}
 
     void begin(std::string& out) override {
         records_ = 0;
@@ -86,18 +95,14 @@ void json_writer::append_metadata(const proto::message_view& m, const record_sou
     buf += names_json_;
     // Numbers appended in place: format-string parsing per record cost more than the rest
     // of the metadata (tests/bench/e2e_bench.py --profile).
-    buf += ",\"partition_id\":";
-    json::append_uint(buf, src.partition);
-    buf += ",\"offset\":";
-    json::append_uint(buf, m.offset);
+    append_number(buf, ",\"partition_id\":", src.partition);
+    append_number(buf, ",\"offset\":", m.offset);
     buf += ",\"id\":\"";
     json::append_hex128(buf, m.id);
-    buf += "\",\"timestamp\":";
-    json::append_uint(buf, m.timestamp);
+    append_number(buf, "\",\"timestamp\":", m.timestamp);
     buf += ",\"timestamp_iso\":\"";
     json::append_rfc3339_micros(buf, m.timestamp);
-    buf += "\",\"origin_timestamp\":";
-    json::append_uint(buf, m.origin_timestamp);
+    append_number(buf, "\",\"origin_timestamp\":", m.origin_timestamp);
     buf += ',';
 }
 
@@ -184,7 +189,7 @@ private:
 class table_record_writer final : public record_writer {
 public:
     table_record_writer(std::vector<column> cols, std::unique_ptr<table_writer> table)
-      : rows_{std::move(cols)}, table_{std::move(table)} {}
+        : rows_{std::move(cols)}, table_{std::move(table)} {}
     void begin(std::string& out) override { table_->begin(out); }
     result<void> append(const proto::message_view& m, const record_source& src, std::string& out) override {
         auto row = rows_.read(m, src.stream, src.topic, src.partition);
@@ -208,12 +213,14 @@ std::unique_ptr<record_writer> make_record_writer(const writer_options& o) {
         case record_format::json_array: break;
         case record_format::raw: return std::make_unique<raw_writer>(o.separator);
         case record_format::csv:
-            return std::make_unique<table_record_writer>(effective_schema(o), make_csv_writer(effective_schema(o), o.csv));
+            return std::make_unique<table_record_writer>(effective_schema(o),
+                                                         make_csv_writer(effective_schema(o), o.csv));
         case record_format::parquet:
             return std::make_unique<table_record_writer>(effective_schema(o),
                                                          make_parquet_writer(effective_schema(o), o.parquet));
         case record_format::avro:
-            return std::make_unique<table_record_writer>(effective_schema(o), make_avro_writer(effective_schema(o), o.avro));
+            return std::make_unique<table_record_writer>(effective_schema(o),
+                                                         make_avro_writer(effective_schema(o), o.avro));
     }
     return std::make_unique<json_writer>(o);
 }

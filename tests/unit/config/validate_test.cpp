@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
 #include <tuple>
+#include <utility>
 
 using namespace iss::config;
 using namespace std::chrono_literals;
@@ -723,4 +725,36 @@ TEST_CASE("iceberg: auth keys per type, timestamp_ms refused", "[config][validat
                   "iceberg: {catalog: {uri: 'http://c'}, partition_by: ['day(timestamp)', 'identity(topic)']}\n",
               test::fixed_env({}));
     CHECK(validate(l.config).empty());
+}
+
+TEST_CASE("a refusal names the values the loader reads: one table per choice", "[config][validate]") {
+    // The loader's "must be one of ..." and validation's refusal list the same names (the
+    // schema's choice table), so what the refusal suggests is what the file may say.
+    const auto listed = [](std::string_view yaml_tail, std::string_view path) {
+        auto l = parse(test::minimal_yaml() + std::string{yaml_tail}, test::fixed_env({}));
+        REQUIRE(l.problems.size() == 1);
+        CHECK(l.problems[0].path == path);
+        const std::string& m = l.problems[0].message;
+        const auto from = m.find("one of ") + 7;
+        return m.substr(from, m.find(", not ") - from);
+    };
+    const std::string parquet = listed("format: {parquet: {compression: lz4}}\n", "format.parquet.compression");
+    const std::string avro = listed("format: {avro: {codec: bzip2}}\n", "format.avro.codec");
+    CHECK(parquet == "snappy, zstd, gzip, none");
+    auto c = valid();
+    c.format.compression = iss::format::compression::gzip;
+    c.format.type = iss::format::record_format::parquet;
+    CHECK(mentions(only_problem(c), "format.compression", "format.parquet.compression (" + parquet + ")"));
+    c.format.type = iss::format::record_format::avro;
+    CHECK(mentions(only_problem(c), "format.compression", "format.avro.codec (" + avro + ")"));
+    // Every name the refusal lists loads into the module's own value, which prints back as it.
+    for (const auto& [name, codec] :
+         {std::pair{"snappy", iss::format::parquet_codec::snappy}, std::pair{"zstd", iss::format::parquet_codec::zstd},
+          std::pair{"gzip", iss::format::parquet_codec::gzip}, std::pair{"none", iss::format::parquet_codec::none}}) {
+        auto l = parse(test::minimal_yaml() + "format: {type: parquet, parquet: {compression: " + name + "}}\n",
+                       test::fixed_env({}));
+        REQUIRE(l.problems.empty());
+        CHECK(l.config.format.parquet.compression == codec);
+        CHECK(to_yaml(l.config).find(std::string{"compression: "} + name) != std::string::npos);
+    }
 }
