@@ -2,12 +2,14 @@
 // Avro object container framing (avro_container.hpp cites the specification).
 #include "format/avro_container.hpp"
 
+#include <avro.h>
 #include <snappy-c.h>
 #include <xxhash.h>
 #include <zlib.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 namespace iss::format::avro_ocf {
 
@@ -42,6 +44,20 @@ bool inflate_raw(std::string_view in, std::string& out) {
 }
 
 }  // namespace
+
+void append_datum(std::string& out, ::avro_value& v) {
+    const auto check = [](int rc) {
+        if (rc != 0) throw std::runtime_error{std::string{"avro: "} + avro_strerror()};
+    };
+    std::size_t size = 0;
+    check(avro_value_sizeof(&v, &size));
+    const std::size_t at = out.size();
+    out.resize(at + size);
+    avro_writer_t w = avro_writer_memory(out.data() + at, static_cast<int64_t>(size));
+    const int rc = avro_value_write(w, &v);
+    avro_writer_free(w);
+    check(rc);
+}
 
 void put_long(std::string& out, std::int64_t v) {
     auto z = (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
