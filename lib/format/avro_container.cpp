@@ -2,6 +2,8 @@
 // Avro object container framing (avro_container.hpp cites the specification).
 #include "format/avro_container.hpp"
 
+#include "format/compressor.hpp"
+
 #include <avro.h>
 #include <snappy-c.h>
 #include <xxhash.h>
@@ -118,16 +120,7 @@ void write_block(std::string& out, std::uint64_t count, std::string_view datums,
     switch (codec) {
         case avro_codec::null: break;
         case avro_codec::deflate: {
-            z_stream z{};
-            if (deflateInit2(&z, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) std::abort();
-            scratch.resize(deflateBound(&z, datums.size()) + 16);
-            z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(datums.data()));
-            z.avail_in = static_cast<uInt>(datums.size());
-            z.next_out = reinterpret_cast<Bytef*>(scratch.data());
-            z.avail_out = static_cast<uInt>(scratch.size());
-            if (deflate(&z, Z_FINISH) != Z_STREAM_END) std::abort();
-            scratch.resize(z.total_out);
-            deflateEnd(&z);
+            zlib_deflate(datums, scratch, 6, -15);  // raw deflate (RFC 1951), as the spec asks
             data = scratch;
             break;
         }
