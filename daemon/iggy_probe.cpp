@@ -95,7 +95,7 @@ net::awaitable<int> probe_iggy(const config::sink_config& c) {
                        stream, topic);
         }
     }
-    if (c.delivery.on_bad_message == config::bad_message_policy::dead_letter) {
+    if (c.delivery.on_bad_message == pipeline::bad_message_policy::dead_letter) {
         auto t = co_await topic_line(c.delivery.dead_letter.stream, c.delivery.dead_letter.topic, "dead-letter topic");
         if (t)
             fmt::print("iggy dead-letter topic {}/{}: ok\n", c.delivery.dead_letter.stream,

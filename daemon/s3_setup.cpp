@@ -76,7 +76,7 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
     s3_setup out;
     out.store = &owner->store;
     out.client = &owner->client;
-    if (c.s3.conditional_writes == config::conditional_writes::off) {
+    if (c.s3.conditional_writes == pipeline::conditional_writes::off) {
         log.warn("s3.conditional_writes: off: no capability probe, no If-None-Match");
     } else {
         const auto key = s3::probe_key(c.s3.prefix, std::random_device{}());
@@ -111,10 +111,10 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
         out.crc32c_verified = r.crc32c_verified;
         out.crc32c_detail = r.crc32c_detail;
     }
-    if (c.s3.checksum == config::checksum_kind::automatic) {
+    if (!c.s3.checksum) {
         // conditional_writes: off means no probe at start (the store is not asked anything
         // before the first upload): MD5, which every store checks.
-        if (c.s3.conditional_writes == config::conditional_writes::off)
+        if (c.s3.conditional_writes == pipeline::conditional_writes::off)
             out.crc32c_detail = "s3.conditional_writes: off: the store is not probed";
         owner->client.use_checksum(s3::automatic_checksum(out.crc32c_verified));
     }

@@ -10,28 +10,14 @@ s3::client_options s3_options(const config::sink_config& c) {
     s3::client_options o;
     o.endpoint = s.endpoint;
     o.region = s.region.get();
-    switch (s.path_style) {
-        case config::path_style::automatic: o.style = s3::addressing::automatic; break;
-        case config::path_style::path: o.style = s3::addressing::path; break;
-        case config::path_style::virtual_hosted: o.style = s3::addressing::virtual_hosted; break;
-    }
+    o.style = s.path_style;
     o.credentials = {s.access_key_id, s.secret_access_key, s.session_token};
-    switch (s.checksum) {
-        case config::checksum_kind::md5: o.checksum = s3::checksum_kind::md5; break;
-        case config::checksum_kind::crc32c: o.checksum = s3::checksum_kind::crc32c; break;
-        case config::checksum_kind::none: o.checksum = s3::checksum_kind::none; break;
-        // auto: Content-MD5 until the probe shows the store verifies CRC-32C (daemon/s3_setup.cpp).
-        case config::checksum_kind::automatic: o.checksum = s3::checksum_kind::md5; break;
-    }
-    switch (s.payload_signing) {
-        case config::payload_signing::signed_payload: o.payload = s3::payload_signing::signed_payload; break;
-        case config::payload_signing::unsigned_payload: o.payload = s3::payload_signing::unsigned_payload; break;
-        // auto leans on the body checksum: with s3.checksum: none only the signature is left.
-        case config::payload_signing::automatic:
-            o.payload = s.checksum == config::checksum_kind::none ? s3::payload_signing::signed_payload
-                                                                  : s3::automatic_payload_signing(s.endpoint);
-            break;
-    }
+    // auto: Content-MD5 until the probe shows the store verifies CRC-32C (daemon/s3_setup.cpp).
+    o.checksum = s.checksum.value_or(s3::checksum_kind::md5);
+    // auto leans on the body checksum: with s3.checksum: none only the signature is left.
+    if (s.payload_signing) o.payload = *s.payload_signing;
+    else if (s.checksum == s3::checksum_kind::none) o.payload = s3::payload_signing::signed_payload;
+    else o.payload = s3::automatic_payload_signing(s.endpoint);
     o.part_size = s.part_size;
     o.retry.attempts = s.retry.attempts;
     o.retry.base = s.retry.base;
@@ -44,13 +30,7 @@ s3::client_options s3_options(const config::sink_config& c) {
     o.http.timeout.resolve = s.timeouts.connect;
     o.http.timeout.write = s.timeouts.request;
     o.http.timeout.read = s.timeouts.request;
-    switch (s.sse.type) {
-        case config::sse_type::none: o.objects.sse.type = s3::sse_type::none; break;
-        case config::sse_type::aes256: o.objects.sse.type = s3::sse_type::aes256; break;
-        case config::sse_type::kms: o.objects.sse.type = s3::sse_type::kms; break;
-        case config::sse_type::kms_dsse: o.objects.sse.type = s3::sse_type::kms_dsse; break;
-        case config::sse_type::customer: o.objects.sse.type = s3::sse_type::customer; break;
-    }
+    o.objects.sse.type = s.sse.type;
     o.objects.sse.kms_key_id = s.sse.kms_key_id;
     o.objects.sse.kms_context = s.sse.kms_context;
     o.objects.sse.bucket_key_enabled = s.sse.bucket_key_enabled;
@@ -63,11 +43,12 @@ s3::client_options s3_options(const config::sink_config& c) {
 }
 
 std::string describe_checksum(const config::sink_config& c, s3::capability crc32c_verified, std::string_view detail) {
-    switch (c.s3.checksum) {
-        case config::checksum_kind::md5: return "md5 (set in the configuration)";
-        case config::checksum_kind::crc32c: return "crc32c (set in the configuration)";
-        case config::checksum_kind::none: return "none (set in the configuration: no body checksum)";
-        case config::checksum_kind::automatic: break;
+    if (c.s3.checksum) {
+        switch (*c.s3.checksum) {
+            case s3::checksum_kind::md5: return "md5 (set in the configuration)";
+            case s3::checksum_kind::crc32c: return "crc32c (set in the configuration)";
+            case s3::checksum_kind::none: return "none (set in the configuration: no body checksum)";
+        }
     }
     if (s3::automatic_checksum(crc32c_verified) == s3::checksum_kind::crc32c)
         return "auto: crc32c (the store refused a wrong x-amz-checksum-crc32c)";
@@ -77,15 +58,11 @@ std::string describe_checksum(const config::sink_config& c, s3::capability crc32
 std::string describe_payload_signing(const config::sink_config& c) {
     const bool unsigned_payload = s3_options(c).payload == s3::payload_signing::unsigned_payload;
     const std::string_view what = unsigned_payload ? "UNSIGNED-PAYLOAD" : "signed (the body's SHA-256)";
-    switch (c.s3.payload_signing) {
-        case config::payload_signing::signed_payload:
-        case config::payload_signing::unsigned_payload: return fmt::format("{} (set in the configuration)", what);
-        case config::payload_signing::automatic: break;
-    }
+    if (c.s3.payload_signing) return fmt::format("{} (set in the configuration)", what);
     if (unsigned_payload)
         return fmt::format("auto: {} ({}: TLS and the body checksum protect the body)", what,
                            c.s3.endpoint.empty() ? "AWS, over https" : "https endpoint");
-    if (c.s3.checksum == config::checksum_kind::none)
+    if (c.s3.checksum == s3::checksum_kind::none)
         return fmt::format("auto: {} (s3.checksum: none: only the signature protects the body)", what);
     return fmt::format("auto: {} (plain http endpoint: only the signature protects the body in transit)", what);
 }
@@ -112,15 +89,7 @@ http::proxy_options proxy_options(const config::sink_config& c, const aws::env_l
 aws::chain_options credentials_options(const config::sink_config& c, aws::env_lookup env) {
     const auto& s = c.s3;
     aws::chain_options o;
-    switch (s.credentials.source) {
-        case config::credentials_source::automatic: o.source = aws::source_kind::automatic; break;
-        case config::credentials_source::static_keys: o.source = aws::source_kind::static_keys; break;
-        case config::credentials_source::env: o.source = aws::source_kind::env; break;
-        case config::credentials_source::web_identity: o.source = aws::source_kind::web_identity; break;
-        case config::credentials_source::profile: o.source = aws::source_kind::profile; break;
-        case config::credentials_source::container: o.source = aws::source_kind::container; break;
-        case config::credentials_source::imds: o.source = aws::source_kind::imds; break;
-    }
+    o.source = s.credentials.source;
     // Keys the loader took from AWS_* are the chain's `env` step, so logs name the right source.
     if (!s.keys_from_env || o.source == aws::source_kind::static_keys)
         o.static_keys = {s.access_key_id, s.secret_access_key, s.session_token};

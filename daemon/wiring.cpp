@@ -18,48 +18,23 @@ namespace iss::app {
 
 format::writer_options writer_options(const config::sink_config& c) {
     format::writer_options o;
-    switch (c.format.type) {
-        case config::format_type::json_lines: o.format = format::record_format::json_lines; break;
-        case config::format_type::json_array: o.format = format::record_format::json_array; break;
-        case config::format_type::raw: o.format = format::record_format::raw; break;
-        case config::format_type::csv: o.format = format::record_format::csv; break;
-        case config::format_type::parquet: o.format = format::record_format::parquet; break;
-        case config::format_type::avro: o.format = format::record_format::avro; break;
-    }
-    switch (c.format.compression) {
-        case config::compression::none: o.compression = format::compression::none; break;
-        case config::compression::gzip: o.compression = format::compression::gzip; break;
-        case config::compression::zstd: o.compression = format::compression::zstd; break;
-    }
+    o.format = c.format.type;
+    o.compression = c.format.compression;
     o.level = static_cast<int>(c.format.compression_level);
     o.metadata = c.format.metadata;
     o.headers = c.format.headers;
-    switch (c.format.payload) {
-        case config::payload_mode::automatic: o.payload = format::payload_mode::automatic; break;
-        case config::payload_mode::json: o.payload = format::payload_mode::json; break;
-        case config::payload_mode::string: o.payload = format::payload_mode::string; break;
-        case config::payload_mode::base64: o.payload = format::payload_mode::base64; break;
-    }
+    o.payload = c.format.payload;
     o.separator = c.format.separator;
     for (const auto& s : c.format.schema) {
         format::column col;
         if (format::make_column(s.name, s.type, s.from, s.nullable, col).empty()) o.schema.push_back(std::move(col));
     }
-    switch (c.format.parquet.compression) {
-        case config::parquet_compression::snappy: o.parquet.codec = format::parquet_codec::snappy; break;
-        case config::parquet_compression::zstd: o.parquet.codec = format::parquet_codec::zstd; break;
-        case config::parquet_compression::gzip: o.parquet.codec = format::parquet_codec::gzip; break;
-        case config::parquet_compression::none: o.parquet.codec = format::parquet_codec::none; break;
-    }
+    o.parquet.codec = c.format.parquet.compression;
     o.parquet.row_group_size = c.format.parquet.row_group_size;
     o.parquet.created_by = fmt::format("iggy-s3-sink version {}", iss::version);
     if (!c.format.csv.delimiter.empty()) o.csv.delimiter = c.format.csv.delimiter.front();
     o.csv.null_text = c.format.csv.null;
-    switch (c.format.avro.codec) {
-        case config::avro_codec::null: o.avro.codec = format::avro_codec::null; break;
-        case config::avro_codec::deflate: o.avro.codec = format::avro_codec::deflate; break;
-        case config::avro_codec::snappy: o.avro.codec = format::avro_codec::snappy; break;
-    }
+    o.avro.codec = c.format.avro.codec;
     // An Iceberg table's data files carry the field ids of the table's schema (Iceberg spec,
     // Appendix A, "Parquet"); config::validate checked that every column has an Iceberg type.
     if (c.iceberg.enabled && o.format == format::record_format::parquet) {
@@ -116,12 +91,7 @@ result<iggy::client_options> iggy_options(const config::sink_config& c) {
     // interval, and a dropped group member loses its partitions (and our buffers). Pings are
     // tiny: send them often enough for any sane heartbeat interval (>= 1 s).
     o.ping_interval = std::chrono::milliseconds{500};
-    switch (c.iggy.protocol) {
-        case config::protocol_version::automatic: o.protocol = iggy::wire_protocol::automatic; break;
-        case config::protocol_version::v0_8: o.protocol = iggy::wire_protocol::g1_0_8; break;
-        case config::protocol_version::v0_9: o.protocol = iggy::wire_protocol::g2_0_9; break;
-        case config::protocol_version::v0_10: o.protocol = iggy::wire_protocol::g2_0_10; break;
-    }
+    o.protocol = c.iggy.protocol;
     return o;
 }
 
@@ -144,27 +114,14 @@ pipeline::consumer_mode consumer_mode(const config::sink_config& c) {
     return c.iggy.group_mode() ? pipeline::consumer_mode::group : pipeline::consumer_mode::single;
 }
 
-pipeline::conditional_writes conditional_writes(const config::sink_config& c) {
-    switch (c.s3.conditional_writes) {
-        case config::conditional_writes::automatic: return pipeline::conditional_writes::auto_detect;
-        case config::conditional_writes::required: return pipeline::conditional_writes::required;
-        case config::conditional_writes::off: return pipeline::conditional_writes::off;
-    }
-    return pipeline::conditional_writes::auto_detect;
-}
+pipeline::conditional_writes conditional_writes(const config::sink_config& c) { return c.s3.conditional_writes; }
 
 pipeline::writer_options delivery_options(const config::sink_config& c, pipeline::delivery_plan plan) {
     pipeline::writer_options o;
     o.part_size = c.s3.part_size;
     o.mode = consumer_mode(c);
     o.plan = std::move(plan);
-    switch (c.delivery.on_bad_message) {
-        case config::bad_message_policy::fail: o.on_bad_message = pipeline::bad_message_policy::fail; break;
-        case config::bad_message_policy::skip: o.on_bad_message = pipeline::bad_message_policy::skip; break;
-        case config::bad_message_policy::dead_letter:
-            o.on_bad_message = pipeline::bad_message_policy::dead_letter;
-            break;
-    }
+    o.on_bad_message = c.delivery.on_bad_message;
     o.retry_backoff = {c.s3.retry.base, c.s3.retry.cap};
     o.spool_dir = c.memory.spool_dir;
     o.max_open_objects = c.rotation.max_open_objects;
@@ -207,12 +164,7 @@ iceberg::catalog_options catalog_options(const config::sink_config& c,
     o.uri = cat.uri;
     o.warehouse = cat.warehouse;
     o.prefix = cat.prefix;
-    switch (cat.auth.type) {
-        case config::catalog_auth::none: o.auth.kind = iceberg::auth_kind::none; break;
-        case config::catalog_auth::bearer: o.auth.kind = iceberg::auth_kind::bearer; break;
-        case config::catalog_auth::oauth2: o.auth.kind = iceberg::auth_kind::oauth2; break;
-        case config::catalog_auth::sigv4: o.auth.kind = iceberg::auth_kind::sigv4; break;
-    }
+    o.auth.kind = cat.auth.type;
     o.auth.token = iceberg::catalog_secret{cat.auth.token.reveal()};
     o.auth.client_id = cat.auth.client_id;
     o.auth.client_secret = iceberg::catalog_secret{cat.auth.client_secret.reveal()};

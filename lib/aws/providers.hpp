@@ -24,6 +24,7 @@
 /// IMDSv2: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/configuring-instance-metadata-service.html.
 
 #include "aws/credentials.hpp"
+#include "aws/source_kind.hpp"
 #include "common/clock.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -37,10 +38,6 @@ class client;
 }
 
 namespace iss::aws {
-
-/// Which source to use: the chain, or one of its steps pinned.
-enum class source_kind : std::uint8_t { automatic, static_keys, env, web_identity, profile, container, imds };
-[[nodiscard]] std::string_view to_string(source_kind k) noexcept;
 
 /// `s3.assume_role`: STS AssumeRole on top of the base credentials. Empty role_arn: none.
 struct assume_role_options {

@@ -3,7 +3,9 @@
 /// \file
 /// The daemon's configuration: one YAML file -> `sink_config`, plain structs that mirror the
 /// YAML schema (docs/architecture.md §8.6). The daemon maps these sections to each module's own
-/// `*_options` struct; no module reads this struct itself.
+/// `*_options` struct; no module reads this struct itself. A choice (`format.type`,
+/// `s3.sse.type`, ...) is held as the module's own enum, which the schema's choice table names
+/// (`schema.hpp`), so the daemon copies it across without a mapping of its own.
 ///
 /// Loading (`parse`, `load_file`) and checking (`validate`) are separate and pure: both
 /// collect *every* problem, each with its YAML path (`rotation.max_records: must be > 0`),
@@ -26,9 +28,18 @@
 /// `iceberg.catalog.auth.token`, `iceberg.catalog.auth.client_secret`) are
 /// `iss::secret` values: `to_yaml` and every formatter print them as `****`.
 
+#include "aws/source_kind.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/types.hpp"
+#include "format/compressor.hpp"
+#include "format/table.hpp"
+#include "format/writer.hpp"
+#include "iceberg/catalog_protocol.hpp"
+#include "pipeline/types.hpp"
+#include "proto/negotiation.hpp"
+#include "s3/checksum.hpp"
+#include "s3/request.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -48,39 +59,10 @@ inline constexpr std::uint64_t kib = 1024;
 inline constexpr std::uint64_t mib = 1024 * kib;
 inline constexpr std::uint64_t gib = 1024 * mib;
 
-/// Which Iggy wire protocol to speak (docs/architecture.md §4).
-enum class protocol_version : std::uint8_t { automatic, v0_8, v0_9, v0_10 /* provisional */ };
-/// S3 addressing: `auto` (virtual-hosted for AWS, path style for a custom endpoint or a
-/// bucket name with dots), `true` (path style), `false` (virtual-hosted).
-enum class path_style : std::uint8_t { automatic, path, virtual_hosted };
-/// The one checksum sent with each upload request; `automatic`: CRC-32C where the start-up
-/// probe shows the store verifies it, else Content-MD5.
-enum class checksum_kind : std::uint8_t { md5, crc32c, none, automatic };
-/// SigV4 payload signing: a signed SHA-256 of the body, or UNSIGNED-PAYLOAD (TLS only);
-/// `automatic`: unsigned over https, signed over plain http.
-enum class payload_signing : std::uint8_t { signed_payload, unsigned_payload, automatic };
-/// Conditional writes (`If-None-Match: *`): probed at start (`auto`), required (refuse to
-/// start without them), or not used (`off`).
-enum class conditional_writes : std::uint8_t { automatic, required, off };
-enum class format_type : std::uint8_t { json_lines, json_array, raw, csv, parquet, avro };
-/// `format.parquet.compression`: Parquet compresses each page inside the file.
-enum class parquet_compression : std::uint8_t { snappy, zstd, gzip, none };
-/// `format.avro.codec`: Avro compresses each block inside the file.
-enum class avro_codec : std::uint8_t { null, deflate, snappy };
-/// `s3.credentials.source`: the chain, or one step of it pinned.
-enum class credentials_source : std::uint8_t { automatic, static_keys, env, web_identity, profile, container, imds };
-/// `s3.sse.type`.
-enum class sse_type : std::uint8_t { none, aes256, kms, kms_dsse, customer };
-enum class compression : std::uint8_t { none, gzip, zstd };
-/// How a payload goes into the JSON envelope.
-enum class payload_mode : std::uint8_t { automatic, json, string, base64 };
-enum class bad_message_policy : std::uint8_t { fail, skip, dead_letter };
 /// `iggy.on_offset_reset`: a partition whose next offset lies past its newest offset (the topic
 /// was deleted and created again). `fail`: stop that partition (docs/operations.md, Faults).
+/// The pipeline has no policy type of its own (`fail` is the only behaviour it has).
 enum class offset_reset_policy : std::uint8_t { fail };
-
-/// `iceberg.catalog.auth.type`: how requests to the REST catalog are authenticated.
-enum class catalog_auth : std::uint8_t { none, bearer, oauth2, sigv4 };
 
 /// `iggy.tls`
 struct iggy_tls_section {
@@ -108,9 +90,9 @@ struct iggy_section {
     std::string consumer_group = "s3-sink";  ///< consumer group name (group mode)
     std::string consumer;                    ///< non-empty: single consumer with this name
     poll_section poll;
-    bool verify_checksum = true;                  ///< check each message's XXH3 checksum
-    std::uint64_t max_response_bytes = 64 * mib;  ///< largest poll reply accepted (bytes)
-    protocol_version protocol = protocol_version::automatic;
+    bool verify_checksum = true;                                      ///< check each message's XXH3 checksum
+    std::uint64_t max_response_bytes = 64 * mib;                      ///< largest poll reply accepted (bytes)
+    proto::wire_protocol protocol = proto::wire_protocol::automatic;  ///< the Iggy wire protocol
     offset_reset_policy on_offset_reset = offset_reset_policy::fail;  ///< a topic created again
 
     /// True in consumer-group mode (no `consumer:` given).
@@ -148,7 +130,7 @@ struct s3_retry_section {
 };
 
 struct s3_credentials_section {
-    config::credentials_source source = config::credentials_source::automatic;
+    aws::source_kind source = aws::source_kind::automatic;  ///< the chain, or one step of it pinned
     friend bool operator==(const s3_credentials_section&, const s3_credentials_section&) = default;
 };
 
@@ -163,7 +145,7 @@ struct s3_assume_role_section {
 
 /// `s3.sse`: server-side encryption of every object.
 struct s3_sse_section {
-    config::sse_type type = config::sse_type::none;
+    s3::sse_type type = s3::sse_type::none;
     std::string kms_key_id;
     std::string kms_context;  ///< JSON object
     bool bucket_key_enabled = false;
@@ -176,16 +158,24 @@ struct s3_section {
     bucket_name bucket;
     region_name region{"us-east-1"};
     std::string endpoint;  ///< empty: AWS; else http(s)://host[:port]
-    config::path_style path_style = config::path_style::automatic;
+    /// `auto` (virtual-hosted for AWS, path style for a custom endpoint or a bucket name with
+    /// dots), `true` (path style), `false` (virtual-hosted).
+    s3::addressing path_style = s3::addressing::automatic;
     std::string prefix = "iggy";               ///< `{prefix}` in naming.key
     iss::access_key_id access_key_id;          ///< default: env AWS_ACCESS_KEY_ID
     iss::secret_access_key secret_access_key;  ///< default: env AWS_SECRET_ACCESS_KEY
     iss::session_token session_token;          ///< default: env AWS_SESSION_TOKEN
     s3_tls_section tls;
     std::uint64_t part_size = 8 * mib;  ///< multipart part size, 5 MiB .. 5 GiB
-    checksum_kind checksum = checksum_kind::automatic;
-    config::payload_signing payload_signing = config::payload_signing::automatic;
-    config::conditional_writes conditional_writes = config::conditional_writes::automatic;
+    /// The one checksum sent with each upload request; nullopt (`auto`): CRC-32C where the
+    /// start-up probe shows the store verifies it, else Content-MD5 (daemon/s3_setup.cpp).
+    std::optional<s3::checksum_kind> checksum;
+    /// SigV4 payload signing; nullopt (`auto`): UNSIGNED-PAYLOAD over https, signed over plain
+    /// http or with `checksum: none` (daemon/s3_wiring.cpp).
+    std::optional<s3::payload_signing> payload_signing;
+    /// Conditional writes (`If-None-Match: *`): probed at start (`auto`), required (refuse to
+    /// start without them), or not used (`off`).
+    pipeline::conditional_writes conditional_writes = pipeline::conditional_writes::auto_detect;
     s3_timeouts_section timeouts;
     s3_retry_section retry;
     s3_credentials_section credentials;
@@ -214,7 +204,7 @@ struct schema_column_section {
 
 /// `format.parquet`
 struct parquet_section {
-    parquet_compression compression = parquet_compression::snappy;
+    format::parquet_codec compression = format::parquet_codec::snappy;  ///< each page, inside the file
     std::uint64_t row_group_size = 64 * mib;  ///< uncompressed bytes per row group (memory per open object)
     friend bool operator==(const parquet_section&, const parquet_section&) = default;
 };
@@ -228,18 +218,18 @@ struct csv_section {
 
 /// `format.avro`
 struct avro_section {
-    config::avro_codec codec = config::avro_codec::null;
+    format::avro_codec codec = format::avro_codec::null;  ///< each block, inside the file
     friend bool operator==(const avro_section&, const avro_section&) = default;
 };
 
 /// `format`: the records inside each object.
 struct format_section {
-    format_type type = format_type::json_lines;
-    config::compression compression = config::compression::none;
-    bool metadata = true;  ///< envelope fields besides payload (JSON types)
-    bool headers = true;   ///< the `headers` object (JSON types)
-    payload_mode payload = payload_mode::automatic;
-    std::string separator = "\n";               ///< between payloads (raw only); may be empty
+    format::record_format type = format::record_format::json_lines;
+    format::compression compression = format::compression::none;     ///< of the whole object
+    bool metadata = true;                                            ///< envelope fields besides payload (JSON types)
+    bool headers = true;                                             ///< the `headers` object (JSON types)
+    format::payload_mode payload = format::payload_mode::automatic;  ///< how a payload goes into the JSON envelope
+    std::string separator = "\n";                                    ///< between payloads (raw only); may be empty
     std::uint32_t compression_level = 0;        ///< 0: codec default (gzip 6, zstd 3); gzip 1..9, zstd 1..19
     std::vector<schema_column_section> schema;  ///< typed formats; empty: the envelope schema
     parquet_section parquet;
@@ -298,7 +288,7 @@ struct dead_letter_section {
 };
 
 struct delivery_section {
-    bad_message_policy on_bad_message = bad_message_policy::fail;
+    pipeline::bad_message_policy on_bad_message = pipeline::bad_message_policy::fail;
     dead_letter_section dead_letter;
     friend bool operator==(const delivery_section&, const delivery_section&) = default;
 };
@@ -324,14 +314,14 @@ struct log_section {
 
 /// `iceberg.catalog.auth`
 struct catalog_auth_section {
-    catalog_auth type = catalog_auth::none;
-    iss::catalog_token token;                 ///< bearer: the token (secret)
-    std::string client_id;                    ///< oauth2: client credentials
-    iss::oauth2_client_secret client_secret;  ///< oauth2 (secret)
-    std::string token_endpoint;               ///< oauth2: empty: the catalog's `v1/oauth/tokens`
-    std::string scope = "catalog";            ///< oauth2: the scope asked for
-    std::string signing_name;                 ///< sigv4: the service name (`s3tables`, `glue`)
-    std::string signing_region;               ///< sigv4: empty: s3.region
+    iceberg::auth_kind type = iceberg::auth_kind::none;  ///< how catalog requests are authenticated
+    iss::catalog_token token;                            ///< bearer: the token (secret)
+    std::string client_id;                               ///< oauth2: client credentials
+    iss::oauth2_client_secret client_secret;             ///< oauth2 (secret)
+    std::string token_endpoint;                          ///< oauth2: empty: the catalog's `v1/oauth/tokens`
+    std::string scope = "catalog";                       ///< oauth2: the scope asked for
+    std::string signing_name;                            ///< sigv4: the service name (`s3tables`, `glue`)
+    std::string signing_region;                          ///< sigv4: empty: s3.region
     friend bool operator==(const catalog_auth_section&, const catalog_auth_section&) = default;
 };
 

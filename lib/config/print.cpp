@@ -46,13 +46,6 @@ std::string_view type_name() {
     else return "integer";
 }
 
-template <class E>
-std::string_view choice_name(E v, std::span<const detail::choice<E>> choices) {
-    for (const auto& c : choices)
-        if (c.value == v) return c.name;
-    return "?";
-}
-
 std::string bare_or_quoted(std::string_view s) {
     if (!s.empty() && s.front() >= '0' && s.front() <= '9') return quote(s);
     return std::string{s};
@@ -103,7 +96,7 @@ public:
 
     template <class E>
     void choice(std::string_view key, E value, std::span<const detail::choice<E>> choices, std::string_view) {
-        line(fmt::format("{}: {}", key, bare_or_quoted(choice_name(value, choices))));
+        line(fmt::format("{}: {}", key, bare_or_quoted(detail::choice_name(value, choices))));
     }
 
     void strings(std::string_view key, const std::vector<std::string>& v, std::string_view, std::string_view = {}) {
@@ -191,7 +184,7 @@ public:
 
     template <class E>
     void choice(std::string_view key, E value, std::span<const detail::choice<E>> choices, std::string_view help) {
-        add(key, detail::choice_names(choices, " | "), std::string{choice_name(value, choices)}, help);
+        add(key, detail::choice_names(choices, " | "), std::string{detail::choice_name(value, choices)}, help);
     }
 
     void strings(std::string_view key, const std::vector<std::string>&, std::string_view help,

@@ -27,6 +27,7 @@
 #include "config/config.hpp"
 
 #include <array>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,70 +51,80 @@ struct choice {
     E value;
 };
 
-inline constexpr std::array<choice<protocol_version>, 4> protocol_choices{{{"auto", protocol_version::automatic},
-                                                                           {"0.8", protocol_version::v0_8},
-                                                                           {"0.9", protocol_version::v0_9},
-                                                                           {"0.10", protocol_version::v0_10}}};
+// One table per choice: the YAML names of the module's own enum values (the first name of a
+// value is the one printed and documented; later ones are aliases). The loader reads with it,
+// the printer and the describer write with it, and validation's messages name values with it.
+inline constexpr std::array<choice<proto::wire_protocol>, 4> protocol_choices{
+    {{"auto", proto::wire_protocol::automatic},
+     {"0.8", proto::wire_protocol::g1_0_8},
+     {"0.9", proto::wire_protocol::g2_0_9},
+     {"0.10", proto::wire_protocol::g2_0_10}}};
 inline constexpr std::array<choice<offset_reset_policy>, 1> offset_reset_choices{{{"fail", offset_reset_policy::fail}}};
-inline constexpr std::array<choice<path_style>, 7> path_style_choices{{{"auto", path_style::automatic},
-                                                                       {"true", path_style::path},
-                                                                       {"false", path_style::virtual_hosted},
-                                                                       {"yes", path_style::path},
-                                                                       {"no", path_style::virtual_hosted},
-                                                                       {"on", path_style::path},
-                                                                       {"off", path_style::virtual_hosted}}};
-inline constexpr std::array<choice<checksum_kind>, 4> checksum_choices{{{"auto", checksum_kind::automatic},
-                                                                        {"md5", checksum_kind::md5},
-                                                                        {"crc32c", checksum_kind::crc32c},
-                                                                        {"none", checksum_kind::none}}};
-inline constexpr std::array<choice<payload_signing>, 3> payload_signing_choices{
-    {{"auto", payload_signing::automatic},
-     {"signed", payload_signing::signed_payload},
-     {"unsigned", payload_signing::unsigned_payload}}};
-inline constexpr std::array<choice<conditional_writes>, 3> conditional_writes_choices{
-    {{"auto", conditional_writes::automatic},
-     {"required", conditional_writes::required},
-     {"off", conditional_writes::off}}};
-inline constexpr std::array<choice<format_type>, 6> format_type_choices{{{"json_lines", format_type::json_lines},
-                                                                         {"json_array", format_type::json_array},
-                                                                         {"raw", format_type::raw},
-                                                                         {"csv", format_type::csv},
-                                                                         {"parquet", format_type::parquet},
-                                                                         {"avro", format_type::avro}}};
-inline constexpr std::array<choice<parquet_compression>, 4> parquet_compression_choices{
-    {{"snappy", parquet_compression::snappy},
-     {"zstd", parquet_compression::zstd},
-     {"gzip", parquet_compression::gzip},
-     {"none", parquet_compression::none}}};
-inline constexpr std::array<choice<avro_codec>, 3> avro_codec_choices{
-    {{"null", avro_codec::null}, {"deflate", avro_codec::deflate}, {"snappy", avro_codec::snappy}}};
-inline constexpr std::array<choice<credentials_source>, 7> credentials_source_choices{
-    {{"auto", credentials_source::automatic},
-     {"static", credentials_source::static_keys},
-     {"env", credentials_source::env},
-     {"web_identity", credentials_source::web_identity},
-     {"profile", credentials_source::profile},
-     {"container", credentials_source::container},
-     {"imds", credentials_source::imds}}};
-inline constexpr std::array<choice<sse_type>, 5> sse_type_choices{{{"none", sse_type::none},
-                                                                   {"AES256", sse_type::aes256},
-                                                                   {"aws:kms", sse_type::kms},
-                                                                   {"aws:kms:dsse", sse_type::kms_dsse},
-                                                                   {"customer", sse_type::customer}}};
-inline constexpr std::array<choice<compression>, 3> compression_choices{
-    {{"none", compression::none}, {"gzip", compression::gzip}, {"zstd", compression::zstd}}};
-inline constexpr std::array<choice<payload_mode>, 4> payload_mode_choices{{{"auto", payload_mode::automatic},
-                                                                           {"json", payload_mode::json},
-                                                                           {"string", payload_mode::string},
-                                                                           {"base64", payload_mode::base64}}};
-inline constexpr std::array<choice<bad_message_policy>, 3> bad_message_choices{
-    {{"fail", bad_message_policy::fail},
-     {"skip", bad_message_policy::skip},
-     {"dead_letter", bad_message_policy::dead_letter}}};
-inline constexpr std::array<choice<catalog_auth>, 4> catalog_auth_choices{{{"none", catalog_auth::none},
-                                                                           {"bearer", catalog_auth::bearer},
-                                                                           {"oauth2", catalog_auth::oauth2},
-                                                                           {"sigv4", catalog_auth::sigv4}}};
+inline constexpr std::array<choice<s3::addressing>, 7> path_style_choices{{{"auto", s3::addressing::automatic},
+                                                                           {"true", s3::addressing::path},
+                                                                           {"false", s3::addressing::virtual_hosted},
+                                                                           {"yes", s3::addressing::path},
+                                                                           {"no", s3::addressing::virtual_hosted},
+                                                                           {"on", s3::addressing::path},
+                                                                           {"off", s3::addressing::virtual_hosted}}};
+/// `auto` is no value of s3::checksum_kind: the daemon decides after the start-up probe.
+inline constexpr std::array<choice<std::optional<s3::checksum_kind>>, 4> checksum_choices{
+    {{"auto", std::nullopt},
+     {"md5", s3::checksum_kind::md5},
+     {"crc32c", s3::checksum_kind::crc32c},
+     {"none", s3::checksum_kind::none}}};
+/// `auto` is no value of s3::payload_signing: the daemon decides from the endpoint.
+inline constexpr std::array<choice<std::optional<s3::payload_signing>>, 3> payload_signing_choices{
+    {{"auto", std::nullopt},
+     {"signed", s3::payload_signing::signed_payload},
+     {"unsigned", s3::payload_signing::unsigned_payload}}};
+inline constexpr std::array<choice<pipeline::conditional_writes>, 3> conditional_writes_choices{
+    {{"auto", pipeline::conditional_writes::auto_detect},
+     {"required", pipeline::conditional_writes::required},
+     {"off", pipeline::conditional_writes::off}}};
+inline constexpr std::array<choice<format::record_format>, 6> format_type_choices{
+    {{"json_lines", format::record_format::json_lines},
+     {"json_array", format::record_format::json_array},
+     {"raw", format::record_format::raw},
+     {"csv", format::record_format::csv},
+     {"parquet", format::record_format::parquet},
+     {"avro", format::record_format::avro}}};
+inline constexpr std::array<choice<format::parquet_codec>, 4> parquet_compression_choices{
+    {{"snappy", format::parquet_codec::snappy},
+     {"zstd", format::parquet_codec::zstd},
+     {"gzip", format::parquet_codec::gzip},
+     {"none", format::parquet_codec::none}}};
+inline constexpr std::array<choice<format::avro_codec>, 3> avro_codec_choices{{{"null", format::avro_codec::null},
+                                                                               {"deflate", format::avro_codec::deflate},
+                                                                               {"snappy", format::avro_codec::snappy}}};
+inline constexpr std::array<choice<aws::source_kind>, 7> credentials_source_choices{
+    {{"auto", aws::source_kind::automatic},
+     {"static", aws::source_kind::static_keys},
+     {"env", aws::source_kind::env},
+     {"web_identity", aws::source_kind::web_identity},
+     {"profile", aws::source_kind::profile},
+     {"container", aws::source_kind::container},
+     {"imds", aws::source_kind::imds}}};
+inline constexpr std::array<choice<s3::sse_type>, 5> sse_type_choices{{{"none", s3::sse_type::none},
+                                                                       {"AES256", s3::sse_type::aes256},
+                                                                       {"aws:kms", s3::sse_type::kms},
+                                                                       {"aws:kms:dsse", s3::sse_type::kms_dsse},
+                                                                       {"customer", s3::sse_type::customer}}};
+inline constexpr std::array<choice<format::compression>, 3> compression_choices{
+    {{"none", format::compression::none}, {"gzip", format::compression::gzip}, {"zstd", format::compression::zstd}}};
+inline constexpr std::array<choice<format::payload_mode>, 4> payload_mode_choices{
+    {{"auto", format::payload_mode::automatic},
+     {"json", format::payload_mode::json},
+     {"string", format::payload_mode::string},
+     {"base64", format::payload_mode::base64}}};
+inline constexpr std::array<choice<pipeline::bad_message_policy>, 3> bad_message_choices{
+    {{"fail", pipeline::bad_message_policy::fail},
+     {"skip", pipeline::bad_message_policy::skip},
+     {"dead_letter", pipeline::bad_message_policy::dead_letter}}};
+inline constexpr std::array<choice<iceberg::auth_kind>, 4> catalog_auth_choices{{{"none", iceberg::auth_kind::none},
+                                                                                 {"bearer", iceberg::auth_kind::bearer},
+                                                                                 {"oauth2", iceberg::auth_kind::oauth2},
+                                                                                 {"sigv4", iceberg::auth_kind::sigv4}}};
 inline constexpr std::array<choice<log::level>, 6> log_level_choices{{{"trace", log::level::trace},
                                                                       {"debug", log::level::debug},
                                                                       {"info", log::level::info},
@@ -144,6 +155,18 @@ std::string choice_names(std::span<const choice<E>> choices, std::string_view se
 template <class E, std::size_t N>
 std::span<const choice<E>> table(const std::array<choice<E>, N>& a) {
     return {a.data(), a.size()};
+}
+
+/// The (first) name of `v` in its table; "?" for a value the table lacks (a bug).
+template <class E>
+std::string_view choice_name(E v, std::span<const choice<E>> choices) {
+    for (const auto& c : choices)
+        if (c.value == v) return c.name;
+    return "?";
+}
+template <class E, std::size_t N>
+std::string_view choice_name(E v, const std::array<choice<E>, N>& a) {
+    return choice_name(v, table(a));
 }
 
 /// The `iggy:` section and `sources:`.

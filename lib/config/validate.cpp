@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // validate(): every rule a well-typed sink_config can break, each with its YAML path (the s3
 // section's rules in validate_s3.cpp).
+#include "config/schema.hpp"
 #include "config/validate_internal.hpp"
 #include "format/key_fields.hpp"
 #include "format/key_template.hpp"
@@ -134,31 +135,35 @@ void check_sources(collector& add, const sink_config& c) {
 }
 
 void check_format(collector& add, const format_section& f) {
-    if (f.type != format_type::raw && f.separator != "\n")
+    if (f.type != format::record_format::raw && f.separator != "\n")
         add("format.separator", "applies only to format.type raw (JSON records are separated by the format itself)");
-    if (f.compression == compression::none && f.compression_level != 0) {
-        if (f.type == format_type::parquet || f.type == format_type::avro)
+    if (f.compression == format::compression::none && f.compression_level != 0) {
+        if (f.type == format::record_format::parquet || f.type == format::record_format::avro)
             add("format.compression_level",
                 "applies only to format.compression (gzip, zstd); {} compresses inside the file at its codec's "
                 "default level: remove format.compression_level",
-                f.type == format_type::parquet ? "Parquet (format.parquet.compression)" : "Avro (format.avro.codec)");
+                f.type == format::record_format::parquet ? "Parquet (format.parquet.compression)"
+                                                         : "Avro (format.avro.codec)");
         else add("format.compression_level", "is set but format.compression is none");
     }
-    if (f.compression == compression::gzip && f.compression_level > 9)
+    if (f.compression == format::compression::gzip && f.compression_level > 9)
         add("format.compression_level", "must be 0 (default) or 1..9 for gzip, not {}", f.compression_level);
-    if (f.compression == compression::zstd && f.compression_level > 19)
+    if (f.compression == format::compression::zstd && f.compression_level > 19)
         add("format.compression_level", "must be 0 (default) or 1..19 for zstd, not {}", f.compression_level);
-    if (f.type == format_type::raw && f.payload != payload_mode::automatic)
+    if (f.type == format::record_format::raw && f.payload != format::payload_mode::automatic)
         add("format.payload", "applies only to the JSON types; raw writes payload bytes as they are");
-    const bool typed = f.type == format_type::csv || f.type == format_type::parquet || f.type == format_type::avro;
-    if (f.type == format_type::parquet && f.compression != compression::none)
+    const bool typed = f.type == format::record_format::csv || f.type == format::record_format::parquet ||
+                       f.type == format::record_format::avro;
+    if (f.type == format::record_format::parquet && f.compression != format::compression::none)
         add("format.compression",
             "is refused for format.type parquet, which compresses inside the file: set "
-            "format.parquet.compression (snappy, zstd, gzip, none) and leave format.compression none");
-    if (f.type == format_type::avro && f.compression != compression::none)
+            "format.parquet.compression ({}) and leave format.compression none",
+            choice_names(table(parquet_compression_choices), ", "));
+    if (f.type == format::record_format::avro && f.compression != format::compression::none)
         add("format.compression",
             "is refused for format.type avro, which compresses inside the file: set "
-            "format.avro.codec (null, deflate, snappy) and leave format.compression none");
+            "format.avro.codec ({}) and leave format.compression none",
+            choice_names(table(avro_codec_choices), ", "));
     if (!typed && !f.schema.empty()) add("format.schema", "applies only to format.type csv, parquet and avro");
     std::vector<format::column> cols;
     for (std::size_t i = 0; i < f.schema.size(); ++i) {
@@ -173,7 +178,7 @@ void check_format(collector& add, const format_section& f) {
         cols.push_back(std::move(col));
     }
     for (const std::string& p : format::check_schema(cols)) add("format.schema", "{}", p);
-    if (f.type == format_type::avro)
+    if (f.type == format::record_format::avro)
         for (std::size_t i = 0; i < f.schema.size(); ++i) {
             const std::string& n = f.schema[i].name;
             const bool ok = !n.empty() && (std::isalpha(static_cast<unsigned char>(n[0])) != 0 || n[0] == '_') &&
@@ -232,9 +237,7 @@ void check_rotation(collector& add, const sink_config& c) {
 /// format.compression none).
 std::uint64_t codec_memory(const format_section& f) {
     format::writer_options o;
-    o.compression = f.compression == compression::gzip   ? format::compression::gzip
-                    : f.compression == compression::zstd ? format::compression::zstd
-                                                         : format::compression::none;
+    o.compression = f.compression;
     o.level = f.compression_level;
     return format::codec_memory(o);
 }
@@ -244,8 +247,9 @@ std::string mib_text(std::uint64_t bytes) {
     return fmt::format("{:.1f}MiB", static_cast<double>(bytes) / static_cast<double>(mib));
 }
 
-const char* codec_name(const format_section& f) noexcept {
-    return f.compression == compression::zstd ? "zstd" : "gzip";
+/// "gzip" or "zstd", as format.compression names it.
+std::string_view codec_name(const format_section& f) noexcept {
+    return choice_name(f.compression, compression_choices);
 }
 
 void check_memory(collector& add, const sink_config& c) {
@@ -384,7 +388,7 @@ void check_admin(collector& add, const admin_section& a) {
 
 void check_delivery(collector& add, const sink_config& c) {
     const auto& d = c.delivery;
-    if (d.on_bad_message == bad_message_policy::dead_letter) {
+    if (d.on_bad_message == pipeline::bad_message_policy::dead_letter) {
         check_name(add, "delivery.dead_letter.stream", d.dead_letter.stream, "stream");
         check_name(add, "delivery.dead_letter.topic", d.dead_letter.topic, "topic");
     } else if (!d.dead_letter.empty() && (d.dead_letter.stream.empty() || d.dead_letter.topic.empty())) {
@@ -470,7 +474,7 @@ void memory_warnings(std::vector<problem>& out, const sink_config& c) {
 std::vector<problem> warnings(const sink_config& c) {
     auto out = naming_warnings(c);
     memory_warnings(out, c);
-    if (c.s3.checksum == checksum_kind::none && c.s3.payload_signing == payload_signing::unsigned_payload)
+    if (c.s3.checksum == s3::checksum_kind::none && c.s3.payload_signing == s3::payload_signing::unsigned_payload)
         out.push_back(problem{"s3.checksum",
                               "none with s3.payload_signing unsigned: nothing but TLS checks the bodies (no checksum, "
                               "no signed SHA-256), so a body corrupted before encryption is stored as it is; use "

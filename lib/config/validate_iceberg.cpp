@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `iceberg` section's rules (lib/config/validate.cpp calls check_iceberg). The partition
 // transforms and the column types are checked by lib/iceberg, which defines them.
+#include "config/schema.hpp"
 #include "config/validate_internal.hpp"
 #include "format/schema.hpp"
 #include "iceberg/partition.hpp"
@@ -12,27 +13,7 @@ namespace {
 
 bool http_url(std::string_view u) { return u.starts_with("http://") || u.starts_with("https://"); }
 
-std::string_view format_name(format_type t) {
-    switch (t) {
-        case format_type::json_lines: return "json_lines";
-        case format_type::json_array: return "json_array";
-        case format_type::raw: return "raw";
-        case format_type::csv: return "csv";
-        case format_type::parquet: return "parquet";
-        case format_type::avro: return "avro";
-    }
-    return "?";
-}
-
-std::string_view auth_name(catalog_auth t) {
-    switch (t) {
-        case catalog_auth::none: return "none";
-        case catalog_auth::bearer: return "bearer";
-        case catalog_auth::oauth2: return "oauth2";
-        case catalog_auth::sigv4: return "sigv4";
-    }
-    return "?";
-}
+std::string_view auth_name(iceberg::auth_kind t) { return choice_name(t, catalog_auth_choices); }
 
 /// A key of another auth type than the one set is a mistake (a half-edited file: the secret
 /// meant for one scheme lying unused, or the type left at none): named, never ignored.
@@ -41,15 +22,15 @@ void check_stray_auth_keys(collector& add, const catalog_auth_section& a, const 
     const struct {
         const char* key;
         bool set;
-        catalog_auth used_by;
+        iceberg::auth_kind used_by;
     } keys[] = {
-        {"token", !a.token.reveal().empty(), catalog_auth::bearer},
-        {"client_id", !a.client_id.empty(), catalog_auth::oauth2},
-        {"client_secret", !a.client_secret.reveal().empty(), catalog_auth::oauth2},
-        {"token_endpoint", !a.token_endpoint.empty(), catalog_auth::oauth2},
-        {"scope", a.scope != defaults.scope, catalog_auth::oauth2},
-        {"signing_name", !a.signing_name.empty(), catalog_auth::sigv4},
-        {"signing_region", !a.signing_region.empty(), catalog_auth::sigv4},
+        {"token", !a.token.reveal().empty(), iceberg::auth_kind::bearer},
+        {"client_id", !a.client_id.empty(), iceberg::auth_kind::oauth2},
+        {"client_secret", !a.client_secret.reveal().empty(), iceberg::auth_kind::oauth2},
+        {"token_endpoint", !a.token_endpoint.empty(), iceberg::auth_kind::oauth2},
+        {"scope", a.scope != defaults.scope, iceberg::auth_kind::oauth2},
+        {"signing_name", !a.signing_name.empty(), iceberg::auth_kind::sigv4},
+        {"signing_region", !a.signing_region.empty(), iceberg::auth_kind::sigv4},
     };
     for (const auto& k : keys)
         if (k.set && k.used_by != a.type)
@@ -61,18 +42,18 @@ void check_auth(collector& add, const catalog_auth_section& a) {
     const std::string p = "iceberg.catalog.auth";
     check_stray_auth_keys(add, a, p);
     switch (a.type) {
-        case catalog_auth::none: break;
-        case catalog_auth::bearer:
+        case iceberg::auth_kind::none: break;
+        case iceberg::auth_kind::bearer:
             if (a.token.reveal().empty()) add(p + ".token", "is required with auth.type bearer");
             break;
-        case catalog_auth::oauth2:
+        case iceberg::auth_kind::oauth2:
             if (a.client_id.empty()) add(p + ".client_id", "is required with auth.type oauth2");
             if (a.client_secret.reveal().empty()) add(p + ".client_secret", "is required with auth.type oauth2");
             if (!a.token_endpoint.empty() && !http_url(a.token_endpoint))
                 add(p + ".token_endpoint", "must be an http:// or https:// URL, not {:?}", a.token_endpoint);
             if (a.scope.empty()) add(p + ".scope", "must not be empty with auth.type oauth2 (the default is catalog)");
             break;
-        case catalog_auth::sigv4:
+        case iceberg::auth_kind::sigv4:
             if (a.signing_name.empty())
                 add(p + ".signing_name",
                     "is required with auth.type sigv4: s3tables (AWS S3 Tables) or glue (the Glue Iceberg endpoint)");
@@ -99,11 +80,11 @@ void check_table_name(collector& add, const std::string& table) {
 void check_iceberg(collector& add, const sink_config& c) {
     const auto& i = c.iceberg;
     if (!i.enabled) return;
-    if (c.format.type != format_type::parquet)
+    if (c.format.type != format::record_format::parquet)
         add("iceberg",
             "needs format.type parquet, not {}: the objects become the table's data files, and this sink writes "
             "Iceberg data files as Parquet (with the field ids the table's schema gives)",
-            format_name(c.format.type));
+            choice_name(c.format.type, format_type_choices));
     if (i.catalog.uri.empty()) add("iceberg.catalog.uri", "is required: the Iceberg REST catalog's http(s) URL");
     else if (!http_url(i.catalog.uri))
         add("iceberg.catalog.uri", "must be an http:// or https:// URL, not {:?}", i.catalog.uri);

@@ -107,13 +107,13 @@ void check_aws_access(collector& add, const s3_section& s) {
     if (!s.proxy.empty() && !s.proxy.reveal().starts_with("http://"))
         add("s3.proxy", "must be http://[user:password@]host:port (an https:// proxy is not supported)");
     const auto& e = s.sse;
-    const bool kms = e.type == sse_type::kms || e.type == sse_type::kms_dsse;
+    const bool kms = e.type == s3::sse_type::kms || e.type == s3::sse_type::kms_dsse;
     if (!kms && !e.kms_key_id.empty()) add("s3.sse.kms_key_id", "applies only to type aws:kms or aws:kms:dsse");
     if (!kms && !e.kms_context.empty()) add("s3.sse.kms_context", "applies only to type aws:kms or aws:kms:dsse");
     if (!kms && e.bucket_key_enabled) add("s3.sse.bucket_key_enabled", "applies only to type aws:kms or aws:kms:dsse");
     if (!e.kms_context.empty() && (e.kms_context.front() != '{' || e.kms_context.back() != '}'))
         add("s3.sse.kms_context", "must be a JSON object ({{\"key\": \"value\"}})");
-    if (e.type == sse_type::customer) {
+    if (e.type == s3::sse_type::customer) {
         if (e.customer_key.empty())
             add("s3.sse.customer_key", "is required with type customer (a 256-bit key, base64)");
         else if (!is_base64_key256(e.customer_key.reveal()))
@@ -206,9 +206,9 @@ void check_s3(collector& add, const sink_config& c) {
         add("s3.region", "'auto' needs s3.endpoint (it is the region of stores such as Cloudflare R2, not of AWS)");
     else if (s.region.get().find_first_of(" /\t") != std::string::npos)
         add("s3.region", "'{}' is not a region name", s.region.get());
-    if (s.path_style == path_style::virtual_hosted && is_ip_literal(endpoint_host))
+    if (s.path_style == s3::addressing::virtual_hosted && is_ip_literal(endpoint_host))
         add("s3.path_style", "false (virtual-hosted) cannot work with an IP-address endpoint; use true or auto");
-    else if (s.path_style == path_style::virtual_hosted && endpoint_https && bucket.find('.') != std::string::npos)
+    else if (s.path_style == s3::addressing::virtual_hosted && endpoint_https && bucket.find('.') != std::string::npos)
         add("s3.path_style",
             "false (virtual-hosted) with the dotted bucket '{}' over https fails TLS: a wildcard certificate "
             "(*.host) does not match {}.host; use true or auto",
@@ -217,7 +217,7 @@ void check_s3(collector& add, const sink_config& c) {
     if (!valid_utf8(s.prefix)) add("s3.prefix", "must be valid UTF-8");
     // Credentials: with `auto` the chain finds them at start (and says what it tried);
     // static keys are checked here.
-    const bool pinned_static = s.credentials.source == credentials_source::static_keys;
+    const bool pinned_static = s.credentials.source == aws::source_kind::static_keys;
     if (s.access_key_id.get().empty()) {
         if (pinned_static) {
             add("s3.access_key_id", "is required with s3.credentials.source static (set it, or env AWS_ACCESS_KEY_ID)");
@@ -229,14 +229,14 @@ void check_s3(collector& add, const sink_config& c) {
     } else if (s.secret_access_key.empty()) {
         add("s3.secret_access_key", "is required with s3.access_key_id (set it, or env AWS_SECRET_ACCESS_KEY)");
     }
-    if (!s.keys_from_env && !s.access_key_id.get().empty() && s.credentials.source != credentials_source::automatic &&
+    if (!s.keys_from_env && !s.access_key_id.get().empty() && s.credentials.source != aws::source_kind::automatic &&
         !pinned_static)
         add("s3.access_key_id", "is set but s3.credentials.source is not static or auto: the keys would be ignored");
     check_aws_access(add, s);
     if (!s.endpoint.empty() && !endpoint_https) {
         if (!s.tls.ca_file.empty()) add("s3.tls.ca_file", "is set but s3.endpoint is http:// (no TLS)");
         if (s.tls.insecure) add("s3.tls.insecure", "is set but s3.endpoint is http:// (no TLS)");
-        if (s.payload_signing == payload_signing::unsigned_payload)
+        if (s.payload_signing == s3::payload_signing::unsigned_payload)
             add("s3.payload_signing", "unsigned needs https: over http:// the body must be signed");
     }
     if (s.part_size < 5 * mib)

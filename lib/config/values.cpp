@@ -41,6 +41,40 @@ bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
 error bad(std::string what) { return error{errc::invalid_value, std::move(what)}; }
 
+/// A decimal number (`1_000`, `1.5`) read from `s` at `i`, which moves past it.
+struct decimal {
+    u128 whole = 0;
+    u128 frac = 0;  ///< the fraction's digits as an integer, over `den`
+    u128 den = 1;
+    bool any = false;        ///< at least one digit
+    bool too_large = false;  ///< the whole part passed `max_whole` (reading stopped there)
+};
+/// Reads digits (and `_` between them), then a `.` and more digits; fraction digits beyond
+/// `max_den` are dropped.
+decimal read_decimal(std::string_view s, std::size_t& i, u128 max_whole, u128 max_den) {
+    decimal d;
+    for (; i < s.size() && (is_digit(s[i]) || s[i] == '_'); ++i) {
+        if (s[i] == '_') continue;
+        d.any = true;
+        d.whole = d.whole * 10 + static_cast<unsigned>(s[i] - '0');
+        if (d.whole > max_whole) {
+            d.too_large = true;
+            return d;
+        }
+    }
+    if (i < s.size() && s[i] == '.') {
+        ++i;
+        for (; i < s.size() && is_digit(s[i]); ++i) {
+            d.any = true;
+            if (d.den < max_den) {
+                d.frac = d.frac * 10 + static_cast<unsigned>(s[i] - '0');
+                d.den *= 10;
+            }
+        }
+    }
+    return d;
+}
+
 }  // namespace
 
 const boost::system::error_category& config_category() noexcept {
@@ -51,27 +85,10 @@ const boost::system::error_category& config_category() noexcept {
 result<std::uint64_t> parse_size(std::string_view text) {
     const std::string_view s = trim(text);
     std::size_t i = 0;
-    u128 whole = 0;
-    bool any_digit = false;
-    for (; i < s.size() && (is_digit(s[i]) || s[i] == '_'); ++i) {
-        if (s[i] == '_') continue;
-        any_digit = true;
-        whole = whole * 10 + static_cast<unsigned>(s[i] - '0');
-        if (whole > std::numeric_limits<std::uint64_t>::max()) return bad(fmt::format("'{}' is too large", text));
-    }
-    u128 frac = 0;
-    u128 frac_den = 1;
-    if (i < s.size() && s[i] == '.') {
-        ++i;
-        for (; i < s.size() && is_digit(s[i]); ++i) {
-            any_digit = true;
-            if (frac_den < static_cast<u128>(1'000'000'000'000'000'000ULL)) {
-                frac = frac * 10 + static_cast<unsigned>(s[i] - '0');
-                frac_den *= 10;
-            }
-        }
-    }
-    if (!any_digit) return bad(fmt::format("'{}' is not a size (write e.g. 8MiB, 8MB or a number of bytes)", text));
+    const decimal d =
+        read_decimal(s, i, std::numeric_limits<std::uint64_t>::max(), static_cast<u128>(1'000'000'000'000'000'000ULL));
+    if (d.too_large) return bad(fmt::format("'{}' is too large", text));
+    if (!d.any) return bad(fmt::format("'{}' is not a size (write e.g. 8MiB, 8MB or a number of bytes)", text));
     const std::string unit = lower(trim(s.substr(i)));
     static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 11> units{{
         {"", 1},
@@ -88,8 +105,8 @@ result<std::uint64_t> parse_size(std::string_view text) {
     }};
     for (const auto& [name, mult] : units) {
         if (name != unit) continue;
-        const u128 total = whole * mult + frac * mult / frac_den;
-        if (frac * mult % frac_den != 0) return bad(fmt::format("'{}' is not a whole number of bytes", text));
+        const u128 total = d.whole * mult + d.frac * mult / d.den;
+        if (d.frac * mult % d.den != 0) return bad(fmt::format("'{}' is not a whole number of bytes", text));
         if (total > std::numeric_limits<std::uint64_t>::max()) return bad(fmt::format("'{}' is too large", text));
         return static_cast<std::uint64_t>(total);
     }
@@ -129,27 +146,9 @@ result<milliseconds> parse_duration(std::string_view text) {
             continue;
         }
         if (s[i] == '-') return bad(fmt::format("'{}': a duration cannot be negative", text));
-        u128 whole = 0;
-        u128 frac = 0;
-        u128 den = 1;
-        bool any = false;
-        for (; i < s.size() && (is_digit(s[i]) || s[i] == '_'); ++i) {
-            if (s[i] == '_') continue;
-            any = true;
-            whole = whole * 10 + static_cast<unsigned>(s[i] - '0');
-            if (whole > (static_cast<u128>(1) << 64)) return bad(fmt::format("'{}' is too large", text));
-        }
-        if (i < s.size() && s[i] == '.') {
-            ++i;
-            for (; i < s.size() && is_digit(s[i]); ++i) {
-                any = true;
-                if (den < 1'000'000'000'000ULL) {
-                    frac = frac * 10 + static_cast<unsigned>(s[i] - '0');
-                    den *= 10;
-                }
-            }
-        }
-        if (!any) return bad(fmt::format("'{}' is not a duration (write e.g. 250ms, 10s, 10m, 1h, 1d)", text));
+        const decimal d = read_decimal(s, i, static_cast<u128>(1) << 64, 1'000'000'000'000ULL);
+        if (d.too_large) return bad(fmt::format("'{}' is too large", text));
+        if (!d.any) return bad(fmt::format("'{}' is not a duration (write e.g. 250ms, 10s, 10m, 1h, 1d)", text));
         const std::size_t u0 = i;
         while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
         const std::string_view unit = s.substr(u0, i - u0);
@@ -163,7 +162,7 @@ result<milliseconds> parse_duration(std::string_view text) {
         else
             return bad(fmt::format("'{}' has an unknown unit '{}' (units: ms, s, m, h, d; M and Y are not allowed)",
                                    text, unit));
-        total_us += whole * mult_us + frac * mult_us / den;
+        total_us += d.whole * mult_us + d.frac * mult_us / d.den;
         if (total_us > static_cast<u128>(std::numeric_limits<std::int64_t>::max()))
             return bad(fmt::format("'{}' is too large", text));
     }

@@ -101,14 +101,7 @@ public:
             }
             set(v, cols_[i].type, c);
         }
-        std::size_t size = 0;
-        check(avro_value_sizeof(&value_, &size));
-        const std::size_t at = block_.size();
-        block_.resize(at + size);
-        avro_writer_t w = avro_writer_memory(block_.data() + at, static_cast<int64_t>(size));
-        const int rc = avro_value_write(w, &value_);
-        avro_writer_free(w);
-        check(rc);
+        avro_ocf::append_datum(block_, value_);
         ++count_;
         if (block_.size() >= o_.block_size) flush(out);
     }

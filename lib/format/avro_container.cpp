@@ -2,12 +2,16 @@
 // Avro object container framing (avro_container.hpp cites the specification).
 #include "format/avro_container.hpp"
 
+#include "format/compressor.hpp"
+
+#include <avro.h>
 #include <snappy-c.h>
 #include <xxhash.h>
 #include <zlib.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 namespace iss::format::avro_ocf {
 
@@ -42,6 +46,20 @@ bool inflate_raw(std::string_view in, std::string& out) {
 }
 
 }  // namespace
+
+void append_datum(std::string& out, ::avro_value& v) {
+    const auto check = [](int rc) {
+        if (rc != 0) throw std::runtime_error{std::string{"avro: "} + avro_strerror()};
+    };
+    std::size_t size = 0;
+    check(avro_value_sizeof(&v, &size));
+    const std::size_t at = out.size();
+    out.resize(at + size);
+    avro_writer_t w = avro_writer_memory(out.data() + at, static_cast<int64_t>(size));
+    const int rc = avro_value_write(w, &v);
+    avro_writer_free(w);
+    check(rc);
+}
 
 void put_long(std::string& out, std::int64_t v) {
     auto z = (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
@@ -102,16 +120,7 @@ void write_block(std::string& out, std::uint64_t count, std::string_view datums,
     switch (codec) {
         case avro_codec::null: break;
         case avro_codec::deflate: {
-            z_stream z{};
-            if (deflateInit2(&z, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) std::abort();
-            scratch.resize(deflateBound(&z, datums.size()) + 16);
-            z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(datums.data()));
-            z.avail_in = static_cast<uInt>(datums.size());
-            z.next_out = reinterpret_cast<Bytef*>(scratch.data());
-            z.avail_out = static_cast<uInt>(scratch.size());
-            if (deflate(&z, Z_FINISH) != Z_STREAM_END) std::abort();
-            scratch.resize(z.total_out);
-            deflateEnd(&z);
+            zlib_deflate(datums, scratch, 6, -15);  // raw deflate (RFC 1951), as the spec asks
             data = scratch;
             break;
         }

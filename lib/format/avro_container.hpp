@@ -22,7 +22,14 @@
 #include <utility>
 #include <vector>
 
+struct avro_value;  // libavro's avro_value_t (<avro/value.h>)
+
 namespace iss::format::avro_ocf {
+
+/// Appends the binary encoding of one libavro value (one datum of a block) to `out`. Throws
+/// std::runtime_error with libavro's message when libavro fails (a bug: the value was built
+/// from checked rows). Used by the Avro writer and lib/iceberg's manifests.
+void append_datum(std::string& out, ::avro_value& v);
 
 using sync_marker = std::array<char, 16>;
 

@@ -3,6 +3,7 @@
 
 #include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
+#include <zlib.h>
 // For ZSTD_estimateCStreamSize (zstd_compressor_memory): in zstd.h's "advanced" section,
 // exported by the shared library (Debian's libzstd1) and unchanged since zstd 1.3.
 #define ZSTD_STATIC_LINKING_ONLY
@@ -237,6 +238,20 @@ std::uint64_t zstd_compressor_memory(int level) noexcept {
     // The context's workspace for a frame of unknown size (what the streaming API compresses)
     // at this level, as ZSTD_sizeof_CCtx reports it after the first block, and the block.
     return ZSTD_estimateCStreamSize(level) + 2 * ZSTD_CStreamInSize();
+}
+
+void zlib_deflate(std::string_view in, std::string& out, int level, int window_bits) {
+    z_stream z{};
+    if (const int rc = deflateInit2(&z, level, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY); rc != Z_OK)
+        zlib_fatal("deflateInit2", rc);
+    out.resize(deflateBound(&z, in.size()) + 32);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z.avail_in = static_cast<uInt>(in.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    if (const int rc = deflate(&z, Z_FINISH); rc != Z_STREAM_END) zlib_fatal("deflate", rc);
+    out.resize(z.total_out);
+    deflateEnd(&z);
 }
 
 }  // namespace iss::format

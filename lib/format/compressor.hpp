@@ -56,6 +56,11 @@ public:
 /// A zstd compressor; `level` 1 (fast) .. 19 (small), zstd's default 3.
 [[nodiscard]] std::unique_ptr<compressor> make_zstd_compressor(int level = 3);
 
+/// `in` deflated by zlib in one call, replacing `out`: `window_bits` 31 a gzip member (Parquet's
+/// GZIP pages), -15 raw deflate (Avro's `deflate` blocks); `level` 1..9. zlib fails only on a
+/// broken state or no memory: the process stops with a message.
+void zlib_deflate(std::string_view in, std::string& out, int level, int window_bits);
+
 /// Bytes of memory one compressor of `make_gzip_compressor(level)` holds at most: its input
 /// block, 512 KiB once a record has been formatted past the 256 KiB a member takes (the
 /// deflate state is per thread, not per compressor).

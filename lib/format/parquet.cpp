@@ -17,11 +17,11 @@
 // the output, then its buffers are cleared. The footer keeps per row group only the column
 // chunks' metadata.
 
+#include "format/compressor.hpp"
 #include "format/parquet_internal.hpp"
 #include "format/thrift_compact.hpp"
 
 #include <snappy-c.h>
-#include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -326,17 +326,7 @@ private:
             }
             case parquet_codec::gzip: {
                 // GZIP codec: a gzip member (RFC 1952), deflate with the gzip wrapper (windowBits 16+15).
-                z_stream z{};
-                if (deflateInit2(&z, o_.level > 0 ? o_.level : 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-                    std::abort();
-                out.resize(deflateBound(&z, in.size()) + 32);
-                z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-                z.avail_in = static_cast<uInt>(in.size());
-                z.next_out = reinterpret_cast<Bytef*>(out.data());
-                z.avail_out = static_cast<uInt>(out.size());
-                if (deflate(&z, Z_FINISH) != Z_STREAM_END) std::abort();
-                out.resize(z.total_out);
-                deflateEnd(&z);
+                zlib_deflate(in, out, o_.level > 0 ? o_.level : 6, 31);
                 return;
             }
         }

@@ -2,8 +2,8 @@
 #pragma once
 /// \file
 /// The typed formats (Parquet, Avro, CSV) behind one interface: rows of cells
-/// (`schema.hpp`'s `row_reader`) in, the bytes of ONE object out. `format::writer` drives
-/// them; nothing else needs to include this header.
+/// (`schema.hpp`'s `row_reader`) in, the bytes of ONE object out. Each is behind
+/// `format::record_writer` (writer.hpp) with a `row_reader` in front (record_writers.cpp).
 ///
 /// Bytes are deterministic: the same rows give the same object, byte for byte (no clock, no
 /// randomness), so a replay after a crash writes the same object.

@@ -120,6 +120,42 @@ struct record_source {
     std::uint32_t partition = 0;
 };
 
+/// One format's encoding of one object, the one interface every format is behind: json_lines
+/// and json_array (the envelope), raw, and the typed formats (csv, parquet, avro: `row_reader`
+/// turns each message into a row, then their `table_writer` writes it). `writer` drives one
+/// and adds what all formats share: the compression stage and the counters. One object at a
+/// time, reusable (`begin` after `finish`); not thread-safe.
+class record_writer {
+public:
+    virtual ~record_writer() = default;
+    /// Starts an object: json_array `[`; csv the header row; parquet `PAR1`; avro the
+    /// container header; nothing for json_lines and raw.
+    virtual void begin(std::string& out) = 0;
+    /// Appends one record. On error (a bad message) the record is not counted and `out` may
+    /// hold part of it: the caller cuts `out` back. Output may lag (Parquet appends a row
+    /// group once it is full, Avro a block).
+    virtual result<void> append(const proto::message_view& m, const record_source& src, std::string& out) = 0;
+    /// Ends the object: json_array `]`; what parquet and avro hold, and their trailer.
+    virtual void finish(std::string& out) = 0;
+    /// Bytes held for the object and not yet appended to `out` (Parquet's open row group).
+    [[nodiscard]] virtual std::uint64_t buffered_bytes() const noexcept { return 0; }
+    /// True when `append` writes each record whole and at once (JSON, raw), so that `writer`
+    /// formats it straight into a block compressor's input (`compressor::staging`, no copy);
+    /// false: through `compressor::write`, which cuts its input into exact blocks (csv: its
+    /// compressed objects stay byte for byte what they were).
+    [[nodiscard]] virtual bool formats_in_place() const noexcept { return false; }
+    /// Typed formats: the cells of the record the last successful `append` wrote (column
+    /// order, as `row_reader` gave them), valid until the next call; empty otherwise.
+    [[nodiscard]] virtual std::span<const cell> last_row() const noexcept { return {}; }
+    /// After `finish`, typed formats: `table_writer::column_bytes()` (Parquet: bytes stored
+    /// per leaf column); empty otherwise.
+    [[nodiscard]] virtual std::vector<std::int64_t> column_bytes() const { return {}; }
+};
+
+/// The record writer of `o.format` (record_writers.cpp), before compression: the only place
+/// that chooses by format.
+[[nodiscard]] std::unique_ptr<record_writer> make_record_writer(const writer_options& o);
+
 /// Writes one object at a time. Not thread-safe. Holds a payload checker and, with gzip, a
 /// 256 KiB input block (the deflate compressor is shared per thread), or a zstd context and
 /// its 128 KiB input block, reused from object to object.
@@ -147,42 +183,31 @@ public:
     [[nodiscard]] std::uint64_t bytes_out() const noexcept { return bytes_out_; }
     /// Bytes held for the current object and not yet in `out` (Parquet: the open row group,
     /// uncompressed); 0 for the other formats.
-    [[nodiscard]] std::uint64_t buffered_bytes() const noexcept { return table_ ? table_->buffered_bytes() : 0; }
+    [[nodiscard]] std::uint64_t buffered_bytes() const noexcept { return format_->buffered_bytes(); }
     /// Bytes of memory the compressor holds now (compressor::memory: its block and, with
     /// zstd, its context as allocated); at most `codec_memory(options())`.
     [[nodiscard]] std::uint64_t codec_bytes() const noexcept { return compressor_ ? compressor_->memory() : 0; }
     [[nodiscard]] const writer_options& options() const noexcept { return o_; }
     /// Typed formats: the cells of the record the last successful `append` wrote (column
     /// order, as `row_reader` gave them), valid until the next call; empty otherwise.
-    [[nodiscard]] std::span<const cell> last_row() const noexcept { return last_row_; }
+    [[nodiscard]] std::span<const cell> last_row() const noexcept {
+        return format_ ? format_->last_row() : std::span<const cell>{};
+    }
     /// After `finish`, typed formats: `table_writer::column_bytes()` (Parquet: bytes stored
     /// per leaf column); empty otherwise.
     [[nodiscard]] std::vector<std::int64_t> column_bytes() const {
-        return table_ ? table_->column_bytes() : std::vector<std::int64_t>{};
+        return format_ ? format_->column_bytes() : std::vector<std::int64_t>{};
     }
     [[nodiscard]] std::string extension() const { return format::extension(o_); }
     [[nodiscard]] std::string_view content_type() const { return format::content_type(o_); }
 
 private:
-    /// Formats the record into `buf` (appending). On error `buf` may hold a partial record.
-    result<void> format_record(const proto::message_view& m, const record_source& src, std::string& buf);
-    result<void> append_headers(const proto::message_view& m, std::string& buf);
-    result<void> append_payload(const proto::message_view& m, std::string& buf);
     void emit(std::string_view bytes, std::string& out);
 
     writer_options o_;
-    json::payload_checker checker_;
+    std::unique_ptr<record_writer> format_;  ///< the format's encoding, before compression
     std::unique_ptr<compressor> compressor_;
-    std::unique_ptr<table_writer> table_;  ///< typed formats
-    std::unique_ptr<row_reader> rows_;     ///< typed formats
-    std::span<const cell> last_row_;       ///< typed formats: the last row written (in `rows_`)
-    std::string scratch_;                  ///< one formatted record, when compressing
-    /// The envelope's `"stream":"..","topic":".."` as last rendered, and the names it was
-    /// rendered from: a writer sees the same names record after record, so they are escaped
-    /// once, not per record.
-    std::string names_json_;
-    std::string names_stream_;
-    std::string names_topic_;
+    std::string scratch_;  ///< a prologue, an epilogue, or one record formatted for `compressor::write`
     std::uint64_t records_ = 0;
     std::uint64_t bytes_in_ = 0;
     std::uint64_t bytes_out_ = 0;

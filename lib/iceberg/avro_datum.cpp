@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "iceberg/avro_datum.hpp"
 
+#include "format/avro_container.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -25,16 +27,7 @@ avro_datum::~avro_datum() {
 
 void avro_datum::reset() { check(avro_value_reset(&value_)); }
 
-void avro_datum::encode(std::string& block) {
-    std::size_t size = 0;
-    check(avro_value_sizeof(&value_, &size));
-    const std::size_t at = block.size();
-    block.resize(at + size);
-    avro_writer_t w = avro_writer_memory(block.data() + at, static_cast<int64_t>(size));
-    const int rc = avro_value_write(w, &value_);
-    avro_writer_free(w);
-    check(rc);
-}
+void avro_datum::encode(std::string& block) { format::avro_ocf::append_datum(block, value_); }
 
 bool avro_datum::read(avro_reader_t reader) { return avro_value_read(reader, &value_) == 0; }
 

@@ -63,9 +63,6 @@ using task = boost::asio::awaitable<T>;
 /// A catalog bearer token or OAuth2 client secret: prints as `****`.
 using catalog_secret = secret<struct catalog_secret_tag>;
 
-/// How requests to the catalog are authenticated.
-enum class auth_kind { none, bearer, oauth2, sigv4 };
-
 /// `iceberg.catalog.auth`.
 struct catalog_auth_options {
     auth_kind kind = auth_kind::none;

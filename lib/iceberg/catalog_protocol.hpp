@@ -37,6 +37,10 @@
 
 namespace iss::iceberg {
 
+/// How requests to the catalog are authenticated (config `iceberg.catalog.auth.type`;
+/// `catalog_auth_options` in catalog.hpp).
+enum class auth_kind { none, bearer, oauth2, sigv4 };
+
 /// What a catalog call ended with when it did not succeed (see the table above).
 enum class catalog_errc {
     commit_conflict = 1,  ///< 409 on a commit: the table moved (requirements failed); reload and retry

@@ -173,9 +173,6 @@ namespace iss::pipeline {
 /// operations, hand-over).
 enum class consumer_mode { single, group };
 
-/// `s3.conditional_writes`.
-enum class conditional_writes { auto_detect, required, off };
-
 /// What the capability probe found (s3 client probe).
 struct store_capabilities {
     bool conditional_put = false;       ///< PutObject honours If-None-Match: *
@@ -203,9 +200,6 @@ struct delivery_plan {
 /// Checks that `namer` is a function of (partition, first offset) only and distinguishes
 /// first offsets and partitions (docs/architecture.md §3.2); errc::nondeterministic_key otherwise.
 [[nodiscard]] result<void> check_key_namer(const key_namer& namer, const partition_ref& sample);
-
-/// `delivery.on_bad_message`.
-enum class bad_message_policy { fail, skip, dead_letter };
 
 /// Options of one partition writer (the daemon fills them from config).
 struct writer_options {

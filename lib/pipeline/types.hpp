@@ -24,6 +24,14 @@ struct message_view;  // proto/message.hpp
 
 namespace iss::pipeline {
 
+/// `s3.conditional_writes`: probe the store (`auto_detect`), refuse to start without
+/// conditional writes (`required`), or write without them (`off`); `plan_delivery` (delivery.hpp).
+enum class conditional_writes { auto_detect, required, off };
+
+/// `delivery.on_bad_message`: stop the partition, skip the message, or send it to the
+/// dead-letter topic (delivery.hpp, `writer_options::on_bad_message`).
+enum class bad_message_policy { fail, skip, dead_letter };
+
 /// One source partition, by Iggy's own names (users see stream, topic, partition).
 /// Names are used both for keys and as Iggy string identifiers.
 struct partition_ref {

@@ -796,7 +796,7 @@ TEST_CASE("start-up with s3.checksum auto (the default): CRC-32C where a wrong o
         // A store that checks x-amz-checksum-crc32c as AWS does, in front of RGW 16, which does not.
         if (store_checks_crc32c) front.add_rule({"PUT", "", test::fault::verify_crc32c, 0, 1000});
         config::sink_config cfg;
-        REQUIRE(cfg.s3.checksum == config::checksum_kind::automatic);
+        REQUIRE(cfg.s3.checksum == std::nullopt);
         cfg.s3.bucket = bucket_name{unique_bucket("auto-sum")};
         cfg.s3.endpoint = front.url();
         cfg.s3.region = region_name{rgw().at("RGW_REGION")};
@@ -869,7 +869,7 @@ TEST_CASE(
         const bool https = front == &tls_front;
         INFO((https ? "https" : "http"));
         config::sink_config cfg;  // s3.payload_signing and s3.checksum keep their defaults (auto)
-        REQUIRE(cfg.s3.payload_signing == config::payload_signing::automatic);
+        REQUIRE(cfg.s3.payload_signing == std::nullopt);
         cfg.s3.endpoint = front->url();
         cfg.s3.region = region_name{rgw().at("RGW_REGION")};
         cfg.s3.access_key_id = access_key_id{rgw().at("RGW_ACCESS_KEY")};

@@ -58,7 +58,7 @@ TEST_CASE("absent keys keep their defaults", "[config][load]") {
     CHECK(l.config.s3.part_size == d.s3.part_size);
     CHECK(l.config.rotation.max_records == 10'000);
     CHECK(l.config.naming.key == d.naming.key);
-    CHECK(l.config.format.type == format_type::json_lines);
+    CHECK(l.config.format.type == iss::format::record_format::json_lines);
     CHECK(validate(l.config).empty());
 }
 
@@ -220,8 +220,8 @@ TEST_CASE("words YAML 1.1 would turn into booleans stay words", "[config][load]"
                    test::fixed_env({}));
     INFO(dump(l.problems));
     REQUIRE(l.problems.empty());
-    CHECK(l.config.s3.conditional_writes == conditional_writes::off);
-    CHECK(l.config.s3.path_style == path_style::virtual_hosted);
+    CHECK(l.config.s3.conditional_writes == iss::pipeline::conditional_writes::off);
+    CHECK(l.config.s3.path_style == iss::s3::addressing::virtual_hosted);
     CHECK(l.config.sources[0].stream == "no");
     CHECK(l.config.sources[0].topics == std::vector<std::string>{"on", "007"});
 }
@@ -265,11 +265,11 @@ TEST_CASE("AWS access keys load: credentials source, assume_role, sse, tags and 
     INFO(dump(l.problems));
     REQUIRE(l.problems.empty());
     const auto& s = l.config.s3;
-    CHECK(s.credentials.source == credentials_source::web_identity);
+    CHECK(s.credentials.source == iss::aws::source_kind::web_identity);
     CHECK(s.assume_role.role_arn == "arn:aws:iam::123:role/w");
     CHECK(s.assume_role.duration == 30min);
     CHECK(s.proxy.reveal() == "http://u:pw@proxy:3128");
-    CHECK(s.sse.type == sse_type::kms);
+    CHECK(s.sse.type == iss::s3::sse_type::kms);
     CHECK(s.sse.bucket_key_enabled);
     CHECK(s.tags.at("team") == "data");
     CHECK(s.tags.size() == 2);

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
 #include <tuple>
+#include <utility>
 
 using namespace iss::config;
 using namespace std::chrono_literals;
@@ -36,7 +38,7 @@ bool mentions(const problem& p, std::string_view path, std::string_view text) {
 TEST_CASE("validation reports every problem at once", "[config][validate]") {
     sink_config c;  // nothing set: no bucket, no sources, no password (credentials: the chain looks at start)
     c.rotation.max_records = 0;
-    c.s3.credentials.source = credentials_source::static_keys;  // pinned static: the keys are required
+    c.s3.credentials.source = iss::aws::source_kind::static_keys;  // pinned static: the keys are required
     c.s3.part_size = 1 * mib;
     const auto ps = validate(c);
     std::vector<std::string> paths;
@@ -120,12 +122,12 @@ TEST_CASE("s3 rules", "[config][validate]") {
     CHECK(mentions(only_problem(c), "s3.endpoint", "http:// or https://"));
     c = valid();
     c.s3.endpoint = "http://127.0.0.1:7480";
-    c.s3.path_style = path_style::virtual_hosted;
+    c.s3.path_style = iss::s3::addressing::virtual_hosted;
     CHECK(mentions(only_problem(c), "s3.path_style", "IP-address endpoint"));
-    c.s3.path_style = path_style::automatic;
-    c.s3.payload_signing = payload_signing::unsigned_payload;
+    c.s3.path_style = iss::s3::addressing::automatic;
+    c.s3.payload_signing = iss::s3::payload_signing::unsigned_payload;
     CHECK(mentions(only_problem(c), "s3.payload_signing", "needs https"));
-    c.s3.payload_signing = payload_signing::signed_payload;
+    c.s3.payload_signing = iss::s3::payload_signing::signed_payload;
     c.s3.tls.ca_file = "/ca.pem";
     CHECK(mentions(only_problem(c), "s3.tls.ca_file", "http://"));
     c = valid();
@@ -169,27 +171,27 @@ TEST_CASE("the retry deadline stays under the group hand-over", "[config][valida
 
 TEST_CASE("format rules", "[config][validate]") {
     auto c = valid();
-    c.format.compression = compression::zstd;
+    c.format.compression = iss::format::compression::zstd;
     CHECK(validate(c).empty());
     c.format.compression_level = 19;
     CHECK(validate(c).empty());
     c.format.compression_level = 20;
     CHECK(mentions(only_problem(c), "format.compression_level", "1..19"));
-    c.format.compression = compression::gzip;
+    c.format.compression = iss::format::compression::gzip;
     c.format.compression_level = 10;
     CHECK(mentions(only_problem(c), "format.compression_level", "1..9"));
     c.format.compression_level = 1;
     CHECK(validate(c).empty());
-    c.format.compression = compression::none;
+    c.format.compression = iss::format::compression::none;
     CHECK(mentions(only_problem(c), "format.compression_level", "compression is none"));
     c = valid();
     c.format.separator = "|";
     CHECK(mentions(only_problem(c), "format.separator", "raw"));
-    c.format.type = format_type::raw;
+    c.format.type = iss::format::record_format::raw;
     CHECK(validate(c).empty());
     c.format.separator = "";
     CHECK(validate(c).empty());
-    c.format.payload = payload_mode::json;
+    c.format.payload = iss::format::payload_mode::json;
     CHECK(mentions(only_problem(c), "format.payload", "JSON types"));
 }
 
@@ -255,13 +257,13 @@ TEST_CASE("naming: keys longer than S3 allows", "[config][validate]") {
 
 TEST_CASE("delivery rules", "[config][validate]") {
     auto c = valid();
-    c.delivery.on_bad_message = bad_message_policy::dead_letter;
+    c.delivery.on_bad_message = iss::pipeline::bad_message_policy::dead_letter;
     CHECK(validate(c).size() == 2);  // stream and topic required
     c.delivery.dead_letter = {"app", "requests"};
     CHECK(mentions(only_problem(c), "delivery.dead_letter.topic", "one of the sources"));
     c.delivery.dead_letter = {"app", "s3-dead-letter"};
     CHECK(validate(c).empty());
-    c.delivery.on_bad_message = bad_message_policy::fail;
+    c.delivery.on_bad_message = iss::pipeline::bad_message_policy::fail;
     c.delivery.dead_letter = {"app", ""};
     CHECK(mentions(only_problem(c), "delivery.dead_letter", "both stream and topic"));
 }
@@ -382,7 +384,7 @@ TEST_CASE("the remaining rules, one mutation each", "[config][validate]") {
         {"dotted bucket, virtual-hosted, https",
          [](sink_config& c) {
              c.s3.bucket = iss::bucket_name{"my.lake"};
-             c.s3.path_style = path_style::virtual_hosted;
+             c.s3.path_style = iss::s3::addressing::virtual_hosted;
          },
          "s3.path_style", "fails TLS"},
         {"region with a space", [](sink_config& c) { c.s3.region = iss::region_name{"us east"}; }, "s3.region",
@@ -402,7 +404,7 @@ TEST_CASE("the remaining rules, one mutation each", "[config][validate]") {
          "divide a day"},
         {"dead letter stream name",
          [](sink_config& c) {
-             c.delivery.on_bad_message = bad_message_policy::dead_letter;
+             c.delivery.on_bad_message = iss::pipeline::bad_message_policy::dead_letter;
              c.delivery.dead_letter = {std::string(256, 's'), "dlq"};
          },
          "delivery.dead_letter.stream", "at most 255"},
@@ -417,15 +419,15 @@ TEST_CASE("the remaining rules, one mutation each", "[config][validate]") {
 
 TEST_CASE("typed formats: compression refused for parquet and avro, schema problems by path", "[config][validate]") {
     auto c = valid();
-    c.format.type = format_type::parquet;
+    c.format.type = iss::format::record_format::parquet;
     CHECK(validate(c).empty());
-    c.format.compression = compression::gzip;
+    c.format.compression = iss::format::compression::gzip;
     CHECK(mentions(only_problem(c), "format.compression", "format.parquet.compression"));
-    c.format.type = format_type::avro;
+    c.format.type = iss::format::record_format::avro;
     CHECK(mentions(only_problem(c), "format.compression", "format.avro.codec"));
-    c.format.type = format_type::csv;
+    c.format.type = iss::format::record_format::csv;
     CHECK(validate(c).empty());  // csv is compressed like JSON
-    c.format.compression = compression::none;
+    c.format.compression = iss::format::compression::none;
     c.format.schema = {{"status", "int32", "payload:status", true}, {"when", "timestamp_ms", "payload:ts", false}};
     CHECK(validate(c).empty());
     c.format.schema.push_back({"status", "integer", "payload:", true});
@@ -434,9 +436,9 @@ TEST_CASE("typed formats: compression refused for parquet and avro, schema probl
     for (const auto& p : ps) paths.push_back(p.path);
     CHECK(paths == std::vector<std::string>{"format.schema[2].type", "format.schema[2].from", "format.schema"});
     c.format.schema.pop_back();
-    c.format.type = format_type::json_lines;
+    c.format.type = iss::format::record_format::json_lines;
     CHECK(mentions(only_problem(c), "format.schema", "applies only to format.type csv, parquet and avro"));
-    c.format.type = format_type::avro;
+    c.format.type = iss::format::record_format::avro;
     c.format.schema[0].name = "1st-col";
     CHECK(mentions(only_problem(c), "format.schema[0].name", "not an Avro name"));
     c.format.schema[0].name = "status";
@@ -452,10 +454,10 @@ TEST_CASE("credentials and object options are checked at start, each problem nam
     c.s3.access_key_id = {};
     c.s3.secret_access_key = {};
     CHECK(validate(c).empty());  // auto: the chain looks at start
-    c.s3.credentials.source = credentials_source::static_keys;
+    c.s3.credentials.source = iss::aws::source_kind::static_keys;
     CHECK(validate(c).size() == 2);  // both keys named
     const std::vector<std::tuple<std::string, std::function<void(sink_config&)>, std::string, std::string>> cases{
-        {"pinned other source with keys", [](sink_config& x) { x.s3.credentials.source = credentials_source::imds; },
+        {"pinned other source with keys", [](sink_config& x) { x.s3.credentials.source = iss::aws::source_kind::imds; },
          "s3.access_key_id", "ignored"},
         {"role arn", [](sink_config& x) { x.s3.assume_role.role_arn = "role/sink"; }, "s3.assume_role.role_arn", "ARN"},
         {"duration",
@@ -469,16 +471,16 @@ TEST_CASE("credentials and object options are checked at start, each problem nam
         {"https proxy", [](sink_config& x) { x.s3.proxy = iss::proxy_url{"https://p:443"}; }, "s3.proxy", "http://"},
         {"customer key length",
          [](sink_config& x) {
-             x.s3.sse.type = sse_type::customer;
+             x.s3.sse.type = iss::s3::sse_type::customer;
              x.s3.sse.customer_key = iss::sse_customer_key{"c2hvcnQ="};
          },
          "s3.sse.customer_key", "32 bytes"},
-        {"customer key missing", [](sink_config& x) { x.s3.sse.type = sse_type::customer; }, "s3.sse.customer_key",
-         "required"},
+        {"customer key missing", [](sink_config& x) { x.s3.sse.type = iss::s3::sse_type::customer; },
+         "s3.sse.customer_key", "required"},
         {"kms key without kms", [](sink_config& x) { x.s3.sse.kms_key_id = "k"; }, "s3.sse.kms_key_id", "aws:kms"},
         {"kms context not json",
          [](sink_config& x) {
-             x.s3.sse.type = sse_type::kms;
+             x.s3.sse.type = iss::s3::sse_type::kms;
              x.s3.sse.kms_context = "a=b";
          },
          "s3.sse.kms_context", "JSON"},
@@ -497,7 +499,7 @@ TEST_CASE("credentials and object options are checked at start, each problem nam
         CHECK(mentions(only_problem(x), path, text));
     }
     auto ok = valid();
-    ok.s3.sse.type = sse_type::customer;
+    ok.s3.sse.type = iss::s3::sse_type::customer;
     ok.s3.sse.customer_key = iss::sse_customer_key{"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="};
     ok.s3.tags = {{"team", "data"}};
     CHECK(validate(ok).empty());
@@ -546,7 +548,7 @@ TEST_CASE("check-config warns when the finest time field is finer than the rotat
 
 TEST_CASE("a compressor's state per open object is weighed against memory.max_buffered", "[config][validate]") {
     auto c = valid();
-    c.format.compression = compression::zstd;
+    c.format.compression = iss::format::compression::zstd;
     c.format.compression_level = 9;  // 17 MiB per open object: 15 fit in 256 MiB
     CHECK(validate(c).empty());
     CHECK(warnings(c).empty());
@@ -564,7 +566,7 @@ TEST_CASE("a compressor's state per open object is weighed against memory.max_bu
     CHECK(warnings(c).empty());
     // Parquet and Avro compress inside: a level there is refused with what to do.
     c = valid();
-    c.format.type = format_type::parquet;
+    c.format.type = iss::format::record_format::parquet;
     c.format.compression_level = 9;
     CHECK(mentions(only_problem(c), "format.compression_level", "remove format.compression_level"));
     // Each warning once (a key with minutes and a budget below one part).
@@ -578,14 +580,14 @@ TEST_CASE("a compressor's state per open object is weighed against memory.max_bu
 TEST_CASE("check-config warns when nothing but TLS checks the bodies", "[config][validate]") {
     auto c = valid();
     c.s3.endpoint = "https://s3.example.com";
-    c.s3.checksum = checksum_kind::none;
+    c.s3.checksum = iss::s3::checksum_kind::none;
     CHECK(warnings(c).empty());  // payload_signing auto: signed (the body keeps one check)
-    c.s3.payload_signing = payload_signing::unsigned_payload;
+    c.s3.payload_signing = iss::s3::payload_signing::unsigned_payload;
     CHECK(validate(c).empty());
     const auto w = warnings(c);
     REQUIRE(w.size() == 1);
     CHECK(mentions(w[0], "s3.checksum", "nothing but TLS checks the bodies"));
-    c.s3.checksum = checksum_kind::crc32c;
+    c.s3.checksum = iss::s3::checksum_kind::crc32c;
     CHECK(warnings(c).empty());
 }
 
@@ -627,7 +629,7 @@ TEST_CASE("iceberg: absent means off, present turns it on with its defaults", "[
     CHECK(i.create);
     CHECK(i.partition_by.empty());
     CHECK(i.commit_interval == 1min);
-    CHECK(i.catalog.auth.type == catalog_auth::none);
+    CHECK(i.catalog.auth.type == iss::iceberg::auth_kind::none);
     CHECK(validate(l.config).empty());
     // to_yaml prints the section only when it is on, and it reads back the same
     CHECK(to_yaml(valid()).find("iceberg:") == std::string::npos);
@@ -653,7 +655,7 @@ TEST_CASE("iceberg: every key is read", "[config][validate][iceberg]") {
     const auto& i = l.config.iceberg;
     CHECK(i.catalog.warehouse == "123:s3tablescatalog/b");
     CHECK(i.catalog.prefix == "catalogs/x");
-    CHECK(i.catalog.auth.type == catalog_auth::sigv4);
+    CHECK(i.catalog.auth.type == iss::iceberg::auth_kind::sigv4);
     CHECK(i.catalog.auth.signing_name == "glue");
     CHECK(i.catalog.auth.signing_region == "eu-west-1");
     CHECK(i.namespace_name == "lake.raw");
@@ -750,4 +752,36 @@ TEST_CASE("iceberg: auth keys per type, timestamp_ms refused", "[config][validat
                   "iceberg: {catalog: {uri: 'http://c'}, partition_by: ['day(timestamp)', 'identity(topic)']}\n",
               test::fixed_env({}));
     CHECK(validate(l.config).empty());
+}
+
+TEST_CASE("a refusal names the values the loader reads: one table per choice", "[config][validate]") {
+    // The loader's "must be one of ..." and validation's refusal list the same names (the
+    // schema's choice table), so what the refusal suggests is what the file may say.
+    const auto listed = [](std::string_view yaml_tail, std::string_view path) {
+        auto l = parse(test::minimal_yaml() + std::string{yaml_tail}, test::fixed_env({}));
+        REQUIRE(l.problems.size() == 1);
+        CHECK(l.problems[0].path == path);
+        const std::string& m = l.problems[0].message;
+        const auto from = m.find("one of ") + 7;
+        return m.substr(from, m.find(", not ") - from);
+    };
+    const std::string parquet = listed("format: {parquet: {compression: lz4}}\n", "format.parquet.compression");
+    const std::string avro = listed("format: {avro: {codec: bzip2}}\n", "format.avro.codec");
+    CHECK(parquet == "snappy, zstd, gzip, none");
+    auto c = valid();
+    c.format.compression = iss::format::compression::gzip;
+    c.format.type = iss::format::record_format::parquet;
+    CHECK(mentions(only_problem(c), "format.compression", "format.parquet.compression (" + parquet + ")"));
+    c.format.type = iss::format::record_format::avro;
+    CHECK(mentions(only_problem(c), "format.compression", "format.avro.codec (" + avro + ")"));
+    // Every name the refusal lists loads into the module's own value, which prints back as it.
+    for (const auto& [name, codec] :
+         {std::pair{"snappy", iss::format::parquet_codec::snappy}, std::pair{"zstd", iss::format::parquet_codec::zstd},
+          std::pair{"gzip", iss::format::parquet_codec::gzip}, std::pair{"none", iss::format::parquet_codec::none}}) {
+        auto l = parse(test::minimal_yaml() + "format: {type: parquet, parquet: {compression: " + name + "}}\n",
+                       test::fixed_env({}));
+        REQUIRE(l.problems.empty());
+        CHECK(l.config.format.parquet.compression == codec);
+        CHECK(to_yaml(l.config).find(std::string{"compression: "} + name) != std::string::npos);
+    }
 }

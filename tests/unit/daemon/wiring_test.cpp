@@ -53,8 +53,8 @@ TEST_CASE("wiring: rotation durations keep their units", "[daemon][wiring]") {
 
 TEST_CASE("wiring: s3.payload_signing auto is UNSIGNED-PAYLOAD over https only", "[daemon][wiring][s3]") {
     config::sink_config c;
-    CHECK(c.s3.payload_signing == config::payload_signing::automatic);  // the default
-    CHECK(c.s3.checksum == config::checksum_kind::automatic);           // the default
+    CHECK(c.s3.payload_signing == std::nullopt);  // the default
+    CHECK(c.s3.checksum == std::nullopt);         // the default
     c.s3.endpoint = "https://s3.example:9000";
     CHECK(app::s3_options(c).payload == s3::payload_signing::unsigned_payload);
     c.s3.endpoint = "HTTPS://s3.example";
@@ -67,15 +67,15 @@ TEST_CASE("wiring: s3.payload_signing auto is UNSIGNED-PAYLOAD over https only",
     CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
     // auto relies on the body checksum over https: without one the payload is signed.
     c.s3.endpoint = "https://s3.example";
-    c.s3.checksum = config::checksum_kind::none;
+    c.s3.checksum = s3::checksum_kind::none;
     CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
-    c.s3.checksum = config::checksum_kind::md5;
+    c.s3.checksum = s3::checksum_kind::md5;
     CHECK(app::s3_options(c).payload == s3::payload_signing::unsigned_payload);
     // Explicit values stay as given.
-    c.s3.payload_signing = config::payload_signing::signed_payload;
+    c.s3.payload_signing = s3::payload_signing::signed_payload;
     c.s3.endpoint = "https://s3.example";
     CHECK(app::s3_options(c).payload == s3::payload_signing::signed_payload);
-    c.s3.payload_signing = config::payload_signing::unsigned_payload;
+    c.s3.payload_signing = s3::payload_signing::unsigned_payload;
     CHECK(app::s3_options(c).payload == s3::payload_signing::unsigned_payload);
 }
 
@@ -83,9 +83,9 @@ TEST_CASE("wiring: s3.checksum auto starts as Content-MD5 until the probe decide
           "[daemon][wiring][s3]") {
     config::sink_config c;
     CHECK(app::s3_options(c).checksum == s3::checksum_kind::md5);
-    c.s3.checksum = config::checksum_kind::crc32c;
+    c.s3.checksum = s3::checksum_kind::crc32c;
     CHECK(app::s3_options(c).checksum == s3::checksum_kind::crc32c);
-    c.s3.checksum = config::checksum_kind::none;
+    c.s3.checksum = s3::checksum_kind::none;
     CHECK(app::s3_options(c).checksum == s3::checksum_kind::none);
     CHECK(s3::automatic_checksum(s3::capability::yes) == s3::checksum_kind::crc32c);
     CHECK(s3::automatic_checksum(s3::capability::no) == s3::checksum_kind::md5);
@@ -100,9 +100,9 @@ TEST_CASE("wiring: the start-up log says which checksum and payload signing were
     CHECK(app::describe_checksum(c, s3::capability::no, "PutObject with a wrong x-amz-checksum-crc32c answered 200") ==
           "auto: md5 (PutObject with a wrong x-amz-checksum-crc32c answered 200)");
     CHECK(app::describe_checksum(c, s3::capability::unknown, "") == "auto: md5 (the store's CRC-32C check is unknown)");
-    c.s3.checksum = config::checksum_kind::md5;
+    c.s3.checksum = s3::checksum_kind::md5;
     CHECK(app::describe_checksum(c, s3::capability::yes, "") == "md5 (set in the configuration)");
-    c.s3.checksum = config::checksum_kind::crc32c;
+    c.s3.checksum = s3::checksum_kind::crc32c;
     CHECK(app::describe_checksum(c, s3::capability::no, "x") == "crc32c (set in the configuration)");
 
     c.s3.endpoint = "https://s3.example";
@@ -115,10 +115,10 @@ TEST_CASE("wiring: the start-up log says which checksum and payload signing were
     CHECK(app::describe_payload_signing(c) ==
           "auto: signed (the body's SHA-256) (plain http endpoint: only the signature protects the body in transit)");
     c.s3.endpoint = "https://s3.example";
-    c.s3.checksum = config::checksum_kind::none;
+    c.s3.checksum = s3::checksum_kind::none;
     CHECK(app::describe_payload_signing(c) ==
           "auto: signed (the body's SHA-256) (s3.checksum: none: only the signature protects the body)");
-    c.s3.payload_signing = config::payload_signing::signed_payload;
+    c.s3.payload_signing = s3::payload_signing::signed_payload;
     CHECK(app::describe_payload_signing(c) == "signed (the body's SHA-256) (set in the configuration)");
 }
 
@@ -131,9 +131,9 @@ TEST_CASE("wiring: the delivery options take s3.part_size, s3.retry, delivery.* 
     c.s3.retry.base = std::chrono::milliseconds{300};
     c.s3.retry.cap = std::chrono::milliseconds{9000};
     c.rotation.max_open_objects = 7;
-    c.delivery.on_bad_message = config::bad_message_policy::dead_letter;
+    c.delivery.on_bad_message = pipeline::bad_message_policy::dead_letter;
     c.delivery.dead_letter = {"errors", "bad"};
-    c.s3.conditional_writes = config::conditional_writes::required;
+    c.s3.conditional_writes = pipeline::conditional_writes::required;
     pipeline::delivery_plan plan;
     plan.guarantee = "exactly once";
     const auto o = app::delivery_options(c, plan);
@@ -164,7 +164,7 @@ TEST_CASE("wiring: iceberg.catalog -> the catalog client's options", "[daemon][w
     c.iceberg.enabled = true;
     c.iceberg.catalog.uri = "https://s3tables.eu-west-1.amazonaws.com/iceberg";
     c.iceberg.catalog.warehouse = "arn:aws:s3tables:eu-west-1:111122223333:bucket/lake";
-    c.iceberg.catalog.auth.type = config::catalog_auth::sigv4;
+    c.iceberg.catalog.auth.type = iceberg::auth_kind::sigv4;
     c.iceberg.catalog.auth.signing_name = "s3tables";
     std::shared_ptr<aws::credentials_source> creds =
         std::make_shared<aws::fixed_source>(sigv4::credentials{access_key_id{"AK"}, secret_access_key{"SK"}, {}});
@@ -179,7 +179,7 @@ TEST_CASE("wiring: iceberg.catalog -> the catalog client's options", "[daemon][w
     CHECK(app::catalog_options(c, creds).auth.signing_region == "us-east-1");
 
     c.iceberg.catalog.auth = {};
-    c.iceberg.catalog.auth.type = config::catalog_auth::oauth2;
+    c.iceberg.catalog.auth.type = iceberg::auth_kind::oauth2;
     c.iceberg.catalog.auth.client_id = "sink";
     c.iceberg.catalog.auth.client_secret = oauth2_client_secret{"s3cr3t"};
     o = app::catalog_options(c, creds);
@@ -198,7 +198,7 @@ TEST_CASE("wiring: iceberg table per source partition; Parquet field ids only wi
     CHECK(t.ns == std::vector<std::string>{"analytics", "iggy"});
     CHECK(t.name == "app_events");
 
-    c.format.type = config::format_type::parquet;
+    c.format.type = format::record_format::parquet;
     c.format.schema.push_back({"tenant", "string", "payload:tenant", true});
     c.format.schema.push_back({"ts", "timestamp_us", "payload:ts", false});
     CHECK(app::writer_options(c).parquet.field_ids.empty());
