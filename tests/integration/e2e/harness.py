@@ -179,12 +179,15 @@ class Env:
             e["IGGY_PASSWORD"] = self.iggy_password
         return e
 
-    def start_daemon(self, config: Path, tag: str = "sink", extra_env: dict[str, str] | None = None) -> subprocess.Popen:
+    def start_daemon(self, config: Path, tag: str = "sink", extra_env: dict[str, str] | None = None,
+                     wrapper: list[str] | None = None) -> subprocess.Popen:
+        """`iggy-s3-sink run` on `config`, its output in WORK/TAG.log; `wrapper` (e.g. valgrind and
+        its options) goes in front of the command, keeping the daemon's pid."""
         logf = open(self.work / f"{tag}.log", "a")
         e = self.daemon_env()
         if extra_env:
             e.update(extra_env)
-        p = subprocess.Popen([self.bin("iggy-s3-sink"), "run", "--config", str(config)], env=e,
+        p = subprocess.Popen([*(wrapper or []), self.bin("iggy-s3-sink"), "run", "--config", str(config)], env=e,
                              stdout=logf, stderr=subprocess.STDOUT)
         self.procs.append(p)
         return p
