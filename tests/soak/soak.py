@@ -445,7 +445,7 @@ class Soak:
                       for t in logs.values())
         mb = sum(f.stat().st_size for f in env.work.glob("dl-*/**/*") if f.is_file()) / 1e6
         log("---- soak figures")
-        log(f"seed {args.seed}, duration {args.duration}s (faults phase {t_faults:.0f}s, drain to lag 0 {drain:.0f}s, "
+        log(f"seed {args.seed}, duration {args.duration}s (production and faults {t_faults:.0f}s, drain to lag 0 {drain:.0f}s, "
             f"whole run {time.monotonic() - t_start:.0f}s)")
         log(f"faults: {self.counts['kill']} kill -9, {self.counts['stop']} SIGSTOP/SIGCONT, "
             f"{self.counts['s3']} S3 fault bursts, {self.counts['broker']} broker restarts")
