@@ -83,7 +83,8 @@ def massif_peak(path: Path) -> str:
             cur[k] = int(v)
             if len(cur) == 3:
                 snap, cur = cur, None
-                if best is None or snap["mem_heap_B"] + snap["mem_heap_extra_B"] > best["mem_heap_B"] + best["mem_heap_extra_B"]:
+                total = snap["mem_heap_B"] + snap["mem_heap_extra_B"]
+                if best is None or total > best["mem_heap_B"] + best["mem_heap_extra_B"]:
                     best = snap
     check(best is not None, f"no snapshot in {path}")
     return (f"massif ({path}): peak heap {best['mem_heap_B'] / 1048576:.2f} MiB useful + "
@@ -445,8 +446,8 @@ class Soak:
                       for t in logs.values())
         mb = sum(f.stat().st_size for f in env.work.glob("dl-*/**/*") if f.is_file()) / 1e6
         log("---- soak figures")
-        log(f"seed {args.seed}, duration {args.duration}s (production and faults {t_faults:.0f}s, drain to lag 0 {drain:.0f}s, "
-            f"whole run {time.monotonic() - t_start:.0f}s)")
+        log(f"seed {args.seed}, duration {args.duration}s (production and faults {t_faults:.0f}s, drain to lag 0 "
+            f"{drain:.0f}s, whole run {time.monotonic() - t_start:.0f}s)")
         log(f"faults: {self.counts['kill']} kill -9, {self.counts['stop']} SIGSTOP/SIGCONT, "
             f"{self.counts['s3']} S3 fault bursts, {self.counts['broker']} broker restarts")
         log(f"fault front: {front['requests']} requests, injected {json.dumps(front['faults'], sort_keys=True)}")
