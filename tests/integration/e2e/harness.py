@@ -181,8 +181,8 @@ class Env:
 
     def start_daemon(self, config: Path, tag: str = "sink", extra_env: dict[str, str] | None = None,
                      prefix: list[str] | None = None) -> subprocess.Popen:
-        """The daemon on `config`; `prefix` runs it through a command that execs it (e.g.
-        `ip netns exec NAME`: the process is the daemon's)."""
+        """`iggy-s3-sink run` on `config`, its output in WORK/TAG.log; `prefix` runs it through a
+        command that execs it and keeps the pid the daemon's (`ip netns exec NAME`, valgrind)."""
         logf = open(self.work / f"{tag}.log", "a")
         e = self.daemon_env()
         if extra_env:
