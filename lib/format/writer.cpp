@@ -74,7 +74,6 @@ void writer::emit(std::string_view bytes, std::string& out) {
 }
 
 void writer::begin(std::string& out) {
-    last_row_ = {};
     records_ = 0;
     bytes_in_ = 0;
     bytes_out_ = 0;
