@@ -4,11 +4,14 @@
 // framework (v2's single header, v3's catch_all.hpp) and, on v2, the v3 name of the substring
 // matcher, so tests spell the matchers as v3 does:
 //   Catch::Matchers::ContainsSubstring(s [, CaseSensitive]), Catch::Matchers::StartsWith(s)
+// and, on v3, v2's global name `Approx` (v3 has only Catch::Approx), so tests write `Approx(x)`.
 // ISS_CATCH2_MAJOR (2 or 3) is the major version tests/CMakeLists.txt found (cmake/dependencies.cmake).
 #pragma once
 
 #if ISS_CATCH2_MAJOR >= 3
 #include <catch2/catch_all.hpp>
+
+using Catch::Approx;
 #else
 #include <catch2/catch.hpp>
 
