@@ -175,8 +175,7 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
         // A topic or partition the config names but the server lacks is not "lag 0": say so
         // and fail, or (with --wait-zero) wait for it to appear like any other lag.
         const bool complete = rows->missing.empty();
-        if (!table_error &&
-            (!a.wait_zero || (total == 0 && complete) || clk.steady_now() >= deadline)) {
+        if (!table_error && (!a.wait_zero || (total == 0 && complete) || clk.steady_now() >= deadline)) {
             print(rows->rows);
             for (const auto& m : rows->missing)
                 print_error("lag", "{} not found on the server (check sources in the config)", m);

@@ -96,9 +96,11 @@ result<offset_map> parse_offsets(std::string_view text) {
     if (ec || !v.is_object()) return bad(fmt::format("{} is not a JSON object", offsets_key));
     offset_map out;
     for (const auto& [stream, topics] : v.as_object()) {
-        if (!topics.is_object()) return bad(fmt::format("{}: stream {} is not an object", offsets_key, std::string_view{stream}));
+        if (!topics.is_object())
+            return bad(fmt::format("{}: stream {} is not an object", offsets_key, std::string_view{stream}));
         for (const auto& [topic, parts] : topics.as_object()) {
-            if (!parts.is_object()) return bad(fmt::format("{}: topic {} is not an object", offsets_key, std::string_view{topic}));
+            if (!parts.is_object())
+                return bad(fmt::format("{}: topic {} is not an object", offsets_key, std::string_view{topic}));
             for (const auto& [part, next] : parts.as_object()) {
                 std::uint32_t id = 0;
                 const auto [end, err] = std::from_chars(part.data(), part.data() + part.size(), id);
