@@ -76,8 +76,10 @@ enum class compression : std::uint8_t { none, gzip, zstd };
 enum class payload_mode : std::uint8_t { automatic, json, string, base64 };
 enum class bad_message_policy : std::uint8_t { fail, skip, dead_letter };
 /// `iggy.on_offset_reset`: a partition whose next offset lies past its newest offset (the topic
-/// was deleted and created again). `fail`: stop that partition (docs/operations.md, Faults).
-enum class offset_reset_policy : std::uint8_t { fail };
+/// was deleted and created again). `fail`: stop that partition; `earliest`: read the new topic
+/// from its first message, under keys of its own generation (`{topic_created}` in `naming.key`)
+/// (docs/operations.md, Faults).
+enum class offset_reset_policy : std::uint8_t { fail, earliest };
 
 /// `iceberg.catalog.auth.type`: how requests to the REST catalog are authenticated.
 enum class catalog_auth : std::uint8_t { none, bearer, oauth2, sigv4 };

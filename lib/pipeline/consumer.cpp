@@ -132,22 +132,14 @@ void consumer_loop::source_ok(const topic_ref& t, std::optional<std::uint32_t> p
 
 // Offset reset: the offset we poll from lies past the partition's newest offset. Offsets only
 // grow, so the topic was deleted and created again (its offsets start at 0 again); polling on
-// would answer nothing for ever, and silently. iggy.on_offset_reset: fail stops the partition
-// (what the writer holds stays, and is uploaded at the stop).
-bool consumer_loop::offset_reset_found(const partition_ref& p, const partition_writer& w, const poll_reply& r) {
+// would answer nothing for ever, and silently (consumer_assignment.cpp decides what follows).
+bool consumer_loop::offset_reset_seen(const partition_ref& p, const partition_writer& w, const poll_reply& r) const {
+    (void)p;
     const auto from = w.next_offset();
     if (!r.messages.empty() || !from || *from <= r.current_offset + 1) return false;
     // Group mode: `0, 0, no messages` is also the answer to a poll of partition 0 by a member
     // that does not own it (docs/protocol.md §7.1): not evidence of a new topic.
-    if (o_.mode == consumer_mode::group && r.current_offset == 0) return false;
-    if (!resets_.try_emplace(p, offset_reset{p, *from, r.current_offset, clock_.steady_now()}).second) return true;
-    log_.error({iss::log::kv("partition", p)},
-               "offset reset: the next offset {} lies past the partition's newest offset {}: the topic was deleted "
-               "and created again. iggy.on_offset_reset: fail stops this partition; its new messages are not read. "
-               "To read them, point s3.prefix at a new location (the new topic's offsets would name the old "
-               "objects' keys) and restart (docs/operations.md, Faults)",
-               *from, r.current_offset);
-    return true;
+    return !(o_.mode == consumer_mode::group && r.current_offset == 0);
 }
 
 bool consumer_loop::poll_answered(const partition_ref& p, partition_writer& w, const poll_result& r) {
@@ -201,6 +193,8 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
     if (w->state() == writer_state::failed) co_return 0;
     const topic_ref t{p.stream, p.topic};
     if (!may_try(t, std::nullopt) || !may_try(t, p.partition) || resets_.count(p)) co_return 0;
+    const auto generation = generation_of(p);
+    if (o_.topic_generation && !generation) co_return 0;  // the topic's creation time is not known yet
     // The memory budget (memory.hpp): make room when it is full, let the biggest holders
     // wait near it, and ask for no more messages than fit.
     auto& mem = router_.memory();
@@ -239,11 +233,18 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
     // The partition's newest offset, as the server reports it with every poll (0 with no
     // messages is also what an empty partition answers: no head known then).
     if (r.reply.current_offset > 0 || !r.reply.messages.empty()) heads_[p] = r.reply.current_offset;
-    if (offset_reset_found(p, *w, r.reply)) co_return 0;
+    if (offset_reset_seen(p, *w, r.reply)) {
+        const std::uint64_t next = w->next_offset().value_or(0);
+        const std::uint64_t head = r.reply.current_offset;
+        co_await offset_reset_found(p, next, head);
+        co_return 0;
+    }
     note_poll(p, r.reply.messages.empty());
     if (r.reply.messages.empty()) co_return 0;
     std::size_t fed = 0;
     for (unsigned batches = 1;; ++batches) {
+        if (generation)
+            for (auto& m : r.reply.messages) m.topic_created_us = *generation;
         batch.set(reply_bytes(mem, r.reply.messages), 0);
         // Reading ahead (`run` only): a full batch says more is waiting, so the poll for the
         // next one goes out now and is answered while this one is formatted and fed (one
