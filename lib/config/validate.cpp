@@ -474,7 +474,7 @@ void check_offset_reset(collector& add, const sink_config& c) {
     if (t && !t->uses(format::placeholder::topic_created))
         add("iggy.on_offset_reset",
             "earliest needs {{topic_created}} in naming.key (e.g. "
-            "\"{{prefix}}{{stream}}/{{topic}}/{{topic_created}}/{{partition}}/{{start_offset:020}}.{{ext}}\"): the "
+            "\"{{prefix}}/{{stream}}/{{topic}}/{{topic_created}}/{{partition}}/{{start_offset:020}}.{{ext}}\"): the "
             "topic "
             "created again starts at offset 0, and without its creation time in the key its objects would get the old "
             "topic's keys and be taken as already written (lost); or keep on_offset_reset: fail");
