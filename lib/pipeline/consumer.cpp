@@ -142,6 +142,30 @@ bool consumer_loop::offset_reset_seen(const partition_ref& p, const partition_wr
     return !(o_.mode == consumer_mode::group && r.current_offset == 0);
 }
 
+namespace {
+/// topic_generation: puts the generation a poll was made under on each of its messages;
+/// returns the reply's newest offset.
+std::uint64_t stamped_head(poll_reply& r, std::optional<std::uint64_t> generation) {
+    if (generation)
+        for (auto& m : r.messages) m.topic_created_us = *generation;
+    return r.current_offset;
+}
+}  // namespace
+
+task<bool> consumer_loop::head_answered(partition_ref p, const partition_writer& w, poll_reply& r) {
+    // The partition's newest offset, as the server reports it with every poll (0 with no
+    // messages is also what an empty partition answers: no head known then).
+    if (r.current_offset > 0 || !r.messages.empty()) heads_[p] = r.current_offset;
+    if (!offset_reset_seen(p, w, r)) {
+        stamped_head(r, generation_of(p));
+        co_return false;
+    }
+    const std::uint64_t next = w.next_offset().value_or(0);
+    const std::uint64_t head = r.current_offset;
+    co_await offset_reset_found(p, next, head);
+    co_return true;
+}
+
 bool consumer_loop::poll_answered(const partition_ref& p, partition_writer& w, const poll_result& r) {
     const topic_ref t{p.stream, p.topic};
     switch (r.status) {
@@ -194,7 +218,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
     const topic_ref t{p.stream, p.topic};
     if (!may_try(t, std::nullopt) || !may_try(t, p.partition) || resets_.count(p)) co_return 0;
     const auto generation = generation_of(p);
-    if (o_.topic_generation && !generation) co_return 0;  // the topic's creation time is not known yet
+    if (o_.topic_generation && !generation) co_return 0;
     // The memory budget (memory.hpp): make room when it is full, let the biggest holders
     // wait near it, and ask for no more messages than fit.
     auto& mem = router_.memory();
@@ -230,21 +254,12 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
         owned_.erase(p);
         co_return 0;
     }
-    // The partition's newest offset, as the server reports it with every poll (0 with no
-    // messages is also what an empty partition answers: no head known then).
-    if (r.reply.current_offset > 0 || !r.reply.messages.empty()) heads_[p] = r.reply.current_offset;
-    if (offset_reset_seen(p, *w, r.reply)) {
-        const std::uint64_t next = w->next_offset().value_or(0);
-        const std::uint64_t head = r.reply.current_offset;
-        co_await offset_reset_found(p, next, head);
-        co_return 0;
-    }
+    const bool reset = co_await head_answered(p, *w, r.reply);  // (GCC 12: not in a condition)
+    if (reset) co_return 0;
     note_poll(p, r.reply.messages.empty());
     if (r.reply.messages.empty()) co_return 0;
     std::size_t fed = 0;
     for (unsigned batches = 1;; ++batches) {
-        if (generation)
-            for (auto& m : r.reply.messages) m.topic_created_us = *generation;
         batch.set(reply_bytes(mem, r.reply.messages), 0);
         // Reading ahead (`run` only): a full batch says more is waiting, so the poll for the
         // next one goes out now and is answered while this one is formatted and fed (one
@@ -300,7 +315,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
             ahead->reply.messages.front().offset != next_from || !ww || ww->state() != writer_state::running ||
             ww->next_offset() != next_from)
             co_return fed;
-        heads_[p] = ahead->reply.current_offset;
+        heads_[p] = stamped_head(ahead->reply, generation);
         r = std::move(*ahead);
         count = ahead_count;
         batch = std::move(ahead_batch);

@@ -205,6 +205,11 @@ private:
     /// True when `r` (an explicit poll of `p`) shows an offset reset: the next offset lies past
     /// the partition's newest one.
     [[nodiscard]] bool offset_reset_seen(const partition_ref& p, const partition_writer& w, const poll_reply& r) const;
+    /// After a poll of `p` answered: notes the partition's newest offset (heads_); true when
+    /// the answer shows an offset reset (offset_reset_seen), handled by offset_reset_found: `p`
+    /// is not fed from this answer. Otherwise stamps `p`'s generation on the messages
+    /// (topic_generation; a partition is not polled before its generation is known).
+    task<bool> head_answered(partition_ref p, const partition_writer& w, poll_reply& r);
     /// After offset_reset_seen: `earliest` with a new creation time restarts `p` at offset 0
     /// (restart_generation); otherwise the partition is stopped (recorded in resets_, logged
     /// once) and not polled any more.
