@@ -72,9 +72,12 @@ struct key_stem {
     std::string after;
 };
 
-key_stem stem_of(const pipeline::key_namer& namer, const pipeline::partition_ref& p) {
-    const std::string a = namer.key(p, 0).get();
-    const std::string b = namer.key(p, 1).get();
+/// `topic_created`: the topic's creation time, for `{topic_created}` in the key: only the
+/// current topic's objects are judged against its committed offset (those of a topic deleted
+/// and created again, iggy.on_offset_reset: earliest, have another generation in their keys).
+key_stem stem_of(const pipeline::key_namer& namer, const pipeline::partition_ref& p, std::uint64_t topic_created) {
+    const std::string a = namer.key_in(p, 0, topic_created).get();
+    const std::string b = namer.key_in(p, 1, topic_created).get();
     std::size_t i = 0;
     while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
     std::size_t j = 0;
@@ -131,7 +134,7 @@ net::awaitable<result<std::vector<target>>> partitions_from_iggy(iggy::client& c
                                              proto::identifier::named(src.topic.topic), p.id);
             if (!off) co_return off.error();
             target tg;
-            tg.stem = stem_of(namer, {src.topic.stream, src.topic.topic, p.id});
+            tg.stem = stem_of(namer, {src.topic.stream, src.topic.topic, p.id}, (*t)->topic.created_at);
             if (*off) tg.committed = (*off)->stored_offset;
             out.push_back(std::move(tg));
         }

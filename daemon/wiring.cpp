@@ -154,6 +154,10 @@ pipeline::consumer_options consumer_options(const config::sink_config& c) {
             o.sources.push_back(std::move(st));
         }
     }
+    // {topic_created} in the key: each topic's creation time is learnt and stamped on its messages.
+    if (auto t = format::key_template::parse(c.naming.key); t)
+        o.topic_generation = t->uses(format::placeholder::topic_created) && !c.iceberg.enabled;
+    o.reset_to_earliest = c.iggy.on_offset_reset == config::offset_reset_policy::earliest;
     return o;
 }
 

@@ -124,10 +124,10 @@ void partition_metrics(std::vector<prom::MetricFamily>& out, const metric_source
 
 /// A gauge family with one sample per topic.
 prom::MetricFamily topic_gauge(std::string_view name, std::string help,
-                               const std::map<pipeline::topic_ref, std::uint64_t>& values) {
-    auto f = family(name, std::move(help), prom::MetricType::Gauge);
-    for (const auto& [tp, v] : values)
-        f.metric.push_back(sample(topic_labels(tp), static_cast<double>(v), prom::MetricType::Gauge));
+                               const std::map<pipeline::topic_ref, std::uint64_t>& values,
+                               prom::MetricType type = prom::MetricType::Gauge) {
+    auto f = family(name, std::move(help), type);
+    for (const auto& [tp, v] : values) f.metric.push_back(sample(topic_labels(tp), static_cast<double>(v), type));
     return f;
 }
 
@@ -135,8 +135,9 @@ prom::MetricFamily topic_gauge(std::string_view name, std::string help,
 // cannot be read, answers 0 or its count.
 void source_fault_metrics(std::vector<prom::MetricFamily>& out, const pipeline::consumer_loop& c,
                           const std::set<pipeline::topic_ref>& topics) {
-    std::map<pipeline::topic_ref, std::uint64_t> unavailable, resets;
-    for (const auto& tp : topics) unavailable[tp] = resets[tp] = 0;
+    std::map<pipeline::topic_ref, std::uint64_t> unavailable, resets, restarts;
+    for (const auto& tp : topics) unavailable[tp] = resets[tp] = restarts[tp] = 0;
+    for (const auto& [tp, n] : c.offset_restarts()) restarts[tp] = n;
     for (const auto& u : c.unavailable_sources()) {
         unavailable[u.topic] = 1;
         resets.try_emplace(u.topic, 0);
@@ -154,6 +155,10 @@ void source_fault_metrics(std::vector<prom::MetricFamily>& out, const pipeline::
                               "Partitions stopped because their next offset lies past the partition's newest offset "
                               "(the topic was created again; iggy.on_offset_reset: fail).",
                               resets));
+    out.push_back(topic_gauge("offset_restarts_total",
+                              "Partitions restarted at their first message after an offset reset, under the new "
+                              "topic's keys (the topic was created again; iggy.on_offset_reset: earliest).",
+                              restarts, prom::MetricType::Counter));
 }
 
 // The delivery faults (docs/operations.md, Faults; pipeline/health.hpp).

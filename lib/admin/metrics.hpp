@@ -20,6 +20,7 @@
 /// | `upload_duration_seconds`, `commit_duration_seconds` | histogram | - |
 /// | `buffered_bytes`, `open_objects`, `assigned_partitions` | gauge | stream, topic |
 /// | `source_unavailable`, `offset_reset_partitions` | gauge | stream, topic |
+/// | `offset_restarts_total` | counter | stream, topic |
 /// | `spool_errors_total` | counter | reason |
 /// | `store_refusing` | gauge | - |
 /// | `store_refusals_total` | counter | code |

@@ -60,9 +60,10 @@ inline constexpr std::uint64_t mib = 1024 * kib;
 inline constexpr std::uint64_t gib = 1024 * mib;
 
 /// `iggy.on_offset_reset`: a partition whose next offset lies past its newest offset (the topic
-/// was deleted and created again). `fail`: stop that partition (docs/operations.md, Faults).
-/// The pipeline has no policy type of its own (`fail` is the only behaviour it has).
-enum class offset_reset_policy : std::uint8_t { fail };
+/// was deleted and created again). `fail`: stop that partition; `earliest`: read the new topic
+/// from its first message, under keys of its own generation (`{topic_created}` in `naming.key`)
+/// (docs/operations.md, Faults).
+enum class offset_reset_policy : std::uint8_t { fail, earliest };
 
 /// `iggy.tls`
 struct iggy_tls_section {

@@ -59,7 +59,8 @@ inline constexpr std::array<choice<proto::wire_protocol>, 4> protocol_choices{
      {"0.8", proto::wire_protocol::g1_0_8},
      {"0.9", proto::wire_protocol::g2_0_9},
      {"0.10", proto::wire_protocol::g2_0_10}}};
-inline constexpr std::array<choice<offset_reset_policy>, 1> offset_reset_choices{{{"fail", offset_reset_policy::fail}}};
+inline constexpr std::array<choice<offset_reset_policy>, 2> offset_reset_choices{
+    {{"fail", offset_reset_policy::fail}, {"earliest", offset_reset_policy::earliest}}};
 inline constexpr std::array<choice<s3::addressing>, 7> path_style_choices{{{"auto", s3::addressing::automatic},
                                                                            {"true", s3::addressing::path},
                                                                            {"false", s3::addressing::virtual_hosted},
@@ -214,7 +215,9 @@ void visit_iggy(V& v, C& c) {
                  "A partition whose next offset lies past its newest offset: the topic was deleted and created "
                  "again, its offsets starting at 0. `fail`: stop that partition (readiness false, metric "
                  "offset_reset_partitions), the others go on; to read the new topic, point s3.prefix at a new "
-                 "location and restart (docs/operations.md, Faults).");
+                 "location and restart. `earliest`: read the new topic from its first message without a restart; "
+                 "needs {topic_created} in naming.key (the topic's creation time: the new topic's objects get keys of "
+                 "their own, the old ones are never overwritten); single consumer only (docs/operations.md, Faults).");
     });
     v.list("sources", c.sources, "What to read: streams, their topics and partitions. At least one entry.",
            [&](auto& s) {
@@ -424,7 +427,8 @@ void visit_daemon(V& v, C& c) {
     });
     v.section("naming", "Object keys.", [&] {
         v.field("key", c.naming.key,
-                "Key template: {prefix} {stream} {topic} {partition} {start_offset} {ext}, numbers zero-padded as "
+                "Key template: {prefix} {stream} {topic} {partition} {start_offset} {topic_created} {ext}, numbers "
+                "zero-padded as "
                 "{start_offset:020}; record placeholders {yyyy} {MM} {dd} {HH} {mm} {date} {hour} {header:NAME} "
                 "{field:PATH}. Must contain {partition} and {start_offset}; see docs/formats-and-layout.md.");
         v.field("missing_value", c.naming.missing_value,

@@ -469,6 +469,29 @@ void memory_warnings(std::vector<problem>& out, const sink_config& c) {
                     0});
 }
 
+/// iggy.on_offset_reset: earliest reads a topic created again from offset 0: its objects need
+/// keys the old topic's never had ({topic_created}), or an old key would be taken as already
+/// written (412, adopted) and the new messages lost.
+void check_offset_reset(collector& add, const sink_config& c) {
+    if (c.iggy.on_offset_reset != offset_reset_policy::earliest) return;
+    const auto t = format::key_template::parse(c.naming.key);
+    if (t && !t->uses(format::placeholder::topic_created))
+        add("iggy.on_offset_reset",
+            "earliest needs {{topic_created}} in naming.key (e.g. "
+            "\"{{prefix}}/{{stream}}/{{topic}}/{{topic_created}}/{{partition}}/{{start_offset:020}}.{{ext}}\"): the "
+            "topic "
+            "created again starts at offset 0, and without its creation time in the key its objects would get the old "
+            "topic's keys and be taken as already written (lost); or keep on_offset_reset: fail");
+    if (c.iggy.group_mode())
+        add("iggy.on_offset_reset",
+            "earliest is for a single consumer (iggy.consumer): a consumer group is deleted with its topic, so an "
+            "offset reset is not seen in group mode; remove the key or set iggy.consumer");
+    if (c.iceberg.enabled)
+        add("iggy.on_offset_reset",
+            "earliest does not apply with an iceberg table (its files are named by the table, not by naming.key); "
+            "keep on_offset_reset: fail");
+}
+
 }  // namespace
 
 std::vector<problem> warnings(const sink_config& c) {
@@ -495,6 +518,7 @@ std::vector<problem> validate(const sink_config& c) {
     if (c.shutdown.grace <= 0ms) add("shutdown.grace", "must be > 0");
     check_admin(add, c.admin);
     check_iceberg(add, c);
+    check_offset_reset(add, c);
     return std::move(add.out);
 }
 

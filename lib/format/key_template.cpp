@@ -16,12 +16,13 @@ struct known_placeholder {
     bool numeric;
 };
 
-constexpr std::array<known_placeholder, 15> known{{
+constexpr std::array<known_placeholder, 16> known{{
     {"prefix", placeholder::prefix, false},
     {"stream", placeholder::stream, false},
     {"topic", placeholder::topic, false},
     {"partition", placeholder::partition, true},
     {"start_offset", placeholder::start_offset, true},
+    {"topic_created", placeholder::topic_created, true},
     {"ext", placeholder::ext, false},
     {"yyyy", placeholder::yyyy, false},
     {"MM", placeholder::MM, false},
@@ -99,6 +100,28 @@ void append_name_encoded(std::string& out, std::string_view name) {
 
 namespace {
 
+/// Whether segment `s` renders digits only (a number placeholder).
+bool numeric_segment(const key_template::segment& s) noexcept {
+    return !s.is_literal && (s.what == placeholder::partition || s.what == placeholder::start_offset ||
+                             s.what == placeholder::topic_created);
+}
+
+/// `{topic_created}` next to another number (`{topic_created}{start_offset}`): generation 12
+/// at offset 3 and generation 1 at offset 23 would render the same key, so a new generation
+/// could take an old object's key. A literal with a non-digit must stand between them.
+void check_generation_apart(const std::vector<key_template::segment>& segs, std::vector<std::string>& problems) {
+    for (std::size_t i = 0; i + 1 < segs.size(); ++i) {
+        const auto& a = segs[i];
+        const auto& b = segs[i + 1];
+        if (!numeric_segment(a) || !numeric_segment(b)) continue;
+        if (a.what != placeholder::topic_created && b.what != placeholder::topic_created) continue;
+        problems.push_back(
+            fmt::format("{{{}}} and {{{}}} run together: put a separator such as '/' or '-' between "
+                        "them (numbers of two topic generations could otherwise render the same key)",
+                        to_string(a.what), to_string(b.what)));
+    }
+}
+
 /// The problem with placeholder `name`, which is not a known one.
 std::string unknown_placeholder(std::string_view name) {
     if (name.empty()) return "empty placeholder {} (write '{{}}' for literal braces)";
@@ -106,7 +129,7 @@ std::string unknown_placeholder(std::string_view name) {
         return fmt::format("placeholder {{{}}} is not allowed: {}", name, why);
     return fmt::format(
         "unknown placeholder {{{}}}; the known ones are {{prefix}} {{stream}} {{topic}} {{partition}} "
-        "{{start_offset}} {{ext}} {{yyyy}} {{MM}} {{dd}} {{HH}} {{mm}} {{date}} {{hour}} "
+        "{{start_offset}} {{topic_created}} {{ext}} {{yyyy}} {{MM}} {{dd}} {{HH}} {{mm}} {{date}} {{hour}} "
         "{{header:NAME}} "
         "{{field:PATH}}",
         name);
@@ -131,11 +154,11 @@ unsigned padding_width(std::string_view inner, std::string_view spec, bool numer
         return 0;
     }
     if (!numeric) {
-        problems.push_back(
-            fmt::format("{{{}}}: zero padding applies to {{partition}} and {{start_offset}} only (time "
-                        "fields have their "
-                        "fixed widths)",
-                        inner));
+        problems.push_back(fmt::format(
+            "{{{}}}: zero padding applies to {{partition}}, {{start_offset}} and {{topic_created}} only (time "
+            "fields have their "
+            "fixed widths)",
+            inner));
         return 0;
     }
     return width;
@@ -255,6 +278,7 @@ key_template key_template::parse_into(std::string_view text, std::vector<std::st
         problems.push_back("must contain {partition}: without it two partitions write the same keys");
     if (!t.uses(placeholder::start_offset))
         problems.push_back("must contain {start_offset}: without it every object of a partition gets the same key");
+    check_generation_apart(t.segments_, problems);
     return t;
 }
 
@@ -307,6 +331,9 @@ std::string key_template::render(const key_values& v) const {
             case placeholder::partition: fmt::format_to(std::back_inserter(out), "{:0{}}", v.partition, s.width); break;
             case placeholder::start_offset:
                 fmt::format_to(std::back_inserter(out), "{:0{}}", v.start_offset, s.width);
+                break;
+            case placeholder::topic_created:
+                fmt::format_to(std::back_inserter(out), "{:0{}}", v.topic_created, s.width);
                 break;
             case placeholder::ext: append_path(v.ext); break;
             case placeholder::yyyy:

@@ -12,6 +12,7 @@
 /// | `{topic}`        | the topic name, percent-encoded                   |
 /// | `{partition}`    | the partition id (decimal)                        |
 /// | `{start_offset}` | the offset of the object's first message          |
+/// | `{topic_created}`| the topic's creation time (GetTopic `created_at`, µs since the Unix epoch): its generation, new when the topic is deleted and created again |
 /// | `{ext}`          | the extension without its dot: `jsonl`, `json.gz` |
 /// | `{yyyy}` `{MM}` `{dd}` `{HH}` `{mm}` | record time of the object's first message, in `naming.timezone` |
 /// | `{date}` `{hour}`| `{yyyy}-{MM}-{dd}` and `{HH}` (as Iggy's own S3 sink) |
@@ -35,6 +36,8 @@
 ///   no random part, no host name. A replay after a crash must produce the same key so that
 ///   `If-None-Match: *` finds the earlier object instead of writing a second copy.
 /// - unknown placeholders are rejected, with the reason for the known "tempting" ones.
+/// - `{topic_created}` must be set off from `{partition}` and `{start_offset}` by a literal
+///   that is not a digit: two generations' numbers run together could render alike.
 ///
 /// Rendering percent-encodes every byte of a stream or topic name outside `[A-Za-z0-9._-]`
 /// (upper-case hex, `%2F` for `/`), so a name never adds a path level; a name made only of
@@ -59,6 +62,7 @@ enum class placeholder : std::uint8_t {
     topic,
     partition,
     start_offset,
+    topic_created,  ///< the topic's creation time, µs (its generation)
     ext,
     yyyy,
     MM,
@@ -115,6 +119,7 @@ struct key_values {
     /// The record placeholders' values; null: every record placeholder renders
     /// `default_missing_value`.
     const record_values* record = nullptr;
+    std::uint64_t topic_created = 0;  ///< the topic's `created_at` (µs), for `{topic_created}`
 };
 
 /// Appends `name` to `out` with every byte outside `[A-Za-z0-9._-]` as `%XX` (upper-case);

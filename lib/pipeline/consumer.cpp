@@ -132,22 +132,38 @@ void consumer_loop::source_ok(const topic_ref& t, std::optional<std::uint32_t> p
 
 // Offset reset: the offset we poll from lies past the partition's newest offset. Offsets only
 // grow, so the topic was deleted and created again (its offsets start at 0 again); polling on
-// would answer nothing for ever, and silently. iggy.on_offset_reset: fail stops the partition
-// (what the writer holds stays, and is uploaded at the stop).
-bool consumer_loop::offset_reset_found(const partition_ref& p, const partition_writer& w, const poll_reply& r) {
+// would answer nothing for ever, and silently (consumer_assignment.cpp decides what follows).
+bool consumer_loop::offset_reset_seen(const partition_ref& p, const partition_writer& w, const poll_reply& r) const {
+    (void)p;
     const auto from = w.next_offset();
     if (!r.messages.empty() || !from || *from <= r.current_offset + 1) return false;
     // Group mode: `0, 0, no messages` is also the answer to a poll of partition 0 by a member
     // that does not own it (docs/protocol.md §7.1): not evidence of a new topic.
-    if (o_.mode == consumer_mode::group && r.current_offset == 0) return false;
-    if (!resets_.try_emplace(p, offset_reset{p, *from, r.current_offset, clock_.steady_now()}).second) return true;
-    log_.error({iss::log::kv("partition", p)},
-               "offset reset: the next offset {} lies past the partition's newest offset {}: the topic was deleted "
-               "and created again. iggy.on_offset_reset: fail stops this partition; its new messages are not read. "
-               "To read them, point s3.prefix at a new location (the new topic's offsets would name the old "
-               "objects' keys) and restart (docs/operations.md, Faults)",
-               *from, r.current_offset);
-    return true;
+    return !(o_.mode == consumer_mode::group && r.current_offset == 0);
+}
+
+namespace {
+/// topic_generation: puts the generation a poll was made under on each of its messages;
+/// returns the reply's newest offset.
+std::uint64_t stamped_head(poll_reply& r, std::optional<std::uint64_t> generation) {
+    if (generation)
+        for (auto& m : r.messages) m.topic_created_us = *generation;
+    return r.current_offset;
+}
+}  // namespace
+
+task<bool> consumer_loop::head_answered(partition_ref p, const partition_writer& w, poll_reply& r) {
+    // The partition's newest offset, as the server reports it with every poll (0 with no
+    // messages is also what an empty partition answers: no head known then).
+    if (r.current_offset > 0 || !r.messages.empty()) heads_[p] = r.current_offset;
+    if (!offset_reset_seen(p, w, r)) {
+        stamped_head(r, generation_of(p));
+        co_return false;
+    }
+    const std::uint64_t next = w.next_offset().value_or(0);
+    const std::uint64_t head = r.current_offset;
+    co_await offset_reset_found(p, next, head);
+    co_return true;
 }
 
 bool consumer_loop::poll_answered(const partition_ref& p, partition_writer& w, const poll_result& r) {
@@ -201,6 +217,8 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
     if (w->state() == writer_state::failed) co_return 0;
     const topic_ref t{p.stream, p.topic};
     if (!may_try(t, std::nullopt) || !may_try(t, p.partition) || resets_.count(p)) co_return 0;
+    const auto generation = generation_of(p);
+    if (o_.topic_generation && !generation) co_return 0;
     // The memory budget (memory.hpp): make room when it is full, let the biggest holders
     // wait near it, and ask for no more messages than fit.
     auto& mem = router_.memory();
@@ -236,10 +254,8 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
         owned_.erase(p);
         co_return 0;
     }
-    // The partition's newest offset, as the server reports it with every poll (0 with no
-    // messages is also what an empty partition answers: no head known then).
-    if (r.reply.current_offset > 0 || !r.reply.messages.empty()) heads_[p] = r.reply.current_offset;
-    if (offset_reset_found(p, *w, r.reply)) co_return 0;
+    const bool reset = co_await head_answered(p, *w, r.reply);  // (GCC 12: not in a condition)
+    if (reset) co_return 0;
     note_poll(p, r.reply.messages.empty());
     if (r.reply.messages.empty()) co_return 0;
     std::size_t fed = 0;
@@ -299,7 +315,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
             ahead->reply.messages.front().offset != next_from || !ww || ww->state() != writer_state::running ||
             ww->next_offset() != next_from)
             co_return fed;
-        heads_[p] = ahead->reply.current_offset;
+        heads_[p] = stamped_head(ahead->reply, generation);
         r = std::move(*ahead);
         count = ahead_count;
         batch = std::move(ahead_batch);

@@ -90,6 +90,15 @@ struct consumer_options {
     /// twice as long each time, up to every 10 min; 0 = never. Default: the server's default
     /// rebalance timeout (30 s), past which any hand-over to this member would have happened.
     std::chrono::milliseconds unassigned_warning{30000};
+    /// Keys carry the topic's generation (`{topic_created}` in `naming.key`): each topic's
+    /// creation time is learnt from GetTopic (also for a configured list of partitions), bound
+    /// to each partition at its first poll and stamped on every message (message::topic_created_us);
+    /// a partition is not polled before it is known.
+    bool topic_generation = false;
+    /// `iggy.on_offset_reset: earliest` (needs topic_generation): an offset reset whose topic has
+    /// a new creation time restarts the partition at its first message, under the new generation.
+    /// false (`fail`), or the creation time unchanged: the partition is stopped.
+    bool reset_to_earliest = false;
 };
 
 /// A configured source topic that cannot be read at the moment (for readiness checks).
@@ -107,6 +116,9 @@ struct unavailable_source {
 /// (`iggy.on_offset_reset: fail`; docs/operations.md, Faults).
 struct offset_reset {
     partition_ref partition;
+    /// false: stopped (`fail`, or `earliest` with an unchanged creation time); true: restarted
+    /// at the first message under a new generation (`earliest`; counted, not kept)
+    bool restarted = false;
     std::uint64_t next_offset = 0;  ///< the offset the writer polls from (committed + 1)
     std::uint64_t head = 0;         ///< the partition's newest offset as the poll answered it (0: empty)
     clock::steady_time since{};     ///< when it was found
@@ -153,6 +165,12 @@ public:
     /// The partitions stopped by an offset reset (their topic was created again), in partition
     /// order; they are not polled until the daemon restarts.
     [[nodiscard]] std::vector<offset_reset> offset_resets() const;
+    /// `iggy.on_offset_reset: earliest`: the offset resets of each topic that restarted a
+    /// partition at its first message (for `offset_resets_total{action="restarted"}`).
+    [[nodiscard]] const std::map<topic_ref, std::uint64_t>& offset_restarts() const noexcept { return restarts_; }
+    /// The generation (topic creation time, µs) each partition's messages are stamped with
+    /// (topic_generation only).
+    [[nodiscard]] const std::map<partition_ref, std::uint64_t>& generations() const noexcept { return generation_; }
     /// Group mode: true while every configured topic's group is joined (the last join
     /// answered ok and no poll answered 5006 since). Single-consumer mode: always true.
     [[nodiscard]] bool joined() const;
@@ -184,9 +202,32 @@ private:
     /// The status of a poll of `p`: true for an answer to feed (the source is marked ok); else
     /// false, after what the status asks (not a member: drop and rejoin; fatal: source_failed).
     bool poll_answered(const partition_ref& p, partition_writer& w, const poll_result& r);
-    /// True when `r` (an explicit poll of `p`) shows an offset reset: recorded in resets_ and
-    /// logged the first time; the partition is not polled any more.
-    bool offset_reset_found(const partition_ref& p, const partition_writer& w, const poll_reply& r);
+    /// True when `r` (an explicit poll of `p`) shows an offset reset: the next offset lies past
+    /// the partition's newest one.
+    [[nodiscard]] bool offset_reset_seen(const partition_ref& p, const partition_writer& w, const poll_reply& r) const;
+    /// After a poll of `p` answered: notes the partition's newest offset (heads_); true when
+    /// the answer shows an offset reset (offset_reset_seen), handled by offset_reset_found: `p`
+    /// is not fed from this answer. Otherwise stamps `p`'s generation on the messages
+    /// (topic_generation; a partition is not polled before its generation is known).
+    task<bool> head_answered(partition_ref p, const partition_writer& w, poll_reply& r);
+    /// After offset_reset_seen: `earliest` with a new creation time restarts `p` at offset 0
+    /// (restart_generation); otherwise the partition is stopped (recorded in resets_, logged
+    /// once) and not polled any more.
+    task<void> offset_reset_found(partition_ref p, std::uint64_t next, std::uint64_t head);
+    /// What restart_generation found.
+    enum class restart_outcome : std::uint8_t {
+        restarted,   ///< a new creation time: `p` restarts at 0 under it
+        same_topic,  ///< the creation time did not change: not a new topic
+        held,        ///< new, but the writer holds data of the old topic (or a pending commit)
+        unknown,     ///< GetTopic not answered: asked again at the next poll
+    };
+    /// `earliest`: asks GetTopic for the topic's creation time. New, and the writer holds
+    /// nothing: the writer is dropped (the next one loads the offset stored for the new topic:
+    /// none, so it reads from 0) and `p` takes the new generation.
+    task<restart_outcome> restart_generation(partition_ref p, std::uint64_t next, std::uint64_t head);
+    /// topic_generation: the generation `p`'s messages carry (bound at its first poll from the
+    /// topic's creation time); nullopt while that is not known yet.
+    std::optional<std::uint64_t> generation_of(const partition_ref& p);
     /// The partitions of a round, taken in turn by the workers of poll_all; with a slice, a
     /// partition whose step fed messages goes to the back again.
     struct work_queue {
@@ -241,6 +282,9 @@ private:
     std::map<topic_ref, clock::steady_time> next_listing_;
     std::map<std::pair<topic_ref, std::optional<std::uint32_t>>, unavailable_source> unavailable_;
     std::map<partition_ref, offset_reset> resets_;
+    std::map<topic_ref, std::uint64_t> created_;         ///< topic_generation: each topic's creation time
+    std::map<partition_ref, std::uint64_t> generation_;  ///< the generation each partition reads
+    std::map<topic_ref, std::uint64_t> restarts_;        ///< earliest: partitions restarted at 0
     std::optional<std::uint64_t> session_;
     clock::steady_time next_discovery_{};
     std::optional<clock::steady_time> unassigned_since_;  ///< group mode: owning nothing since

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // consumer_loop's membership side (lib/pipeline/consumer.hpp): the session check, the topic's
-// partitions, which partitions this member owns in its consumer group (discover), and the
-// warning when it owns none. consumer.cpp has the polling side.
+// partitions and generation (its creation time), which partitions this member owns in its
+// consumer group (discover), the warning when it owns none, and what an offset reset does
+// (iggy.on_offset_reset). consumer.cpp has the polling side.
 #include "pipeline/consumer.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -30,7 +31,7 @@ task<void> consumer_loop::check_session() {
 }
 
 task<std::optional<std::vector<std::uint32_t>>> consumer_loop::partitions_of(const source_topic& s) {
-    if (s.partitions) co_return *s.partitions;
+    if (s.partitions && (!o_.topic_generation || created_.count(s.topic))) co_return *s.partitions;
     auto r = co_await source_.partitions(s.topic);
     if (r.status == source_status::fatal) {
         source_failed(s.topic, std::nullopt, r.detail);
@@ -41,7 +42,66 @@ task<std::optional<std::vector<std::uint32_t>>> consumer_loop::partitions_of(con
         co_return std::nullopt;
     }
     source_ok(s.topic, std::nullopt);
+    // The creation time as listed now; a partition keeps the generation it was bound to until
+    // an offset reset moves it (a listing alone never moves it: what it reads is of one topic).
+    if (o_.topic_generation) created_[s.topic] = r.created_at;
+    if (s.partitions) co_return *s.partitions;
     co_return std::move(r.ids);
+}
+
+std::optional<std::uint64_t> consumer_loop::generation_of(const partition_ref& p) {
+    if (!o_.topic_generation) return std::nullopt;
+    if (const auto g = generation_.find(p); g != generation_.end()) return g->second;
+    const auto c = created_.find(topic_ref{p.stream, p.topic});
+    if (c == created_.end()) return std::nullopt;
+    generation_.emplace(p, c->second);
+    return c->second;
+}
+
+task<void> consumer_loop::offset_reset_found(partition_ref p, std::uint64_t next, std::uint64_t head) {
+    if (resets_.count(p)) co_return;
+    std::string_view why =
+        "the topic was deleted and created again. iggy.on_offset_reset: fail stops this partition; its new messages "
+        "are not read. To read them, point s3.prefix at a new location (the new topic's offsets would name the old "
+        "objects' keys) and restart";
+    if (o_.reset_to_earliest) {
+        const auto outcome = co_await restart_generation(p, next, head);
+        if (outcome == restart_outcome::unknown || outcome == restart_outcome::restarted) co_return;
+        why = outcome == restart_outcome::same_topic
+                  ? "but the topic's creation time did not change, so it is the same topic: iggy.on_offset_reset: "
+                    "earliest does not apply and the partition is stopped (were messages removed by hand?)"
+                  : "the topic was deleted and created again, but the partition still holds messages of the old "
+                    "topic whose offset cannot be stored on the new one: iggy.on_offset_reset: earliest stops the "
+                    "partition (what it holds is uploaded at the stop); restart the daemon to read the new topic "
+                    "from its first message under its own keys";
+    }
+    resets_.try_emplace(p, offset_reset{p, false, next, head, clock_.steady_now()});
+    log_.error({iss::log::kv("partition", p)},
+               "offset reset: the next offset {} lies past the partition's newest offset {}: {} (docs/operations.md, "
+               "Faults)",
+               next, head, why);
+}
+
+task<consumer_loop::restart_outcome> consumer_loop::restart_generation(partition_ref p, std::uint64_t next,
+                                                                       std::uint64_t head) {
+    const topic_ref t{p.stream, p.topic};
+    auto r = co_await source_.partitions(t);
+    if (r.status != source_status::ok) co_return restart_outcome::unknown;  // asked again at the next poll
+    const auto old = generation_of(p);
+    if (old && *old == r.created_at) co_return restart_outcome::same_topic;
+    created_[t] = r.created_at;
+    // What the writer holds was read from the old topic; its offset could never be stored on
+    // the new one (4100), and a single consumer retries a store without end.
+    if (const auto* w = router_.find(p); w && (w->holds_data() || w->pending_commit())) co_return restart_outcome::held;
+    router_.forget(p);  // the next writer loads the new topic's stored offset: none, so from 0
+    generation_[p] = r.created_at;
+    ++restarts_[t];
+    log_.warn({iss::log::kv("partition", p)},
+              "offset reset: the next offset {} lies past the partition's newest offset {}: the topic was deleted and "
+              "created again (created_at {} -> {}). iggy.on_offset_reset: earliest reads the new topic from its first "
+              "message, under keys with {{topic_created}} {}; the old topic's objects stay as they are",
+              next, head, old ? *old : 0, r.created_at, r.created_at);
+    co_return restart_outcome::restarted;
 }
 
 namespace {

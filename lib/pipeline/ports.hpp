@@ -174,7 +174,8 @@ struct poll_result {
 struct partitions_result {
     source_status status = source_status::ok;
     std::vector<std::uint32_t> ids;
-    std::string detail;  ///< why, for the log, naming what to check
+    std::uint64_t created_at = 0;  ///< the topic's creation time (GetTopic), µs: its generation
+    std::string detail;            ///< why, for the log, naming what to check
 };
 
 /// Polls Iggy with `auto_commit = 0`. In group mode the consumer is the group.
@@ -339,6 +340,13 @@ public:
     /// The key of an object of `p` whose first message has `first_offset`, for a key without
     /// record placeholders (or with every one of them missing).
     [[nodiscard]] virtual object_key key(const partition_ref& p, std::uint64_t first_offset) const = 0;
+    /// As key(), for the topic generation `topic_created` (GetTopic `created_at`, µs; what a
+    /// `{topic_created}` placeholder renders). Default: key(p, first_offset).
+    [[nodiscard]] virtual object_key key_in(const partition_ref& p, std::uint64_t first_offset,
+                                            std::uint64_t topic_created) const {
+        (void)topic_created;
+        return key(p, first_offset);
+    }
     /// The encoded partition of `m`. An error is a bad message (`delivery.on_bad_message`),
     /// e.g. a record time that cannot be read. Default: one encoded partition per partition.
     /// Non-const in effect: an implementation may keep parse buffers (single-threaded).

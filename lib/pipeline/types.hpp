@@ -64,6 +64,9 @@ struct message {
     /// The message as the Iggy codecs decoded it (header fields, checksum, raw bytes), for the
     /// record encoder; the pipeline's core never looks at it. May be null in tests.
     const proto::message_view* view = nullptr;
+    /// The creation time (µs) of the topic generation the message was polled from (GetTopic
+    /// `created_at`; 0: not tracked), for `{topic_created}` in the key. Set by the consumer loop.
+    std::uint64_t topic_created_us = 0;
 };
 
 /// The user-metadata names (without `x-amz-meta-`) every object carries (docs/architecture.md §3.3).

@@ -115,6 +115,8 @@ foreach(case partitions_added_single partitions_added_group topic_recreated_fail
         store_refuses admin_hostile clock_steps)
   iss_e2e_test(e2e.faults.${case} fault_cases.py ${case} 300)
 endforeach()
+# Point 4, iggy.on_offset_reset: earliest (the stream created again is read from 0 under new keys).
+iss_e2e_test(e2e.faults.stream_recreated_earliest reset_cases.py stream_recreated_earliest 300)
 
 # Issue 40, point 2: the network to the store and to Iggy (silent_network: packets dropped without a
 # reset). As root: the daemon runs in a network namespace of the test's own with nft rules

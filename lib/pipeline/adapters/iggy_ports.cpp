@@ -133,6 +133,7 @@ task<partitions_result> iggy_ports::partitions(const topic_ref& t) {
         co_return out;
     }
     for (const auto& p : (*r)->partitions) out.ids.push_back(p.id);
+    out.created_at = (*r)->topic.created_at;
     co_return out;
 }
 

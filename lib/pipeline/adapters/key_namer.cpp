@@ -29,6 +29,7 @@ result<encoded_partition> template_key_namer::encode(const partition_ref& p, con
     // The key with {start_offset} at 0: equal exactly for keys that differ only there.
     format::key_values v{prefix_, p.stream, p.topic, p.partition, 0, ext_};
     v.record = &values_;
+    v.topic_created = m.topic_created_us;
     e.id = t_.render(v);
     // ... and the time bucket: two real intervals that render alike (the two 02 hours of a
     // fall-back night, or 14:00 of two days under a key without {date}) are two encoded
@@ -43,11 +44,12 @@ result<encoded_partition> template_key_namer::encode(const partition_ref& p, con
 }
 
 object_key template_key_namer::key_for(const partition_ref& p, const message& first) const {
-    if (!t_.uses_record()) return key(p, first.offset);
+    if (!t_.uses_record()) return key_in(p, first.offset, first.topic_created_us);
     std::optional<std::int64_t> bucket;
     if (auto r = reader_.read(input_of(first), values_, bucket); !r) values_ = format::record_values{};
     format::key_values v{prefix_, p.stream, p.topic, p.partition, first.offset, ext_};
     v.record = &values_;
+    v.topic_created = first.topic_created_us;
     return object_key{t_.render(v)};
 }
 

@@ -29,7 +29,13 @@ public:
                        const date::time_zone* tz, std::string missing);
 
     [[nodiscard]] object_key key(const partition_ref& p, std::uint64_t first_offset) const override {
-        return object_key{t_.render(format::key_values{prefix_, p.stream, p.topic, p.partition, first_offset, ext_})};
+        return key_in(p, first_offset, 0);
+    }
+    [[nodiscard]] object_key key_in(const partition_ref& p, std::uint64_t first_offset,
+                                    std::uint64_t topic_created) const override {
+        format::key_values v{prefix_, p.stream, p.topic, p.partition, first_offset, ext_};
+        v.topic_created = topic_created;
+        return object_key{t_.render(v)};
     }
     [[nodiscard]] result<encoded_partition> encode(const partition_ref& p, const message& m) const override;
     [[nodiscard]] object_key key_for(const partition_ref& p, const message& first) const override;

@@ -228,6 +228,28 @@ TEST_CASE("naming: template problems are listed one per line under naming.key", 
     CHECK(mentions(only_problem(c), "naming.key", "must contain {partition}"));
 }
 
+TEST_CASE("iggy.on_offset_reset: earliest needs {topic_created} in the key and a single consumer",
+          "[config][validate]") {
+    auto c = valid();
+    c.iggy.consumer = "sink";
+    c.iggy.on_offset_reset = offset_reset_policy::earliest;
+    // The default key: the topic created again would render the old topic's keys.
+    CHECK(mentions(only_problem(c), "iggy.on_offset_reset", "earliest needs {topic_created} in naming.key"));
+    c.naming.key = "{prefix}/{stream}/{topic}/{topic_created}/{partition}/{start_offset:020}.{ext}";
+    CHECK(validate(c).empty());
+    c.iggy.consumer.clear();  // group mode: the group goes with its topic, a reset is never seen
+    CHECK(mentions(only_problem(c), "iggy.on_offset_reset", "earliest is for a single consumer"));
+    c.iggy.consumer = "sink";
+    c.iggy.on_offset_reset = offset_reset_policy::fail;
+    c.naming.key = "{prefix}/{partition}/{start_offset}";
+    CHECK(validate(c).empty());  // fail: any key
+    c.iggy.on_offset_reset = offset_reset_policy::earliest;
+    c.iceberg.enabled = true;
+    const auto ps = validate(c);
+    CHECK(std::any_of(ps.begin(), ps.end(),
+                      [](const problem& p) { return mentions(p, "iggy.on_offset_reset", "iceberg table"); }));
+}
+
 TEST_CASE("naming: a key without {prefix} while a prefix is set", "[config][validate]") {
     auto c = valid();
     c.naming.key = "{stream}/{topic}/{partition}/{start_offset}";

@@ -56,7 +56,7 @@ TEST_CASE("zero padding applies to numbers and never truncates", "[key_template]
     auto bad_pad = key_template::check("{partition}/{start_offset:20}");
     CHECK(mentions(bad_pad, "must be 0 and a width"));
     auto str_pad = key_template::check("{stream:010}/{partition}/{start_offset}");
-    CHECK(mentions(str_pad, "zero padding applies to {partition} and {start_offset} only"));
+    CHECK(mentions(str_pad, "zero padding applies to {partition}, {start_offset} and {topic_created} only"));
 }
 
 TEST_CASE("literal braces are written doubled", "[key_template]") {
@@ -102,4 +102,23 @@ TEST_CASE("every problem is reported at once and parse joins them", "[key_templa
     REQUIRE(r.has_error());
     CHECK(r.error() == iss::format::errc::bad_key_template);
     CHECK(r.error().detail().find("; ") != std::string::npos);
+}
+
+TEST_CASE("{topic_created} renders the topic's generation, and must not run into another number", "[key_template]") {
+    auto t = key_template::parse("{prefix}/{stream}/{topic}/{topic_created}/{partition}/{start_offset:020}.{ext}");
+    REQUIRE(t.has_value());
+    CHECK(t->uses(placeholder::topic_created));
+    key_values v{"iggy", "app", "events", 1, 7, "jsonl"};
+    v.topic_created = 1765100000123456;
+    const auto old_key = t->render(v);
+    CHECK(old_key == "iggy/app/events/1765100000123456/1/00000000000000000007.jsonl");
+    v.topic_created = 1765100099000000;  // the topic created again: same partition and offset, another key
+    CHECK(t->render(v) != old_key);
+    CHECK(key_template::parse("{partition}/{start_offset}-{topic_created:020}").has_value());
+    // Generation 12 at offset 3 and generation 1 at offset 23 would both render "123".
+    CHECK(mentions(key_template::check("{partition}/{topic_created}{start_offset}"),
+                   "{topic_created} and {start_offset} run together"));
+    CHECK(mentions(key_template::check("{start_offset}/{partition}{topic_created}"),
+                   "{partition} and {topic_created} run together"));
+    CHECK(key_template::check("{partition}{start_offset}").empty());  // unchanged for the other numbers
 }

@@ -40,6 +40,7 @@ struct fake_source final : pl::message_source {
     std::map<std::string, int> lookups;          // partitions() calls per topic
     int fatal_polls = 0;
     std::map<std::uint32_t, int> slow;  // partition -> event-loop turns each of its polls takes
+    std::uint64_t created_at = 1000;    // the topic's creation time (GetTopic), µs
 
     void fill(std::uint32_t partition, std::size_t n) {
         auto& l = logs[partition];
@@ -103,6 +104,7 @@ struct fake_source final : pl::message_source {
             co_return r;
         }
         for (const auto& [p, l] : logs) r.ids.push_back(p);
+        r.created_at = created_at;
         co_return r;
     }
     std::uint64_t session() const override { return session_no; }
@@ -786,6 +788,83 @@ TEST_CASE("consumer: a topic created again (next offset past the head) stops tha
     CHECK(b.size() == 20);
     for (const auto& [k, n] : b) CHECK(n == 1);
     CHECK(w.offsets.stored.at({"app", "requests", 0}) == 7);
+}
+
+TEST_CASE("consumer: on_offset_reset earliest reads a topic created again from 0 under its new generation",
+          "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 8);
+    src.fill(1, 8);
+    auto o = options(pl::consumer_mode::single);
+    o.topic_generation = true;
+    o.reset_to_earliest = true;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    REQUIRE(run(loop.start()));
+    for (int i = 0; i < 3; ++i) run(loop.round());
+    CHECK(w.offsets.stored.at({"app", "requests", 0}) == 7);
+    const auto old_objects = w.store.objects;
+    REQUIRE(old_objects.size() == 4);
+    for (const auto& [k, obj] : old_objects) CHECK(k.find("/g=1000/") != std::string::npos);
+    // Deleted and created again (Iggy deletes the consumer offsets with the topic): 6 new
+    // messages in partition 0, none in partition 1 yet (its next offset 8 lies past its head too).
+    src.created_at = 2000;
+    src.logs.clear();
+    src.fill(0, 6);
+    src.fill(1, 0);
+    w.offsets.stored.clear();
+    for (int i = 0; i < 10; ++i) {
+        w.clock.advance(100ms);
+        run(loop.round());
+    }
+    CHECK(loop.offset_resets().empty());  // nothing stopped
+    CHECK(loop.offset_restarts().at({"app", "requests"}) == 2);
+    CHECK(loop.generations().at({"app", "requests", 0}) == 2000);
+    CHECK(loop.generations().at({"app", "requests", 1}) == 2000);
+    CHECK(logs.count("offset reset", "earliest reads the new topic") == 2);
+    CHECK(run(loop.shutdown()));
+    // The old objects untouched, the new topic's 6 messages once, under its generation.
+    for (const auto& [k, obj] : old_objects) {
+        REQUIRE(w.store.objects.count(k));
+        CHECK(w.store.objects.at(k).body == obj.body);
+    }
+    auto b = w.bucket_records();
+    std::size_t fresh = 0;
+    for (const auto& [k, n] : b) {
+        CHECK(n == 1);
+        fresh += k.first.find("/g=2000/") != std::string::npos;
+    }
+    CHECK(fresh == 6);
+    CHECK(b.size() == 16 + 6);
+    CHECK(w.offsets.stored.at({"app", "requests", 0}) == 5);
+}
+
+TEST_CASE("consumer: on_offset_reset earliest stops a partition whose topic kept its creation time",
+          "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 8);
+    auto o = options(pl::consumer_mode::single);
+    o.topic_generation = true;
+    o.reset_to_earliest = true;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    REQUIRE(run(loop.start()));
+    for (int i = 0; i < 3; ++i) run(loop.round());
+    src.logs[0].resize(2);  // offsets below the committed one, same topic: not a new generation
+    for (int i = 0; i < 5; ++i) {
+        w.clock.advance(100ms);
+        run(loop.round());
+    }
+    REQUIRE(loop.offset_resets().size() == 1);
+    CHECK(loop.offset_restarts().empty());
+    CHECK(logs.count("offset reset", "creation time did not change") == 1);
+    CHECK(run(loop.shutdown()));
 }
 
 TEST_CASE("consumer: group mode, the empty answer for partition 0 not owned is not an offset reset",

@@ -304,6 +304,15 @@ struct offset_namer final : pl::key_namer {
     iss::object_key key(const pl::partition_ref& p, std::uint64_t first) const override {
         return iss::object_key{fmt::format("{}/{}/partition={}/{:020}.jsonl", p.stream, p.topic, p.partition, first)};
     }
+    /// With a topic generation (as `{topic_created}` renders it): `.../g=GEN/partition=...`.
+    iss::object_key key_in(const pl::partition_ref& p, std::uint64_t first, std::uint64_t gen) const override {
+        if (gen == 0) return key(p, first);
+        return iss::object_key{
+            fmt::format("{}/{}/g={}/partition={}/{:020}.jsonl", p.stream, p.topic, gen, p.partition, first)};
+    }
+    iss::object_key key_for(const pl::partition_ref& p, const pl::message& first) const override {
+        return key_in(p, first.offset, first.topic_created_us);
+    }
 };
 
 /// Keys by tenant: payload "A:..." belongs to tenant A, the encoded partition is the text
