@@ -108,6 +108,15 @@ struct target {
     std::map<std::string, std::pair<std::string, std::int64_t>> table_files;
 };
 
+/// The problem when --stream/--topic name no configured topic.
+std::string unmatched_source(const verify_args& a) {
+    const std::string what = a.stream && a.topic ? fmt::format("topic {}/{}", *a.stream, *a.topic)
+                             : a.stream          ? fmt::format("stream {}", *a.stream)
+                             : a.topic           ? fmt::format("topic {}", *a.topic)
+                                                 : std::string{"the configuration"};
+    return fmt::format("{}: no configured topic matches (the config's topics are all verify can check)", what);
+}
+
 /// The configured partitions (narrowed by the flags) with their committed offsets.
 net::awaitable<result<std::vector<target>>> partitions_from_iggy(iggy::client& c, const config::sink_config& cfg,
                                                                  const verify_args& a, const pipeline::key_namer& namer,
@@ -116,8 +125,11 @@ net::awaitable<result<std::vector<target>>> partitions_from_iggy(iggy::client& c
     const auto name = consumer_name(cfg);
     const auto consumer = cfg.iggy.group_mode() ? proto::consumer::group(proto::identifier::named(name))
                                                 : proto::consumer::single(proto::identifier::named(name));
+    bool any_source = false;
+    std::vector<std::string> unknown_partition;  // --partition, per topic that lacks it
     for (const auto& src : consumer_options(cfg).sources) {
         if ((a.stream && *a.stream != src.topic.stream) || (a.topic && *a.topic != src.topic.topic)) continue;
+        any_source = true;
         auto t =
             co_await c.get_topic(proto::identifier::named(src.topic.stream), proto::identifier::named(src.topic.topic));
         if (!t) co_return t.error();
@@ -125,6 +137,7 @@ net::awaitable<result<std::vector<target>>> partitions_from_iggy(iggy::client& c
             missing.push_back(fmt::format("topic {}/{} not found on the server", src.topic.stream, src.topic.topic));
             continue;
         }
+        const auto before = out.size();
         for (const auto& p : (*t)->partitions) {
             if (src.partitions &&
                 std::find(src.partitions->begin(), src.partitions->end(), p.id) == src.partitions->end())
@@ -138,7 +151,21 @@ net::awaitable<result<std::vector<target>>> partitions_from_iggy(iggy::client& c
             if (*off) tg.committed = (*off)->stored_offset;
             out.push_back(std::move(tg));
         }
+        if (out.size() == before && a.partition) {
+            const auto& ps = (*t)->partitions;
+            const bool on_server =
+                std::any_of(ps.begin(), ps.end(), [&](const auto& p) { return p.id == *a.partition; });
+            unknown_partition.push_back(
+                on_server ? fmt::format("partition {} of {}/{} is not among the configured partitions", *a.partition,
+                                        src.topic.stream, src.topic.topic)
+                          : fmt::format("partition {} of {}/{} not found on the server (the topic has {})",
+                                        *a.partition, src.topic.stream, src.topic.topic, ps.size()));
+        } else if (out.size() == before)
+            missing.push_back(fmt::format("topic {}/{} has no partition to verify", src.topic.stream, src.topic.topic));
     }
+    if (!any_source) missing.push_back(unmatched_source(a));
+    // Without --topic, --partition names the partition of whichever topics have it.
+    if (a.topic || out.empty()) missing.insert(missing.end(), unknown_partition.begin(), unknown_partition.end());
     co_return out;
 }
 
@@ -398,9 +425,11 @@ net::awaitable<int> verify_tables(config::sink_config cfg, verify_args a) {
     std::vector<std::pair<pipeline::topic_ref, std::vector<iceberg::manifest_entry_view>>> files_of;
     std::map<pipeline::partition_ref, std::optional<std::uint64_t>> committed;
     std::size_t listed = 0;
+    bool any_source = false;
     for (const auto& src : consumer_options(cfg).sources) {
         const auto& t = src.topic;
         if ((a.stream && *a.stream != t.stream) || (a.topic && *a.topic != t.topic)) continue;
+        any_source = true;
         const auto ident = tables.table_of(t);
         auto state = co_await tables.load(t);
         if (!state) {
@@ -426,6 +455,10 @@ net::awaitable<int> verify_tables(config::sink_config cfg, verify_args a) {
         }
         listed += files->size();
         files_of.emplace_back(t, std::move(*files));
+    }
+    if (!any_source) {
+        print_error("verify", "{}", unmatched_source(a));
+        co_return exit_failure;
     }
     // One target per partition the summary or a data file names; a file of no partition of
     // ours is a problem (the table holds rows this sink cannot account for).
@@ -503,6 +536,11 @@ net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options io
     if (!targets) {
         print_error("verify", "Iggy: {}", iggy::describe(targets.error()));
         co_return iggy_exit_code(targets.error());
+    }
+
+    if (targets->empty()) {  // nothing of the flags' exists: no listing (an empty prefix is the whole bucket)
+        for (const auto& m : missing) print_error("verify", "{}", m);
+        co_return exit_failure;
     }
 
     auto sopts = co_await verify_s3_options(ex, cfg);

@@ -43,6 +43,13 @@ void check_address(collector& add, const std::string& a) {
         add(path, "is required (host:port)");
         return;
     }
+    if (a.find('@') != std::string::npos) {
+        add(path,
+            "'{}': user info (user@host) is not allowed; credentials go in iggy.username and iggy.password "
+            "(or iggy.token)",
+            without_user_info(a));
+        return;
+    }
     if (a.find("://") != std::string::npos) {
         add(path, "'{}': write host:port without a scheme (TLS is iggy.tls.enabled)", a);
         return;

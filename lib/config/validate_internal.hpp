@@ -54,6 +54,18 @@ inline bool has_control(std::string_view s) {
     });
 }
 
+/// `url` (`scheme://authority...` or a bare `authority...`) with the user info of its authority
+/// (`user:password@`, RFC 3986 §3.2.1) shown as `****@`, for messages that quote it: a password
+/// never appears in an error. Unchanged when there is none.
+inline std::string without_user_info(std::string_view url) {
+    const auto scheme = url.find("://");
+    const std::size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+    const auto end = std::min(url.find_first_of("/?#", start), url.size());
+    const auto at = url.substr(start, end - start).rfind('@');
+    if (at == std::string_view::npos) return std::string{url};
+    return std::string{url.substr(0, start)} + "****" + std::string{url.substr(start + at)};
+}
+
 /// The `s3` section's rules: endpoint, region, addressing, credentials and the AWS access
 /// settings, part size, retry (group mode: `s3.retry.deadline` under the hand-over).
 void check_s3(collector& add, const sink_config& c);

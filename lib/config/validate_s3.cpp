@@ -17,11 +17,11 @@ using namespace std::chrono_literals;
 /// the HTTP client's URL parser: no user info, [IPv6] closed, a host, a port 1..65535.
 void check_endpoint_authority(collector& add, const std::string& endpoint, std::string_view a) {
     const std::string path = "s3.endpoint";
-    if (a.find('@') != std::string_view::npos) {
+    if (a.find('@') != std::string_view::npos) {  // `endpoint` is printed masked (it may hold a password)
         add(path,
             "'{}': user info (user@host) is not allowed; credentials go in s3.access_key_id and "
             "s3.secret_access_key",
-            endpoint);
+            without_user_info(endpoint));
         return;
     }
     std::string_view host;
@@ -167,18 +167,18 @@ void check_s3(collector& add, const sink_config& c) {
             e.remove_prefix(7);
             endpoint_https = false;
         } else {
-            add("s3.endpoint", "'{}' must start with http:// or https://", s.endpoint);
+            add("s3.endpoint", "'{}' must start with http:// or https://", without_user_info(s.endpoint));
             e = {};
         }
         if (e.ends_with('/')) e.remove_suffix(1);
         if (const auto slash = e.find_first_of("/?#"); slash != std::string_view::npos) {
             add("s3.endpoint", "'{}' must have no path: the bucket goes in s3.bucket and key prefixes in s3.prefix",
-                s.endpoint);
+                without_user_info(s.endpoint));
             e = e.substr(0, slash);
         }
         if (!e.empty()) endpoint_host = e.substr(0, e.front() == '[' ? e.find(']') + 1 : e.find(':'));
         if (!s.endpoint.empty() && e.empty() && s.endpoint.find("://") != std::string::npos)
-            add("s3.endpoint", "'{}' has no host", s.endpoint);
+            add("s3.endpoint", "'{}' has no host", without_user_info(s.endpoint));
         else if (!e.empty()) check_endpoint_authority(add, s.endpoint, e);
     }
     if (bucket.empty()) {

@@ -61,6 +61,7 @@ def main():
     env = dict(os.environ, HELM_CACHE_HOME=tempfile.mkdtemp(), HELM_CONFIG_HOME=tempfile.mkdtemp(),
                HELM_DATA_HOME=tempfile.mkdtemp())
     seen_kinds = set()
+    extra_volumes = 0
     for values in good:
         name = os.path.basename(values)
         r = run([helm, "lint", "--strict", chart, "-f", values], env=env)
@@ -74,18 +75,29 @@ def main():
         objs = [d for d in yaml.safe_load_all(rendered) if d]
         kinds = sorted(o["kind"] for o in objs)
         seen_kinds.update(kinds)
+        problems += check_pdb(name, objs, None)
         for v in KUBE_VERSIONS:
+            # Rendered for each version: the chart leaves out fields a server of that version lacks.
+            r = run([helm, "template", "sink", chart, "-f", values, "--namespace", "lake", "--kube-version", v],
+                    env=env)
+            if r.returncode != 0:
+                problems.append(f"{name}: helm template --kube-version {v} exited {r.returncode}:\n{r.stderr}")
+                continue
+            problems += check_pdb(f"{name} (Kubernetes {v})", [d for d in yaml.safe_load_all(r.stdout) if d], v)
             r = run([kubeconform, "-strict", "-summary", "-kubernetes-version", v, "-skip", ",".join(MONITORING_KINDS),
                      "-schema-location",
                      os.path.join(schemas, "{{ .NormalizedKubernetesVersion }}-local{{ .StrictSuffix }}",
                                   "{{ .ResourceKind }}{{ .KindSuffix }}.json")],
-                    input=rendered)
+                    input=r.stdout)
             if r.returncode != 0 or "Errors: 0" not in r.stdout:
                 problems.append(f"{name}: kubeconform (Kubernetes {v}) exited {r.returncode}:\n{r.stdout}{r.stderr}")
             elif f"Valid: {len(objs) - sum(k in MONITORING_KINDS for k in kinds)}," not in r.stdout:
                 problems.append(f"{name}: kubeconform (Kubernetes {v}) did not validate every object: {r.stdout}")
         problems += check_monitoring(name, objs, rules_file, dashboard)
         problems += check_expectations(name, open(values, encoding="utf-8").read(), objs)
+        extra, ps = check_extra_volumes(name, yaml.safe_load(open(values, encoding="utf-8")), objs)
+        problems += ps
+        extra_volumes += extra
         with tempfile.NamedTemporaryFile("w", suffix=f"-{name}", delete=False) as f:
             f.write(rendered)
         try:
@@ -100,6 +112,8 @@ def main():
     for k in ("Deployment", "ConfigMap", "Service", "ServiceAccount", "PodDisruptionBudget", *MONITORING_KINDS):
         if k not in seen_kinds:
             problems.append(f"no values file renders a {k}")
+    if extra_volumes == 0:
+        problems.append("no values file sets extraVolumes: their rendering is not checked")
     for values in bad:
         name = os.path.basename(values)
         m = re.search(r"expect: (.+)$", open(values, encoding="utf-8").read(), re.M)
@@ -116,6 +130,45 @@ def main():
         print(f"PROBLEM {p}")
     print(f"{len(problems)} problems")
     return 1 if problems else 0
+
+
+def check_extra_volumes(name, values, objs):
+    """extraVolumes and extraVolumeMounts render into the Deployment as given, beside the chart's
+    config and spool volumes, and every tls.ca_file of the config lies under one of the mounts.
+    Returns (how many extra volumes were checked, problems)."""
+    dep = next((o for o in objs if o["kind"] == "Deployment"), None)
+    volumes, mounts = values.get("extraVolumes") or [], values.get("extraVolumeMounts") or []
+    if not dep:
+        return 0, []
+    ps = dep["spec"]["template"]["spec"]
+    got_volumes, got_mounts = ps["volumes"], ps["containers"][0].get("volumeMounts") or []
+    problems = []
+    for want, got, what in ((volumes, got_volumes, "volume"), (mounts, got_mounts, "volumeMount")):
+        for w in want:
+            if w not in got:
+                problems.append(f"{name}: extra {what} {w} is not in the Deployment: {got}")
+        names = [g["name"] for g in got]
+        if not {"config", "spool"} <= set(names) or len(names) != len(set(names)) or len(got) != 2 + len(want):
+            problems.append(f"{name}: the Deployment's {what}s are {names}, want config, spool and the extra ones")
+    config = values.get("config") or {}
+    for section in ("s3", "iggy"):
+        ca = ((config.get(section) or {}).get("tls") or {}).get("ca_file")
+        if ca and not any(ca.startswith(m["mountPath"].rstrip("/") + "/") for m in got_mounts):
+            problems.append(f"{name}: {section}.tls.ca_file {ca} is under no volumeMount of the Deployment")
+    return len(volumes), problems
+
+
+def check_pdb(name, objs, kube_version):
+    """The PodDisruptionBudget lets a drain evict NotReady pods (unhealthyPodEvictionPolicy
+    AlwaysAllow: a store outage makes every pod NotReady by design), on Kubernetes 1.27 and later
+    (and helm's default version, None); earlier servers do not know the field."""
+    pdb = next((o for o in objs if o["kind"] == "PodDisruptionBudget"), None)
+    if not pdb:
+        return []
+    got = pdb["spec"].get("unhealthyPodEvictionPolicy")
+    known = kube_version is None or tuple(map(int, kube_version.split(".")[:2])) >= (1, 27)
+    want = "AlwaysAllow" if known else None
+    return [] if got == want else [f"{name}: PodDisruptionBudget unhealthyPodEvictionPolicy is {got}, want {want}"]
 
 
 def job_of(objs):

@@ -893,6 +893,13 @@ def verify_bucket(env: Env, rng) -> None:
     check(rc == 1 and want in out, f"verify with {victim} deleted: exit {rc}, no {want!r}")
     rc, out = verify(cfg, "--stream", "app", "--topic", "events", "--partition", "1")
     check(rc == 0, "verify --partition 1 is not about partition 0's gap")
+    # Flags naming nothing that exists: exit 1 naming it, not an empty "ok" over the whole bucket.
+    rc, out = verify(cfg, "--stream", "nosuch", "--topic", "nosuch", "--partition", "0")
+    check(rc == 1 and "topic nosuch/nosuch: no configured topic matches" in out and "ok:" not in out,
+          f"verify --stream nosuch: exit {rc}, want 1 naming the topic")
+    rc, out = verify(cfg, "--stream", "app", "--topic", "events", "--partition", "7")
+    check(rc == 1 and "partition 7 of app/events not found on the server (the topic has 3)" in out
+          and "objects listed" not in out, f"verify --partition 7 (of 3): exit {rc}, want 1 naming the partition")
 
     # Put the deleted range back as two objects, one of them overlapping the next object.
     first, last = int(md["iggy-first-offset"]), int(md["iggy-last-offset"])

@@ -63,6 +63,13 @@ TEST_CASE("iggy rules", "[config][validate]") {
     CHECK(mentions(only_problem(c), "iggy.address", "[addr]:port"));
     c.iggy.address = "host:70000";
     CHECK(mentions(only_problem(c), "iggy.address", "1..65535"));
+    // User info is named as the problem (not "[addr]:port") and the password is never echoed.
+    c.iggy.address = "iggy:s3cr3t-pw@127.0.0.1:8090";
+    CHECK(mentions(only_problem(c), "iggy.address", "'****@127.0.0.1:8090': user info (user@host) is not allowed"));
+    CHECK(only_problem(c).message.find("s3cr3t-pw") == std::string::npos);
+    c.iggy.address = "tcp://iggy:s3cr3t-pw@127.0.0.1:8090";
+    CHECK(mentions(only_problem(c), "iggy.address", "'tcp://****@127.0.0.1:8090': user info"));
+    CHECK(only_problem(c).message.find("s3cr3t-pw") == std::string::npos);
     c = valid();
     c.iggy.token = iss::iggy_token{"tok"};
     CHECK(mentions(only_problem(c), "iggy.token", "not both"));
@@ -306,6 +313,15 @@ TEST_CASE("s3.endpoint host and port, bucket length and region auto follow the c
     CHECK(mentions(only_problem(c), "s3.endpoint", "the port must be 1..65535"));
     c.s3.endpoint = "http://user:pw@rgw:7480";
     CHECK(mentions(only_problem(c), "s3.endpoint", "user info"));
+    // The password is never echoed: the URL is quoted with its user info masked.
+    c.s3.endpoint = "http://AKIAUSER:S3cr3tPass@rgw:7480";
+    CHECK(mentions(only_problem(c), "s3.endpoint", "'http://****@rgw:7480': user info (user@host) is not allowed"));
+    CHECK(only_problem(c).message.find("S3cr3tPass") == std::string::npos);
+    CHECK(only_problem(c).message.find("AKIAUSER") == std::string::npos);
+    c.s3.endpoint = "http://AKIAUSER:S3cr3tPass@rgw:7480/lake";
+    for (const auto& p : validate(c)) CHECK(to_string(p).find("S3cr3tPass") == std::string::npos);
+    c.s3.endpoint = "AKIAUSER:S3cr3tPass@rgw:7480";
+    CHECK(mentions(only_problem(c), "s3.endpoint", "'****@rgw:7480' must start with http://"));
     c.s3.endpoint = "http://[::1:7480";
     CHECK(mentions(only_problem(c), "s3.endpoint", "no closing ']'"));
     c.s3.endpoint = "http://:7480";
