@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The families of the client modules' statistics seams (metric_families.hpp).
 #include "admin/metric_families.hpp"
-
 #include "admin/process.hpp"
 #include "aws/refresh.hpp"
 #include "iggy/client.hpp"

@@ -2,7 +2,6 @@
 #include "admin/metrics.hpp"
 
 #include "admin/metric_families.hpp"
-
 #include "admin/process.hpp"
 #include "admin/server.hpp"
 #include "aws/refresh.hpp"
