@@ -24,6 +24,7 @@
 #include "daemon/run_to_exit.hpp"
 #include "daemon/s3_setup.hpp"
 #include "daemon/s3_wiring.hpp"
+#include "daemon/verify_keys.hpp"
 #include "daemon/wiring.hpp"
 #include "format/key_template.hpp"
 #include "iceberg/manifest.hpp"
@@ -64,37 +65,6 @@ struct verify_args {
     std::optional<std::string> stream, topic;
     std::optional<std::uint32_t> partition;
 };
-
-/// A partition's keys: `before` + the zero-padded first offset + `after`.
-struct key_stem {
-    pipeline::partition_ref partition;
-    std::string before;
-    std::string after;
-};
-
-/// `topic_created`: the topic's creation time, for `{topic_created}` in the key: only the
-/// current topic's objects are judged against its committed offset (those of a topic deleted
-/// and created again, iggy.on_offset_reset: earliest, have another generation in their keys).
-key_stem stem_of(const pipeline::key_namer& namer, const pipeline::partition_ref& p, std::uint64_t topic_created) {
-    const std::string a = namer.key_in(p, 0, topic_created).get();
-    const std::string b = namer.key_in(p, 1, topic_created).get();
-    std::size_t i = 0;
-    while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
-    std::size_t j = 0;
-    while (j < a.size() - i && j < b.size() - i && a[a.size() - 1 - j] == b[b.size() - 1 - j]) ++j;
-    std::string before = a.substr(0, i);
-    // Zero padding of the offset is part of the number, not of the stem.
-    while (!before.empty() && before.back() == '0') before.pop_back();
-    return {p, std::move(before), a.substr(a.size() - j)};
-}
-
-/// True when `key` is one of `s`'s keys (the middle is all digits).
-bool matches(const key_stem& s, std::string_view key) {
-    if (key.size() <= s.before.size() + s.after.size() || !key.starts_with(s.before) || !key.ends_with(s.after))
-        return false;
-    const auto mid = key.substr(s.before.size(), key.size() - s.before.size() - s.after.size());
-    return std::all_of(mid.begin(), mid.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 struct target {
     key_stem stem;
@@ -351,25 +321,6 @@ net::awaitable<int> head_and_report(s3::client& s3c, const std::string& bucket, 
     for (const auto& m : missing) print_error("verify", "{}", m);
     std::fflush(stdout);
     co_return problems.empty() ? exit_ok : exit_failure;
-}
-
-/// The source partition a data file of topic `t` holds, from its name
-/// (`<stream>+<topic>+<partition>+<first offset:020>.parquet`, lib/pipeline/adapters/iceberg_key_namer.hpp);
-/// nullopt for a file of another name (another writer's, or another topic's).
-std::optional<std::uint32_t> data_file_partition(std::string_view key, const pipeline::topic_ref& t) {
-    const auto slash = key.rfind('/');
-    const auto name = slash == std::string_view::npos ? key : key.substr(slash + 1);
-    const std::string head = fmt::format("{}+{}+", t.stream, t.topic);
-    if (!name.starts_with(head) || !name.ends_with(".parquet")) return std::nullopt;
-    const auto rest = name.substr(head.size(), name.size() - head.size() - std::string_view{".parquet"}.size());
-    const auto plus = rest.find('+');
-    if (plus == std::string_view::npos || plus == 0 || rest.size() - plus - 1 != 20) return std::nullopt;
-    std::uint32_t id = 0;
-    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + plus, id);
-    if (ec != std::errc{} || end != rest.data() + plus) return std::nullopt;
-    const auto digits = rest.substr(plus + 1);
-    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
-    return id;
 }
 
 /// The data files (`s3://` paths) of the table's current snapshot: its manifest list, then each
