@@ -141,20 +141,32 @@ net::awaitable<int> run_pipeline(const config::sink_config& cfg, generation_part
     pipeline::router router{wo, std::move(g.rotation), ports};
     st.router = &router;
     st.iceberg = g.iceberg ? &g.iceberg->stats() : nullptr;
-    struct carry_router {  // however the generation ends: its counters stay, its pointers go
+    // However the generation ends, its counters stay and its pointers go: the router's, the
+    // table step's and the consumer's (offset_restarts_total), carried once, by the guard after
+    // the loop while the loop lives, else by this one.
+    struct carry_router {
         run_state& st;
         const pipeline::router& router;
-        ~carry_router() {
+        bool done = false;
+        void carry(const pipeline::consumer_loop* loop) {
+            if (std::exchange(done, true)) return;
             admin::metric_sources gone;
             gone.router = &router;
+            gone.consumer = loop;
             gone.iceberg = st.iceberg;
             st.carried.carry(gone);
             st.loop = nullptr;
             st.router = nullptr;
             st.iceberg = nullptr;
         }
+        ~carry_router() { carry(nullptr); }
     } carry{st, router};
     pipeline::consumer_loop loop{consumer_options(cfg), iggy, router, g.sleeper, real_clock::instance()};
+    struct carry_loop {
+        carry_router& carry;
+        const pipeline::consumer_loop& loop;
+        ~carry_loop() { carry.carry(&loop); }
+    } const carry_consumer{carry, loop};
     loop.take_over(std::exchange(clients.kept_groups, {}));
     st.loop = &loop;
     if (st.ending()) loop.request_stop();

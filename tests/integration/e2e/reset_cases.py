@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 
@@ -29,8 +30,9 @@ def generations(keys) -> set[str]:
 
 def stream_recreated_earliest(env: Env, rng) -> None:
     """The stream deleted and created again with 300 new messages under
-    `on_offset_reset: earliest`: offset_restarts_total 2 (both partitions), /readyz 200 again
-    and offset_reset_partitions 0 (nothing stopped); the old objects keep their keys and ETags;
+    `on_offset_reset: earliest`: offset_restarts_total 2 (both partitions, and still 2 after a
+    reload that restarts the pipeline), /readyz 200 again and offset_reset_partitions 0
+    (nothing stopped); the old objects keep their keys and ETags;
     the new topic's messages are in the bucket once, under its own creation time; `verify`
     passes (it judges the current topic's objects against its committed offsets)."""
     broker = env.start_broker()
@@ -60,6 +62,13 @@ def stream_recreated_earliest(env: Env, rng) -> None:
     wait_metric(env, admin, "iggy_s3_sink_offset_reset_partitions", 0, 5, stream="app", topic="events")
     env.wait_lag_zero(cfg, 120)
     log(f"stream created again with {new}: 2 partitions restarted at 0, /readyz {body.strip()!r}")
+    # A reload that restarts the pipeline keeps the counter (the replaced consumer's count is
+    # carried: a counter that went back to 0 reads as a process restart to rate()).
+    cfg.write_text(json.dumps(dict(doc, rotation={"max_records": 400, "idle": "1s"}), indent=2))
+    d.send_signal(signal.SIGHUP)
+    wait_metric(env, admin, "iggy_s3_sink_config_reloads_total", 1, 60, result="success")
+    wait_readyz(env, admin, 200, ["ready"], 60)
+    wait_metric(env, admin, "iggy_s3_sink_offset_restarts_total", 2, 5, stream="app", topic="events")
     check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
 
     after = etags(env, bucket)
