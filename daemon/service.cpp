@@ -260,9 +260,14 @@ void store_checked(service& s, const std::shared_ptr<store_check>& c, std::excep
 /// /metrics only once that client is used).
 void start_store_check(service& s, config::sink_config next) {
     const iss::log::logger log{"app"};
-    log.info({iss::log::kv("bucket", next.s3.bucket)},
-             "SIGHUP: configuration valid; s3 changed: checking the new store before draining anything (the running "
-             "pipeline goes on)");
+    if (s.pending)
+        log.info({iss::log::kv("bucket", next.s3.bucket)},
+                 "SIGHUP: configuration valid; s3 changed: checking the new store before it replaces the configuration "
+                 "waiting for the drain");
+    else
+        log.info({iss::log::kv("bucket", next.s3.bucket)},
+                 "SIGHUP: configuration valid; s3 changed: checking the new store before draining anything (the "
+                 "running pipeline goes on)");
     s.checking_store = true;
     auto c = std::make_shared<store_check>(store_check{std::move(next), std::nullopt});
     net::co_spawn(
@@ -321,7 +326,9 @@ bool on_reload_signal(service& s) {
                  names);
         return false;
     }
-    if (!s.pending && s.clients != nullptr && std::find(changed.begin(), changed.end(), "s3") != changed.end()) {
+    // An s3 change is checked before it may replace anything: the running configuration, or
+    // the one waiting for a drain (a refused store must not take the waiting one's place).
+    if (s.clients != nullptr && std::find(changed.begin(), changed.end(), "s3") != changed.end()) {
         start_store_check(s, std::move(*next));
         return false;
     }

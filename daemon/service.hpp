@@ -153,7 +153,9 @@ struct service {
 ///     generation drains and ends as a clean stop does (without the grace: a drain waits for
 ///     the store as long as it takes, until a stop signal); the generation loop in
 ///     daemon/cmd_run.cpp then starts the next one with it.
-///   SIGHUP while stopping is ignored; during a drain the newest file wins;
+///   SIGHUP while stopping is ignored; during a drain the newest file wins, compared with
+///   the waiting configuration (a different `s3` is checked first, as above: refused, the
+///   waiting configuration stays);
 /// - under systemd: WATCHDOG=1 at half of WATCHDOG_USEC, READY=1 once ready as /readyz says
 ///   and the first round has polled, STATUS= when the summary changes (at most every 5 s
 ///   while running, at once on a change of state).

@@ -144,3 +144,5 @@ endforeach()
 # new store, an invalid file): no drain, no request to the running store, /readyz 200
 # throughout; then a real change drains exactly once. tests/integration/e2e/reload_cases.py.
 iss_e2e_test(e2e.reload_in_place reload_cases.py in_place 300)
+# An s3 change refused while a reload drains: the waiting configuration still applies.
+iss_e2e_test(e2e.reload_refused_during_drain reload_cases.py refused_during_drain 300)

@@ -19,6 +19,25 @@ from cases import bucket_name, produce_synthetic
 from harness import Env, check, log, metric_sum, read_landed, run_case, verify_exactly_once
 
 
+def wait_for(what: str, cond, seconds: float = 90) -> None:
+    deadline = time.time() + seconds
+    while not cond() and time.time() < deadline:
+        time.sleep(0.1)
+    check(cond(), f"{what}: not within {seconds:.0f} s")
+
+
+def daemon_state(env: Env, admin: str) -> dict:
+    """What the reload cases read from /metrics: open objects, objects uploaded, requests to
+    the store, and config_reloads_total by result."""
+    m = env.scrape(admin)
+    reloads = {dict(k[1]).get("result"): v for k, v in m.items() if k[0] == "iggy_s3_sink_config_reloads_total"}
+    return {"open": metric_sum(m, "iggy_s3_sink_open_objects"),
+            "objects": metric_sum(m, "iggy_s3_sink_objects_total"),
+            "s3_requests": metric_sum(m, "iggy_s3_sink_s3_requests_total"),
+            "messages_buffered": metric_sum(m, "iggy_s3_sink_buffered_bytes") > 0,
+            "reloads": reloads}
+
+
 def in_place(env: Env, rng) -> None:
     """One daemon (group mode) holding open objects (rotation: 100 000 records or 10 minutes)
     gets, in turn:
@@ -41,20 +60,8 @@ def in_place(env: Env, rng) -> None:
     admin = env.admin_address()
     sink_log = env.work / "sink.log"
 
-    def wait_for(what: str, cond, seconds: float = 90) -> None:
-        deadline = time.time() + seconds
-        while not cond() and time.time() < deadline:
-            time.sleep(0.1)
-        check(cond(), f"{what}: not within {seconds:.0f} s")
-
     def state() -> dict:
-        m = env.scrape(admin)
-        reloads = {dict(k[1]).get("result"): v for k, v in m.items() if k[0] == "iggy_s3_sink_config_reloads_total"}
-        return {"open": metric_sum(m, "iggy_s3_sink_open_objects"),
-                "objects": metric_sum(m, "iggy_s3_sink_objects_total"),
-                "s3_requests": metric_sum(m, "iggy_s3_sink_s3_requests_total"),
-                "messages_buffered": metric_sum(m, "iggy_s3_sink_buffered_bytes") > 0,
-                "reloads": reloads}
+        return daemon_state(env, admin)
 
     wait_for("both partitions' objects open",
              lambda: env.http_get(admin, "/readyz")[0] == 200 and state()["open"] == 2)
@@ -167,7 +174,58 @@ def in_place(env: Env, rng) -> None:
     log(f"{landed.records} records in {landed.objects} objects, exactly once")
 
 
-CASES = {"in_place": in_place}
+def refused_during_drain(env: Env, rng) -> None:
+    """A SIGHUP whose `s3.bucket` does not exist, arriving while a rotation reload's drain runs
+    (the broker frozen with SIGSTOP, so the drain waits on the offset commit): its store is
+    checked and refused (`failure`) and the rotation change waiting for the drain still applies
+    once the broker resumes (`success`, one restart, not two); every message lands once in the
+    original bucket."""
+    broker = env.start_broker()
+    bucket = bucket_name(env, rng, "reload-drain")
+    counts = produce_synthetic(env, broker.address, 600, 2)
+    cfg = env.config(bucket, broker.address, grace="20s",
+                     rotation={"max_records": 100_000, "idle": "10m", "schedule": "0"})
+    d = env.start_daemon(cfg)
+    admin = env.admin_address()
+    sink_log = env.work / "sink.log"
+    wait_for("both partitions' objects open",
+             lambda: env.http_get(admin, "/readyz")[0] == 200 and daemon_state(env, admin)["open"] == 2)
+    changed = dict(json.loads(cfg.read_text()), rotation={"max_records": 50, "idle": "1s"})
+    broker.proc.send_signal(signal.SIGSTOP)
+    try:
+        cfg.write_text(json.dumps(changed, indent=2))
+        d.send_signal(signal.SIGHUP)
+        wait_for("the rotation reload's drain", lambda: "uploading and committing what is buffered, then restarting"
+                 in sink_log.read_text(), 30)
+        missing = dict(changed, s3=dict(changed["s3"], bucket=f"{bucket}-missing"))
+        cfg.write_text(json.dumps(missing, indent=2))
+        d.send_signal(signal.SIGHUP)
+        wait_for("the missing bucket refused", lambda: daemon_state(env, admin)["reloads"].get("failure", 0) >= 1, 60)
+        check("the new s3 settings do not work" in sink_log.read_text(), "no 'the new s3 settings do not work' line")
+    finally:
+        broker.proc.send_signal(signal.SIGCONT)
+    wait_for("the rotation reload counted", lambda: daemon_state(env, admin)["reloads"].get("success", 0) >= 1)
+    more = produce_synthetic(env, broker.address, 200, 2)
+    env.wait_lag_zero(cfg, 120)
+    wait_for("every object closed", lambda: daemon_state(env, admin)["open"] == 0, 60)
+    reloads = {k: v for k, v in daemon_state(env, admin)["reloads"].items() if v}
+    check(reloads == {"success": 1, "failure": 1}, f"reload counts: {reloads}, want success 1, failure 1")
+    text = sink_log.read_text()
+    check(text.index("the new s3 settings do not work") < text.index("restarting with the reloaded configuration"),
+          "the missing bucket was not refused during the drain (the broker's freeze did not hold it)")
+    restarts = sink_log.read_text().count("restarting with the reloaded configuration")
+    check(restarts == 1, f"{restarts} pipeline restarts, want 1 (the rotation change only)")
+    check(env.stop(d) == 0, "daemon did not exit 0 on SIGTERM")
+    for p, n in more.items():
+        counts[p] = counts.get(p, 0) + n
+    landed = read_landed(env.download(bucket))
+    verify_exactly_once(landed, counts, "app", "events")
+    small = [len(o) for _, o in landed.per_object if len(o) <= 50]
+    check(len(small) >= 4, f"the 200 later records are not in objects of at most 50 (rotation change): {small}")
+    log(f"refused store during the drain: failure 1, success 1, 1 restart; {landed.records} records once")
+
+
+CASES = {"in_place": in_place, "refused_during_drain": refused_during_drain}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in CASES:
