@@ -57,6 +57,10 @@ net::awaitable<int> probe(s3::client& c, probe_args a) {
         fmt::print("s3 request: NOT SENT ({}) - {}\n", target, rep.not_sent_detail);
         co_return exit_config;
     }
+    if (rep.certificate_rejected) {  // the endpoint answered the TLS handshake: not an outage, exit 1
+        fmt::print("s3 reachable: yes ({})\ns3 TLS certificate: REJECTED - {}\n", target, rep.reachability_detail);
+        co_return exit_failure;
+    }
     fmt::print("s3 reachable: {} ({}){}\n", yes_no(rep.reachable), target,
                rep.reachable ? "" : " - " + rep.reachability_detail);
     if (rep.reachable) fmt::print("s3 authentication: {}\n", rep.authenticated ? "ok" : "FAILED - " + rep.auth_detail);

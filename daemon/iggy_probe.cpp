@@ -23,12 +23,17 @@ net::awaitable<int> probe_iggy(const config::sink_config& c) {
         co_return exit_config;
     }
     opts->reconnect_attempts = 2;
+    opts->retry_rejected_certificate = false;  // rejected once, rejected again: exit 1 at once
     opts->ping_interval = std::chrono::milliseconds{0};
     iggy::client client{co_await net::this_coro::executor, *opts};
     auto conn = co_await client.connect();
     if (!conn) {
         const auto code = iggy::server_code(conn.error());
-        if (code && iggy::is_auth_code(*code)) {
+        const bool rejected = conn.error() == iggy::errc::certificate_rejected;
+        if (rejected) {
+            fmt::print("iggy reachable: yes ({})\n", c.iggy.address);
+            fmt::print("iggy TLS certificate: REJECTED - {}\n", iggy::describe(conn.error()));
+        } else if (code && iggy::is_auth_code(*code)) {
             fmt::print("iggy reachable: yes ({})\n", c.iggy.address);
             fmt::print("iggy login: FAILED - {} (check iggy.username, iggy.password or iggy.token)\n",
                        iggy::describe(conn.error()));
@@ -36,7 +41,7 @@ net::awaitable<int> probe_iggy(const config::sink_config& c) {
             fmt::print("iggy reachable: no ({}) - {}\n", c.iggy.address, iggy::describe(conn.error()));
         }
         co_await client.close();
-        co_return code&& iggy::is_auth_code(*code) ? exit_failure : exit_unavailable;
+        co_return rejected || (code && iggy::is_auth_code(*code)) ? exit_failure : exit_unavailable;
     }
     fmt::print("iggy reachable: yes ({}{})\n", c.iggy.address, c.iggy.tls.enabled ? ", TLS" : "");
     fmt::print("iggy login: ok ({})\n",

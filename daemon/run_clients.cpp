@@ -74,7 +74,7 @@ net::awaitable<result<const s3_setup*>> run_clients::store(const config::sink_co
         if (s3 || s3.error() != iss::errc::timeout || st_.ending()) break;
         const auto wait = start_budget.next_wait();
         if (!wait) break;
-        log.warn("S3: {}; retrying in {} ms", s3.error(), wait->count());
+        log.warn("S3: {}; retrying in {} ms", s3.error().detail(), wait->count());  // (timeout's text is noise here)
         co_await sleeper.sleep_for(*wait);
     }
     if (!s3) co_return s3.error();

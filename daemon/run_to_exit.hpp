@@ -32,18 +32,22 @@ namespace iss::app {
 /// tries, not a retry loop; no pings (the call is short).
 inline void make_report_client(iggy::client_options& o) {
     o.reconnect_attempts = 3;
+    o.retry_rejected_certificate = false;  // the same certificate is rejected again: exit 1 at once
     o.ping_interval = std::chrono::milliseconds{0};
 }
 
 /// The exit code of an Iggy error in a report command: 69 (EX_UNAVAILABLE) when Iggy could
 /// not be reached or the connection failed (iggy::classify says retry), 1 when it answered and
-/// refused (InvalidCredentials, Unauthorized, ...: a runtime failure, retrying will not help).
+/// refused (InvalidCredentials, Unauthorized, ...) or its TLS certificate was rejected: a
+/// runtime failure, retrying will not help.
 inline int iggy_exit_code(const iss::error& e) noexcept {
+    if (e == iggy::errc::certificate_rejected) return exit_failure;
     return iggy::classify(e) == iggy::outcome::retry ? exit_unavailable : exit_failure;
 }
 
 /// What a report command says when connecting to Iggy at `address` failed with `e`.
 inline std::string iggy_connect_failure(std::string_view address, const iss::error& e) {
+    if (e == iggy::errc::certificate_rejected) return fmt::format("Iggy at {}: {}", address, iggy::describe(e));
     if (iggy::classify(e) == iggy::outcome::retry)
         return fmt::format("cannot reach Iggy at {}: {}", address, iggy::describe(e));
     const auto code = iggy::server_code(e);

@@ -85,9 +85,11 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
             co_return error{iss::errc::invalid_argument,
                             fmt::format("{} (check s3.bucket and s3.endpoint)", r.not_sent_detail)};
         if (!r.reachable)  // errc::timeout: the caller waits and probes again
-            co_return error{iss::errc::timeout,
-                            fmt::format("unreachable: {} (check s3.endpoint)", r.reachability_detail)};
-        if (!r.authenticated) co_return error{iss::errc::io_error, fmt::format("authentication: {}", r.auth_detail)};
+            co_return error{iss::errc::timeout, fmt::format("unreachable: {}", r.reachability_detail)};
+        // The store's own code (access_denied, signature_mismatch ...): its text ends the detail once.
+        if (!r.authenticated)
+            co_return error{r.auth_code ? r.auth_code : make_error_code(iss::errc::io_error),
+                            fmt::format("authentication: {}", r.auth_detail)};
         // A step that got no answer (resets, timeouts, the deadline) says nothing about the
         // store: the caller waits and probes again (acting on it would exit, or run without
         // conditional writes for the whole process).
@@ -99,7 +101,8 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
                             fmt::format("bucket {}: capability probe interrupted: {}", c.s3.bucket, why)};
         }
         if (!r.bucket_access)
-            co_return error{iss::errc::io_error, fmt::format("bucket {}: {}", c.s3.bucket, r.bucket_detail)};
+            co_return error{r.bucket_code ? r.bucket_code : make_error_code(iss::errc::io_error),
+                            fmt::format("bucket {}: {}", c.s3.bucket, r.bucket_detail)};
         out.caps.conditional_put = r.conditional_put == s3::capability::yes;
         out.caps.conditional_complete = r.conditional_complete == s3::capability::yes;
         log.info(

@@ -279,8 +279,8 @@ result<void> server::listen() {
         const auto at = impl_->at;
         boost::system::error_code ignored;
         a.close(ignored);
-        return error{iss::errc::io_error, fmt::format("admin.listen {}:{}: {}: {}", at.address().to_string(), at.port(),
-                                                      step, ec.message())};
+        // The system's code (its message, e.g. "Address already in use", ends the text once).
+        return error{ec, fmt::format("admin.listen {}:{}: {}", at.address().to_string(), at.port(), step)};
     };
     if (a.open(impl_->at.protocol(), ec); ec) return fail("socket");
     if (a.set_option(tcp::acceptor::reuse_address(true), ec); ec) return fail("SO_REUSEADDR");

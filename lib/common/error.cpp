@@ -8,6 +8,8 @@ namespace iss {
 std::string error::message() const {
     std::string m = code_ ? code_.message() : std::string{"success"};
     if (detail_.empty()) return m;
+    // A detail built from another error's message already ends with this one: said once.
+    if (detail_.ends_with(m)) return detail_;
     return detail_ + ": " + m;
 }
 

@@ -89,6 +89,10 @@ struct client_options {
     /// Delay before reconnect attempt n: U(0, min(cap, base * 2^n)).
     backoff_policy reconnect_backoff{std::chrono::milliseconds{200}, std::chrono::milliseconds{5000}};
     unsigned reconnect_attempts = 0;                  ///< connect attempts per call before giving up; 0 = unlimited
+    /// false: a rejected server certificate (errc::certificate_rejected) ends the call at once,
+    /// not retried (the one-shot commands: `probe`, `lag`, `verify`); true: retried like an
+    /// unreachable server (`run` waits for a renewed certificate).
+    bool retry_rejected_certificate = true;
     std::size_t max_reply_bytes = 64u * 1024 * 1024;  ///< larger replies are a protocol error
     std::string client_version = "iggy-s3-sink";      ///< LoginUser's version field
     // ---- G2

@@ -28,7 +28,9 @@ iss::error transport_error(errc e, const boost::system::error_code& ec, std::str
 
 /// A failed connect step: `connection_failed` (a caller's cancellation threw already, never an
 /// error to retry, docs/architecture.md §8.4.5).
-iss::error open_failure(const connect_failure& f) { return iss::error{errc::connection_failed, f.detail}; }
+iss::error open_failure(const connect_failure& f) {
+    return iss::error{f.certificate ? errc::certificate_rejected : errc::connection_failed, f.detail};
+}
 }  // namespace
 
 struct connection::streams {

@@ -18,6 +18,9 @@ const char* client_message(int ev) noexcept {
         case errc::protocol_error: return "the Iggy server sent a frame that cannot be read (connection closed)";
         case errc::closed: return "the Iggy client is closed";
         case errc::invalid_request: return "the request cannot be encoded";
+        case errc::certificate_rejected:
+            return "the Iggy server's TLS certificate was rejected (check iggy.tls.ca_file and iggy.tls.server_name, "
+                   "and that the certificate has not expired)";
     }
     return "unknown Iggy client error";
 }
@@ -85,7 +88,8 @@ outcome classify(const iss::error& e) noexcept {
             case errc::connection_failed:
             case errc::connection_lost:
             case errc::timeout:
-            case errc::protocol_error: return outcome::retry;
+            case errc::protocol_error:
+            case errc::certificate_rejected: return outcome::retry;
             case errc::closed:
             case errc::invalid_request: return outcome::fail;
         }

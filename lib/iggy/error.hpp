@@ -29,6 +29,11 @@ enum class errc {
     protocol_error,         ///< the server sent a frame we cannot read; the connection was closed
     closed,                 ///< the client was closed by its owner
     invalid_request,        ///< the request could not be encoded (the detail names the field)
+    /// The TLS handshake failed on the server's certificate (an unknown CA, a name it does not
+    /// carry, expired; the detail gives OpenSSL's verify reason). Classified `retry`: a
+    /// certificate renewed on the server fixes it; `client_options::retry_rejected_certificate`
+    /// false returns it at once.
+    certificate_rejected,
 };
 
 const boost::system::error_category& client_category() noexcept;

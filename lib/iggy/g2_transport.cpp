@@ -55,11 +55,14 @@ iss::error eviction_error(const g2::eviction_header& e) {
             fmt::format("; the server accepts binary protocol {} to {}",
                         g2::version_text(e.server_protocol_version_min), g2::version_text(e.server_protocol_version));
     auto server = [&](proto::server_errc code) { return iss::error{make_error_code(code), detail}; };
+    // An authentication code names the reason itself, and whoever shows it adds the advice
+    // (is_auth_code): the detail says only where it came from.
+    auto refused = [](proto::server_errc code) { return iss::error{make_error_code(code), "evicted by the server"}; };
     using se = proto::server_errc;
     switch (e.reason) {
-        case g2::eviction_reason::invalid_credentials: return server(se::invalid_credentials);
-        case g2::eviction_reason::invalid_token: return server(se::invalid_personal_access_token);
-        case g2::eviction_reason::user_inactive: return server(se::user_inactive);
+        case g2::eviction_reason::invalid_credentials: return refused(se::invalid_credentials);
+        case g2::eviction_reason::invalid_token: return refused(se::invalid_personal_access_token);
+        case g2::eviction_reason::user_inactive: return refused(se::user_inactive);
         case g2::eviction_reason::incompatible_protocol: return server(se::incompatible_protocol_version);
         case g2::eviction_reason::stale_client:
         case g2::eviction_reason::no_session:

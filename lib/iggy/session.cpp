@@ -168,9 +168,16 @@ net::awaitable<result<void>> session::reconnect() {
             co_return r;
         }
         if (closed()) co_return iss::error{errc::closed};
-        // Authentication and other refusals are final: returned once, never retried.
+        // Authentication and other refusals are final: returned once, never retried; so is a
+        // rejected certificate where the caller asked so.
         if (classify(r.error()) != outcome::retry) {
-            log_.error("connect: {} (not retried; check iggy credentials)", describe(r.error()));
+            const auto code = server_code(r.error());
+            log_.error("connect: {} (not retried{})", describe(r.error()),
+                       code && is_auth_code(*code) ? "; check iggy.username and iggy.password, or iggy.token" : "");
+            co_return r.error();
+        }
+        if (r.error() == errc::certificate_rejected && !opts_.retry_rejected_certificate) {
+            log_.error("connect: {} (not retried)", describe(r.error()));
             co_return r.error();
         }
         ++failures_;

@@ -144,9 +144,13 @@ struct client::impl {
                 f = failure_of(*r, doc, opts.region);
             }
             const verdict v = classify(f);
-            const std::string detail = r ? attempt_detail(spec, *r, doc, v, attempts, max_attempts)
-                                         : fmt::format("{} {}/{}: {} (attempt {}/{})", spec.op, spec.bucket, spec.key,
-                                                       r.error().message(), attempts, max_attempts);
+            // A transport error's own detail only: its code's message (the advice) is appended
+            // once, by error::message(), wherever the error is shown.
+            const std::string detail =
+                r ? attempt_detail(spec, *r, doc, v, attempts, max_attempts)
+                  : fmt::format("{} {}/{}: {}(attempt {}/{}{})", spec.op, spec.bucket, spec.key,
+                                r.error().detail().empty() ? std::string{} : r.error().detail() + " ", attempts,
+                                max_attempts, v.what == outcome::retry ? "" : ", not retried");
             if (r) last = error{v.code, detail};
             else last = error{r.error().code(), detail};
 
@@ -266,7 +270,8 @@ task<result<void>> client::head_bucket(std::string bucket) {
     auto r = co_await impl_->execute(*spec, n);
     if (!r) {
         // HEAD has no body: a 404 on a bucket is NoSuchBucket, not NoSuchKey.
-        if (r.error() == errc::no_such_key) co_return error{errc::no_such_bucket, r.error().detail()};
+        if (r.error() == errc::no_such_key)
+            co_return error{errc::no_such_bucket, r.error().detail() + "; check s3.bucket"};
         co_return r.error();
     }
     co_return result<void>{};

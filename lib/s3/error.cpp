@@ -13,24 +13,22 @@ const char* s3_message(int ev) noexcept {
         case errc::precondition_failed: return "precondition failed (412): the object already exists";
         case errc::no_such_key: return "no such key";
         case errc::no_such_upload: return "no such multipart upload";
-        case errc::no_such_bucket: return "no such bucket (check s3.bucket)";
-        case errc::access_denied: return "access denied (check the key's permissions on s3.bucket)";
-        case errc::invalid_access_key: return "unknown access key (check s3.access_key_id / AWS_ACCESS_KEY_ID)";
-        case errc::signature_mismatch:
-            return "signature does not match (check s3.secret_access_key / AWS_SECRET_ACCESS_KEY)";
-        case errc::wrong_region: return "wrong region or endpoint for this bucket (check s3.region / s3.endpoint)";
-        case errc::clock_skew: return "request time too skewed (check the system clock / NTP)";
-        case errc::bad_digest: return "the body does not match its checksum (corrupted in transit)";
-        case errc::entity_too_small: return "part too small (every part but the last must be >= 5 MiB)";
+        case errc::no_such_bucket: return "no such bucket";
+        case errc::access_denied: return "access denied";
+        case errc::invalid_access_key: return "unknown access key";
+        case errc::signature_mismatch: return "signature does not match";
+        case errc::wrong_region: return "wrong region or endpoint for this bucket";
+        case errc::clock_skew: return "request time too skewed";
+        case errc::bad_digest: return "the body does not match its checksum";
+        case errc::entity_too_small: return "part too small";
         case errc::invalid_part: return "invalid part list for CompleteMultipartUpload";
         case errc::bad_request: return "request refused by the store";
         case errc::unavailable: return "store unavailable (retries exhausted)";
         case errc::bad_response: return "unexpected response body";
         case errc::invalid_argument: return "invalid request argument";
-        case errc::expired_token: return "the store says the credentials expired (check s3.credentials.source)";
+        case errc::expired_token: return "the store says the credentials expired";
         case errc::kms_refused:
-            return "the bucket's KMS key refused the request (disabled, pending deletion, or not allowed for these "
-                   "credentials)";
+            return "the bucket's KMS key refused the request";
     }
     return nullptr;
 }
@@ -92,7 +90,7 @@ verdict classify(const failure& f) noexcept {
     if (is(c, "SignatureDoesNotMatch"))
         return {o::fail, errc::signature_mismatch, "check s3.secret_access_key (and that no proxy rewrites requests)"};
     if (is(c, "ExpiredToken") || is(c, "TokenRefreshRequired"))
-        return {o::refresh, errc::expired_token, "the credentials expired: check s3.credentials.source"};
+        return {o::refresh, errc::expired_token, "check s3.credentials.source"};
     // SSE-KMS: S3 answers with the KMS error prefixed (KMS.DisabledException,
     // KMS.KMSInvalidStateException, KMS.NotFoundException; 400); a missing kms:GenerateDataKey
     // permission is a plain AccessDenied (below).

@@ -91,16 +91,20 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
     }
     if (!l && is_transport(l.error())) {
         rep.reachability_detail = l.error().message();
+        rep.certificate_rejected =
+            l.error() == http::errc::certificate_rejected || l.error() == http::errc::tls_setup_failed;
         co_return rep;
     }
     rep.reachable = true;
     if (!l && is_auth(l.error())) {
         rep.auth_detail = l.error().message();
+        rep.auth_code = l.error().code();
         co_return rep;
     }
     rep.authenticated = true;
     if (!l) {
         rep.bucket_detail = l.error().message();
+        rep.bucket_code = l.error().code();
         co_return rep;
     }
 
@@ -117,12 +121,14 @@ task<probe_report> probe_store(client& c, std::string bucket, std::string key) {
     // retry found the object: written. The HEAD below confirms it.
     if (!p && p.error() != errc::precondition_failed) {
         rep.bucket_detail = "PutObject: " + p.error().message();
+        rep.bucket_code = p.error().code();
         note(rep, p.error());
         co_return rep;
     }
     auto h = co_await c.head_object(bucket, key);
     if (!h) {
         rep.bucket_detail = "HeadObject: " + h.error().message();
+        rep.bucket_code = h.error().code();
         note(rep, h.error());
     } else {
         rep.bucket_access = true;

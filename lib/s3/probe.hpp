@@ -24,6 +24,10 @@ struct probe_report {
     /// client refuses, errc::invalid_argument): nothing was sent, so nothing below was measured.
     std::string not_sent_detail;
     bool reachable = false;                                 ///< an HTTP answer came back from the endpoint
+    /// Not reachable because the endpoint's TLS certificate was refused (an unknown CA, a
+    /// name it does not carry, expired) or the CA file could not be used: asking again gives
+    /// the same answer until s3.tls or the certificate changes.
+    bool certificate_rejected = false;
     bool authenticated = false;                             ///< the credentials were accepted
     bool bucket_access = false;                             ///< the probe object was written and read back
     capability conditional_put = capability::unknown;       ///< 412 on PutObject over an existing key
@@ -39,6 +43,9 @@ struct probe_report {
     /// One explanation per step that did not succeed (what failed and what to check).
     std::string reachability_detail, auth_detail, bucket_detail, put_detail, complete_detail, cleanup_detail,
         crc32c_detail;
+    /// The code of the failure behind auth_detail and bucket_detail (e.g. s3::errc::access_denied,
+    /// no_such_bucket); empty when that step succeeded.
+    error_code auth_code, bucket_code;
 
     /// Usable: reachable, authenticated, bucket accessible.
     [[nodiscard]] bool usable() const noexcept { return reachable && authenticated && bucket_access; }

@@ -608,7 +608,9 @@ TEST_CASE("the client reconnects, logs in, re-joins and resumes after the broker
     fs::remove_all(dir);
 }
 
-TEST_CASE("TLS: verified connection with a CA file; an untrusted certificate is refused", "[tls]") {
+TEST_CASE("TLS: verified connection with a CA file; an untrusted certificate or a wrong name is rejected: retried "
+          "like an outage unless retry_rejected_certificate is false",
+          "[tls]") {
     auto dir = temp_dir("tls");
     const auto cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
     const auto cmd = fmt::format(
@@ -628,22 +630,31 @@ TEST_CASE("TLS: verified connection with a CA file; an untrusted certificate is 
         auto got = must(co_await c.get_stream(identifier::named("secure")), "get stream");
         CHECK(got.has_value());
 
+        // Three attempts allowed; the waits between them are counted on a test sleeper.
+        iss::manual_clock clock;
+        const auto attempts = [&](iggy::client_options opts, bool retry) -> net::awaitable<std::size_t> {
+            iss::test::clock_sleeper sleeper{clock};
+            opts.reconnect_attempts = 3;
+            opts.retry_rejected_certificate = retry;
+            opts.clock = &clock;
+            opts.sleeper = &sleeper;
+            iggy::client d{ex, opts};
+            auto r = co_await d.connect();
+            REQUIRE_FALSE(r.has_value());
+            CHECK(r.error() == iggy::errc::certificate_rejected);
+            CHECK_THAT(r.error().detail(), Catch::Matchers::ContainsSubstring("certificate") ||
+                                               Catch::Matchers::ContainsSubstring("mismatch"));
+            co_return sleeper.waits.size() + 1;
+        };
         auto bad = options_for(broker);
         bad.tls.enabled = true;  // system CAs only: the self-signed certificate is not trusted
         bad.host = "localhost";
-        bad.reconnect_attempts = 1;
-        iggy::client d{ex, bad};
-        auto r = co_await d.connect();
-        REQUIRE_FALSE(r.has_value());
-        CHECK(r.error() == iggy::errc::connection_failed);
+        CHECK(co_await attempts(bad, true) == 3);  // `run`: waits for a renewed certificate
+        CHECK(co_await attempts(bad, false) == 1);  // `probe`, `lag`, `verify`: answered at once
 
         auto wrong_name = o;
         wrong_name.tls.server_name = "not-localhost";
-        wrong_name.reconnect_attempts = 1;
-        iggy::client e{ex, wrong_name};
-        auto rn = co_await e.connect();
-        REQUIRE_FALSE(rn.has_value());
-        CHECK(rn.error() == iggy::errc::connection_failed);
+        CHECK(co_await attempts(wrong_name, false) == 1);
     });
     fs::remove_all(dir);
 }

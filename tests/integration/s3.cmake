@@ -11,9 +11,11 @@ add_test(NAME integration.s3 COMMAND integration_s3)
 set_tests_properties(integration.s3 PROPERTIES
   LABELS "integration;s3" TIMEOUT 900 FIXTURES_REQUIRED rgw SKIP_RETURN_CODE 77
   ENVIRONMENT "RGW_DIR=${ISS_RGW_DIR};CI=$ENV{CI}")
-# The probe subcommand against RGW: usable store, conditional Put honoured, Complete not (RGW 16).
+# The probe subcommand against RGW: usable store, conditional Put honoured, Complete not (RGW 16);
+# rejected TLS certificates of the store and of Iggy (a test broker over TLS): exit 1, not retried.
 add_test(NAME integration.s3.probe_cli
-  COMMAND ${CMAKE_CURRENT_LIST_DIR}/probe_cli.sh $<TARGET_FILE:iggy-s3-sink> ${ISS_RGW_DIR})
+  COMMAND ${CMAKE_CURRENT_LIST_DIR}/probe_cli.sh $<TARGET_FILE:iggy-s3-sink> ${ISS_RGW_DIR}
+          $<TARGET_FILE:iggy-test-broker>)
 set_tests_properties(integration.s3.probe_cli PROPERTIES
   LABELS "integration;s3" TIMEOUT 180 FIXTURES_REQUIRED rgw)
 

@@ -33,6 +33,8 @@ TEST_CASE("transport failures, Disconnected and StaleClient are retried", "[iggy
     CHECK(iggy::classify(iss::error{iggy::errc::connection_lost}) == outcome::retry);
     CHECK(iggy::classify(iss::error{iggy::errc::timeout}) == outcome::retry);
     CHECK(iggy::classify(iss::error{iggy::errc::protocol_error}) == outcome::retry);
+    // A rejected certificate waits for a renewed one in `run` (client_options::retry_rejected_certificate).
+    CHECK(iggy::classify(iss::error{iggy::errc::certificate_rejected}) == outcome::retry);
     CHECK(iggy::classify(server(8)) == outcome::retry);
     CHECK(iggy::classify(server(30)) == outcome::retry);
     CHECK(iggy::classify(iss::error{iggy::errc::closed}) == outcome::fail);
