@@ -88,7 +88,7 @@ struct client_options {
     std::chrono::milliseconds ping_interval{5000};     ///< Ping period; 0 = no pings
     /// Delay before reconnect attempt n: U(0, min(cap, base * 2^n)).
     backoff_policy reconnect_backoff{std::chrono::milliseconds{200}, std::chrono::milliseconds{5000}};
-    unsigned reconnect_attempts = 0;                  ///< connect attempts per call before giving up; 0 = unlimited
+    unsigned reconnect_attempts = 0;  ///< connect attempts per call before giving up; 0 = unlimited
     /// false: a rejected server certificate (errc::certificate_rejected) ends the call at once,
     /// not retried (the one-shot commands: `probe`, `lag`, `verify`); true: retried like an
     /// unreachable server (`run` waits for a renewed certificate).

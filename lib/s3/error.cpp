@@ -27,8 +27,7 @@ const char* s3_message(int ev) noexcept {
         case errc::bad_response: return "unexpected response body";
         case errc::invalid_argument: return "invalid request argument";
         case errc::expired_token: return "the store says the credentials expired";
-        case errc::kms_refused:
-            return "the bucket's KMS key refused the request";
+        case errc::kms_refused: return "the bucket's KMS key refused the request";
     }
     return nullptr;
 }

@@ -23,7 +23,7 @@ struct probe_report {
     /// Set when the first request could not even be built (a bucket name or endpoint the
     /// client refuses, errc::invalid_argument): nothing was sent, so nothing below was measured.
     std::string not_sent_detail;
-    bool reachable = false;                                 ///< an HTTP answer came back from the endpoint
+    bool reachable = false;  ///< an HTTP answer came back from the endpoint
     /// Not reachable because the endpoint's TLS certificate was refused (an unknown CA, a
     /// name it does not carry, expired) or the CA file could not be used: asking again gives
     /// the same answer until s3.tls or the certificate changes.

@@ -608,9 +608,10 @@ TEST_CASE("the client reconnects, logs in, re-joins and resumes after the broker
     fs::remove_all(dir);
 }
 
-TEST_CASE("TLS: verified connection with a CA file; an untrusted certificate or a wrong name is rejected: retried "
-          "like an outage unless retry_rejected_certificate is false",
-          "[tls]") {
+TEST_CASE(
+    "TLS: verified connection with a CA file; an untrusted certificate or a wrong name is rejected: retried "
+    "like an outage unless retry_rejected_certificate is false",
+    "[tls]") {
     auto dir = temp_dir("tls");
     const auto cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
     const auto cmd = fmt::format(
@@ -649,7 +650,7 @@ TEST_CASE("TLS: verified connection with a CA file; an untrusted certificate or 
         auto bad = options_for(broker);
         bad.tls.enabled = true;  // system CAs only: the self-signed certificate is not trusted
         bad.host = "localhost";
-        CHECK(co_await attempts(bad, true) == 3);  // `run`: waits for a renewed certificate
+        CHECK(co_await attempts(bad, true) == 3);   // `run`: waits for a renewed certificate
         CHECK(co_await attempts(bad, false) == 1);  // `probe`, `lag`, `verify`: answered at once
 
         auto wrong_name = o;
