@@ -42,6 +42,9 @@ TEST_CASE("an error message puts the detail before the category's message", "[er
     CHECK(e == demo::errc::bad_kind);
     CHECK_FALSE(e == demo::errc::truncated);
     CHECK(iss::error{iss::errc::timeout}.message() == "deadline passed");
+    // A detail built from another error's message that already ends with this one's: said once.
+    const iss::error wrapped{demo::errc::bad_kind, "record 3: " + e.message()};
+    CHECK(wrapped.message() == "record 3: header.kind: unknown kind");
 }
 
 TEST_CASE("result carries a value or an error, and value() on an error throws it", "[error]") {

@@ -6,6 +6,11 @@
 #include <boost/asio/error.hpp>
 
 #include "catch2_compat.hpp"
+#include <fmt/format.h>
+
+#include <string_view>
+#include <utility>
+#include <vector>
 
 using namespace iss;
 using s3::outcome;
@@ -137,4 +142,24 @@ TEST_CASE("connection_error_reason names why no answer came, the TLS name apart"
           "tls_handshake");
     CHECK(connection_error_reason(error{s3::errc::unavailable, "?"}) == "other");
     for (const auto r : s3::connection_error_reasons) CHECK_FALSE(r.empty());
+}
+
+TEST_CASE("an answer's advice is said once: in its hint, not again in its code's message", "[s3][classify]") {
+    for (const auto& [status, code] : std::vector<std::pair<unsigned, std::string_view>>{{403, "SignatureDoesNotMatch"},
+                                                                                         {403, "InvalidAccessKeyId"},
+                                                                                         {403, "AccessDenied"},
+                                                                                         {403, ""},
+                                                                                         {404, "NoSuchBucket"},
+                                                                                         {301, "PermanentRedirect"},
+                                                                                         {403, "RequestTimeTooSkewed"},
+                                                                                         {400, "ExpiredToken"},
+                                                                                         {400, "KMS.DisabledException"},
+                                                                                         {400, "BadDigest"},
+                                                                                         {400, "EntityTooSmall"}}) {
+        const auto v = answer(status, code);
+        INFO(status << " " << code << ": " << make_error_code(v.code).message());
+        CHECK_FALSE(v.hint.empty());
+        const auto text = error{v.code, fmt::format("Op b/k: HTTP {} {}; {}", status, code, v.hint)}.message();
+        CHECK(text.find("check ") == text.rfind("check "));  // one piece of advice
+    }
 }
