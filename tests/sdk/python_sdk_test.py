@@ -23,10 +23,13 @@ VENV_PYTHON = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".venv", 
 try:
     import apache_iggy as iggy
 except ImportError as e:
-    # Run by another interpreter: continue under the venv that scripts/install-deps makes.
-    if os.path.exists(VENV_PYTHON) and os.path.realpath(sys.executable) != os.path.realpath(VENV_PYTHON):
+    # Run by another interpreter: continue under the venv that scripts/install-deps makes. (Not
+    # by the executables' real paths: a venv's python is a symlink to the system's /usr/bin/python3,
+    # the very interpreter CMake finds on a fresh Debian; the venv is told by sys.prefix.)
+    venv = os.path.dirname(os.path.dirname(VENV_PYTHON))
+    if os.path.exists(VENV_PYTHON) and os.path.realpath(sys.prefix) != os.path.realpath(venv):
         os.execv(VENV_PYTHON, [VENV_PYTHON, *sys.argv])
-    print(f"python_sdk_test: cannot import apache_iggy ({e}) and no SDK venv at {VENV_PYTHON}; "
+    print(f"python_sdk_test: cannot import apache_iggy ({e}), also not in the SDK venv at {VENV_PYTHON}; "
           "run scripts/install-deps", file=sys.stderr)
     sys.exit(2)
 
