@@ -52,6 +52,15 @@ def skip_or_fail(case: str, why: str) -> None:
     sys.exit(SKIP)
 
 
+def _root_is_mount() -> bool:
+    """Whether / is a mount point (field 5 of /proc/self/mountinfo; os.path.ismount("/") is
+    always true)."""
+    try:
+        return any(line.split()[4] == "/" for line in Path("/proc/self/mountinfo").read_text().splitlines())
+    except OSError:
+        return True  # nothing to tell: let `ip netns exec` say
+
+
 def require(case: str, *tools: str) -> None:
     """Root, `ip` and the named tools (e.g. "nft"), or skip_or_fail."""
     if os.geteuid() != 0:
@@ -59,6 +68,12 @@ def require(case: str, *tools: str) -> None:
     for t in ("ip", *tools):
         if shutil.which(t) is None:
             skip_or_fail(case, f"`{t}` not found: run scripts/install-deps (iproute2, nftables, socat, openssl)")
+    if not _root_is_mount():
+        # `ip netns exec` makes / a slave mount in a mount namespace of its own; in a chroot
+        # whose root is a plain directory that fails ("mount --make-rslave /": Invalid argument).
+        skip_or_fail(case, "/ is not a mount point (a chroot?): `ip netns exec` cannot run here; run the "
+                           "suite on a machine, VM or container, or chroot from `unshare -m` after "
+                           "`mount --rbind ROOT ROOT`")
 
 
 class NetNs:
