@@ -47,7 +47,7 @@ boost::asio::awaitable<result<std::shared_ptr<aws::refreshing_source>>> start_cr
     auto id = co_await source->start();
     if (!id) {
         source->stop();
-        co_return error{id.error().code(), fmt::format("s3 credentials: {}", id.error().message())};
+        co_return id.error();
     }
     log.info("s3 credentials: {}", id->describe());
     co_return source;
@@ -60,7 +60,7 @@ boost::asio::awaitable<result<s3::client_options>> s3_client_options(boost::asio
     log_proxy(opts.http.proxy);
     if (auto v = s3::validate(opts); !v) co_return v.error();
     auto creds = co_await start_credentials(ex, credentials_options(c, config::process_environment()), opts.http);
-    if (!creds) co_return creds.error();
+    if (!creds) co_return error{creds.error().code(), fmt::format("s3 credentials: {}", creds.error().message())};
     opts.credentials_source = std::move(*creds);
     co_return opts;
 }
@@ -85,7 +85,9 @@ boost::asio::awaitable<result<s3_setup>> make_s3(boost::asio::any_io_executor ex
             co_return error{iss::errc::invalid_argument,
                             fmt::format("{} (check s3.bucket and s3.endpoint)", r.not_sent_detail)};
         if (!r.reachable)  // errc::timeout: the caller waits and probes again
-            co_return error{iss::errc::timeout, fmt::format("unreachable: {}", r.reachability_detail)};
+            co_return error{iss::errc::timeout,
+                            fmt::format("{}: {}", r.certificate_rejected ? "TLS certificate rejected" : "unreachable",
+                                        r.reachability_detail)};
         // The store's own code (access_denied, signature_mismatch ...): its text ends the detail once.
         if (!r.authenticated)
             co_return error{r.auth_code ? r.auth_code : make_error_code(iss::errc::io_error),

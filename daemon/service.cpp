@@ -237,17 +237,24 @@ void store_checked(service& s, const std::shared_ptr<store_check>& c, std::excep
     if (s.done || s.st.stopping || s.clients == nullptr) return;  // a stop: nothing to apply
     if (e || !c->store || !*c->store) {
         std::string why = "the check ended early";
-        if (c->store && !*c->store) why = fmt::format("{}", c->store->error());
+        if (c->store && !*c->store)
+            why = c->store->error() == iss::errc::timeout ? c->store->error().detail() : c->store->error().message();
         if (e) try {
                 std::rethrow_exception(e);
             } catch (const std::exception& x) {
                 why = x.what();
             }
         ++s.st.reloads.failure;
-        log.error({iss::log::kv("file", s.config_file)},
-                  "SIGHUP: the new s3 settings do not work: {}; still running with the previous configuration "
-                  "(nothing was drained)",
-                  why);
+        if (s.pending)
+            log.error({iss::log::kv("file", s.config_file)},
+                      "SIGHUP: the new s3 settings do not work: {}; the configuration waiting for the drain still "
+                      "applies when it ends",
+                      why);
+        else
+            log.error({iss::log::kv("file", s.config_file)},
+                      "SIGHUP: the new s3 settings do not work: {}; still running with the previous configuration "
+                      "(nothing was drained)",
+                      why);
     } else {
         s.clients->stage_store(c->next.s3, std::move(**c->store));
         if (begin_reload(s, std::move(c->next))) s.ready_again = true;

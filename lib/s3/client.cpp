@@ -47,15 +47,31 @@ failure failure_of(const http::response& r, const std::optional<error_document>&
     return f;
 }
 
+/// ", attempt N/M" for an answer the client retries or one that came after retries; "" for a
+/// final answer to the first attempt (no count that suggests retries that never came).
+std::string attempt_count(const verdict& v, unsigned attempt, unsigned max_attempts) {
+    if (v.what == outcome::fail && attempt == 1) return {};
+    return fmt::format(", attempt {}/{}", attempt, max_attempts);
+}
+
+/// The error text of an attempt without an answer: the transport error's own detail (its
+/// code's message, the advice, is appended once by error::message wherever it is shown).
+std::string transport_detail(const request_spec& spec, const error& e, const std::string& count) {
+    std::string d = fmt::format("{} {}/{}", spec.op, spec.bucket, spec.key);
+    if (!e.detail().empty()) d += ": " + e.detail();
+    if (!count.empty()) d += " (" + count.substr(2) + ")";
+    return d;
+}
+
 /// The log line and error text of an attempt answered with a failure.
 std::string attempt_detail(const request_spec& spec, const http::response& r, const std::optional<error_document>& doc,
                            const verdict& v, unsigned attempt, unsigned max_attempts) {
     const std::string request_id{r.headers.get("x-amz-request-id")};
     std::string detail =
-        fmt::format("{} {}/{}: HTTP {}{}{}{} (request id {}, attempt {}/{}){}{}", spec.op, spec.bucket, spec.key,
-                    r.status, doc ? " " + doc->code : std::string{}, doc && !doc->message.empty() ? ": " : "",
-                    doc ? doc->message : std::string{}, request_id.empty() ? "-" : request_id, attempt, max_attempts,
-                    v.hint.empty() ? "" : "; ", v.hint);
+        fmt::format("{} {}/{}: HTTP {}{}{}{} (request id {}{}){}{}", spec.op, spec.bucket, spec.key, r.status,
+                    doc ? " " + doc->code : std::string{}, doc && !doc->message.empty() ? ": " : "",
+                    doc ? doc->message : std::string{}, request_id.empty() ? "-" : request_id,
+                    attempt_count(v, attempt, max_attempts), v.hint.empty() ? "" : "; ", v.hint);
     if (v.code == errc::wrong_region) {
         std::string region = doc ? doc->region : std::string{};
         if (region.empty()) region = std::string{r.headers.get("x-amz-bucket-region")};
@@ -146,13 +162,13 @@ struct client::impl {
             const verdict v = classify(f);
             // A transport error's own detail only: its code's message (the advice) is appended
             // once, by error::message(), wherever the error is shown.
-            const std::string detail =
-                r ? attempt_detail(spec, *r, doc, v, attempts, max_attempts)
-                  : fmt::format("{} {}/{}: {}(attempt {}/{}{})", spec.op, spec.bucket, spec.key,
-                                r.error().detail().empty() ? std::string{} : r.error().detail() + " ", attempts,
-                                max_attempts, v.what == outcome::retry ? "" : ", not retried");
+            const std::string detail = r ? attempt_detail(spec, *r, doc, v, attempts, max_attempts)
+                                         : transport_detail(spec, r.error(), attempt_count(v, attempts, max_attempts));
             if (r) last = error{v.code, detail};
             else last = error{r.error().code(), detail};
+            // What the log lines say: an answer's text (its hint gives the advice), or a transport
+            // error's with its code's message.
+            const std::string shown = r ? detail : last.message();
 
             if (v.what == outcome::resign) {
                 if (resigned) co_return error{errc::clock_skew, detail};
@@ -180,14 +196,14 @@ struct client::impl {
                     budget.refund();  // the renewal does not consume the attempt budget
                     continue;
                 }
-                logger().error(ctx, "{}", detail);
+                logger().error(ctx, "{}", shown);
                 co_return last;
             }
             if (v.what == outcome::fail || v.what == outcome::not_found) {
                 const bool expected =
                     v.code == errc::precondition_failed || (v.code == errc::bad_digest && spec.bad_digest_expected);
-                if (v.what == outcome::fail && !expected) logger().error(ctx, "{}", detail);
-                else logger().debug(ctx, "{}", detail);
+                if (v.what == outcome::fail && !expected) logger().error(ctx, "{}", shown);
+                else logger().debug(ctx, "{}", shown);
                 co_return last;
             }
             // retry
@@ -195,7 +211,7 @@ struct client::impl {
             if (!next) break;
             const auto wait = *next;
             note_retry(op_stats, wait);
-            logger().warn(ctx, "retrying in {} ms: {}", wait.count(), detail);
+            logger().warn(ctx, "retrying in {} ms: {}", wait.count(), shown);
             co_await sleep.sleep_for(wait);  // a cancellation throws (docs/architecture.md §8.4.5)
         }
         co_return gave_up(last, attempts, budget.expired(), ctx);
@@ -232,7 +248,7 @@ struct client::impl {
                                              timed_out ? " (s3.retry.deadline reached)" : "")};
         if (final.code().category() == s3_category() && status_of(final) == status::fatal) return final;
         if (final.code().category() == s3_category()) final = error{errc::unavailable, final.detail()};
-        logger().error(ctx, "{}", final.detail());
+        logger().error(ctx, "{}", final.code().category() == s3_category() ? final.detail() : final.message());
         return final;
     }
 };
