@@ -160,7 +160,7 @@ bool journal_stream_matches(std::string_view v, std::uint64_t device, std::uint6
 
 bool stderr_is_journal() noexcept {
     const char* v = std::getenv("JOURNAL_STREAM");
-    struct stat st {};
+    struct stat st = {};
     if (v == nullptr || ::fstat(STDERR_FILENO, &st) != 0) return false;
     return journal_stream_matches(v, static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino));
 }

@@ -122,7 +122,7 @@ std::string spool::directory(const std::string& dir) {
 
 result<void> spool::check_directory(const std::string& dir, std::uint64_t need) {
     const std::string d = directory(dir);
-    struct statvfs st {};
+    struct statvfs st = {};
     if (::statvfs(d.c_str(), &st) != 0) return io_error(fmt::format("check of {}", d));
     if ((st.f_flag & ST_RDONLY) != 0) {
         errno = EROFS;

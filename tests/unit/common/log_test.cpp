@@ -123,7 +123,7 @@ TEST_CASE("on the journal every line starts with its sd-daemon priority", "[log]
 }
 
 TEST_CASE("stderr_is_journal compares JOURNAL_STREAM with stderr's own device and inode", "[log][journal]") {
-    struct stat st {};
+    struct stat st = {};
     REQUIRE(::fstat(STDERR_FILENO, &st) == 0);
     const char* before = std::getenv("JOURNAL_STREAM");
     const std::string saved = before != nullptr ? before : "";

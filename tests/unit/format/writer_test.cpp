@@ -527,11 +527,13 @@ TEST_CASE("codec_memory is what a writer's compressor takes from the heap", "[fo
             for (const auto& m : ms) REQUIRE(w.append(m, src, out).has_value());
             REQUIRE(out.size() > 4);  // a block was compressed: the context has its workspace
             const std::size_t taken = in_use() - before;
-            CHECK(static_cast<double>(taken) >= 0.9 * static_cast<double>(codec_memory(o)));
+            // (zstd estimates an upper bound: 1.5.4, Debian 12, allocates within 10 % of it; 1.5.7,
+            // Debian 13, 12 % under it at level 9.)
+            CHECK(static_cast<double>(taken) >= 0.85 * static_cast<double>(codec_memory(o)));
             CHECK(taken <= codec_memory(o) + (256U << 10));  // + the checker, the scratch record
             // What the pipeline charges for the open object: the context as allocated.
             CHECK(w.codec_bytes() <= codec_memory(o));
-            CHECK(static_cast<double>(w.codec_bytes()) >= 0.95 * static_cast<double>(codec_memory(o)));
+            CHECK(static_cast<double>(w.codec_bytes()) >= 0.85 * static_cast<double>(codec_memory(o)));
         }
         {
             // Before its first block the context is not there yet: a small object never has it.
