@@ -142,6 +142,7 @@ TEST_CASE("worker pool: join() before the loop's frames are destroyed ends a run
         published->join();
         CHECK(wrote_into_dead_object == 0);
         published->join();  // idempotent; ~worker_pool in the frame joins once more
-    }                       // ~io_context: the frame (object, then pool) is destroyed after the job ended
+        // Leaving the scope: ~io_context destroys the frame (object, then pool) after the job ended.
+    }
     CHECK(wrote_into_dead_object == 0);
 }
