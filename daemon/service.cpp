@@ -245,16 +245,9 @@ void store_checked(service& s, const std::shared_ptr<store_check>& c, std::excep
                 why = x.what();
             }
         ++s.st.reloads.failure;
-        if (s.pending)
-            log.error({iss::log::kv("file", s.config_file)},
-                      "SIGHUP: the new s3 settings do not work: {}; the configuration waiting for the drain still "
-                      "applies when it ends",
-                      why);
-        else
-            log.error({iss::log::kv("file", s.config_file)},
-                      "SIGHUP: the new s3 settings do not work: {}; still running with the previous configuration "
-                      "(nothing was drained)",
-                      why);
+        log.error({iss::log::kv("file", s.config_file)}, "SIGHUP: the new s3 settings do not work: {}; {}", why,
+                  s.pending ? "the configuration waiting for the drain still applies when it ends"
+                            : "still running with the previous configuration (nothing was drained)");
     } else {
         s.clients->stage_store(c->next.s3, std::move(**c->store));
         if (begin_reload(s, std::move(c->next))) s.ready_again = true;
@@ -267,14 +260,10 @@ void store_checked(service& s, const std::shared_ptr<store_check>& c, std::excep
 /// /metrics only once that client is used).
 void start_store_check(service& s, config::sink_config next) {
     const iss::log::logger log{"app"};
-    if (s.pending)
-        log.info({iss::log::kv("bucket", next.s3.bucket)},
-                 "SIGHUP: configuration valid; s3 changed: checking the new store before it replaces the configuration "
-                 "waiting for the drain");
-    else
-        log.info({iss::log::kv("bucket", next.s3.bucket)},
-                 "SIGHUP: configuration valid; s3 changed: checking the new store before draining anything (the "
-                 "running pipeline goes on)");
+    log.info({iss::log::kv("bucket", next.s3.bucket)},
+             "SIGHUP: configuration valid; s3 changed: checking the new store {}",
+             s.pending ? "before it replaces the configuration waiting for the drain"
+                       : "before draining anything (the running pipeline goes on)");
     s.checking_store = true;
     auto c = std::make_shared<store_check>(store_check{std::move(next), std::nullopt});
     net::co_spawn(

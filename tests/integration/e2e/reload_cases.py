@@ -38,6 +38,22 @@ def daemon_state(env: Env, admin: str) -> dict:
             "reloads": reloads}
 
 
+def start_holding(env: Env, rng, tag: str):
+    """A broker with 600 messages over 2 partitions and one daemon (group mode) that holds them
+    in open objects (rotation: 100 000 records or 10 minutes), once /readyz is 200 and both
+    objects are open: (broker, bucket, counts, cfg, daemon, admin, sink_log)."""
+    broker = env.start_broker()
+    bucket = bucket_name(env, rng, tag)
+    counts = produce_synthetic(env, broker.address, 600, 2)
+    cfg = env.config(bucket, broker.address, grace="20s",
+                     rotation={"max_records": 100_000, "idle": "10m", "schedule": "0"})
+    d = env.start_daemon(cfg)
+    admin = env.admin_address()
+    wait_for("both partitions' objects open",
+             lambda: env.http_get(admin, "/readyz")[0] == 200 and daemon_state(env, admin)["open"] == 2)
+    return broker, bucket, counts, cfg, d, admin, env.work / "sink.log"
+
+
 def in_place(env: Env, rng) -> None:
     """One daemon (group mode) holding open objects (rotation: 100 000 records or 10 minutes)
     gets, in turn:
@@ -51,20 +67,11 @@ def in_place(env: Env, rng) -> None:
     (s3_requests_total unchanged). Then 5. a rotation change drains and restarts: counted
     `success`, and every message lands exactly once; 6. SIGTERM while a reload's new store
     (one that never answers) is checked stops the daemon at once with 0."""
-    broker = env.start_broker()
-    bucket = bucket_name(env, rng, "reload-in-place")
-    counts = produce_synthetic(env, broker.address, 600, 2)
-    cfg = env.config(bucket, broker.address, grace="20s",
-                     rotation={"max_records": 100_000, "idle": "10m", "schedule": "0"})
-    d = env.start_daemon(cfg)
-    admin = env.admin_address()
-    sink_log = env.work / "sink.log"
+    broker, bucket, counts, cfg, d, admin, sink_log = start_holding(env, rng, "reload-in-place")
 
     def state() -> dict:
         return daemon_state(env, admin)
 
-    wait_for("both partitions' objects open",
-             lambda: env.http_get(admin, "/readyz")[0] == 200 and state()["open"] == 2)
     time.sleep(1)
     before = state()
     check(before["objects"] == 0 and before["messages_buffered"],
@@ -180,16 +187,7 @@ def refused_during_drain(env: Env, rng) -> None:
     checked and refused (`failure`) and the rotation change waiting for the drain still applies
     once the broker resumes (`success`, one restart, not two); every message lands once in the
     original bucket."""
-    broker = env.start_broker()
-    bucket = bucket_name(env, rng, "reload-drain")
-    counts = produce_synthetic(env, broker.address, 600, 2)
-    cfg = env.config(bucket, broker.address, grace="20s",
-                     rotation={"max_records": 100_000, "idle": "10m", "schedule": "0"})
-    d = env.start_daemon(cfg)
-    admin = env.admin_address()
-    sink_log = env.work / "sink.log"
-    wait_for("both partitions' objects open",
-             lambda: env.http_get(admin, "/readyz")[0] == 200 and daemon_state(env, admin)["open"] == 2)
+    broker, bucket, counts, cfg, d, admin, sink_log = start_holding(env, rng, "reload-drain")
     changed = dict(json.loads(cfg.read_text()), rotation={"max_records": 50, "idle": "1s"})
     broker.proc.send_signal(signal.SIGSTOP)
     try:
