@@ -16,10 +16,10 @@ std::vector<std::string> source_problems(const pipeline::consumer_loop& c) {
         out.push_back(fmt::format("source unavailable: {}/{}{}: {}", u.topic.stream, u.topic.topic,
                                   u.partition ? fmt::format(" partition {}", *u.partition) : "", u.reason));
     for (const auto& r : c.offset_resets())
-        out.push_back(
-            fmt::format("offset reset: {}/{} partition {}: the next offset {} lies past the newest offset "
-                        "{} (the topic was created again); iggy.on_offset_reset: fail stopped the partition",
-                        r.partition.stream, r.partition.topic, r.partition.partition, r.next_offset, r.head));
+        out.push_back(fmt::format(
+            "offset reset: {}/{} partition {}: the next offset {} lies past the newest offset "
+            "{} (the topic was created again); {}",
+            r.partition.stream, r.partition.topic, r.partition.partition, r.next_offset, r.head, r.stopped_by));
     return out;
 }
 

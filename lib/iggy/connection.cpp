@@ -22,8 +22,9 @@ namespace beast = boost::beast;
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
 namespace {
-iss::error transport_error(errc e, const boost::system::error_code& ec, std::string_view what) {
-    return iss::error{e, fmt::format("{}: {}", what, ec.message())};
+iss::error transport_error(errc e, const boost::system::error_code& ec, std::string_view what,
+                           std::string_view hint = {}) {
+    return iss::error{e, fmt::format("{}: {}{}", what, ec.message(), hint)};
 }
 
 /// A failed connect step: `connection_failed` (a caller's cancellation threw already, never an
@@ -79,6 +80,12 @@ iss::error connection::failure(const boost::system::error_code& ec, std::string_
     if (ec == beast::error::timeout) return transport_error(errc::timeout, ec, step);
     // A caller's cancellation is never an error to retry (docs/architecture.md §8.4.5).
     if (ec == net::error::operation_aborted) throw boost::system::system_error{ec};
+    // A plaintext connection closed before any answer: the usual sign of a TLS-only listener
+    // (Iggy's TCP listener with tcp.tls.enabled closes it without a word).
+    if (!answered_ && !opts_.tls.enabled && (ec == net::error::eof || ec == net::error::connection_reset))
+        return transport_error(errc::connection_lost, ec, step,
+                               " (closed before the server's first answer: if its listener speaks TLS, set "
+                               "iggy.tls.enabled: true)");
     return transport_error(errc::connection_lost, ec, step);
 }
 
@@ -99,11 +106,14 @@ net::awaitable<result<void>> connection::write(proto::bytes_view bytes, std::str
 
 net::awaitable<result<void>> connection::read(std::span<std::byte> into, std::string_view step) {
     const auto buf = net::buffer(into.data(), into.size());
-    co_return co_await transfer([buf](auto& s) { return net::async_read(s, buf, use_tuple); }, step);
+    auto r = co_await transfer([buf](auto& s) { return net::async_read(s, buf, use_tuple); }, step);
+    if (r) answered_ = true;
+    co_return r;
 }
 
 net::awaitable<result<void>> connection::open() {
     close();
+    answered_ = false;
     s_->tls.reset();
     s_->tcp.reset();
     if (!s_->ca_error.empty()) co_return iss::error{errc::connection_failed, s_->ca_error};

@@ -72,6 +72,7 @@ private:
     std::unique_ptr<streams> s_;
     bool open_ = false;
     bool shut_ = false;
+    bool answered_ = false;  ///< a read completed since the last open()
 };
 
 }  // namespace iss::iggy

@@ -122,6 +122,9 @@ struct offset_reset {
     std::uint64_t next_offset = 0;  ///< the offset the writer polls from (committed + 1)
     std::uint64_t head = 0;         ///< the partition's newest offset as the poll answered it (0: empty)
     clock::steady_time since{};     ///< when it was found
+    /// which policy stopped the partition and why, for /readyz (e.g. "iggy.on_offset_reset: fail
+    /// stopped the partition")
+    std::string stopped_by;
 };
 
 /// Drives polls into the router until stopped. Runs on the event-loop thread; not thread-safe

@@ -64,18 +64,23 @@ task<void> consumer_loop::offset_reset_found(partition_ref p, std::uint64_t next
         "the topic was deleted and created again. iggy.on_offset_reset: fail stops this partition; its new messages "
         "are not read. To read them, point s3.prefix at a new location (the new topic's offsets would name the old "
         "objects' keys) and restart";
+    std::string_view stopped_by = "iggy.on_offset_reset: fail stopped the partition";
     if (o_.reset_to_earliest) {
         const auto outcome = co_await restart_generation(p, next, head);
         if (outcome == restart_outcome::unknown || outcome == restart_outcome::restarted) co_return;
-        why = outcome == restart_outcome::same_topic
-                  ? "but the topic's creation time did not change, so it is the same topic: iggy.on_offset_reset: "
-                    "earliest does not apply and the partition is stopped (were messages removed by hand?)"
-                  : "the topic was deleted and created again, but the partition still holds messages of the old "
-                    "topic whose offset cannot be stored on the new one: iggy.on_offset_reset: earliest stops the "
-                    "partition (what it holds is uploaded at the stop); restart the daemon to read the new topic "
-                    "from its first message under its own keys";
+        const bool same = outcome == restart_outcome::same_topic;
+        stopped_by = same ? "iggy.on_offset_reset: earliest stopped the partition: its topic's creation time did "
+                            "not change (the same topic)"
+                          : "iggy.on_offset_reset: earliest stopped the partition: it still holds messages of the "
+                            "old topic; restart the daemon to read the new topic from its first message";
+        why = same ? "but the topic's creation time did not change, so it is the same topic: iggy.on_offset_reset: "
+                     "earliest does not apply and the partition is stopped (were messages removed by hand?)"
+                   : "the topic was deleted and created again, but the partition still holds messages of the old "
+                     "topic whose offset cannot be stored on the new one: iggy.on_offset_reset: earliest stops the "
+                     "partition (what it holds is uploaded at the stop); restart the daemon to read the new topic "
+                     "from its first message under its own keys";
     }
-    resets_.try_emplace(p, offset_reset{p, false, next, head, clock_.steady_now()});
+    resets_.try_emplace(p, offset_reset{p, false, next, head, clock_.steady_now(), std::string(stopped_by)});
     log_.error({iss::log::kv("partition", p)},
                "offset reset: the next offset {} lies past the partition's newest offset {}: {} (docs/operations.md, "
                "Faults)",

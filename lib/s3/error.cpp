@@ -4,6 +4,7 @@
 #include "http/types.hpp"
 
 #include <boost/asio/error.hpp>
+#include <boost/system/system_error.hpp>
 
 namespace iss::s3 {
 
@@ -58,7 +59,6 @@ std::string_view to_string(status s) noexcept {
         case status::not_found: return "not_found";
         case status::retryable: return "retryable";
         case status::fatal: return "fatal";
-        case status::cancelled: return "cancelled";
     }
     return "?";
 }
@@ -116,10 +116,11 @@ verdict classify(const failure& f) noexcept {
     return {o::fail, errc::bad_request, ""};
 }
 
-status status_of(const error& e) noexcept {
+status status_of(const error& e) {
     const auto& ec = e.code();
     if (!ec) return status::ok;
-    if (ec == boost::asio::error::operation_aborted) return status::cancelled;
+    // A cancellation is not a final error: thrown, as every call of the client does (§8.4.5).
+    if (ec == boost::asio::error::operation_aborted) throw boost::system::system_error{ec};
     if (ec.category() == s3_category()) {
         switch (static_cast<errc>(ec.value())) {
             case errc::precondition_failed: return status::exists;

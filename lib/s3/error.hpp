@@ -78,11 +78,12 @@ enum class status : std::uint8_t {
     not_found,  ///< NoSuchKey, NoSuchUpload, 404
     retryable,  ///< gave up within the budget (5xx, transport, deadline): a later try may work
     fatal,      ///< operator action needed (credentials, bucket, region, certificate, bad request)
-    cancelled,  ///< operation_aborted: propagate, never retry
 };
 [[nodiscard]] std::string_view to_string(status s) noexcept;
 /// The status of a final error returned by `s3::client`.
-[[nodiscard]] status status_of(const error& e) noexcept;
+/// @throws boost::system::system_error operation_aborted for a cancellation, which is not a
+///   final error (docs/architecture.md §8.4.5).
+[[nodiscard]] status status_of(const error& e);
 /// Why a request got no answer from the store (`iggy_s3_sink_s3_connection_errors_total{reason}`,
 /// the `store: unreachable: REASON` line of /readyz): `resolve` (DNS lookup failed),
 /// `connect` (TCP connect refused or unreachable), `timeout` (a step's deadline passed:

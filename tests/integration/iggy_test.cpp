@@ -656,6 +656,19 @@ TEST_CASE(
         auto wrong_name = o;
         wrong_name.tls.server_name = "not-localhost";
         CHECK(co_await attempts(wrong_name, false) == 1);
+
+        // A plaintext client at the TLS listener: the listener closes it unanswered, and the
+        // error says what to set.
+        auto plain = options_for(broker);
+        iss::test::clock_sleeper sleeper{clock};
+        plain.reconnect_attempts = 1;
+        plain.clock = &clock;
+        plain.sleeper = &sleeper;
+        iggy::client p{ex, plain};
+        auto pr = co_await p.connect();
+        REQUIRE_FALSE(pr.has_value());
+        CHECK(pr.error() == iggy::errc::connection_lost);
+        CHECK_THAT(pr.error().message(), Catch::Matchers::ContainsSubstring("set iggy.tls.enabled: true"));
     });
     fs::remove_all(dir);
 }

@@ -4,8 +4,6 @@
 #include "s3/error.hpp"
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/system/system_error.hpp>
 
 namespace iss::pipeline {
 
@@ -16,9 +14,8 @@ store_status store_status_of(const iss::error& e) {
         case s3::status::not_found: return store_status::not_found;
         case s3::status::retryable: return store_status::retryable;
         case s3::status::fatal: return store_status::fatal;
-        case s3::status::cancelled: break;
     }
-    throw boost::system::system_error{boost::asio::error::operation_aborted};
+    return store_status::fatal;
 }
 
 namespace {

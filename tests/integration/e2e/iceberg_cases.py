@@ -166,8 +166,8 @@ def check_table(env: Env, ice: dict, ns: str, msgs: list[dict], cfg: Path) -> li
     return t["files"]
 
 
-def verify(env: Env, cfg: Path) -> tuple[int, str]:
-    r = subprocess.run([env.bin("iggy-s3-sink"), "verify", "--config", str(cfg)], env=env.daemon_env(),
+def verify(env: Env, cfg: Path, *flags: str) -> tuple[int, str]:
+    r = subprocess.run([env.bin("iggy-s3-sink"), "verify", "--config", str(cfg), *flags], env=env.daemon_env(),
                        capture_output=True, text=True, timeout=600)
     return r.returncode, r.stdout + r.stderr
 
@@ -177,6 +177,11 @@ def check_verify(env: Env, ice: dict, ns: str, cfg: Path, files: list) -> None:
     add_files), its offsets are twice in the table: exit 1, naming the file."""
     rc, out = verify(env, cfg)
     check(rc == 0 and "ok: every offset" in out, f"verify on the table exited {rc}:\n{out}")
+    rc, out = verify(env, cfg, "--partition", "1")
+    check(rc == 0 and "ok: every offset" in out, f"verify --partition 1 on the table exited {rc}:\n{out}")
+    # a partition the table knows nothing of is named, not verified as empty
+    rc, out = verify(env, cfg, "--partition", "7")
+    check(rc == 1 and "partition 7 of app/events" in out, f"verify --partition 7 (3 partitions) exited {rc}:\n{out}")
     path = files[len(files) // 2][0]
     key = path.split("/", 3)[3]
     t = read_table(env, ice, ns, "events", f"--add-again={path}")

@@ -120,6 +120,14 @@ pl::consumer_options options(pl::consumer_mode mode) {
     return o;
 }
 
+/// A single consumer under `iggy.on_offset_reset: earliest` (keys with `{topic_created}`).
+pl::consumer_options earliest_options() {
+    auto o = options(pl::consumer_mode::single);
+    o.topic_generation = true;
+    o.reset_to_earliest = true;
+    return o;
+}
+
 }  // namespace
 
 TEST_CASE("consumer: single mode polls every partition with explicit offsets and loses nothing",
@@ -773,6 +781,7 @@ TEST_CASE("consumer: a topic created again (next offset past the head) stops tha
     CHECK(resets[0].partition == pl::partition_ref{"app", "requests", 0});
     CHECK(resets[0].next_offset == 8);
     CHECK(resets[0].head == 1);
+    CHECK(resets[0].stopped_by == "iggy.on_offset_reset: fail stopped the partition");
     CHECK(logs.count("offset reset", "s3.prefix") == 1);
     // Polled once more to find it, then not any more; partition 1 every round.
     std::size_t p0 = 0, p1 = 0;
@@ -798,10 +807,7 @@ TEST_CASE("consumer: on_offset_reset earliest reads a topic created again from 0
     fake_source src;
     src.fill(0, 8);
     src.fill(1, 8);
-    auto o = options(pl::consumer_mode::single);
-    o.topic_generation = true;
-    o.reset_to_earliest = true;
-    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    pl::consumer_loop loop{earliest_options(), src, *r, w.sleeper, w.clock};
     log_capture logs;
     REQUIRE(run(loop.start()));
     for (int i = 0; i < 3; ++i) run(loop.round());
@@ -849,10 +855,7 @@ TEST_CASE("consumer: on_offset_reset earliest stops a partition whose topic kept
     auto r = w.make_router();
     fake_source src;
     src.fill(0, 8);
-    auto o = options(pl::consumer_mode::single);
-    o.topic_generation = true;
-    o.reset_to_earliest = true;
-    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    pl::consumer_loop loop{earliest_options(), src, *r, w.sleeper, w.clock};
     log_capture logs;
     REQUIRE(run(loop.start()));
     for (int i = 0; i < 3; ++i) run(loop.round());
@@ -862,6 +865,9 @@ TEST_CASE("consumer: on_offset_reset earliest stops a partition whose topic kept
         run(loop.round());
     }
     REQUIRE(loop.offset_resets().size() == 1);
+    // /readyz names the policy that stopped it, not `fail`'s
+    CHECK_THAT(loop.offset_resets()[0].stopped_by,
+               Catch::Matchers::ContainsSubstring("earliest stopped the partition: its topic's creation time"));
     CHECK(loop.offset_restarts().empty());
     CHECK(logs.count("offset reset", "creation time did not change") == 1);
     CHECK(run(loop.shutdown()));

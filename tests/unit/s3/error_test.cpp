@@ -99,7 +99,8 @@ TEST_CASE("status_of maps final errors for callers", "[s3][classify]") {
     CHECK(s3::status_of(error{http::errc::timeout}) == s3::status::retryable);
     CHECK(s3::status_of(error{http::errc::certificate_rejected}) == s3::status::fatal);
     CHECK(s3::status_of(error{s3::errc::signature_mismatch}) == s3::status::fatal);
-    CHECK(s3::status_of(error{boost::asio::error::operation_aborted}) == s3::status::cancelled);
+    // a cancellation is thrown, never a status (docs/architecture.md §8.4.5)
+    CHECK_THROWS_AS(s3::status_of(error{boost::asio::error::operation_aborted}), boost::system::system_error);
 }
 
 TEST_CASE("SSE-KMS refusals fail at once, name the key to check, and are fatal to callers", "[s3][classify]") {
