@@ -162,7 +162,7 @@ net::awaitable<int> lag_main(const config::sink_config& cfg, iggy::client_option
                 }
             }
         }
-        if (table_error && (!a.wait_zero || std::chrono::steady_clock::now() >= deadline)) {
+        if (table_error && (!a.wait_zero || clk.steady_now() >= deadline)) {
             print(rows->rows);
             print_error("lag", "the Iceberg catalog at {} {}: {}; the TABLE column is unknown (-)",
                         cfg.iceberg.catalog.uri, iceberg::retryable(*table_error) ? "is unreachable" : "cannot be read",

@@ -157,7 +157,7 @@ pipeline::consumer_options consumer_options(const config::sink_config& c) {
     // {topic_created} in the key: each topic's creation time is learnt and stamped on its messages.
     if (auto t = format::key_template::parse(c.naming.key); t)
         o.topic_generation = t->uses(format::placeholder::topic_created) && !c.iceberg.enabled;
-    o.reset_to_earliest = c.iggy.on_offset_reset == config::offset_reset_policy::earliest;
+    o.on_offset_reset = c.iggy.on_offset_reset;
     return o;
 }
 

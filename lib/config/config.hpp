@@ -59,12 +59,6 @@ inline constexpr std::uint64_t kib = 1024;
 inline constexpr std::uint64_t mib = 1024 * kib;
 inline constexpr std::uint64_t gib = 1024 * mib;
 
-/// `iggy.on_offset_reset`: a partition whose next offset lies past its newest offset (the topic
-/// was deleted and created again). `fail`: stop that partition; `earliest`: read the new topic
-/// from its first message, under keys of its own generation (`{topic_created}` in `naming.key`)
-/// (docs/operations.md, Faults).
-enum class offset_reset_policy : std::uint8_t { fail, earliest };
-
 /// `iggy.tls`
 struct iggy_tls_section {
     bool enabled = false;     ///< TLS to the Iggy server (default false)
@@ -94,7 +88,7 @@ struct iggy_section {
     bool verify_checksum = true;                                      ///< check each message's XXH3 checksum
     std::uint64_t max_response_bytes = 64 * mib;                      ///< largest poll reply accepted (bytes)
     proto::wire_protocol protocol = proto::wire_protocol::automatic;  ///< the Iggy wire protocol
-    offset_reset_policy on_offset_reset = offset_reset_policy::fail;  ///< a topic created again
+    pipeline::offset_reset_policy on_offset_reset = pipeline::offset_reset_policy::fail;  ///< a topic created again
 
     /// True in consumer-group mode (no `consumer:` given).
     [[nodiscard]] bool group_mode() const noexcept { return consumer.empty(); }

@@ -59,8 +59,8 @@ inline constexpr std::array<choice<proto::wire_protocol>, 4> protocol_choices{
      {"0.8", proto::wire_protocol::g1_0_8},
      {"0.9", proto::wire_protocol::g2_0_9},
      {"0.10", proto::wire_protocol::g2_0_10}}};
-inline constexpr std::array<choice<offset_reset_policy>, 2> offset_reset_choices{
-    {{"fail", offset_reset_policy::fail}, {"earliest", offset_reset_policy::earliest}}};
+inline constexpr std::array<choice<pipeline::offset_reset_policy>, 2> offset_reset_choices{
+    {{"fail", pipeline::offset_reset_policy::fail}, {"earliest", pipeline::offset_reset_policy::earliest}}};
 inline constexpr std::array<choice<s3::addressing>, 7> path_style_choices{{{"auto", s3::addressing::automatic},
                                                                            {"true", s3::addressing::path},
                                                                            {"false", s3::addressing::virtual_hosted},

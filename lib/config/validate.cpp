@@ -480,7 +480,7 @@ void memory_warnings(std::vector<problem>& out, const sink_config& c) {
 /// keys the old topic's never had ({topic_created}), or an old key would be taken as already
 /// written (412, adopted) and the new messages lost.
 void check_offset_reset(collector& add, const sink_config& c) {
-    if (c.iggy.on_offset_reset != offset_reset_policy::earliest) return;
+    if (c.iggy.on_offset_reset != pipeline::offset_reset_policy::earliest) return;
     const auto t = format::key_template::parse(c.naming.key);
     if (t && !t->uses(format::placeholder::topic_created))
         add("iggy.on_offset_reset",

@@ -95,10 +95,10 @@ struct consumer_options {
     /// to each partition at its first poll and stamped on every message (message::topic_created_us);
     /// a partition is not polled before it is known.
     bool topic_generation = false;
-    /// `iggy.on_offset_reset: earliest` (needs topic_generation): an offset reset whose topic has
-    /// a new creation time restarts the partition at its first message, under the new generation.
-    /// false (`fail`), or the creation time unchanged: the partition is stopped.
-    bool reset_to_earliest = false;
+    /// `iggy.on_offset_reset`. `earliest` (needs topic_generation): an offset reset whose topic
+    /// has a new creation time restarts the partition at its first message, under the new
+    /// generation. `fail`, or the creation time unchanged: the partition is stopped.
+    offset_reset_policy on_offset_reset = offset_reset_policy::fail;
 };
 
 /// A configured source topic that cannot be read at the moment (for readiness checks).

@@ -65,7 +65,7 @@ task<void> consumer_loop::offset_reset_found(partition_ref p, std::uint64_t next
         "are not read. To read them, point s3.prefix at a new location (the new topic's offsets would name the old "
         "objects' keys) and restart";
     std::string_view stopped_by = "iggy.on_offset_reset: fail stopped the partition";
-    if (o_.reset_to_earliest) {
+    if (o_.on_offset_reset == offset_reset_policy::earliest) {
         const auto outcome = co_await restart_generation(p, next, head);
         if (outcome == restart_outcome::unknown || outcome == restart_outcome::restarted) co_return;
         const bool same = outcome == restart_outcome::same_topic;

@@ -32,6 +32,12 @@ enum class conditional_writes { auto_detect, required, off };
 /// dead-letter topic (delivery.hpp, `writer_options::on_bad_message`).
 enum class bad_message_policy { fail, skip, dead_letter };
 
+/// `iggy.on_offset_reset`: a partition whose next offset lies past its newest offset (the topic
+/// was deleted and created again). `fail`: stop that partition; `earliest`: read the new topic
+/// from its first message, under keys of its own generation (`{topic_created}` in `naming.key`)
+/// (consumer.hpp, `consumer_options::on_offset_reset`; docs/operations.md, Faults).
+enum class offset_reset_policy : std::uint8_t { fail, earliest };
+
 /// One source partition, by Iggy's own names (users see stream, topic, partition).
 /// Names are used both for keys and as Iggy string identifiers.
 struct partition_ref {

@@ -239,7 +239,7 @@ TEST_CASE("iggy.on_offset_reset: earliest needs {topic_created} in the key and a
           "[config][validate]") {
     auto c = valid();
     c.iggy.consumer = "sink";
-    c.iggy.on_offset_reset = offset_reset_policy::earliest;
+    c.iggy.on_offset_reset = iss::pipeline::offset_reset_policy::earliest;
     // The default key: the topic created again would render the old topic's keys.
     CHECK(mentions(only_problem(c), "iggy.on_offset_reset", "earliest needs {topic_created} in naming.key"));
     c.naming.key = "{prefix}/{stream}/{topic}/{topic_created}/{partition}/{start_offset:020}.{ext}";
@@ -247,10 +247,10 @@ TEST_CASE("iggy.on_offset_reset: earliest needs {topic_created} in the key and a
     c.iggy.consumer.clear();  // group mode: the group goes with its topic, a reset is never seen
     CHECK(mentions(only_problem(c), "iggy.on_offset_reset", "earliest is for a single consumer"));
     c.iggy.consumer = "sink";
-    c.iggy.on_offset_reset = offset_reset_policy::fail;
+    c.iggy.on_offset_reset = iss::pipeline::offset_reset_policy::fail;
     c.naming.key = "{prefix}/{partition}/{start_offset}";
     CHECK(validate(c).empty());  // fail: any key
-    c.iggy.on_offset_reset = offset_reset_policy::earliest;
+    c.iggy.on_offset_reset = iss::pipeline::offset_reset_policy::earliest;
     c.iceberg.enabled = true;
     const auto ps = validate(c);
     CHECK(std::any_of(ps.begin(), ps.end(),

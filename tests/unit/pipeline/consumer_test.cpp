@@ -124,7 +124,7 @@ pl::consumer_options options(pl::consumer_mode mode) {
 pl::consumer_options earliest_options() {
     auto o = options(pl::consumer_mode::single);
     o.topic_generation = true;
-    o.reset_to_earliest = true;
+    o.on_offset_reset = pl::offset_reset_policy::earliest;
     return o;
 }
 
