@@ -2,7 +2,7 @@
 #pragma once
 /// \file
 /// UTF-8 validation and the one JSON string escaper: the log writer and, through
-/// `log::append_json_escaped` (common/log.hpp), the `--output json` reports and config/print.cpp;
+/// `log::append_json_escaped` (common/log.hpp), the `--json` reports and config/print.cpp;
 /// the JSON envelope and Avro schema (format/json.cpp). Inline: they sit on the formatting hot
 /// path.
 

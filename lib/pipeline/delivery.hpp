@@ -136,13 +136,15 @@
 /// delivery_test.cpp (replay keys, the namer check); `[inv3]` delivery_test.cpp (conditional
 /// writes, adoption of more, of less, on Complete, without metadata); `[inv4]`
 /// delivery_test.cpp (the plan, part_size objects, HEAD before write); `[inv5]` and `[inv6]`
-/// delivery_test.cpp and router_test.cpp (hand-over, not owner, bounded retries, reconnect,
-/// stop); `[inv7]` delivery_table_test.cpp (order, failures, adopted objects, group mode);
+/// delivery_test.cpp, router_test.cpp and consumer_test.cpp (hand-over, not owner, bounded
+/// retries, reconnect, stop); `[inv7]` delivery_table_test.cpp (order, failures, adopted
+/// objects, group mode);
 /// `[g1]`..`[g5]` encoded_test.cpp (its crash-replay property test, `[replay]`, restarts
 /// from every stored offset). The pure parts are tested without coroutines, events in and
 /// answers checked: commit_ledger_test.cpp and open_object_set_test.cpp (tagged by rule too).
-/// The CTest test `mutants` (mutants.py) breaks each rule on purpose and fails unless that
-/// rule's tagged tests catch every break.
+/// The CTest test `mutants` (mutants.py) breaks invariants 1-7 and rules G2-G5 on purpose
+/// (G1 has none: its `[g1]` test in encoded_test.cpp is not checked by a mutant) and fails
+/// unless that rule's tagged tests catch every break.
 
 #include "common/backoff.hpp"
 #include "common/clock.hpp"
