@@ -46,9 +46,7 @@ format::writer_options writer_options(const config::sink_config& c) {
 
 std::string describe_schema(const config::sink_config& c) {
     const auto o = writer_options(c);
-    if (o.format != format::record_format::csv && o.format != format::record_format::parquet &&
-        o.format != format::record_format::avro)
-        return {};
+    if (!format::is_typed(o.format)) return {};
     std::string out;
     for (const auto& col : format::effective_schema(o))
         out += fmt::format("{} {} {}{}\n", col.name, format::to_string(col.type), format::from_text(col),

@@ -45,11 +45,9 @@ task<result<signing_credentials>> fixed_source::refresh_rejected(std::uint64_t) 
 }
 
 std::string format_iso8601(system_time t) {
-    const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-    std::tm tm{};
-    gmtime_r(&tt, &tm);
-    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                       tm.tm_min, tm.tm_sec);
+    std::string out;
+    iss::append_rfc3339(out, std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count(), 0, 0);
+    return out;
 }
 
 result<system_time> parse_iso8601(std::string_view s) {

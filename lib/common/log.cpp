@@ -2,6 +2,7 @@
 #include "common/log.hpp"
 
 #include "common/journal.hpp"
+#include "common/rfc3339.hpp"
 #include "common/utf8.hpp"
 
 #include <sys/stat.h>
@@ -89,11 +90,9 @@ std::string format_rfc3339_micros(clock::system_time t) {
         frac += 1'000'000;
         --secs;
     }
-    const std::time_t tt = static_cast<std::time_t>(secs);
-    std::tm tm{};
-    gmtime_r(&tt, &tm);
-    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                       tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+    std::string out;
+    append_rfc3339(out, secs, static_cast<std::uint32_t>(frac), 6);
+    return out;
 }
 
 std::string format_record(const record& r, output_format f) {

@@ -17,9 +17,14 @@
 ///   no leap-second table here, and the POSIX time scale every consumer uses has no such second.
 /// Nothing else is accepted: no leading or trailing spaces, no other separators, no week or
 /// ordinal dates. Pure: no allocation, no clock, no locale.
+///
+/// And the one writer of such times (log lines, the JSON envelope, CSV and partition values,
+/// credential expiry): `append_rfc3339`, `append_rfc3339_date`, over the one conversion between
+/// day numbers and proleptic Gregorian dates (`civil_from_days`, `days_from_civil`).
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace iss {
@@ -40,5 +45,28 @@ struct rfc3339_time {
 /// Parses an RFC 3339 `full-date` (`YYYY-MM-DD`, a day that exists) into days since
 /// 1970-01-01 (negative before); nullopt when `s` is not one.
 [[nodiscard]] std::optional<std::int64_t> parse_rfc3339_date(std::string_view s) noexcept;
+
+/// A proleptic Gregorian date (month 1-12, day 1-31).
+struct civil_date {
+    std::int64_t year = 1970;
+    unsigned month = 1;
+    unsigned day = 1;
+    friend bool operator==(const civil_date&, const civil_date&) = default;
+};
+
+/// The date of a day number (days since 1970-01-01, negative before), for any int64 day whose
+/// year fits int64 (Howard Hinnant's public-domain `civil_from_days`).
+[[nodiscard]] civil_date civil_from_days(std::int64_t days) noexcept;
+/// Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's `days_from_civil`); the date
+/// is not checked (2026-02-31 is 2026-03-03).
+[[nodiscard]] std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) noexcept;
+
+/// Appends `YYYY-MM-DD` for a day number. Years 0-9999 take four digits; others (outside
+/// RFC 3339) are written as `fmt`'s `{:04}` writes them: `10000`, `-001`.
+void append_rfc3339_date(std::string& out, std::int64_t days);
+/// Appends `YYYY-MM-DDTHH:MM:SS[.F]Z` for `secs` seconds since the epoch (any sign) and a
+/// fraction `frac` < 10^`frac_digits` written with exactly `frac_digits` digits (0: no `.`);
+/// the year as `append_rfc3339_date` writes it. Runs per record: no format-string parsing.
+void append_rfc3339(std::string& out, std::int64_t secs, std::uint32_t frac, int frac_digits);
 
 }  // namespace iss

@@ -145,7 +145,7 @@ void check_format(collector& add, const format_section& f) {
     if (f.type != format::record_format::raw && f.separator != "\n")
         add("format.separator", "applies only to format.type raw (JSON records are separated by the format itself)");
     if (f.compression == format::compression::none && f.compression_level != 0) {
-        if (f.type == format::record_format::parquet || f.type == format::record_format::avro)
+        if (format::compresses_inside(f.type))
             add("format.compression_level",
                 "applies only to format.compression (gzip, zstd); {} compresses inside the file at its codec's "
                 "default level: remove format.compression_level",
@@ -159,8 +159,7 @@ void check_format(collector& add, const format_section& f) {
         add("format.compression_level", "must be 0 (default) or 1..19 for zstd, not {}", f.compression_level);
     if (f.type == format::record_format::raw && f.payload != format::payload_mode::automatic)
         add("format.payload", "applies only to the JSON types; raw writes payload bytes as they are");
-    const bool typed = f.type == format::record_format::csv || f.type == format::record_format::parquet ||
-                       f.type == format::record_format::avro;
+    const bool typed = format::is_typed(f.type);
     if (f.type == format::record_format::parquet && f.compression != format::compression::none)
         add("format.compression",
             "is refused for format.type parquet, which compresses inside the file: set "

@@ -10,6 +10,7 @@
 // json as its minified text; the headers map as a JSON object of strings.
 
 #include "common/base64.hpp"
+#include "common/rfc3339.hpp"
 #include "format/json.hpp"
 #include "format/table.hpp"
 
@@ -43,7 +44,7 @@ public:
                 case cell::kind::integer:
                     if (t == column_type::timestamp_ms || t == column_type::timestamp_us)
                         append_timestamp(out, v.i, t == column_type::timestamp_ms);
-                    else if (t == column_type::date) append_date(out, v.i);
+                    else if (t == column_type::date) iss::append_rfc3339_date(out, v.i);
                     else fmt::format_to(std::back_inserter(out), "{}", v.i);
                     break;
                 case cell::kind::real: {

@@ -2,6 +2,7 @@
 #include "format/json.hpp"
 
 #include "common/base64.hpp"
+#include "common/rfc3339.hpp"
 #include "common/utf8.hpp"
 
 #include <fmt/format.h>
@@ -93,14 +94,6 @@ void append_signed(std::string& out, S v) {
     append_unsigned(out, static_cast<U>(v));
 }
 
-/// Writes `v` as exactly `width` decimal digits (zero-padded; higher digits dropped).
-void put_digits(char* at, unsigned v, int width) noexcept {
-    for (int i = width - 1; i >= 0; --i) {
-        at[i] = static_cast<char>('0' + v % 10);
-        v /= 10;
-    }
-}
-
 /// Index of the first '"', '\\' or control character (U+0000..U+001F) in `s[i, n)`, or
 /// `n`: what ends a run of plain string bytes (RFC 8259 §7). Reads nothing past `n`: whole
 /// 16-byte blocks with SSE2, the tail byte by byte.
@@ -179,45 +172,7 @@ void append_hex128(std::string& out, proto::u128 v) {
 }
 
 void append_rfc3339_micros(std::string& out, std::uint64_t us) {
-    // Days to civil date: Howard Hinnant's algorithm (public domain, chrono-Compatible
-    // Low-Level Date Algorithms, "civil_from_days").
-    const std::uint64_t secs = us / 1'000'000;
-    const auto frac = static_cast<unsigned>(us % 1'000'000);
-    const auto days = static_cast<std::int64_t>(secs / 86'400);
-    const auto sod = static_cast<unsigned>(secs % 86'400);
-    const std::int64_t z = days + 719'468;
-    const std::int64_t era = z / 146'097;
-    const auto doe = static_cast<unsigned>(z - era * 146'097);
-    const unsigned yoe = (doe - doe / 1460 + doe / 36'524 - doe / 146'096) / 365;
-    const std::int64_t y0 = static_cast<std::int64_t>(yoe) + era * 400;
-    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    const unsigned mp = (5 * doy + 2) / 153;
-    const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-    const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-    const std::int64_t y = m <= 2 ? y0 + 1 : y0;
-    // Fixed-width fields written in place (no format-string parsing: this runs per record).
-    if (y > 9999) {
-        append_uint(out, static_cast<std::uint64_t>(y));
-    } else {
-        char yb[4];
-        put_digits(yb, static_cast<unsigned>(y), 4);
-        out.append(yb, 4);
-    }
-    char b[23];  // -MM-DDTHH:MM:SS.ffffffZ
-    b[0] = '-';
-    put_digits(b + 1, m, 2);
-    b[3] = '-';
-    put_digits(b + 4, d, 2);
-    b[6] = 'T';
-    put_digits(b + 7, sod / 3600, 2);
-    b[9] = ':';
-    put_digits(b + 10, sod / 60 % 60, 2);
-    b[12] = ':';
-    put_digits(b + 13, sod % 60, 2);
-    b[15] = '.';
-    put_digits(b + 16, frac, 6);
-    b[22] = 'Z';
-    out.append(b, sizeof b);
+    iss::append_rfc3339(out, static_cast<std::int64_t>(us / 1'000'000), static_cast<std::uint32_t>(us % 1'000'000), 6);
 }
 
 void append_uint(std::string& out, std::uint64_t v) { append_unsigned(out, v); }

@@ -4,6 +4,7 @@
 // a row is lib/format/row_reader.cpp.
 #include "format/schema.hpp"
 
+#include "common/rfc3339.hpp"
 #include "format/json.hpp"
 
 #include <fmt/format.h>
@@ -184,41 +185,12 @@ std::vector<column> envelope_schema(bool headers, envelope_payload payload) {
     return cols;
 }
 
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) noexcept {
-    // Howard Hinnant's days_from_civil (public-domain algorithm).
-    y -= m <= 2;
-    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const auto yoe = static_cast<unsigned>(y - era * 400);
-    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146'097 + static_cast<std::int64_t>(doe) - 719'468;
-}
-
-void append_date(std::string& out, std::int64_t z) {
-    z += 719'468;
-    const std::int64_t era = (z >= 0 ? z : z - 146'096) / 146'097;
-    const auto doe = static_cast<unsigned>(z - era * 146'097);
-    const unsigned yoe = (doe - doe / 1460 + doe / 36'524 - doe / 146'096) / 365;
-    std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400;
-    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    const unsigned mp = (5 * doy + 2) / 153;
-    const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-    const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-    y += m <= 2;
-    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}", y, m, d);
-}
-
 void append_timestamp(std::string& out, std::int64_t v, bool millis) {
     const std::int64_t per_s = millis ? 1000 : 1'000'000;
     std::int64_t secs = v / per_s;
     std::int64_t frac = v % per_s;
     if (frac < 0) frac += per_s, secs -= 1;
-    std::int64_t days = secs / 86'400;
-    std::int64_t rem = secs % 86'400;
-    if (rem < 0) rem += 86'400, days -= 1;
-    append_date(out, days);
-    fmt::format_to(std::back_inserter(out), "T{:02}:{:02}:{:02}.{:0{}}Z", rem / 3600, rem / 60 % 60, rem % 60, frac,
-                   millis ? 3 : 6);
+    iss::append_rfc3339(out, secs, static_cast<std::uint32_t>(frac), millis ? 3 : 6);
 }
 
 }  // namespace iss::format

@@ -135,11 +135,7 @@ private:
     std::unique_ptr<impl> impl_;
 };
 
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-[[nodiscard]] std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) noexcept;
-/// `YYYY-MM-DD` of a day number.
-void append_date(std::string& out, std::int64_t days);
-/// RFC 3339 UTC text of a time in `unit_us` units (1000 for ms, 1 for µs) since the epoch,
+/// RFC 3339 UTC text (common/rfc3339.hpp's `append_rfc3339`) of a time in `unit_us` units (1000 for ms, 1 for µs) since the epoch,
 /// with 3 (ms) or 6 (µs) fraction digits; negative times are supported.
 void append_timestamp(std::string& out, std::int64_t v, bool millis);
 

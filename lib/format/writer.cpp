@@ -49,7 +49,7 @@ int level_or_default(const writer_options& o) noexcept {
 }  // namespace
 
 std::uint64_t codec_memory(const writer_options& o) noexcept {
-    if (o.format == record_format::parquet || o.format == record_format::avro) return 0;
+    if (compresses_inside(o.format)) return 0;
     if (o.compression == compression::gzip) return gzip_compressor_memory(level_or_default(o));
     if (o.compression == compression::zstd) return zstd_compressor_memory(level_or_default(o));
     return 0;
@@ -57,7 +57,7 @@ std::uint64_t codec_memory(const writer_options& o) noexcept {
 
 writer::writer(writer_options o) : o_{std::move(o)}, format_{make_record_writer(o_)} {
     // Parquet and Avro compress inside; an outer compressor would break the file.
-    if (o_.format == record_format::parquet || o_.format == record_format::avro) o_.compression = compression::none;
+    if (compresses_inside(o_.format)) o_.compression = compression::none;
     if (o_.compression == compression::gzip) compressor_ = make_gzip_compressor(level_or_default(o_));
     if (o_.compression == compression::zstd) compressor_ = make_zstd_compressor(level_or_default(o_));
 }

@@ -76,6 +76,16 @@
 namespace iss::format {
 
 enum class record_format : std::uint8_t { json_lines, json_array, raw, csv, parquet, avro };
+
+/// The formats written from a schema of columns (`format.schema`, table.hpp): CSV, Parquet, Avro.
+[[nodiscard]] constexpr bool is_typed(record_format f) noexcept {
+    return f == record_format::csv || f == record_format::parquet || f == record_format::avro;
+}
+/// The formats that compress inside the file (Parquet's pages, Avro's blocks): an outer
+/// `format.compression` would break the file, so it is none for them.
+[[nodiscard]] constexpr bool compresses_inside(record_format f) noexcept {
+    return f == record_format::parquet || f == record_format::avro;
+}
 enum class payload_mode : std::uint8_t { automatic, json, string, base64 };
 
 /// What a writer writes. The daemon fills it from `config::format_section`.

@@ -3,6 +3,7 @@
 #include "iceberg/partition.hpp"
 
 #include "common/base64.hpp"
+#include "common/rfc3339.hpp"
 #include "format/json.hpp"
 #include "iceberg/error.hpp"
 
@@ -335,9 +336,9 @@ std::string human_string(const partition_field& f, const value& v) {
             const std::int64_t y = 1970 + floor_div(v.i, 12);
             return fmt::format("{:04}-{:02}", y, v.i - floor_div(v.i, 12) * 12 + 1);
         }
-        case transform::day: format::append_date(out, v.i); return out;
+        case transform::day: iss::append_rfc3339_date(out, v.i); return out;
         case transform::hour: {
-            format::append_date(out, floor_div(v.i, 24));
+            iss::append_rfc3339_date(out, floor_div(v.i, 24));
             return out + fmt::format("-{:02}", v.i - floor_div(v.i, 24) * 24);
         }
         case transform::bucket: return fmt::format("{}", v.i);
@@ -346,7 +347,7 @@ std::string human_string(const partition_field& f, const value& v) {
     }
     switch (f.source_type) {
         case type_id::boolean: return v.i != 0 ? "true" : "false";
-        case type_id::date: format::append_date(out, v.i); return out;
+        case type_id::date: iss::append_rfc3339_date(out, v.i); return out;
         case type_id::timestamptz: format::append_timestamp(out, v.i, false); return out;
         case type_id::float_:
         case type_id::double_: format::json::append_number(out, v.d); return out;

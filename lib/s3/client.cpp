@@ -106,6 +106,22 @@ struct client::impl {
 
     /// Sends `spec` with the retry policy. Returns the 2xx response, or the final error.
     /// `attempts` receives the number of attempts made.
+    /// A paged listing: `request()` builds the next page's request; `take(body)` keeps a page's
+    /// entries and says whether another page follows. The first error ends it.
+    template <class Build, class Take>
+    task<result<void>> pages(Build request, Take take) {
+        for (;;) {
+            auto spec = request();
+            if (!spec) co_return spec.error();
+            unsigned n = 0;
+            auto r = co_await execute(*spec, n);
+            if (!r) co_return r.error();
+            auto more = take(r->body);
+            if (!more) co_return more.error();
+            if (!*more) co_return result<void>{};
+        }
+    }
+
     task<result<http::response>> execute(request_spec& spec, unsigned& attempts) {
         ++stats.operations;
         const unsigned max_attempts = std::max(1U, opts.retry.attempts);
@@ -424,38 +440,34 @@ task<result<void>> client::abort_multipart(std::string bucket, std::string key, 
 task<result<std::vector<part_info>>> client::list_parts(std::string bucket, std::string key, std::string upload_id) {
     std::vector<part_info> all;
     std::string marker;
-    for (;;) {
-        auto spec = build_list_parts(bucket, key, upload_id, marker);
-        if (!spec) co_return spec.error();
-        unsigned n = 0;
-        auto r = co_await impl_->execute(*spec, n);
-        if (!r) co_return r.error();
-        auto page = parse_list_parts(r->body);
-        if (!page) co_return page.error();
+    auto request = [&] { return build_list_parts(bucket, key, upload_id, marker); };
+    auto take = [&](const std::string& body) -> result<bool> {
+        auto page = parse_list_parts(body);
+        if (!page) return page.error();
         all.insert(all.end(), page->parts.begin(), page->parts.end());
-        if (!page->truncated || page->next_marker.empty() || page->next_marker == marker) break;
+        if (!page->truncated || page->next_marker.empty() || page->next_marker == marker) return false;
         marker = page->next_marker;
-    }
+        return true;
+    };
+    if (auto r = co_await impl_->pages(std::move(request), std::move(take)); !r) co_return r.error();
     co_return all;
 }
 
 task<result<std::vector<upload_info>>> client::list_uploads(std::string bucket, std::string prefix) {
     std::vector<upload_info> all;
     std::string key_marker, id_marker;
-    for (;;) {
-        auto spec = build_list_uploads(bucket, prefix, key_marker, id_marker);
-        if (!spec) co_return spec.error();
-        unsigned n = 0;
-        auto r = co_await impl_->execute(*spec, n);
-        if (!r) co_return r.error();
-        auto page = parse_list_uploads(r->body);
-        if (!page) co_return page.error();
+    auto request = [&] { return build_list_uploads(bucket, prefix, key_marker, id_marker); };
+    auto take = [&](const std::string& body) -> result<bool> {
+        auto page = parse_list_uploads(body);
+        if (!page) return page.error();
         all.insert(all.end(), page->uploads.begin(), page->uploads.end());
         if (!page->truncated || (page->next_key_marker == key_marker && page->next_upload_id_marker == id_marker))
-            break;
+            return false;
         key_marker = page->next_key_marker;
         id_marker = page->next_upload_id_marker;
-    }
+        return true;
+    };
+    if (auto r = co_await impl_->pages(std::move(request), std::move(take)); !r) co_return r.error();
     co_return all;
 }
 

@@ -7,6 +7,11 @@
 
 #include <chrono>
 
+using iss::append_rfc3339;
+using iss::append_rfc3339_date;
+using iss::civil_date;
+using iss::civil_from_days;
+using iss::days_from_civil;
 using iss::parse_rfc3339;
 using iss::parse_rfc3339_date;
 using iss::parse_rfc3339_us;
@@ -107,4 +112,35 @@ TEST_CASE("rfc3339: full-date to days since 1970-01-01, only days that exist", "
     CHECK(parse_rfc3339_date("2000-3-01") == std::nullopt);
     CHECK(parse_rfc3339_date("2000-03-01T00:00:00Z") == std::nullopt);
     CHECK(parse_rfc3339_date("2000/03/01") == std::nullopt);
+}
+
+TEST_CASE("rfc3339: day numbers and dates convert both ways, and the writer reads back", "[rfc3339]") {
+    CHECK(civil_from_days(0) == civil_date{1970, 1, 1});
+    CHECK(civil_from_days(-1) == civil_date{1969, 12, 31});
+    CHECK(civil_from_days(11'016) == civil_date{2000, 2, 29});
+    CHECK(civil_from_days(-719'528) == civil_date{0, 1, 1});
+    CHECK(civil_from_days(2'932'897) == civil_date{10000, 1, 1});
+    // every day from 1600 to 2400 round-trips, and what the writer writes the parser reads
+    for (std::int64_t d = days_from_civil(1600, 1, 1); d <= days_from_civil(2400, 12, 31); ++d) {
+        const auto c = civil_from_days(d);
+        REQUIRE(days_from_civil(c.year, c.month, c.day) == d);
+        std::string s;
+        append_rfc3339_date(s, d);
+        REQUIRE(parse_rfc3339_date(s) == d);
+    }
+}
+
+TEST_CASE("rfc3339: the writer's fields, fractions, negative times and years outside 0-9999", "[rfc3339]") {
+    const auto text = [](std::int64_t secs, std::uint32_t frac, int digits) {
+        std::string s;
+        append_rfc3339(s, secs, frac, digits);
+        return s;
+    };
+    CHECK(text(0, 0, 0) == "1970-01-01T00:00:00Z");
+    CHECK(text(1'796'000'523, 4, 6) == "2026-11-30T01:02:03.000004Z");
+    CHECK(text(1'796'000'523, 7, 3) == "2026-11-30T01:02:03.007Z");
+    CHECK(text(-1, 999'999, 6) == "1969-12-31T23:59:59.999999Z");
+    CHECK(text(253'402'300'800, 0, 6) == "10000-01-01T00:00:00.000000Z");
+    CHECK(text(-62'198'755'200, 0, 0) == "-001-01-01T00:00:00Z");  // fmt's {:04} of -1
+    CHECK(parse_rfc3339_us(text(1'796'000'523, 4, 6)) == std::int64_t{1'796'000'523'000'004});
 }

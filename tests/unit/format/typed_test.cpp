@@ -2,6 +2,7 @@
 // The typed formats through format::writer: schema errors (bad messages), determinism, row
 // groups appended as they fill, CSV text. What the files hold is checked by DuckDB and
 // python3-avro (typed_sample.cpp, tests/readers).
+#include "common/rfc3339.hpp"
 #include "format/writer.hpp"
 #include "test_messages.hpp"
 
@@ -107,7 +108,7 @@ TEST_CASE("schema: RFC 3339 and dates, header values by kind", "[format][schema]
     auto row = rr.read(ms.make(0, R"({"t":"1970-01-01T00:00:01.5+00:00","d":"2000-03-01"})", hs), "s", "t", 0);
     REQUIRE(row.has_value());
     CHECK((*row)[0].i == 1500);
-    CHECK((*row)[1].i == days_from_civil(2000, 3, 1));
+    CHECK((*row)[1].i == iss::days_from_civil(2000, 3, 1));
     CHECK((*row)[1].i == 11'017);
     CHECK((*row)[2].i == -7);
     CHECK_FALSE(rr.read(ms.make(1, R"({"t":"1970-01-01 00:00:01","d":"2000-03-01"})"), "s", "t", 0).has_value());
