@@ -48,10 +48,29 @@ int usage_error(std::string_view cmd, std::string_view what) {
 
 namespace {
 
+/// CLI11's words for a value it cannot convert or an option given too often, said the way
+/// the daemon's other errors are (the option, what was wrong, what to do).
+std::string plain_message(const CLI::Error& e) {
+    const std::string_view what{e.what()};
+    constexpr std::string_view unconvertible = "Could not convert: ";  // "--partition = abc"
+    if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr && what.starts_with(unconvertible)) {
+        const auto rest = what.substr(unconvertible.size());
+        const auto eq = rest.find(" = ");
+        if (eq != std::string_view::npos)
+            return fmt::format("{}: '{}' is not a valid value (a whole number is expected)", rest.substr(0, eq),
+                               rest.substr(eq + 3));
+    }
+    constexpr std::string_view too_many = ": At Most 1 required but received ";  // "--config: ... 2"
+    if (const auto at = what.find(too_many);
+        dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr && at != std::string_view::npos)
+        return fmt::format("{} is given {} times: give it once", what.substr(0, at), what.substr(at + too_many.size()));
+    return std::string{what};
+}
+
 constexpr std::string_view main_footer =
     "Run `iggy-s3-sink COMMAND --help` for a command's options.\n\n"
     "Exit codes: 0 success, 1 runtime failure, 64 usage error, 69 Iggy or the store unreachable\n"
-    "(lag, verify, probe), 78 invalid configuration.";
+    "(lag, verify, probe; healthcheck: the admin endpoint), 78 invalid configuration.";
 
 /// The parser: every subcommand with its options, the program's own --help and --version.
 /// `mains` receives each subcommand's entry point, in commands() order.
@@ -72,7 +91,7 @@ std::unique_ptr<CLI::App> make_parser(std::vector<command_main>& mains) {
     app->failure_message([](const CLI::App* a, const CLI::Error& e) {
         const auto subs = a->get_subcommands();
         const std::string cmd = subs.empty() ? std::string{} : " " + subs.front()->get_name();
-        return fmt::format("iggy-s3-sink{}: {}\nRun `iggy-s3-sink{} --help` for {}.\n", cmd, e.what(), cmd,
+        return fmt::format("iggy-s3-sink{}: {}\nRun `iggy-s3-sink{} --help` for {}.\n", cmd, plain_message(e), cmd,
                            subs.empty() ? "the commands" : "its options");
     });
     for (const auto& c : commands()) {
@@ -88,9 +107,13 @@ int run_command_line(std::span<const char* const> args) {
     std::vector<command_main> mains;
     const auto app = make_parser(mains);
     if (args.empty() || std::string_view{args.front()} == "help") {
-        // No command: the overview (an error without `help`, as a missing command is).
-        std::cout << app->help() << std::flush;
-        return args.empty() ? exit_usage : exit_ok;
+        // No command: the overview, on stderr as the usage error it is (stdout for `help`).
+        if (!args.empty()) {
+            std::cout << app->help() << std::flush;
+            return exit_ok;
+        }
+        log::print_stderr(log::level::error, "iggy-s3-sink: a command is required\n" + app->help());
+        return exit_usage;
     }
     // A word that names no command (CLI11 would only say that a command is missing).
     const std::string_view first{args.front()};

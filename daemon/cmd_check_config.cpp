@@ -33,7 +33,7 @@ int run_check_config(const check_config_args& a) {
         fmt::print("{}", a.markdown ? config::describe_page() : config::describe_text());
         return exit_ok;
     }
-    if (a.file.empty()) return usage_error("check-config", "--config FILE is required");
+    if (a.file.empty()) return usage_error("check-config", "--config is required");
     const std::string& file = a.file;
     auto loaded = config::load_file(file, config::process_environment());
     const auto problems = config::check(loaded);
@@ -41,7 +41,7 @@ int run_check_config(const check_config_args& a) {
         std::string text = fmt::format("{}: invalid configuration, {} problem{}:", file, problems.size(),
                                        problems.size() == 1 ? "" : "s");
         for (const auto& p : problems) text += fmt::format("\n  {}", config::to_string(p));
-        print_error("", "{}", text);
+        print_error("check-config", "{}", text);
         return exit_config;
     }
     for (const auto& w : config::warnings(loaded.config))

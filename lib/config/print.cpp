@@ -331,7 +331,7 @@ which prints the effective configuration (every key, defaults filled in, secrets
 exits 0, or lists **every** problem with its YAML path, rule and line and exits 78:
 
 ```
-iggy-s3-sink: sink.yaml: invalid configuration, 2 problems:
+iggy-s3-sink check-config: sink.yaml: invalid configuration, 2 problems:
   s3.part_sise: unknown key (did you mean part_size?) (line 12)
   s3.retry.deadline: must be <= 25s in group mode (the server forces a partition hand-over after 30s; the rest is left to finish and commit), not 40s (line 19)
 ```

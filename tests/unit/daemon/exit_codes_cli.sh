@@ -47,6 +47,13 @@ done
 
 # 64: usage errors, named after the subcommand, from every subcommand.
 want 64 "no command" "$bin"
+grep -q "a command is required" <<<"$out" || fail "no command: not said: $out"
+[ -z "$(env -i "${san_env[@]}" "$bin" 2>/dev/null)" ] || fail "no command: the overview went to stdout (a usage error goes to stderr)"
+want 64 "a partition that is not a number" "$bin" verify --config "$tmp/ok.yaml" --partition abc
+grep -q "^iggy-s3-sink verify: --partition: 'abc' is not a valid value (a whole number is expected)" <<<"$out" ||
+  fail "--partition abc: $out"
+want 64 "--config twice" "$bin" lag -c "$tmp/ok.yaml" -c "$tmp/ok.yaml"
+grep -q "^iggy-s3-sink lag: --config is given 2 times: give it once" <<<"$out" || fail "--config twice: $out"
 want 64 "unknown command" "$bin" frobnicate
 grep -q "frobnicate" <<<"$out" || fail "unknown command not named: $out"
 # required: what each command needs besides the unknown option (the parser checks those first).
@@ -107,7 +114,7 @@ err="$tmp/stderr"
 : >"$err"
 js=$(stat -c '%d:%i' "$err")
 env -i "${san_env[@]}" JOURNAL_STREAM="$js" "$bin" check-config --config "$tmp/bad.yaml" 2>"$err" >/dev/null
-grep -q '^<3>iggy-s3-sink: .*invalid configuration' "$err" || fail "no <3> prefix on the journal: $(cat "$err")"
+grep -q '^<3>iggy-s3-sink check-config: .*invalid configuration' "$err" || fail "no <3> prefix on the journal: $(cat "$err")"
 grep -vq '^<3>' "$err" && fail "a line without its priority on the journal: $(cat "$err")"
 # lag, verify (Iggy unreachable: their fatal lines), a usage error (CLI11's message) and an
 # unknown command: every stderr line through the one path, so every line has its priority.
