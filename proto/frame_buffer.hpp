@@ -74,4 +74,27 @@ private:
     std::optional<iss::error> failed_;
 };
 
+/// What both frame assemblers offer of their `frame_buffer`: bytes in, storage handed over, the
+/// count held. Each assembler adds its own header parsing on `buf_`.
+class frame_input {
+public:
+    /// Copies received bytes in.
+    void feed(bytes_view data) { buf_.feed(data); }
+    /// Space for up to `n` bytes to read into directly; follow with `commit`.
+    std::span<std::byte> prepare(std::size_t n) { return buf_.prepare(n); }
+    /// Marks `n` bytes of the last `prepare` as received.
+    void commit(std::size_t n) noexcept { buf_.commit(n); }
+    /// Forgets every byte and a failure (a new connection); views handed out before stay
+    /// readable until the next `feed` or `prepare`.
+    void reset() noexcept { buf_.reset(); }
+    /// Hands the buffer holding the frame returned last over and goes on in `fresh`
+    /// (`frame_buffer::exchange_storage`).
+    byte_buffer exchange_storage(byte_buffer fresh) { return buf_.exchange_storage(std::move(fresh)); }
+    /// Bytes received and not yet returned as frames.
+    [[nodiscard]] std::size_t buffered() const noexcept { return buf_.buffered(); }
+
+protected:
+    frame_buffer buf_;
+};
+
 }  // namespace iss::proto

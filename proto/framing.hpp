@@ -118,28 +118,13 @@ enum class frame_direction { request, reply };
 
 /// Incremental frame reader for one direction of one connection. After an error it stays
 /// failed (the byte stream is out of step: close the connection).
-class frame_assembler {
+class frame_assembler : public frame_input {
 public:
     explicit frame_assembler(frame_direction dir, frame_limits limits = {}) : dir_{dir}, limits_{limits} {}
-
-    /// Copies received bytes in.
-    void feed(bytes_view data) { buf_.feed(data); }
-    /// Space for up to `n` bytes to read into directly; follow with `commit`.
-    std::span<std::byte> prepare(std::size_t n) { return buf_.prepare(n); }
-    /// Marks `n` bytes of the last `prepare` as received.
-    void commit(std::size_t n) noexcept { buf_.commit(n); }
-    /// Forgets every byte and a failure (a new connection); views handed out before stay
-    /// readable until the next `feed` or `prepare`.
-    void reset() noexcept { buf_.reset(); }
-    /// Hands the buffer holding the frame returned last over and goes on in `fresh`
-    /// (`frame_buffer::exchange_storage`).
-    byte_buffer exchange_storage(byte_buffer fresh) { return buf_.exchange_storage(std::move(fresh)); }
 
     /// How many more bytes complete the frame being received (at least 1 when no frame is
     /// ready; the header's 8 bytes when nothing is known yet). For sized reads.
     [[nodiscard]] std::size_t bytes_wanted() const noexcept;
-    /// Bytes received and not yet returned as frames.
-    [[nodiscard]] std::size_t buffered() const noexcept { return buf_.buffered(); }
 
     /// The next complete request (request direction only). nullopt: need more bytes. Errors:
     /// `length < 4` (`invalid_length`, "request.length"), payload over its limit
@@ -153,7 +138,6 @@ private:
 
     frame_direction dir_;
     frame_limits limits_;
-    frame_buffer buf_;
 };
 
 }  // namespace iss::proto

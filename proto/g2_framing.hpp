@@ -294,27 +294,16 @@ result<request_frame> decode_request_frame(bytes_view frame);
 /// the size from byte 48, checks it (>= 256, <= max_frame, `limit_exceeded` / `invalid_length`,
 /// "frame.size"), then buffers the body. After an error it stays failed (close the connection).
 /// A frame view is valid until the next call to `feed`, `prepare` or `next`.
-class frame_assembler {
+class frame_assembler : public frame_input {
 public:
     explicit frame_assembler(std::size_t max_frame = default_max_frame) : max_frame_{max_frame} {}
-    void feed(bytes_view data) { buf_.feed(data); }
-    std::span<std::byte> prepare(std::size_t n) { return buf_.prepare(n); }
-    void commit(std::size_t n) noexcept { buf_.commit(n); }
-    /// Forgets every byte and a failure (a new connection); views handed out before stay
-    /// readable until the next `feed` or `prepare`.
-    void reset() noexcept { buf_.reset(); }
-    /// Hands the buffer holding the frame returned last over and goes on in `fresh`
-    /// (`frame_buffer::exchange_storage`).
-    byte_buffer exchange_storage(byte_buffer fresh) { return buf_.exchange_storage(std::move(fresh)); }
     /// Bytes still needed to complete the current frame (the header's 256 when nothing is known).
     [[nodiscard]] std::size_t bytes_wanted() const noexcept;
-    [[nodiscard]] std::size_t buffered() const noexcept { return buf_.buffered(); }
     /// The next whole frame (header included), or nullopt when more bytes are needed.
     result<std::optional<bytes_view>> next();
 
 private:
     std::size_t max_frame_;
-    frame_buffer buf_;
 };
 
 /// The first bytes of a connection: G1 or G2? (for a broker serving both on one port). A G1
