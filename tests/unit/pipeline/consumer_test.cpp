@@ -799,6 +799,32 @@ TEST_CASE("consumer: a topic created again (next offset past the head) stops tha
     CHECK(w.offsets.stored.at({"app", "requests", 0}) == 7);
 }
 
+TEST_CASE("consumer: with an Iceberg table, an offset reset's remedy is a new iceberg.table, not s3.prefix",
+          "[pipeline][consumer][iceberg]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 8);
+    auto o = options(pl::consumer_mode::single);
+    o.iceberg_table = true;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    REQUIRE(run(loop.start()));
+    for (int i = 0; i < 3; ++i) run(loop.round());
+    src.logs[0].clear();
+    src.fill(0, 2);
+    for (int i = 0; i < 3; ++i) {
+        w.clock.advance(100ms);
+        run(loop.round());
+    }
+    REQUIRE(loop.offset_resets().size() == 1);
+    // s3.prefix is unused with a table, and the table's summary keeps the partition stopped.
+    CHECK(logs.count("offset reset", "set iceberg.table to a new table (or drop the table)") == 1);
+    CHECK(logs.count("offset reset", "s3.prefix") == 0);
+    CHECK(run(loop.shutdown()));
+}
+
 TEST_CASE("consumer: on_offset_reset earliest reads a topic created again from 0 under its new generation",
           "[pipeline][consumer]") {
     world w;
