@@ -22,7 +22,8 @@ task<offset_result> iceberg_resume_offsets::load_offset(const partition_ref& p) 
     offset_result r = co_await inner_.load_offset(p);
     if (r.status != offset_status::ok) co_return r;
     // The topic's creation time now, before the table is read: what this writer will read.
-    const partitions_result topic = co_await topics_.partitions(topic_ref{p.stream, p.topic});
+    const topic_ref of{p.stream, p.topic};  // named: GCC 12 and braced temporaries in a co_await
+    const partitions_result topic = co_await topics_.partitions(of);
     if (topic.status != source_status::ok)
         co_return offset_result{topic.status == source_status::fatal ? offset_status::fatal : offset_status::retryable,
                                 std::nullopt,
