@@ -76,7 +76,7 @@ task<partition_writer*> router::writer_for(const partition_ref& p) {
                   to_string(r.status), r.detail);
         co_return nullptr;
     }
-    if (r.reset) {  // the consumer stops the partition and says why (consumer_loop::offset_reset_found)
+    if (r.reset) {  // the consumer stops the partition and says why (consumer_loop::offset_reset_at_load)
         load_resets_[p] = *r.reset;
         co_return nullptr;
     }
