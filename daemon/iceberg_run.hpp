@@ -24,8 +24,10 @@
 ///   `iceberg.commit_interval`), whose plans are lib/iceberg's (iceberg_batch_plan) with each
 ///   object's partition value as the namer recorded it; the namer forgets a key once its data
 ///   file is in the table;
-/// - `resume(iggy)`: the resume point is the larger of Iggy's stored offset and the table's
-///   (its current snapshot's `iggy-s3-sink.offsets`);
+/// - `resume(iggy, topics)`: the resume point is the larger of Iggy's stored offset and the
+///   table's (its current snapshot's `iggy-s3-sink.offsets`), unless the table's
+///   `iggy-s3-sink.topics` names an earlier topic (an offset reset); the creation time each
+///   partition's topic had then is what its commits record (`topic_generations`);
 /// - `flush_now()` when the generation stops or reloads: the batches are committed at once,
 ///   so a clean stop leaves every durable object in its table and its offset stored.
 ///
