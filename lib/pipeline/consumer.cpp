@@ -207,12 +207,8 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
     // to the old one; the next round's check_session drops it. Until then nothing is polled.
     const std::uint64_t session = source_.session();
     if (session_ && session != *session_) co_return 0;
-    if (resets_.count(p) && !router_.find(p)) co_return 0;  // stopped at the load of its offset: not loaded again
-    partition_writer* w = co_await router_.writer_for(p);
-    if (!w) {
-        if (auto why = router_.take_load_reset(p)) offset_reset_at_load(p, std::move(*why));
-        co_return 0;
-    }
+    partition_writer* w = co_await writer_of(p);
+    if (!w) co_return 0;
     if (w->state() == writer_state::revoked) {
         router_.forget(p);
         owned_.erase(p);

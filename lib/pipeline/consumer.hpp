@@ -225,6 +225,10 @@ private:
     /// (restart_generation); otherwise the partition is stopped (recorded in resets_, logged
     /// once) and not polled any more.
     task<void> offset_reset_found(partition_ref p, std::uint64_t next, std::uint64_t head);
+    /// The writer of `p` to poll (router::writer_for); nullptr: none now (its offset could not
+    /// be loaded), or its load found an offset reset (offset_reset_at_load; then not loaded
+    /// again). Takes `p` by value: a coroutine.
+    task<partition_writer*> writer_of(partition_ref p);
     /// The load of `p`'s offset found an offset reset (router::take_load_reset: an Iceberg
     /// table's offsets are an older topic's): `p` is stopped (resets_, logged once, `why`).
     void offset_reset_at_load(const partition_ref& p, std::string why);

@@ -91,6 +91,14 @@ task<void> consumer_loop::offset_reset_found(partition_ref p, std::uint64_t next
                next, head, why);
 }
 
+task<partition_writer*> consumer_loop::writer_of(partition_ref p) {
+    if (resets_.count(p) && !router_.find(p)) co_return nullptr;  // stopped at the load of its offset: not again
+    partition_writer* w = co_await router_.writer_for(p);
+    if (!w)
+        if (auto why = router_.take_load_reset(p)) offset_reset_at_load(p, std::move(*why));
+    co_return w;
+}
+
 void consumer_loop::offset_reset_at_load(const partition_ref& p, std::string why) {
     if (resets_.count(p)) return;
     log_.error({iss::log::kv("partition", p)}, "offset reset: {} (docs/operations.md, Faults)", why);
