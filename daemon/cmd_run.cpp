@@ -110,7 +110,7 @@ net::awaitable<int> run_pipeline(const config::sink_config& cfg, generation_part
     const auto mode = consumer_mode(cfg);
     pipeline::iggy_ports iggy{g.client, iggy_ports_options(cfg)};
     // With a table, the resume point is the larger of Iggy's stored offset and the table's.
-    const auto resume = g.iceberg ? g.iceberg->resume(iggy) : nullptr;
+    const auto resume = g.iceberg ? g.iceberg->resume(iggy, iggy) : nullptr;
     const pipeline::writer_options wo = delivery_options(cfg, g.plan);
     pipeline::writer_ports ports{*g.s3.store,
                                  resume ? *resume : static_cast<pipeline::offset_store&>(iggy),

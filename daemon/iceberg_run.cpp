@@ -178,8 +178,34 @@ net::awaitable<result<void>> iceberg_run::open(pipeline::sleeper& sleep, std::fu
     co_return r;
 }
 
+error iceberg_run::named_wrongly(const error& e, const iceberg::table_ident& t) const {
+    if (!(e == iceberg::catalog_errc::not_found || e == iceberg::catalog_errc::bad_request)) return e;
+    const std::string prefix = cfg_.catalog.prefix.empty()
+                                   ? fmt::format("empty: the catalog's own, '{}'", catalog_.prefix())
+                                   : fmt::format("'{}'", cfg_.catalog.prefix);
+    if (e == iceberg::catalog_errc::not_found && !cfg_.create)
+        return error{iss::errc::invalid_argument,
+                     fmt::format("iceberg: table {} is not in the catalog ({}), and iceberg.create is false: create "
+                                 "the table, or set iceberg.create: true; if it exists, correct iceberg.namespace "
+                                 "and iceberg.table, or iceberg.catalog.prefix (now {})",
+                                 t.to_string(), e.message(), prefix)};
+    return error{iss::errc::invalid_argument,
+                 fmt::format("iceberg: the catalog has no such path for table {} ({}): correct "
+                             "iceberg.catalog.prefix (now {}), iceberg.catalog.warehouse, iceberg.namespace or "
+                             "iceberg.table",
+                             t.to_string(), e.message(), prefix)};
+}
+
 net::awaitable<result<void>> iceberg_run::open_tables() {
-    if (auto c = co_await catalog_.connect(); !c) co_return c.error();
+    if (auto c = co_await catalog_.connect(); !c) {
+        // GET /v1/config answered 400/404: the URI's path or the warehouse is wrong.
+        if (c.error() == iceberg::catalog_errc::not_found || c.error() == iceberg::catalog_errc::bad_request)
+            co_return error{iss::errc::invalid_argument,
+                            fmt::format("iceberg: the catalog refused its configuration request ({}): correct "
+                                        "iceberg.catalog.uri (its path) or iceberg.catalog.warehouse",
+                                        c.error().message())};
+        co_return c.error();
+    }
     for (const auto& t : topics_) {
         const auto ident = table_of({t.stream, t.topic, 0});
         auto create = iceberg::create_table_request{};
@@ -188,7 +214,7 @@ net::awaitable<result<void>> iceberg_run::open_tables() {
         create.partition_spec_json = spec_.json();
         create.properties = properties_;
         auto loaded = co_await catalog_.ensure_table(ident, std::move(create), cfg_.create);
-        if (!loaded) co_return loaded.error();
+        if (!loaded) co_return named_wrongly(loaded.error(), ident);  // a wrong name is exit 78, not a restart loop
         auto state = iceberg::parse_table_metadata(loaded->metadata_json);
         if (!state)
             co_return error{iss::errc::invalid_argument,
@@ -228,6 +254,7 @@ net::awaitable<result<void>> iceberg_run::open_tables() {
 std::unique_ptr<iceberg::batch_plan> iceberg_run::plan(const pipeline::iceberg_batch& b) {
     std::vector<iceberg::pending_file> files;
     files.reserve(b.objects.size());
+    iceberg::topic_created_map topics;  // iggy-s3-sink.topics: the creation time of the topic each offset is of
     for (const auto& o : b.objects) {
         auto values = namer_.values_of(o.partition, o.key);
         if (!values)
@@ -236,14 +263,17 @@ std::unique_ptr<iceberg::batch_plan> iceberg_run::plan(const pipeline::iceberg_b
                             "unknown (a bug; the batch is not committed)",
                             b.table.to_string(), o.key.get()));
         files.push_back(pipeline::iceberg_data_file(o, bucket_, std::move(*values)));
+        if (const auto created = generations_.of(o.partition))
+            topics[{o.partition.stream, o.partition.topic}] = *created;
     }
     return std::make_unique<pipeline::iceberg_batch_plan>(schema_, spec_, files_, clk_, b.table, std::move(files),
-                                                          pipeline::iceberg_offsets(b.next_offsets));
+                                                          pipeline::iceberg_offsets(b.next_offsets), std::move(topics));
 }
 
-std::unique_ptr<pipeline::offset_store> iceberg_run::resume(pipeline::offset_store& iggy) {
+std::unique_ptr<pipeline::offset_store> iceberg_run::resume(pipeline::offset_store& iggy,
+                                                            pipeline::message_source& topics) {
     return std::make_unique<pipeline::iceberg_resume_offsets>(
-        iggy, catalog_, [this](const pipeline::partition_ref& p) { return table_of(p); });
+        iggy, topics, generations_, catalog_, [this](const pipeline::partition_ref& p) { return table_of(p); });
 }
 
 pipeline::task<pipeline::table_result> iceberg_run::commit(const pipeline::partition_ref& p,

@@ -24,8 +24,10 @@
 ///   `iceberg.commit_interval`), whose plans are lib/iceberg's (iceberg_batch_plan) with each
 ///   object's partition value as the namer recorded it; the namer forgets a key once its data
 ///   file is in the table;
-/// - `resume(iggy)`: the resume point is the larger of Iggy's stored offset and the table's
-///   (its current snapshot's `iggy-s3-sink.offsets`);
+/// - `resume(iggy, topics)`: the resume point is the larger of Iggy's stored offset and the
+///   table's (its current snapshot's `iggy-s3-sink.offsets`), unless the table's
+///   `iggy-s3-sink.topics` names an earlier topic (an offset reset); the creation time each
+///   partition's topic had then is what its commits record (`topic_generations`);
 /// - `flush_now()` when the generation stops or reloads: the batches are committed at once,
 ///   so a clean stop leaves every durable object in its table and its offset stored.
 ///
@@ -39,6 +41,7 @@
 #include "iceberg/schema.hpp"
 #include "pipeline/adapters/iceberg_key_namer.hpp"
 #include "pipeline/adapters/iceberg_plan.hpp"
+#include "pipeline/adapters/iceberg_resume.hpp"
 #include "pipeline/adapters/iceberg_table.hpp"
 #include "pipeline/ports.hpp"
 
@@ -129,8 +132,11 @@ public:
     [[nodiscard]] const pipeline::key_namer& namer() const noexcept { return namer_; }
     /// The table schema (from `format.schema`): its field ids key the column statistics.
     [[nodiscard]] const iceberg::table_schema& schema() const noexcept { return schema_; }
-    /// Iggy's offset store decorated: the resume point is the larger of Iggy's and the table's.
-    [[nodiscard]] std::unique_ptr<pipeline::offset_store> resume(pipeline::offset_store& iggy);
+    /// Iggy's offset store decorated: the resume point is the larger of Iggy's and the table's,
+    /// unless the table's offsets are of an earlier topic (an offset reset:
+    /// iceberg_resume_offsets); `topics` answers the topics' creation times.
+    [[nodiscard]] std::unique_ptr<pipeline::offset_store> resume(pipeline::offset_store& iggy,
+                                                                 pipeline::message_source& topics);
     /// The table step (iceberg_table_step), forgetting each committed key's partition value.
     pipeline::task<pipeline::table_result> commit(const pipeline::partition_ref& p,
                                                   std::span<const pipeline::durable_object> objects,
@@ -144,6 +150,11 @@ public:
 private:
     [[nodiscard]] iceberg::table_ident table_of(const pipeline::partition_ref& p) const;
     boost::asio::awaitable<result<void>> open_tables();
+    /// A catalog answer to opening table `t` that says the configuration names it wrongly (404:
+    /// missing without iceberg.create, or a path the catalog does not have, e.g. a wrong
+    /// iceberg.catalog.prefix; 400: no such route) as `iss::errc::invalid_argument` (exit 78)
+    /// naming the keys to change; any other error as it is.
+    [[nodiscard]] error named_wrongly(const error& e, const iceberg::table_ident& t) const;
     std::unique_ptr<iceberg::batch_plan> plan(const pipeline::iceberg_batch& b);
 
     const iss::clock& clk_;
@@ -159,6 +170,8 @@ private:
     iceberg::catalog_client catalog_;
     pipeline::s3_table_files files_;
     table_key_namer namer_;
+    /// Each partition's topic creation time, learnt by the resume point, recorded by the commits.
+    pipeline::topic_generations generations_;
     std::unique_ptr<pipeline::iceberg_table_step> step_;
 };
 

@@ -156,6 +156,7 @@ pipeline::consumer_options consumer_options(const config::sink_config& c) {
     if (auto t = format::key_template::parse(c.naming.key); t)
         o.topic_generation = t->uses(format::placeholder::topic_created) && !c.iceberg.enabled;
     o.on_offset_reset = c.iggy.on_offset_reset;
+    o.iceberg_table = c.iceberg.enabled;
     return o;
 }
 

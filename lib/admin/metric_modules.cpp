@@ -173,7 +173,8 @@ void iceberg_metrics(std::vector<prom::MetricFamily>& out, const pipeline::icebe
         auto age = family("iceberg_last_commit_age_seconds",
                           "Seconds since the last batch was committed (or found committed); absent before the first.",
                           prom::MetricType::Gauge);
-        const std::chrono::duration<double> since = clk.system_now() - *st.last_commit;
+        const std::chrono::duration<double> since =
+            clk.steady_now() - *st.last_commit;  // steady: a clock step moves no age
         age.metric.push_back(sample({}, std::max(0.0, since.count()), prom::MetricType::Gauge));
         out.push_back(std::move(age));
     }

@@ -106,7 +106,7 @@ struct metric_sources {
     /// What sources that are gone had counted (a reload rebuilt them); added to the live
     /// sources' counters and histograms. Null: nothing carried.
     const carried_totals* carried = nullptr;
-    /// The wall clock of the ages (`iceberg_last_commit_age_seconds`); null: the real clock.
+    /// The clock of the ages (`iceberg_last_commit_age_seconds`, on its steady time); null: the real clock.
     const iss::clock* clock = nullptr;
 };
 

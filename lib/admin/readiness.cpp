@@ -15,11 +15,17 @@ std::vector<std::string> source_problems(const pipeline::consumer_loop& c) {
     for (const auto& u : c.unavailable_sources())
         out.push_back(fmt::format("source unavailable: {}/{}{}: {}", u.topic.stream, u.topic.topic,
                                   u.partition ? fmt::format(" partition {}", *u.partition) : "", u.reason));
-    for (const auto& r : c.offset_resets())
+    for (const auto& r : c.offset_resets()) {
+        if (!r.found_at_load.empty()) {  // the table's summary is an older topic's; says what stopped it
+            out.push_back(fmt::format("offset reset: {}/{} partition {}: {}", r.partition.stream, r.partition.topic,
+                                      r.partition.partition, r.found_at_load));
+            continue;
+        }
         out.push_back(fmt::format(
             "offset reset: {}/{} partition {}: the next offset {} lies past the newest offset "
             "{} (the topic was created again); {}",
             r.partition.stream, r.partition.topic, r.partition.partition, r.next_offset, r.head, r.stopped_by));
+    }
     return out;
 }
 

@@ -215,9 +215,11 @@ void visit_iggy(V& v, C& c) {
                  "A partition whose next offset lies past its newest offset: the topic was deleted and created "
                  "again, its offsets starting at 0. `fail`: stop that partition (readiness false, metric "
                  "offset_reset_partitions), the others go on; to read the new topic, point s3.prefix at a new "
-                 "location and restart. `earliest`: read the new topic from its first message without a restart; "
-                 "needs {topic_created} in naming.key (the topic's creation time: the new topic's objects get keys of "
-                 "their own, the old ones are never overwritten); single consumer only (docs/operations.md, Faults).");
+                 "location (with iceberg: set iceberg.table to a new table) and restart. With iceberg a reset is also "
+                 "found at a start: the table records the creation time of the topic its offsets are of. `earliest`: "
+                 "read the new topic from its first message without a restart; needs {topic_created} in naming.key "
+                 "(the topic's creation time: the new topic's objects get keys of their own, the old ones are never "
+                 "overwritten); single consumer only; not with iceberg (docs/operations.md, Faults).");
     });
     v.list("sources", c.sources, "What to read: streams, their topics and partitions. At least one entry.",
            [&](auto& s) {

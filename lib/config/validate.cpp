@@ -494,8 +494,11 @@ void check_offset_reset(collector& add, const sink_config& c) {
             "offset reset is not seen in group mode; remove the key or set iggy.consumer");
     if (c.iceberg.enabled)
         add("iggy.on_offset_reset",
-            "earliest does not apply with an iceberg table (its files are named by the table, not by naming.key); "
-            "keep on_offset_reset: fail");
+            "earliest cannot be used with iceberg: the table's data files are named from the source partition and "
+            "offset (not by naming.key, so no {{topic_created}}), and the new topic's files would get the old topic's "
+            "keys under the table's location (taken as written: lost), while the table's offsets are the old "
+            "topic's; keep on_offset_reset: fail, and after a topic is created again write it to a new table "
+            "(iceberg.table)");
 }
 
 }  // namespace

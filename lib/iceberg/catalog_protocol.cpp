@@ -251,8 +251,8 @@ error classify(catalog_op op, unsigned status, std::string_view body, std::strin
             fmt::format("{} at {}: {}: the principal may not do this; grant it access to {}", what, uri, st, what)};
     if (status == 404)
         return error{catalog_errc::not_found,
-                     fmt::format("{} at {}: {}: it does not exist; create it, or set iceberg.create: true, and check "
-                                 "iceberg.namespace, iceberg.table and iceberg.catalog.prefix / warehouse",
+                     fmt::format("{} at {}: {}: it does not exist (check iceberg.namespace, iceberg.table and "
+                                 "iceberg.catalog.prefix / warehouse)",
                                  what, uri, st)};
     if (status >= 500 || status == 429) {
         if (commit && status != 501)

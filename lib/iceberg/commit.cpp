@@ -124,6 +124,34 @@ offset_map merge_offsets(const offset_map& a, const offset_map& b) {
     return out;
 }
 
+std::string topics_json(const topic_created_map& m) {
+    json::object root;
+    for (const auto& [t, created] : m) {
+        auto& stream = root[t.first];
+        if (!stream.is_object()) stream = json::object{};
+        stream.as_object()[t.second] = created;
+    }
+    return json::serialize(root);
+}
+
+result<topic_created_map> parse_topics(std::string_view text) {
+    boost::system::error_code ec;
+    const json::value v = json::parse(text, ec);
+    if (ec || !v.is_object()) return bad(fmt::format("{} is not a JSON object", topics_key));
+    topic_created_map out;
+    for (const auto& [stream, topics] : v.as_object()) {
+        if (!topics.is_object())
+            return bad(fmt::format("{}: stream {} is not an object", topics_key, std::string_view{stream}));
+        for (const auto& [topic, created] : topics.as_object()) {
+            if (!(created.is_uint64() || created.is_int64()) || (created.is_int64() && created.as_int64() < 0))
+                return bad(fmt::format("{}: {}/{} is not a creation time", topics_key, std::string_view{stream},
+                                       std::string_view{topic}));
+            out[{std::string{stream}, std::string{topic}}] = created.to_number<std::uint64_t>();
+        }
+    }
+    return out;
+}
+
 const snapshot_info* table_state::find(std::int64_t id) const noexcept {
     for (const auto& s : snapshots)
         if (s.snapshot_id == id) return &s;
@@ -140,17 +168,30 @@ bool table_state::on_main(std::int64_t id) const noexcept {
     return false;
 }
 
-result<offset_map> table_state::committed_offsets() const {
+const snapshot_info* table_state::offsets_snapshot() const noexcept {
     // The newest snapshot on main's ancestry that carries the key: another writer's append on
     // top of ours has a summary of its own and does not carry ours forward, yet the data files
     // ours recorded are still in the table. (At most every snapshot once: no loop on a cycle.)
     const snapshot_info* s = main();
     for (std::size_t hops = 0; s != nullptr && hops <= snapshots.size(); ++hops) {
-        const auto it = s->summary.find(std::string{offsets_key});
-        if (it != s->summary.end()) return parse_offsets(it->second);
+        if (s->summary.count(std::string{offsets_key})) return s;
         s = s->parent_snapshot_id ? find(*s->parent_snapshot_id) : nullptr;
     }
-    return offset_map{};
+    return nullptr;
+}
+
+result<offset_map> table_state::committed_offsets() const {
+    const snapshot_info* s = offsets_snapshot();
+    if (s == nullptr) return offset_map{};
+    return parse_offsets(s->summary.at(std::string{offsets_key}));
+}
+
+result<topic_created_map> table_state::committed_topics() const {
+    const snapshot_info* s = offsets_snapshot();
+    if (s == nullptr) return topic_created_map{};
+    const auto it = s->summary.find(std::string{topics_key});
+    if (it == s->summary.end()) return topic_created_map{};
+    return parse_topics(it->second);
 }
 
 result<table_state> parse_table_metadata(std::string_view text) {
@@ -246,6 +287,9 @@ result<commit_plan> plan_commit(const commit_input& in) {
     const snapshot_info* parent = t.main();
     auto parent_offsets = t.committed_offsets();
     if (!parent_offsets) return parent_offsets.error();
+    auto topics = t.committed_topics();
+    if (!topics) return topics.error();
+    for (const auto& [topic, created] : in.topics_created) (*topics)[topic] = created;
     commit_plan p;
     p.snapshot_id = snapshot_id_of(t, in.files);
     p.parent_snapshot_id = t.main_snapshot_id;
@@ -292,6 +336,7 @@ result<commit_plan> plan_commit(const commit_input& in) {
     total("total-position-deletes", 0);
     total("total-equality-deletes", 0);
     summary[offsets_key] = offsets_json(p.offsets);
+    if (!topics->empty()) summary[topics_key] = topics_json(*topics);
     // timestamps must not go back along main nor before the table's last change, whatever
     // this host's clock says
     const std::int64_t ts =

@@ -73,6 +73,21 @@ using offset_map = std::map<source_partition, std::uint64_t>;
 /// Each partition's larger offset of the two (a partition in either is in the result).
 [[nodiscard]] offset_map merge_offsets(const offset_map& a, const offset_map& b);
 
+/// The snapshot summary key holding, per stream and topic, the creation time of the topic
+/// whose offsets `iggy-s3-sink.offsets` records (Iggy's GetTopic `created_at`, µs since the
+/// epoch): a topic deleted and created again starts its offsets at 0 again, and the table's
+/// offsets are then not the new topic's. Absent in tables written before it (their offsets
+/// are taken as the current topic's).
+inline constexpr std::string_view topics_key = "iggy-s3-sink.topics";
+/// One Iggy source topic: stream, topic.
+using source_topic = std::pair<std::string, std::string>;
+/// Per source topic: its creation time (µs) as the writer of its offsets read it.
+using topic_created_map = std::map<source_topic, std::uint64_t>;
+/// The summary value: `{"<stream>":{"<topic>":<created_at µs>}}` (JSON text).
+[[nodiscard]] std::string topics_json(const topic_created_map& m);
+/// Reads `topics_json`'s form; errc::bad_metadata naming what is wrong.
+[[nodiscard]] result<topic_created_map> parse_topics(std::string_view json);
+
 /// One snapshot of the table metadata.
 struct snapshot_info {
     std::int64_t snapshot_id = 0;
@@ -108,6 +123,13 @@ struct table_state {
     /// table, or when no snapshot still in the metadata has it). errc::bad_metadata when the
     /// summary value is not readable.
     [[nodiscard]] result<offset_map> committed_offsets() const;
+    /// The topics' creation times recorded with those offsets (`iggy-s3-sink.topics` of the
+    /// same snapshot); empty when it has none (a table written before the key existed).
+    [[nodiscard]] result<topic_created_map> committed_topics() const;
+
+private:
+    /// The newest snapshot on main's ancestry whose summary has `iggy-s3-sink.offsets`.
+    [[nodiscard]] const snapshot_info* offsets_snapshot() const noexcept;
 };
 
 /// Reads a LoadTableResult (`{"metadata-location":..,"metadata":{..}}`) or bare table
@@ -138,6 +160,9 @@ struct commit_input {
     /// Per source partition of `files`: the commit point (see the file comment). Merged with
     /// the parent's summary (each partition's larger), it is the new summary's offsets.
     offset_map next_offsets;
+    /// Per source topic of `files`: its creation time (`iggy-s3-sink.topics`); it replaces
+    /// the parent's for these topics, the parent's others are carried. Empty: none recorded.
+    topic_created_map topics_created;
     /// The injected clock (ms since the epoch). The snapshot's `timestamp-ms` is the largest of
     /// it, the parent's timestamp + 1 and the table's `last-updated-ms` + 1: a catalog refuses a
     /// snapshot older than the table's last change, whatever this host's clock says.
@@ -163,7 +188,8 @@ struct commit_plan {
 
 /// Builds the commit of `in.files` on the table's main snapshot. Summary: `operation`
 /// append, `added-data-files`, `added-records`, `added-files-size`, `changed-partition-count`,
-/// the `total-*` counters (the parent's plus the added), and `iggy-s3-sink.offsets`.
+/// the `total-*` counters (the parent's plus the added), `iggy-s3-sink.offsets`, and
+/// `iggy-s3-sink.topics` (when the parent or the batch records any).
 /// errc::bad_metadata when the parent's summary cannot be read; errc::bad_batch naming the
 /// file when one does not end below its partition's `next_offsets` (or has none).
 [[nodiscard]] result<commit_plan> plan_commit(const commit_input& in);

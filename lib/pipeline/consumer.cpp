@@ -207,7 +207,7 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
     // to the old one; the next round's check_session drops it. Until then nothing is polled.
     const std::uint64_t session = source_.session();
     if (session_ && session != *session_) co_return 0;
-    partition_writer* w = co_await router_.writer_for(p);
+    partition_writer* w = co_await writer_of(p);
     if (!w) co_return 0;
     if (w->state() == writer_state::revoked) {
         router_.forget(p);

@@ -99,6 +99,10 @@ struct consumer_options {
     /// has a new creation time restarts the partition at its first message, under the new
     /// generation. `fail`, or the creation time unchanged: the partition is stopped.
     offset_reset_policy on_offset_reset = offset_reset_policy::fail;
+    /// An Iceberg table step is in use (`iceberg` set): an offset reset's remedy is then a new
+    /// `iceberg.table` (or dropping the table), not a new `s3.prefix` (unused with a table;
+    /// the table's summary keeps the partition stopped).
+    bool iceberg_table = false;
 };
 
 /// A configured source topic that cannot be read at the moment (for readiness checks).
@@ -125,6 +129,10 @@ struct offset_reset {
     /// which policy stopped the partition and why, for /readyz (e.g. "iggy.on_offset_reset: fail
     /// stopped the partition")
     std::string stopped_by;
+    /// Empty: found by a poll (the next offset past the head). Else found when the offset was
+    /// loaded (an Iceberg table's summary records an older creation time of the topic:
+    /// offset_result::reset), saying so; next_offset and head are then 0.
+    std::string found_at_load;
 };
 
 /// Drives polls into the router until stopped. Runs on the event-loop thread; not thread-safe
@@ -217,6 +225,13 @@ private:
     /// (restart_generation); otherwise the partition is stopped (recorded in resets_, logged
     /// once) and not polled any more.
     task<void> offset_reset_found(partition_ref p, std::uint64_t next, std::uint64_t head);
+    /// The writer of `p` to poll (router::writer_for); nullptr: none now (its offset could not
+    /// be loaded), or its load found an offset reset (offset_reset_at_load; then not loaded
+    /// again). Takes `p` by value: a coroutine.
+    task<partition_writer*> writer_of(partition_ref p);
+    /// The load of `p`'s offset found an offset reset (router::take_load_reset: an Iceberg
+    /// table's offsets are an older topic's): `p` is stopped (resets_, logged once, `why`).
+    void offset_reset_at_load(const partition_ref& p, std::string why);
     /// What restart_generation found.
     enum class restart_outcome : std::uint8_t {
         restarted,   ///< a new creation time: `p` restarts at 0 under it

@@ -61,9 +61,13 @@ std::optional<std::uint64_t> consumer_loop::generation_of(const partition_ref& p
 task<void> consumer_loop::offset_reset_found(partition_ref p, std::uint64_t next, std::uint64_t head) {
     if (resets_.count(p)) co_return;
     std::string_view why =
-        "the topic was deleted and created again. iggy.on_offset_reset: fail stops this partition; its new messages "
-        "are not read. To read them, point s3.prefix at a new location (the new topic's offsets would name the old "
-        "objects' keys) and restart";
+        o_.iceberg_table
+            ? "the topic was deleted and created again. iggy.on_offset_reset: fail stops this partition; its new "
+              "messages are not read. To read them, set iceberg.table to a new table (or drop the table) and "
+              "restart: the table records the old topic's offsets, which would hide the new topic's first messages"
+            : "the topic was deleted and created again. iggy.on_offset_reset: fail stops this partition; its new "
+              "messages are not read. To read them, point s3.prefix at a new location (the new topic's offsets would "
+              "name the old objects' keys) and restart";
     std::string_view stopped_by = "iggy.on_offset_reset: fail stopped the partition";
     if (o_.on_offset_reset == offset_reset_policy::earliest) {
         const auto outcome = co_await restart_generation(p, next, head);
@@ -85,6 +89,22 @@ task<void> consumer_loop::offset_reset_found(partition_ref p, std::uint64_t next
                "offset reset: the next offset {} lies past the partition's newest offset {}: {} (docs/operations.md, "
                "Faults)",
                next, head, why);
+}
+
+task<partition_writer*> consumer_loop::writer_of(partition_ref p) {
+    if (resets_.count(p) && !router_.find(p)) co_return nullptr;  // stopped at the load of its offset: not again
+    partition_writer* w = co_await router_.writer_for(p);
+    if (!w)
+        if (auto why = router_.take_load_reset(p)) offset_reset_at_load(p, std::move(*why));
+    co_return w;
+}
+
+void consumer_loop::offset_reset_at_load(const partition_ref& p, std::string why) {
+    if (resets_.count(p)) return;
+    log_.error({iss::log::kv("partition", p)}, "offset reset: {} (docs/operations.md, Faults)", why);
+    offset_reset r{p, false, 0, 0, clock_.steady_now(), "iggy.on_offset_reset: fail stopped the partition"};
+    r.found_at_load = std::move(why);
+    resets_.try_emplace(p, std::move(r));
 }
 
 task<consumer_loop::restart_outcome> consumer_loop::restart_generation(partition_ref p, std::uint64_t next,

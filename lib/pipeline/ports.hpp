@@ -128,6 +128,11 @@ struct offset_result {
     offset_status status = offset_status::ok;
     std::optional<std::uint64_t> offset;  ///< load: the stored offset, nullopt when none is stored
     std::string detail;
+    /// load (`ok`): the offset to resume from belongs to a topic deleted and created again (an
+    /// Iceberg table's summary records an older creation time of the topic): the partition
+    /// must not be read from it; the consumer stops it as an offset reset
+    /// (`iggy.on_offset_reset: fail`). Says what was found and what to do.
+    std::optional<std::string> reset;
 };
 
 /// Consumer offsets of this consumer (or group) in Iggy, always with an explicit partition.

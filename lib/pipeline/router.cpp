@@ -76,12 +76,24 @@ task<partition_writer*> router::writer_for(const partition_ref& p) {
                   to_string(r.status), r.detail);
         co_return nullptr;
     }
+    if (r.reset) {  // the consumer stops the partition and says why (consumer_loop::offset_reset_at_load)
+        load_resets_[p] = *r.reset;
+        co_return nullptr;
+    }
     auto w = std::make_unique<partition_writer>(p, o_, rotation_, ports_, r.offset);
     auto* raw = w.get();
     writers_.emplace(p, std::move(w));
     log_.info({iss::log::kv("partition", p)}, "partition writer started at offset {}",
               r.offset ? fmt::format("{}", *r.offset + 1) : std::string{"first"});
     co_return raw;
+}
+
+std::optional<std::string> router::take_load_reset(const partition_ref& p) {
+    const auto it = load_resets_.find(p);
+    if (it == load_resets_.end()) return std::nullopt;
+    std::string why = std::move(it->second);
+    load_resets_.erase(it);
+    return why;
 }
 
 task<feed_status> router::feed(const partition_ref& p, std::span<const message> batch) {

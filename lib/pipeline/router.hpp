@@ -25,8 +25,11 @@ public:
     router& operator=(const router&) = delete;
 
     /// The writer for `p`, made when missing (loads the committed offset). nullptr when the
-    /// committed offset could not be read (retry on the next poll).
+    /// committed offset could not be read (retry on the next poll), or when the load found an
+    /// offset reset (`offset_result::reset`: kept for `take_load_reset`; no writer is made).
     task<partition_writer*> writer_for(const partition_ref& p);
+    /// The offset reset the last load of `p`'s offset found (offset_result::reset), once.
+    [[nodiscard]] std::optional<std::string> take_load_reset(const partition_ref& p);
     /// The writer for `p` if there is one.
     [[nodiscard]] partition_writer* find(const partition_ref& p) const;
     /// Feeds a poll batch to `p`'s writer (made when missing).
@@ -109,6 +112,7 @@ private:
     writer_ports ports_;
     iss::log::logger log_{"pipeline"};
     std::map<partition_ref, std::unique_ptr<partition_writer>> writers_;
+    std::map<partition_ref, std::string> load_resets_;  ///< writer_for found an offset reset
     std::map<topic_ref, writer_counters> retired_;
     delivery_timings timings_;
     memory_budget memory_;

@@ -28,8 +28,11 @@ set_tests_properties(integration.iceberg.catalog PROPERTIES
 # the default run): two daemons in one group committing to one table through 10 SIGKILLs, read
 # back by PyIceberg; a table outside s3.bucket refused at start; many partition values; the
 # manifests' column statistics and a scan pruned by them; a catalog of the case's own stopped
-# mid-run and started again; a hand-over in a group that does not wait for the commit interval.
-foreach(case kills_two_daemons bucket_mismatch many_partition_values column_stats catalog_down hand_over)
+# mid-run and started again; a hand-over in a group that does not wait for the commit interval;
+# a topic created again while stopped (an offset reset, not a resume); a table or catalog path
+# named wrongly (exit 78) and a table dropped mid-run.
+foreach(case kills_two_daemons bucket_mismatch many_partition_values column_stats catalog_down hand_over
+    topic_recreated named_wrongly)
   iss_e2e_test(e2e.iceberg.${case} iceberg_cases.py ${case} 600 EXTRA_LABELS iceberg
     EXTRA_ENV ICEBERG_DIR=${ISS_ICEBERG_CATALOG_DIR} ICEBERG_PYTHON=${ISS_ICEBERG_PYTHON}
     ICEBERG_READ_TABLE=${CMAKE_CURRENT_LIST_DIR}/iceberg/read_table.py)

@@ -69,14 +69,16 @@ iceberg::pending_file iceberg_data_file(const durable_object& o, std::string_vie
 
 iceberg_batch_plan::iceberg_batch_plan(const iceberg::table_schema& schema, const iceberg::partition_spec& spec,
                                        s3_table_files& store, const iss::clock& clk, iceberg::table_ident table,
-                                       std::vector<iceberg::pending_file> files, iceberg::offset_map next_offsets)
+                                       std::vector<iceberg::pending_file> files, iceberg::offset_map next_offsets,
+                                       iceberg::topic_created_map topics_created)
     : schema_{schema},
       spec_{spec},
       store_{store},
       clk_{clk},
       table_{std::move(table)},
       files_{std::move(files)},
-      next_offsets_{std::move(next_offsets)} {}
+      next_offsets_{std::move(next_offsets)},
+      topics_created_{std::move(topics_created)} {}
 
 iceberg::offset_map iceberg_offsets(const std::map<partition_ref, std::uint64_t>& next) {
     iceberg::offset_map out;
@@ -108,6 +110,7 @@ task<result<iceberg::built_commit>> iceberg_batch_plan::build(const iceberg::loa
     in.parent_manifests = std::move(parents);
     in.files = files_;
     in.next_offsets = next_offsets_;
+    in.topics_created = topics_created_;
     in.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(clk_.system_now().time_since_epoch()).count();
     in.namespace_levels = table_.ns;
     in.table_name = table_.name;

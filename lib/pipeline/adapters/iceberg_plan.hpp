@@ -64,7 +64,7 @@ public:
     ///        iceberg.partition_by (outlive the plan)
     iceberg_batch_plan(const iceberg::table_schema& schema, const iceberg::partition_spec& spec, s3_table_files& store,
                        const iss::clock& clk, iceberg::table_ident table, std::vector<iceberg::pending_file> files,
-                       iceberg::offset_map next_offsets);
+                       iceberg::offset_map next_offsets, iceberg::topic_created_map topics_created = {});
     task<result<iceberg::built_commit>> build(const iceberg::loaded_table& base) override;
     result<bool> covered_by(const iceberg::loaded_table& table) override;
 
@@ -76,7 +76,9 @@ private:
     iceberg::table_ident table_;
     std::vector<iceberg::pending_file> files_;
     iceberg::offset_map next_offsets_;  ///< the batch's commit point per partition
-    std::int64_t attempted_ = 0;        ///< the last snapshot id built (0: none yet)
+    /// the creation time of each topic of the batch (`iggy-s3-sink.topics`)
+    iceberg::topic_created_map topics_created_;
+    std::int64_t attempted_ = 0;  ///< the last snapshot id built (0: none yet)
 };
 
 }  // namespace iss::pipeline

@@ -132,7 +132,7 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
     stats_.unknown_outcomes += r->unknown_outcomes;
     if (r->found_committed) ++stats_.commits_found;
     else ++stats_.commits_ok;
-    stats_.last_commit = clk_.system_now();
+    stats_.last_commit = clk_.steady_now();
     for (const auto& [p, through] : taken_through) {
         auto& ct = st.committed_through[p];
         ct = std::max(ct, through);
@@ -158,9 +158,18 @@ table_result iceberg_table_step::failed(table_state& st, const iceberg::table_id
     const auto wait = full_jitter_delay(opts_.retry_backoff, st.failures, rng_);
     st.failures = std::min(st.failures + 1, 30u);
     st.retry_at = clk_.steady_now() + wait;
-    logger().warn("table {}: commit of {} objects failed: {}; trying again in {} ms", t.to_string(), objects,
-                  e.message(), wait.count());
-    return table_result{status_of(e), e.message()};
+    // A missing table (never created, or dropped while running): what happens next depends on
+    // iceberg.create, so the message says which.
+    std::string what = e.message();
+    const bool recreated = e == iceberg::catalog_errc::not_found && opts_.create_missing;
+    if (e == iceberg::catalog_errc::not_found)
+        what += opts_.create_missing
+                    ? "; it is created again (iceberg.create: true) at the next attempt and holds what is committed "
+                      "from then on"
+                    : "; iceberg.create is false: create the table, or set iceberg.create: true";
+    logger().warn("table {}: commit of {} objects failed: {}; trying again in {} ms", t.to_string(), objects, what,
+                  wait.count());
+    return table_result{recreated ? table_status::retryable : status_of(e), what};
 }
 
 void iceberg_table_step::catalog_failed(const iss::error& e) {

@@ -82,7 +82,10 @@ struct iceberg_table_stats {
     std::uint64_t conflicts = 0;         ///< 409s met
     std::uint64_t unknown_outcomes = 0;  ///< 5xx / timeouts met
     iss::stats::histogram duration;      ///< seconds in the commit loop, every batch
-    std::optional<std::chrono::system_clock::time_point> last_commit;  ///< the last ok or found
+    /// When the last batch was committed (or found committed), on the monotonic clock: its age
+    /// (`iceberg_last_commit_age_seconds`) is steady time since, so a step of the wall clock
+    /// (NTP, by hand) neither raises it nor zeroes it.
+    std::optional<iss::clock::steady_time> last_commit;
     /// The catalog could not be reached (`iceberg::catalog_errc::unavailable`: no connection,
     /// 5xx, 429; `unknown_outcome`: no answer to a commit) by the last attempt: its error, from
     /// that attempt until one reaches it (/readyz `catalog: unreachable: ...`,

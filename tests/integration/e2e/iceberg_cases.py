@@ -24,6 +24,11 @@ ICEBERG_READ_TABLE from CTest).
   say so meanwhile, `lag` prints what it can, and every record is once in the table after.
 - bucket_mismatch: a table whose location is not in s3.bucket: `run` exits 78 naming both
   buckets and what to set, before it joins the group.
+- topic_recreated: the topic deleted and created again while the daemon is stopped: at the
+  restart (single consumer, then a group) the table's offsets, of the old topic, are an offset
+  reset (not a resume point); a new iceberg.table reads the new topic.
+- named_wrongly: iceberg.create false with the table missing, a wrong iceberg.catalog.prefix:
+  exit 78 naming the key; a table dropped mid-run is created again.
 """
 from __future__ import annotations
 
@@ -58,13 +63,14 @@ def iceberg_env() -> dict[str, str]:
 
 def table_config(env: Env, ice: dict, address: str, ns: str, name: str, bucket: str | None = None,
                  partition_by: tuple[str, ...] = ("day(ts)", "identity(tenant)"), max_open: int = 32,
-                 commit_interval: str = "1s") -> Path:
-    cfg = env.config(bucket or ice["ICEBERG_BUCKET"], address, group="s3-sink-ice", name=name,
+                 commit_interval: str = "1s", consumer: str | None = None, table: str = "{topic}",
+                 extra: dict | None = None, extra_catalog: dict | None = None) -> Path:
+    cfg = env.config(bucket or ice["ICEBERG_BUCKET"], address, group="s3-sink-ice", consumer=consumer, name=name,
                      fmt={"type": "parquet", "schema": SCHEMA},
                      rotation={"max_records": 400, "idle": "1s", "max_span": "1d", "max_open_objects": max_open})
     c = json.loads(cfg.read_text())
-    c["iceberg"] = {"catalog": {"uri": ice["ICEBERG_URI"]}, "namespace": ns, "table": "{topic}",
-                    "partition_by": list(partition_by), "commit_interval": commit_interval}
+    c["iceberg"] = {"catalog": {"uri": ice["ICEBERG_URI"], **(extra_catalog or {})}, "namespace": ns, "table": table,
+                    "partition_by": list(partition_by), "commit_interval": commit_interval, **(extra or {})}
     cfg.write_text(json.dumps(c, indent=2))
     return cfg
 
@@ -502,8 +508,125 @@ def catalog_down(env: Env, rng) -> None:
         subprocess.run([str(script), "stop", str(cat_dir)], capture_output=True, timeout=60)
 
 
+def produce_one_partition(env: Env, address: str, n: int, seq0: int, *flags: str) -> None:
+    """`n` messages (seq from `seq0`) into partition 0 of app/events, in one iggy-produce."""
+    path = env.work / f"one-{seq0}.jsonl"
+    path.write_text("".join(json.dumps({"seq": seq0 + i, "ts": T0_US + i, "tenant": "acme"}) + "\n"
+                            for i in range(n)))
+    out = env.produce(address, "app", "events", *flags, "--partition", "0", str(path))
+    check(f"sent {n} messages" in out, f"iggy-produce: {out}")
+
+
+def offsets_and_seqs(env: Env, ice: dict, ns: str, table: str) -> list[tuple[int, int]]:
+    t = read_table(env, ice, ns, table, "--select=offset,seq")
+    return sorted((r[0], r[1]) for r in (t["select"] or []))
+
+
+def topic_recreated(env: Env, rng) -> None:
+    """Issue 36 (a reviewer's silent loss): the table holds app/events up to offset 299; the
+    daemon stopped, the topic deleted and created again with 500 messages (offsets 0..499, Iggy's
+    stored offsets gone with the topic). Started again, single consumer and then in a group, it
+    must not resume after the table's old offsets (which would skip the new topic's 0..299): the
+    summary's iggy-s3-sink.topics records the old topic's creation time, so the partition is
+    stopped as an offset reset (/readyz 503 naming the table and iceberg.table, the
+    offset_reset_partitions gauge 1, one error line) and nothing of the new topic goes into the
+    table. With a new iceberg.table, the new topic's 500 messages are there once."""
+    from fault_cases import wait_metric, wait_readyz
+    ice = iceberg_env()
+    ns = f"e2e_{rng.randrange(1 << 30):x}_{os.getpid():x}"
+    broker = env.start_broker()
+    produce_one_partition(env, broker.address, 300, 0, "--create", "1")
+    cfg = table_config(env, ice, broker.address, ns, "sink", consumer="sink", partition_by=())
+    d = env.start_daemon(cfg)
+    env.wait_lag_zero(cfg, 120)
+    check(env.stop(d) == 0, "the daemon did not exit 0 on SIGTERM")
+    before = offsets_and_seqs(env, ice, ns, "events")
+    check(before == [(o, o) for o in range(300)], f"the table holds {len(before)} rows, not offsets 0..299 once")
+    summary = read_table(env, ice, ns, "events")["summary"]
+    check("iggy-s3-sink.topics" in summary and '"events"' in summary["iggy-s3-sink.topics"],
+          f"the summary records no creation time of app/events: {summary}")
+    log(f"table {ns}.events: offsets 0..299; {summary['iggy-s3-sink.topics']}")
+
+    time.sleep(1.1)  # a creation time of its own (µs; the broker's clock)
+    produce_one_partition(env, broker.address, 500, 1000, "--delete-topic", "--create", "1")
+    want_readyz = ["iggy: offset reset: app/events partition 0", f"table {ns}.events holds offsets of an earlier topic",
+                   "set iceberg.table to a new table"]
+    for mode, tag, c in (("single consumer", "again", cfg),
+                         ("group", "group", table_config(env, ice, broker.address, ns, "group", partition_by=()))):
+        d = env.start_daemon(c, tag=f"sink-{tag}")
+        admin = env.admin_address(f"sink-{tag}")
+        body = wait_readyz(env, admin, 503, want_readyz, 90)
+        wait_metric(env, admin, "iggy_s3_sink_offset_reset_partitions", 1, 30, stream="app", topic="events")
+        time.sleep(3)  # nothing of the new topic is read meanwhile
+        check(d.poll() is None, f"{mode}: the daemon exited ({d.returncode})")
+        check(env.stop(d) == 0, f"{mode}: the daemon did not exit 0 on SIGTERM")
+        text = (env.work / f"sink-{tag}.log").read_text(errors="replace")
+        errors = [ln for ln in text.splitlines() if "offset reset: table" in ln]
+        check(len(errors) == 1 and "ERROR" in errors[0].upper(), f"{mode}: offset reset lines {errors}")
+        check("resuming after it" not in text, f"{mode}: resumed after the old topic's offsets:\n{text[-3000:]}")
+        after = offsets_and_seqs(env, ice, ns, "events")
+        check(after == before, f"{mode}: the table changed: {len(after)} rows (new topic rows: "
+                               f"{sum(1 for _, q in after if q >= 1000)})")
+        log(f"{mode}: /readyz 503 {body.strip().splitlines()[-1][:200]!r}; the table unchanged")
+
+    # The remedy the error names: a new table; the new topic from its first message, once.
+    cfg2 = table_config(env, ice, broker.address, ns, "sink-new", consumer="sink", partition_by=(), table="events_v2")
+    d = env.start_daemon(cfg2, tag="sink-new")
+    env.wait_lag_zero(cfg2, 120)
+    wait_readyz(env, env.admin_address("sink-new"), 200, ["ready"], 30)
+    check(env.stop(d) == 0, "the daemon with the new table did not exit 0 on SIGTERM")
+    new = offsets_and_seqs(env, ice, ns, "events_v2")
+    check(new == [(o, 1000 + o) for o in range(500)], f"the new table holds {len(new)} rows, not the new topic's 500")
+    log("a new iceberg.table: the new topic's 500 messages once")
+
+
+def named_wrongly(env: Env, rng) -> None:
+    """Issue 36: a table or catalog path the configuration names wrongly is a configuration
+    problem: `run` exits 78 (no restart loop under systemd) naming the key, before it joins the
+    group: iceberg.create false with the table missing; a wrong iceberg.catalog.prefix. And a
+    table dropped while the daemon runs with iceberg.create true is created again (the warning
+    says so, not "set iceberg.create: true"), holding the messages committed after."""
+    ice = iceberg_env()
+    ns = f"e2e_{rng.randrange(1 << 30):x}_{os.getpid():x}"
+    broker = env.start_broker()
+    produce_one_partition(env, broker.address, 50, 0, "--create", "1")
+    for tag, extra, extra_catalog, wants in (
+            ("nocreate", {"create": False}, None, ["iceberg.create is false", "set iceberg.create: true",
+                                                   f"table {ns}.events is not in the catalog"]),
+            ("prefix", None, {"prefix": "no-such-prefix"}, ["iceberg.catalog.prefix (now 'no-such-prefix')"])):
+        cfg = table_config(env, ice, broker.address, ns, tag, partition_by=(), extra=extra, extra_catalog=extra_catalog)
+        d = env.start_daemon(cfg, tag=tag)
+        rc = d.wait(timeout=120)
+        text = (env.work / f"{tag}.log").read_text(errors="replace")
+        check(rc == 78, f"{tag}: run exited {rc}, want 78:\n{text[-3000:]}")
+        for want in wants:
+            check(want in text, f"{tag}: the error does not say {want!r}:\n{text[-3000:]}")
+        check(not broker.membership_changes("s3-sink-ice"), f"{tag}: the daemon joined the group")
+        log(f"{tag}: exit 78: {[ln for ln in text.splitlines() if 'iceberg' in ln][-1][:240]}")
+
+    cfg = table_config(env, ice, broker.address, ns, "sink", consumer="sink", partition_by=())
+    d = env.start_daemon(cfg)
+    env.wait_lag_zero(cfg, 120)
+    rgw = env.rgw
+    drop = ("import sys\nfrom pyiceberg.catalog.rest import RestCatalog\n"
+            "RestCatalog('c', uri=sys.argv[1]).drop_table((sys.argv[2], 'events'))\n")
+    r = subprocess.run([os.environ["ICEBERG_PYTHON"], "-c", drop, ice["ICEBERG_URI"], ns], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, AWS_REGION=rgw.get("RGW_REGION", "us-east-1")))
+    check(r.returncode == 0, f"dropping the table: {r.stderr[-2000:]}")
+    produce_one_partition(env, broker.address, 70, 50)
+    env.wait_lag_zero(cfg, 120)
+    check(env.stop(d) == 0, "the daemon did not exit 0 on SIGTERM")
+    text = (env.work / "sink.log").read_text(errors="replace")
+    check("it is created again (iceberg.create: true)" in text, f"no 'created again' warning:\n{text[-3000:]}")
+    check("set iceberg.create: true" not in text, "a warning says to set iceberg.create: true, which is set")
+    rows = offsets_and_seqs(env, ice, ns, "events")
+    check(rows == [(o, o) for o in range(50, 120)], f"the table created again holds {rows[:3]}... ({len(rows)} rows)")
+    log("the table dropped mid-run: created again, holding the 70 messages committed after")
+
+
 CASES = {"catalog_down": catalog_down, "hand_over": hand_over, "kills_two_daemons": kills_two_daemons, "bucket_mismatch": bucket_mismatch,
-         "many_partition_values": many_partition_values, "column_stats": column_stats}
+         "many_partition_values": many_partition_values, "column_stats": column_stats,
+         "topic_recreated": topic_recreated, "named_wrongly": named_wrongly}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in CASES:

@@ -46,6 +46,24 @@ public:
     std::map<pl::partition_ref, std::uint64_t> stored;
 };
 
+// Iggy's topics as GetTopic answers them: only their creation time (`created_at`) is asked.
+class topic_times final : public pl::message_source {
+public:
+    task<pl::poll_result> poll(const pl::topic_ref&, std::optional<std::uint32_t>, std::optional<std::uint64_t>,
+                               std::uint32_t) override {
+        co_return pl::poll_result{};
+    }
+    task<pl::source_status> join(const pl::topic_ref&) override { co_return pl::source_status::ok; }
+    task<pl::source_status> leave(const pl::topic_ref&) override { co_return pl::source_status::ok; }
+    task<pl::partitions_result> partitions(const pl::topic_ref&) override {
+        pl::partitions_result r;
+        r.created_at = created_at;
+        co_return r;
+    }
+    [[nodiscard]] std::uint64_t session() const override { return 1; }
+    std::uint64_t created_at = 1000;
+};
+
 class null_writer final : public metadata_writer {
 public:
     task<result<void>> put(metadata_file f) override {
@@ -371,15 +389,90 @@ TEST_CASE(
     map_offsets iggy;
     iggy.stored[p0] = 9;   // the table is ahead (a crash before the store): 19
     iggy.stored[p1] = 30;  // Iggy is ahead: 30
-    pl::iceberg_resume_offsets resume{iggy, h.catalog, o.table_for};
+    topic_times topics;
+    pl::topic_generations generations;
+    pl::iceberg_resume_offsets resume{iggy, topics, generations, h.catalog, o.table_for};
     auto load = [&](const pl::partition_ref& p) {
         return run<pl::offset_result>(h.ioc, [&]() { return resume.load_offset(p); });
     };
+    // A table without iggy-s3-sink.topics (as every table was before it): its offsets stand.
     CHECK(load(p0).offset == 19u);
     CHECK(load(p1).offset == 30u);
     CHECK(load(p2).offset == 2u);
+    CHECK_FALSE(load(p2).reset.has_value());
     CHECK_FALSE(load({"app", "clicks", 7}).offset.has_value());  // in neither
     auto missing = load({"app", "views", 0});                    // no table yet
     CHECK(missing.status == pl::offset_status::ok);
     CHECK_FALSE(missing.offset.has_value());
+    CHECK(generations.of(p0) == 1000u);  // learnt for the next commit
+    CHECK(generations.of({"app", "views", 0}) == 1000u);
+}
+
+TEST_CASE(
+    "the resume point: a table whose offsets are of an earlier topic (deleted and created again) is an offset "
+    "reset, for every partition of the topic",
+    "[iceberg]") {
+    step_harness h;
+    const std::vector<format::column> cols{{"offset", format::column_type::int64}};
+    auto schema = iceberg::make_schema(cols);
+    REQUIRE(schema.has_value());
+    auto spec = iceberg::parse_partition_by({}, *schema);
+    REQUIRE(spec.has_value());
+    s3::client_options so;
+    so.endpoint = rgw_env().at("RGW_ENDPOINT");
+    so.region = rgw_env().at("RGW_REGION");
+    so.credentials = sigv4::credentials{
+        access_key_id{rgw_env().at("RGW_ACCESS_KEY")}, secret_access_key{rgw_env().at("RGW_SECRET_KEY")}, {}};
+    s3::client s3c{h.ioc.get_executor(), so};
+    pl::s3_table_files files{s3c};
+    const std::string bucket = cat().at("ICEBERG_BUCKET");
+    pl::iceberg_table_options o;
+    o.table_for = [&h](const pl::partition_ref& p) { return table_ident{{h.ns}, p.stream + "_" + p.topic}; };
+    o.create.schema_json = iceberg::schema_json(*schema);
+    o.create.partition_spec_json = spec->json();
+    o.commit_interval = 0s;
+    map_offsets iggy;  // Iggy deletes the stored offsets with the topic: none
+    topic_times topics;
+    topics.created_at = 1'700'000'000'000'000ULL;
+    pl::topic_generations generations;
+    pl::iceberg_resume_offsets resume{iggy, topics, generations, h.catalog, o.table_for};
+    auto load = [&](const pl::partition_ref& p) {
+        return run<pl::offset_result>(h.ioc, [&]() { return resume.load_offset(p); });
+    };
+    const pl::partition_ref p0{"app", "events", 0}, p1{"app", "events", 1};
+    CHECK_FALSE(load(p0).offset.has_value());  // no table yet; the creation time is learnt
+    // The commit records the creation time the resume point learnt (as iceberg_run's plan does).
+    auto plans = [&](const pl::iceberg_batch& b) -> std::unique_ptr<batch_plan> {
+        std::vector<iceberg::pending_file> fs;
+        iceberg::topic_created_map created;
+        for (const auto& obj : b.objects) {
+            fs.push_back(pl::iceberg_data_file(obj, bucket));
+            if (auto g = generations.of(obj.partition)) created[{obj.partition.stream, obj.partition.topic}] = *g;
+        }
+        return std::make_unique<pl::iceberg_batch_plan>(*schema, *spec, files, h.clk, b.table, std::move(fs),
+                                                        pl::iceberg_offsets(b.next_offsets), std::move(created));
+    };
+    pl::iceberg_table_step step{h.ioc.get_executor(), h.catalog, files, plans, o, h.clk};
+    auto d = object(p0, 0, 299);
+    d.key = object_key{"data/p0-00000000000000000000.parquet"};
+    d.size = 100;
+    CHECK(h.commit(step, p0, d, 299) == pl::table_status::ok);
+    // The same topic: resume after the table's offset.
+    auto same = load(p0);
+    CHECK(same.offset == 299u);
+    CHECK_FALSE(same.reset.has_value());
+    // The topic deleted and created again (a later creation time), its offsets from 0 again:
+    // the table's 0..299 are not the new topic's, so no resume after them, never silently.
+    topics.created_at += 60'000'000;
+    for (const auto& p : {p0, p1}) {  // p1 has no offset in the table, but the topic's are the old one's
+        INFO(p.partition);
+        const auto r = load(p);
+        CHECK(r.status == pl::offset_status::ok);
+        REQUIRE(r.reset.has_value());
+        CHECK_THAT(*r.reset, Catch::Matchers::ContainsSubstring("table " + o.table_for(p).to_string()));
+        CHECK_THAT(*r.reset, Catch::Matchers::ContainsSubstring("created_at 1700000000000000"));
+        CHECK_THAT(*r.reset, Catch::Matchers::ContainsSubstring("created at 1700000060000000"));
+        CHECK_THAT(*r.reset, Catch::Matchers::ContainsSubstring("set iceberg.table to a new table"));
+    }
+    CHECK(generations.of(p1) == std::nullopt);  // not bound to the new topic: nothing of it is committed
 }

@@ -503,7 +503,7 @@ TEST_CASE("metrics: the Iceberg table step's commits, conflicts, duration and la
     st.commits_failed = 2;
     st.conflicts = 4;
     for (const double s : {0.015625, 0.25, 0.25, 0.984375}) st.duration.observe(s);
-    st.last_commit = std::chrono::system_clock::now() - std::chrono::hours{1};
+    st.last_commit = std::chrono::steady_clock::now() - std::chrono::hours{1};
     const std::string text = iss::admin::render_metrics(none);
     CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_iceberg_commits_total{result="committed"} 3)"));
     CHECK_THAT(text, ContainsSubstring(R"(iggy_s3_sink_iceberg_commits_total{result="found"} 1)"));
@@ -578,11 +578,34 @@ TEST_CASE("readiness and metrics: a store that gives no answer is named with the
 TEST_CASE("metrics: the last Iceberg commit's age is read from the injected clock", "[admin][metrics][iceberg]") {
     iss::manual_clock clk;
     pl::iceberg_table_stats st;
-    st.last_commit = clk.system_now() - std::chrono::hours{1};
+    st.last_commit = clk.steady_now() - std::chrono::hours{1};
     iss::admin::metric_sources src;
     src.iceberg = &st;
     src.clock = &clk;
     CHECK(sample_value(iss::admin::render_metrics(src), "iggy_s3_sink_iceberg_last_commit_age_seconds") == 3600.0);
     clk.advance(std::chrono::seconds{90});
     CHECK(sample_value(iss::admin::render_metrics(src), "iggy_s3_sink_iceberg_last_commit_age_seconds") == 3690.0);
+}
+
+TEST_CASE("metrics: the last Iceberg commit's age does not move when the wall clock steps (issue 40 point 5)",
+          "[admin][metrics][iceberg]") {
+    // A table step commits (on the manual clock), then NTP steps the wall clock an hour
+    // forward, then two hours back: the age counts only the time that passed (30 s, then 40 s),
+    // never 3630 s (a false "no commit for an hour" alert) nor 0.
+    iss::manual_clock clk;
+    pl::iceberg_table_stats st;
+    st.last_commit = clk.steady_now();
+    iss::admin::metric_sources src;
+    src.iceberg = &st;
+    src.clock = &clk;
+    const auto age = [&] {
+        return sample_value(iss::admin::render_metrics(src), "iggy_s3_sink_iceberg_last_commit_age_seconds");
+    };
+    clk.advance(std::chrono::seconds{30});
+    CHECK(age() == 30.0);
+    clk.set_system(clk.system_now() + std::chrono::hours{1});
+    CHECK(age() == 30.0);
+    clk.advance(std::chrono::seconds{10});
+    clk.set_system(clk.system_now() - std::chrono::hours{2});
+    CHECK(age() == 40.0);
 }

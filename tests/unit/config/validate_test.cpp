@@ -253,8 +253,12 @@ TEST_CASE("iggy.on_offset_reset: earliest needs {topic_created} in the key and a
     c.iggy.on_offset_reset = iss::pipeline::offset_reset_policy::earliest;
     c.iceberg.enabled = true;
     const auto ps = validate(c);
-    CHECK(std::any_of(ps.begin(), ps.end(),
-                      [](const problem& p) { return mentions(p, "iggy.on_offset_reset", "iceberg table"); }));
+    CHECK(std::any_of(ps.begin(), ps.end(), [](const problem& p) {
+        // why (the data files' keys would collide) and what to do (a new table)
+        return mentions(p, "iggy.on_offset_reset", "earliest cannot be used with iceberg") &&
+               mentions(p, "iggy.on_offset_reset", "old topic's keys") &&
+               mentions(p, "iggy.on_offset_reset", "a new table (iceberg.table)");
+    }));
 }
 
 TEST_CASE("naming: a key without {prefix} while a prefix is set", "[config][validate]") {

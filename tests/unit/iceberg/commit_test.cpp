@@ -371,3 +371,39 @@ TEST_CASE("an existing table must have our columns' ids and our partition spec",
     CHECK_THAT(q[0], Catch::Matchers::ContainsSubstring("`tenant` has field id 2 in the table, 9 here"));
     CHECK_THAT(q[1], Catch::Matchers::ContainsSubstring("no column `extra`"));
 }
+
+TEST_CASE("the topics' creation times: recorded beside the offsets, merged with the parent's, absent in old tables",
+          "[iceberg][commit]") {
+    const topic_created_map m{{{"app", "orders"}, 1'700'000'000'000'000ULL}, {{"b", "t"}, 7}};
+    CHECK(topics_json(m) == R"({"app":{"orders":1700000000000000},"b":{"t":7}})");
+    CHECK(parse_topics(topics_json(m)).value() == m);
+    for (const char* bad : {"[]", R"({"a":1})", R"({"a":{"t":-1}})", R"({"a":{"t":"x"}})"}) {
+        INFO(bad);
+        CHECK_FALSE(parse_topics(bad).has_value());
+    }
+    // A table written before the key: its offsets stand, no creation time is known.
+    const auto old = table_at_20();
+    CHECK(old.committed_topics().value().empty());
+    // The batch records its topic's creation time; the parent's other topics are carried.
+    const auto fx = test::fixture();
+    const auto files = batch(fx);
+    auto in = input(fx, old, files);
+    in.topics_created = {{{"app", "orders"}, 500}};
+    const auto first = plan_commit(in).value();
+    const auto summary = [](const commit_plan& p) { return json::parse(p.snapshot_json).at("summary").as_object(); };
+    CHECK(summary(first).at(topics_key) == R"({"app":{"orders":500}})");
+    CHECK(summary(first).at(offsets_key) == R"({"app":{"orders":{"0":130,"1":5}},"other":{"t":{"3":7}}})");
+    // No creation time in the batch and none in the parent: no key (as before).
+    CHECK_FALSE(summary(plan(fx, old, files)).contains(topics_key));
+    // The parent records two topics; the batch's topic takes its new time, the other is carried.
+    const std::string s10 = snapshot(10, std::nullopt, 1, R"({"app":{"orders":{"0":100}}})");
+    auto md = json::parse(load_result(s10, main_ref(10), 1));
+    md.at("metadata").at("snapshots").as_array()[0].at("summary").as_object()[topics_key] =
+        R"({"app":{"orders":500},"other":{"t":9}})";
+    const auto parent = parse_table_metadata(json::serialize(md)).value();
+    CHECK(parent.committed_topics().value() == topic_created_map{{{"app", "orders"}, 500}, {{"other", "t"}, 9}});
+    const std::vector<pending_file> later{{fx.files[0], p0, 100, 109}};
+    auto in2 = input(fx, parent, later);
+    in2.topics_created = {{{"app", "orders"}, 600}};
+    CHECK(summary(plan_commit(in2).value()).at(topics_key) == R"({"app":{"orders":600},"other":{"t":9}})");
+}

@@ -799,6 +799,69 @@ TEST_CASE("consumer: a topic created again (next offset past the head) stops tha
     CHECK(w.offsets.stored.at({"app", "requests", 0}) == 7);
 }
 
+TEST_CASE(
+    "consumer: an offset reset found when the offset is loaded (a table of an earlier topic) stops the "
+    "partition, once, and the others go on",
+    "[pipeline][consumer][iceberg]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 8);
+    src.fill(1, 8);
+    // What the Iceberg resume point answers for a table whose offsets are an older topic's.
+    w.offsets.stored[{"app", "requests", 0}] = 299;
+    w.offsets.resets[{"app", "requests", 0}] = "table lake.events holds offsets of an earlier topic app/requests";
+    pl::consumer_loop loop{options(pl::consumer_mode::single), src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    REQUIRE(run(loop.start()));
+    for (int i = 0; i < 5; ++i) {
+        w.clock.advance(100ms);
+        run(loop.round());
+    }
+    const auto resets = loop.offset_resets();
+    REQUIRE(resets.size() == 1);
+    CHECK(resets[0].partition == pl::partition_ref{"app", "requests", 0});
+    CHECK(resets[0].found_at_load == "table lake.events holds offsets of an earlier topic app/requests");
+    CHECK(resets[0].stopped_by == "iggy.on_offset_reset: fail stopped the partition");
+    CHECK(logs.count("offset reset: table lake.events holds offsets of an earlier topic") == 1);
+    // Never polled (not from the table's offset 300, nor from anywhere), its offset loaded once;
+    // partition 1 goes on.
+    CHECK(r->find({"app", "requests", 0}) == nullptr);
+    for (const auto& poll : src.polls) CHECK(std::get<0>(poll) != 0u);
+    CHECK(w.offsets.loads == 2);
+    CHECK(run(loop.shutdown()));
+    auto b = w.bucket_records();
+    CHECK(b.size() == 8);  // partition 1's
+    CHECK(w.offsets.stored.at({"app", "requests", 0}) == 299);
+}
+
+TEST_CASE("consumer: with an Iceberg table, an offset reset's remedy is a new iceberg.table, not s3.prefix",
+          "[pipeline][consumer][iceberg]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 8);
+    auto o = options(pl::consumer_mode::single);
+    o.iceberg_table = true;
+    pl::consumer_loop loop{o, src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    REQUIRE(run(loop.start()));
+    for (int i = 0; i < 3; ++i) run(loop.round());
+    src.logs[0].clear();
+    src.fill(0, 2);
+    for (int i = 0; i < 3; ++i) {
+        w.clock.advance(100ms);
+        run(loop.round());
+    }
+    REQUIRE(loop.offset_resets().size() == 1);
+    // s3.prefix is unused with a table, and the table's summary keeps the partition stopped.
+    CHECK(logs.count("offset reset", "set iceberg.table to a new table (or drop the table)") == 1);
+    CHECK(logs.count("offset reset", "s3.prefix") == 0);
+    CHECK(run(loop.shutdown()));
+}
+
 TEST_CASE("consumer: on_offset_reset earliest reads a topic created again from 0 under its new generation",
           "[pipeline][consumer]") {
     world w;

@@ -248,10 +248,17 @@ struct fake_offsets final : pl::offset_store {
         log_.push_back(fmt::format("commit {} {}", p.partition, off));
         co_return pl::offset_result{pl::offset_status::ok, off, {}};
     }
+    /// Partitions whose load answers an offset reset (offset_result::reset) with this text, as
+    /// the Iceberg resume point does for a table of an earlier topic.
+    std::map<pl::partition_ref, std::string> resets;
+    int loads = 0;
+
     pl::task<pl::offset_result> load_offset(const pl::partition_ref& p) override {
-        auto it = stored.find(p);
-        if (it == stored.end()) co_return pl::offset_result{pl::offset_status::ok, std::nullopt, {}};
-        co_return pl::offset_result{pl::offset_status::ok, it->second, {}};
+        ++loads;
+        pl::offset_result r;
+        if (auto it = stored.find(p); it != stored.end()) r.offset = it->second;
+        if (auto it = resets.find(p); it != resets.end()) r.reset = it->second;
+        co_return r;
     }
 
 private:
