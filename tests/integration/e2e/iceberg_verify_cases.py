@@ -11,6 +11,10 @@ Usage: iceberg_verify_cases.py CASE
   exits 0; --stream/--topic narrow it without turning the other topics' files into problems;
   another writer's append (PyIceberg) is a note, listed in --json, not a problem; one of this
   sink's files registered twice is still a problem.
+- catalog_refuses: the catalog answers the commits 403 for a while (s3-fault-front in front of
+  it): /readyz 503 `catalog: refusing commits: forbidden: ...`, the gauge
+  iggy_s3_sink_iceberg_catalog_refusing 1, the pipeline's error lines counting the attempts;
+  once lifted, the daemon commits by itself: /readyz 200, the gauge 0, every row once.
 """
 from __future__ import annotations
 
@@ -18,9 +22,11 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections import Counter
 
-from harness import Env, check, log, run_case
-from iceberg_cases import T0_US, iceberg_env, read_table, table_config, verify
+from harness import Env, FaultFront, check, log, run_case
+from iceberg_cases import T0_US, iceberg_env, read_table, readyz_and_up, table_config, verify
 
 TOPICS = [("app", "events"), ("app", "audit"), ("ops", "events")]
 
@@ -102,7 +108,65 @@ def shared_table(env: Env, rng) -> None:
     log(f"another writer's file: a note ({foreign[0]}); {key} registered twice: exit 1, naming it")
 
 
-CASES = {"shared_table": shared_table}
+def refusing_gauge(env: Env, admin: str) -> float | None:
+    return env.scrape(admin).get(("iggy_s3_sink_iceberg_catalog_refusing", ()))
+
+
+def failed_commits(env: Env, admin: str) -> float:
+    return env.scrape(admin).get(("iggy_s3_sink_iceberg_commits_total", (("result", "failed"),)), 0.0)
+
+
+def catalog_refuses(env: Env, rng) -> None:
+    ice = iceberg_env()
+    ns = f"e2e_{rng.randrange(1 << 30):x}_{os.getpid():x}"
+    front = FaultFront(env, ice["ICEBERG_URI"])
+    # The commits (POST .../namespaces/NS/tables/events), not the table's creation (POST .../tables).
+    front.add("access_denied_403", method="POST", target=f"/namespaces/{ns}/tables/events")
+    broker = env.start_broker()
+    cfg = table_config(env, {**ice, "ICEBERG_URI": front.url}, broker.address, ns, "sink", partition_by=())
+    c = json.loads(cfg.read_text())
+    del c["iggy"]["consumer_group"]
+    c["iggy"]["consumer"] = "s3-sink-ice-refused"  # single consumer: the pipeline retries in place
+    cfg.write_text(json.dumps(c, indent=2))
+    produce_run(env, broker.address, "app", "events", range(0, 300))
+    d = env.start_daemon(cfg)
+    admin = env.admin_address()
+    deadline = time.time() + 90
+    status, body, up = 0, "", None
+    while time.time() < deadline:
+        status, body, up = readyz_and_up(env, admin)
+        if status == 503 and failed_commits(env, admin) >= 3:
+            break
+        time.sleep(0.5)
+    check(status == 503 and "catalog: refusing commits: forbidden: " in body and "HTTP 403" in body,
+          f"with the catalog refusing commits: /readyz {status} {body!r}")
+    check(up == 1 and refusing_gauge(env, admin) == 1,
+          f"catalog_up {up}, catalog_refusing {refusing_gauge(env, admin)} while the catalog refuses")
+    text = (env.work / "sink.log").read_text(errors="replace")
+    check("the catalog refuses commits (forbidden" in text, f"no refusal line in the log:\n{text[-3000:]}")
+    check("(attempt 2)" in text and "(attempt 3)" in text,
+          f"the table step's error lines do not count the attempts:\n{text[-3000:]}")
+    log(f"catalog refusing: /readyz 503: {body.strip().splitlines()[-1][:160]}")
+
+    front.clear()
+    env.wait_lag_zero(cfg, 180)
+    deadline = time.time() + 60
+    while time.time() < deadline and readyz_and_up(env, admin)[0] != 200:
+        time.sleep(0.5)
+    status, body, up = readyz_and_up(env, admin)
+    check(status == 200 and refusing_gauge(env, admin) == 0, f"after the refusal: /readyz {status} {body!r}")
+    check(env.stop(d) == 0, "the daemon did not exit 0 on SIGTERM")
+    text = (env.work / "sink.log").read_text(errors="replace")
+    check("the catalog accepts commits again" in text, "no 'the catalog accepts commits again' line in the log")
+    t = read_table(env, ice, ns, "events", "--select=seq")
+    counts = Counter(r[0] for r in t["select"])
+    check(counts == Counter(range(300)), f"the table's rows are not every message once: {len(counts)} distinct of "
+                                         f"300, {sum(counts.values())} rows")
+    stats = front.finish()
+    log(f"refusal lifted: /readyz 200, every one of 300 rows once; fault front {stats}")
+
+
+CASES = {"shared_table": shared_table, "catalog_refuses": catalog_refuses}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in CASES:
