@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 namespace iss::app {
@@ -107,10 +108,11 @@ net::awaitable<std::variant<int, tables_read>> read_tables(table_reader& tables,
         for (const auto& [sp, next] : *offsets) {
             const pipeline::partition_ref p{sp.stream, sp.topic, sp.partition};
             named.insert(p);
-            if (!sel.selects({sp.stream, sp.topic}) || (sel.partition && *sel.partition != sp.partition)) continue;
-            if (std::find(selected.begin(), selected.end(), pipeline::topic_ref{sp.stream, sp.topic}) ==
-                selected.end())
-                continue;  // another sink's topic sharing the table
+            // Only the selected topics' partitions (not another configured topic's, nor another
+            // sink's sharing the table).
+            const pipeline::topic_ref t{sp.stream, sp.topic};
+            if (std::find(selected.begin(), selected.end(), t) == selected.end()) continue;
+            if (sel.partition && *sel.partition != sp.partition) continue;
             out.committed[p] = next > 0 ? std::optional<std::uint64_t>{next - 1} : std::nullopt;
         }
         out.listed += files->size();
