@@ -11,11 +11,13 @@
 // committed offsets. Exit 0 all fine, 1 problems (the first 20 listed) or a refusal (S3 403,
 // Iggy credentials refused), 69 store or Iggy not reachable, 78 invalid configuration.
 //
-// With `iceberg` set, the table is what is verified (verify_tables): per configured topic, its
-// table's current snapshot (the manifest list and manifests, read from the store) gives the
-// data files; each is HEADed for its range; per partition, every offset from the lowest present
-// up to the one before the summary's `iggy-s3-sink.offsets` must be in exactly one data file
-// (a file registered twice is an overlap). Iggy is not asked.
+// With `iceberg` set, the tables are what is verified (verify_tables.hpp): each distinct table
+// of the configured topics is read once; its current snapshot (the manifest list and manifests,
+// read from the store) gives the data files, attributed to the topics by their names; each is
+// HEADed for its range; per partition, every offset from the lowest present up to the one
+// before the summary's `iggy-s3-sink.offsets` must be in exactly one data file (a file
+// registered twice is an overlap). A data file of no configured topic (another writer's) is a
+// note. Gaps are read back from Iggy as the bucket's are (refused messages are accounted for).
 #include "common/log.hpp"
 #include "common/net/task_group.hpp"
 #include "daemon/cli.hpp"
@@ -25,11 +27,15 @@
 #include "daemon/s3_setup.hpp"
 #include "daemon/s3_wiring.hpp"
 #include "daemon/verify_keys.hpp"
+#include "daemon/verify_tables.hpp"
 #include "daemon/wiring.hpp"
 #include "format/key_template.hpp"
-#include "iceberg/manifest.hpp"
+#include "format/writer.hpp"
+#include "iceberg/partition.hpp"
+#include "iceberg/schema.hpp"
 #include "iggy/error.hpp"
 #include "pipeline/adapters/format_encoder.hpp"
+#include "pipeline/adapters/iceberg_key_namer.hpp"
 #include "pipeline/adapters/iceberg_plan.hpp"
 #include "pipeline/adapters/iggy_ports.hpp"
 #include "pipeline/adapters/key_namer.hpp"
@@ -240,7 +246,7 @@ net::awaitable<std::optional<int>> account_bad_messages(const config::sink_confi
     co_return std::nullopt;
 }
 
-/// What verify needs to read a bucket's gaps back from Iggy (account_bad_messages); none for a table.
+/// What verify needs to read the gaps back from Iggy (account_bad_messages).
 struct gap_reader {
     const config::sink_config& cfg;
     const iggy::client_options& iopts;
@@ -249,10 +255,12 @@ struct gap_reader {
 };
 
 /// HEADs `jobs` (at most parallel_heads at once), judges each target, accounts for refused
-/// messages in the gaps (`gaps`, objects only) and prints the report.
+/// messages in the gaps (`gaps`) and prints the report. `notes`: the `s3://` paths of a
+/// table's data files another writer added (listed, counted, not problems).
 net::awaitable<int> head_and_report(s3::client& s3c, const std::string& bucket, std::vector<target>& targets,
                                     std::vector<head_job>& jobs, std::vector<std::string> missing, const verify_args& a,
-                                    std::string listed_line, std::string ok_line, const gap_reader* gaps) {
+                                    std::string listed_line, std::string ok_line, const gap_reader* gaps,
+                                    std::vector<std::string> notes = {}) {
     auto ex = co_await net::this_coro::executor;
     // HEAD every object, at most parallel_heads at once; the workers share one queue.
     std::size_t next = 0;
@@ -301,10 +309,16 @@ net::awaitable<int> head_and_report(s3::client& s3c, const std::string& bucket, 
         refused += r.refused;
     }
     if (a.json) {
-        fmt::print("{}", pipeline::render_verify_json(reports, max_problems));
+        fmt::print("{}", pipeline::render_verify_json(reports, max_problems, notes));
     } else {
         fmt::print("{}", pipeline::render_verify_table(reports));
         fmt::print("{}\n", listed_line);
+        if (!notes.empty()) {
+            fmt::print("{} data file{} not written by this sink (another writer's: not verified){}:\n", notes.size(),
+                       notes.size() == 1 ? "" : "s",
+                       notes.size() > max_problems ? fmt::format(", the first {}", max_problems) : "");
+            for (std::size_t i = 0; i < notes.size() && i < max_problems; ++i) fmt::print("  note: {}\n", notes[i]);
+        }
         if (refused > 0)
             fmt::print(
                 "{} offset{} in no object: the format refuses {} message{} (passed by delivery.on_bad_message "
@@ -321,29 +335,6 @@ net::awaitable<int> head_and_report(s3::client& s3c, const std::string& bucket, 
     for (const auto& m : missing) print_error("verify", "{}", m);
     std::fflush(stdout);
     co_return problems.empty() ? exit_ok : exit_failure;
-}
-
-/// The data files (`s3://` paths) of the table's current snapshot: its manifest list, then each
-/// data manifest's entries that are not DELETED.
-net::awaitable<result<std::vector<iceberg::manifest_entry_view>>> snapshot_files(pipeline::s3_table_files& store,
-                                                                                 const iceberg::table_state& table) {
-    std::vector<iceberg::manifest_entry_view> out;
-    const auto* main = table.main();
-    if (main == nullptr) co_return out;
-    auto list_bytes = co_await store.get(main->manifest_list);
-    if (!list_bytes) co_return list_bytes.error();
-    auto list = iceberg::read_manifest_list(*list_bytes);
-    if (!list) co_return list.error();
-    for (const auto& m : *list) {
-        if (m.content != 0) continue;  // delete manifests: this sink never writes them
-        auto bytes = co_await store.get(m.manifest_path);
-        if (!bytes) co_return bytes.error();
-        auto entries = iceberg::read_manifest(*bytes);
-        if (!entries) co_return error{entries.error().code(), fmt::format("{}: {}", m.manifest_path, entries.error())};
-        for (const auto& e : *entries)
-            if (e.status != 2 && e.content == 0) out.push_back(e);
-    }
-    co_return out;
 }
 
 /// The S3 client options `run` connects with (`s3_client_options`: the proxy and the credential
@@ -364,115 +355,64 @@ net::awaitable<std::variant<int, s3::client_options>> verify_s3_options(net::any
     co_return std::move(*sopts);
 }
 
-/// `verify` with `iceberg` set: each configured topic's table (see the file comment).
-net::awaitable<int> verify_tables(config::sink_config cfg, verify_args a) {
+/// `verify` with `iceberg` set: the configured topics' tables (verify_tables.hpp). Gaps are
+/// read back from Iggy like the bucket's (account_bad_messages), with the namer of the tables.
+net::awaitable<int> verify_tables(config::sink_config cfg, iggy::client_options iopts, verify_args a) {
     auto ex = co_await net::this_coro::executor;
+    const auto cols = format::effective_schema(writer_options(cfg));
+    auto schema = iceberg::make_schema(cols);
+    auto spec = schema ? iceberg::parse_partition_by(cfg.iceberg.partition_by, *schema)
+                       : result<iceberg::partition_spec>{schema.error()};
+    if (!spec) {
+        print_error("verify", "iceberg: {}", spec.error().message());
+        co_return exit_config;
+    }
+    const pipeline::iceberg_key_namer namer{cols, *spec, iceberg::s3_location{cfg.s3.bucket.get(), ""}};
+    const pipeline::format_encoders encoders{writer_options(cfg), cfg.iggy.verify_checksum};
     auto sopts = co_await verify_s3_options(ex, cfg);
     if (const int* code = std::get_if<int>(&sopts)) co_return *code;
     table_reader tables{ex, cfg, std::get<s3::client_options>(sopts)};
     s3::client s3c{ex, std::move(std::get<s3::client_options>(sopts))};
     pipeline::s3_table_files store{s3c};
-    std::vector<std::string> missing;
-    std::vector<std::pair<pipeline::topic_ref, std::vector<iceberg::manifest_entry_view>>> files_of;
-    std::map<pipeline::partition_ref, std::optional<std::uint64_t>> committed;
-    std::size_t listed = 0;
-    bool any_source = false;
-    for (const auto& src : consumer_options(cfg).sources) {
-        const auto& t = src.topic;
-        if ((a.stream && *a.stream != t.stream) || (a.topic && *a.topic != t.topic)) continue;
-        any_source = true;
-        const auto ident = tables.table_of(t);
-        auto state = co_await tables.load(t);
-        if (!state) {
-            print_error("verify", "table {} in the catalog at {}: {}", ident.to_string(), cfg.iceberg.catalog.uri,
-                        state.error().message());
-            co_return exit_unavailable;
-        }
-        if (!*state) {
-            missing.push_back(fmt::format("table {} (of {}/{}) does not exist", ident.to_string(), t.stream, t.topic));
-            continue;
-        }
-        auto offsets = (*state)->committed_offsets();
-        auto files = co_await snapshot_files(store, **state);
-        if (!offsets || !files) {
-            print_error("verify", "table {}: {}", ident.to_string(),
-                        !offsets ? offsets.error().message() : files.error().message());
-            co_return exit_unavailable;
-        }
-        for (const auto& [sp, next] : *offsets) {
-            const pipeline::partition_ref p{sp.stream, sp.topic, sp.partition};
-            if (sp.stream != t.stream || sp.topic != t.topic || (a.partition && *a.partition != sp.partition)) continue;
-            committed[p] = next > 0 ? std::optional<std::uint64_t>{next - 1} : std::nullopt;
-        }
-        listed += files->size();
-        files_of.emplace_back(t, std::move(*files));
-    }
-    if (!any_source) {
+    const table_selection selection{a.stream, a.topic, a.partition};
+    auto read = co_await read_tables(tables, store, cfg, selection);
+    if (const int* code = std::get_if<int>(&read)) co_return *code;
+    auto& r = std::get<tables_read>(read);
+    if (!r.any_source) {
         print_error("verify", "{}", unmatched_source(a));
         co_return exit_failure;
     }
-    // One target per partition the summary or a data file names; a file of no partition of
-    // ours is a problem (the table holds rows this sink cannot account for).
+    // One target per partition the summary or a data file names.
     std::map<pipeline::partition_ref, target> by_partition;
-    const auto target_of = [&](const pipeline::partition_ref& p) -> target& {
-        auto& tg = by_partition[p];
-        tg.stem.partition = p;
-        return tg;
-    };
-    for (const auto& [p, c] : committed) target_of(p).committed = c;
-    struct located_file {
-        pipeline::partition_ref p;
-        std::string bucket, key;
-        std::int64_t rows = 0;
-    };
-    std::vector<located_file> located;
-    for (const auto& [t, files] : files_of) {
-        for (const auto& f : files) {
-            auto where = pipeline::split_s3_location(f.file_path);
-            const auto id = where ? data_file_partition(where->second, t) : std::nullopt;
-            if (!id) {
-                missing.push_back(
-                    fmt::format("data file {} is not one of this sink's for {}/{}", f.file_path, t.stream, t.topic));
-                continue;
-            }
-            if (a.partition && *a.partition != *id) continue;
-            located.push_back({{t.stream, t.topic, *id}, where->first, where->second, f.record_count});
-        }
-    }
-    for (const auto& f : located) {
-        auto& tg = target_of(f.p);
-        tg.table = true;
+    for (const auto& [p, c] : r.committed) by_partition[p].committed = c;
+    for (const auto& f : r.files) {
+        auto& tg = by_partition[f.p];
         // A file listed twice keeps both listings (a duplicate is what verify looks for).
         const auto slash = f.key.rfind('/');
         tg.table_files.try_emplace(f.key, f.key.substr(0, slash == std::string::npos ? 0 : slash), f.rows);
     }
-    // --partition naming a partition the table knows nothing of is said, not verified as empty.
-    if (a.partition)
-        for (const auto& [t, files] : files_of)
-            if (!by_partition.count({t.stream, t.topic, *a.partition}))
-                missing.push_back(
-                    fmt::format("partition {} of {}/{}: the table's current snapshot names it in "
-                                "neither its iggy-s3-sink.offsets nor a data file",
-                                *a.partition, t.stream, t.topic));
     std::vector<target> targets;
     std::map<pipeline::partition_ref, std::size_t> index;
     for (auto& [p, tg] : by_partition) {
+        tg.stem.partition = p;
         tg.table = true;
         index[p] = targets.size();
         targets.push_back(std::move(tg));
     }
     std::vector<head_job> jobs;
-    for (const auto& f : located) jobs.push_back({&targets[index.at(f.p)], f.key, f.bucket});
+    for (const auto& f : r.files) jobs.push_back({&targets[index.at(f.p)], f.key, f.bucket});
+    const gap_reader readers{cfg, iopts, namer, encoders};
     co_return co_await head_and_report(
-        s3c, cfg.s3.bucket.get(), targets, jobs, std::move(missing), a,
-        fmt::format("{} data files in the current snapshots of the tables, {} read", listed, jobs.size()),
+        s3c, cfg.s3.bucket.get(), targets, jobs, std::move(r.problems), a,
+        fmt::format("{} data files in the current snapshot{} of {} table{}, {} read", r.listed,
+                    r.tables == 1 ? "" : "s", r.tables, r.tables == 1 ? "" : "s", jobs.size()),
         "every offset from the lowest present up to the table's committed one (its summary's iggy-s3-sink.offsets) "
         "is in exactly one data file of the current snapshot",
-        nullptr);
+        &readers, std::move(r.foreign));
 }
 
 net::awaitable<int> verify_main(config::sink_config cfg, iggy::client_options iopts, verify_args a) {
-    if (cfg.iceberg.enabled) co_return co_await verify_tables(std::move(cfg), std::move(a));
+    if (cfg.iceberg.enabled) co_return co_await verify_tables(std::move(cfg), std::move(iopts), std::move(a));
     auto ex = co_await net::this_coro::executor;
     // The key namer and the format of `run`: the keys to look for, and what a bad message is.
     const pipeline::format_encoders encoders{writer_options(cfg), cfg.iggy.verify_checksum};
@@ -560,10 +500,11 @@ command_main define_verify(CLI::App& sub) {
                   "objects, the offsets covered, gaps, overlaps (an offset in two objects) and the committed\n"
                   "offset against the highest durable one. Offsets in no object whose messages the format\n"
                   "refuses (bad messages passed by delivery.on_bad_message skip or dead_letter) are read back\n"
-                  "from Iggy and counted as accounted for, not as gaps. With iceberg set, each configured\n"
-                  "topic's table is verified instead: every offset up to the one its current snapshot's\n"
-                  "summary records (iggy-s3-sink.offsets) must be in exactly one data file of that snapshot,\n"
-                  "none twice.",
+                  "from Iggy and counted as accounted for, not as gaps. With iceberg set, the configured\n"
+                  "topics' tables are verified instead (each read once, however many topics share it): every\n"
+                  "offset up to the one its current snapshot's summary records (iggy-s3-sink.offsets) must\n"
+                  "be in exactly one data file of that snapshot, none twice; data files this sink did not\n"
+                  "write (another writer's) are listed as notes, not problems.",
                   "  0   every offset from the lowest present up to the committed one is in exactly one object\n"
                   "  1   otherwise (the first 20 problems are listed), or the store or Iggy refused the\n"
                   "      request (S3 AccessDenied, NoSuchBucket; Iggy credentials refused)\n"

@@ -163,6 +163,12 @@ void iceberg_metrics(std::vector<prom::MetricFamily>& out, const pipeline::icebe
                      prom::MetricType::Gauge);
     up.metric.push_back(sample({}, st.catalog_unreachable ? 0.0 : 1.0, prom::MetricType::Gauge));
     out.push_back(std::move(up));
+    auto refusing = family("iceberg_catalog_refusing",
+                           "1 while the Iceberg catalog refuses commits (its answer to the last attempt was 401, 403, "
+                           "404 or another 4xx), else 0; /readyz names the code.",
+                           prom::MetricType::Gauge);
+    refusing.metric.push_back(sample({}, st.catalog_refusing ? 1.0 : 0.0, prom::MetricType::Gauge));
+    out.push_back(std::move(refusing));
     auto unreachable =
         family("iceberg_catalog_unreachable_total", "Table step attempts that could not reach the Iceberg catalog.",
                prom::MetricType::Counter);

@@ -51,6 +51,11 @@ std::vector<std::string> catalog_problems(const pipeline::iceberg_table_stats* s
             fmt::format("catalog: unreachable: {}; nothing is lost: the tables' commits (and the offsets "
                         "after them) wait and are tried at a backoff up to s3.retry.cap until it answers",
                         *st->catalog_unreachable));
+    if (st != nullptr && st->catalog_refusing)
+        out.push_back(
+            fmt::format("catalog: refusing commits: {}; nothing is lost: the tables' commits (and the offsets after "
+                        "them) wait and are tried at a backoff up to s3.retry.cap until one is accepted",
+                        *st->catalog_refusing));
     return out;
 }
 

@@ -243,7 +243,8 @@ void visit_s3(V& v, C& c) {
         v.choice("path_style", s.path_style, table(path_style_choices),
                  "`true`: https://host/bucket/key; `false`: https://bucket.host/key; `auto`: virtual-hosted on AWS "
                  "unless the bucket has dots, path style on a custom endpoint.");
-        v.field("prefix", s.prefix, "`{prefix}` in naming.key (may contain `/`; may be empty).");
+        v.field("prefix", s.prefix,
+                "`{prefix}` in naming.key (may contain `/`; may be empty). Not used with iceberg set (a warning).");
         v.env_default("AWS_ACCESS_KEY_ID");
         v.field("access_key_id", s.access_key_id, "Access key id. Absent: env AWS_ACCESS_KEY_ID.");
         v.env_default("AWS_SECRET_ACCESS_KEY");
@@ -432,7 +433,8 @@ void visit_daemon(V& v, C& c) {
                 "Key template: {prefix} {stream} {topic} {partition} {start_offset} {topic_created} {ext}, numbers "
                 "zero-padded as "
                 "{start_offset:020}; record placeholders {yyyy} {MM} {dd} {HH} {mm} {date} {hour} {header:NAME} "
-                "{field:PATH}. Must contain {partition} and {start_offset}; see docs/formats-and-layout.md.");
+                "{field:PATH}. Must contain {partition} and {start_offset}; see docs/formats-and-layout.md. Not used "
+                "with iceberg set (the table names its data files; a warning).");
         v.field("missing_value", c.naming.missing_value,
                 "What {header:NAME} / {field:PATH} (and the time fields) render when the message has no such value "
                 "(the Hive convention).");
@@ -506,7 +508,7 @@ void visit_daemon(V& v, C& c) {
             v.field("namespace", i.namespace_name, "Namespace of the tables (dots separate levels: `a.b`).");
             v.field("table", i.table,
                     "Table name; {stream} and {topic} are replaced by the source's names (the default makes one table "
-                    "per source topic).");
+                    "per source topic; topics may share one). Besides them: letters, digits, _ and - only.");
             v.field("create", i.create, "Create the namespace and the table when missing.");
             v.strings("partition_by", i.partition_by,
                       "Partition transforms over format.schema columns: identity(c), year(c), month(c), day(c), "

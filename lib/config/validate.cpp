@@ -506,6 +506,21 @@ void check_offset_reset(collector& add, const sink_config& c) {
 std::vector<problem> warnings(const sink_config& c) {
     auto out = naming_warnings(c);
     memory_warnings(out, c);
+    // With iceberg set the data files are named by their table (its location, data/...): keys
+    // of the key layout set to other than their defaults are unused (harmless: a warning).
+    if (c.iceberg.enabled) {
+        const sink_config defaults;
+        if (c.s3.prefix != defaults.s3.prefix)
+            out.push_back(problem{"s3.prefix",
+                                  "is not used with iceberg set: the data files go under their table's location "
+                                  "(data/...); remove it",
+                                  0});
+        if (c.naming.key != defaults.naming.key)
+            out.push_back(problem{"naming.key",
+                                  "is not used with iceberg set: the data files are named by their table "
+                                  "(data/PARTITION PATH/STREAM+TOPIC+PARTITION+OFFSET.parquet); remove it",
+                                  0});
+    }
     if (c.s3.checksum == s3::checksum_kind::none && c.s3.payload_signing == s3::payload_signing::unsigned_payload)
         out.push_back(problem{"s3.checksum",
                               "none with s3.payload_signing unsigned: nothing but TLS checks the bodies (no checksum, "

@@ -7,6 +7,8 @@
 #include "iceberg/partition.hpp"
 #include "iceberg/schema.hpp"
 
+#include <cctype>
+
 namespace iss::config::detail {
 
 namespace {
@@ -73,6 +75,23 @@ void check_table_name(collector& add, const std::string& table) {
         if (close == std::string::npos || (name != "stream" && name != "topic"))
             add("iceberg.table", "has placeholder {:?}; only {{stream}} and {{topic}} are replaced", name);
     }
+    // The literal text (outside the placeholders) becomes part of a REST path segment and of
+    // the table's location: a '/' would make a table named `app/events` (a folder in its
+    // location), a '.' reads as a namespace separator in most engines' SQL.
+    std::string bad;
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        if (table.compare(i, 8, "{stream}") == 0) i += 7;
+        else if (table.compare(i, 7, "{topic}") == 0) i += 6;
+        else if (const char ch = table[i];
+                 !(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '{' || ch == '}') &&
+                 bad.find(ch) == std::string::npos)
+            bad += ch;
+    }
+    if (!bad.empty())
+        add("iceberg.table",
+            "has {:?}, not valid in a table name: use letters, digits, '_' or '-' besides {{stream}} and {{topic}} "
+            "(e.g. \"{{stream}}_{{topic}}\")",
+            bad);
 }
 
 }  // namespace
@@ -98,18 +117,19 @@ void check_iceberg(collector& add, const sink_config& c) {
     if (i.commit_interval <= milliseconds{0}) add("iceberg.commit_interval", "must be > 0");
 
     // The table's columns: format.schema, or the envelope's when it is absent. Columns with
-    // problems of their own are reported by check_format; only well-formed ones are used here.
+    // problems of their own are reported by check_format; only well-formed ones are used here,
+    // and partition_by entries on the others are checked for their syntax only.
     std::vector<format::column> cols;
-    bool columns_ok = true;
+    std::vector<std::string> bad_columns;
     for (const auto& s : c.format.schema) {
         format::column col;
-        if (!format::make_column(s.name, s.type, s.from, s.nullable, col).empty()) columns_ok = false;
-        cols.push_back(std::move(col));
+        if (format::make_column(s.name, s.type, s.from, s.nullable, col).empty()) cols.push_back(std::move(col));
+        else bad_columns.push_back(s.name);
     }
     if (c.format.schema.empty()) cols = format::envelope_schema(c.format.headers, format::envelope_payload::string);
     for (const auto& p : iceberg::unsupported_columns(cols)) add("format.schema", "{} (iceberg is set)", p);
-    if (columns_ok)
-        for (const auto& p : iceberg::check_partition_by(i.partition_by, cols)) add("iceberg.partition_by", "{}", p);
+    for (const auto& p : iceberg::check_partition_by(i.partition_by, cols, bad_columns))
+        add("iceberg.partition_by", "{}", p);
 }
 
 }  // namespace iss::config::detail

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <chrono>
@@ -154,7 +155,7 @@ std::string_view suffix(transform tr) {
 
 /// Builds the spec, collecting problems (the fields of columns that exist and fit).
 partition_spec build(std::span<const std::string> entries, std::span<const format::column> cols,
-                     std::vector<std::string>& problems) {
+                     std::vector<std::string>& problems, std::span<const std::string> unchecked = {}) {
     partition_spec spec;
     std::set<std::string> names;
     for (const auto& e : entries) {
@@ -167,6 +168,8 @@ partition_spec build(std::span<const std::string> entries, std::span<const forma
         std::size_t col = cols.size();
         for (std::size_t i = 0; i < cols.size(); ++i)
             if (cols[i].name == p.column) col = i;
+        if (col == cols.size() && std::find(unchecked.begin(), unchecked.end(), p.column) != unchecked.end())
+            continue;  // a column with problems of its own
         if (col == cols.size()) {
             std::string known;
             for (const auto& c : cols) known += (known.empty() ? "" : ", ") + c.name;
@@ -397,10 +400,10 @@ std::string partition_spec::json() const {
 
 int partition_spec::last_partition_id() const noexcept { return fields.empty() ? 999 : fields.back().field_id; }
 
-std::vector<std::string> check_partition_by(std::span<const std::string> entries,
-                                            std::span<const format::column> cols) {
+std::vector<std::string> check_partition_by(std::span<const std::string> entries, std::span<const format::column> cols,
+                                            std::span<const std::string> unchecked) {
     std::vector<std::string> problems;
-    (void)build(entries, cols, problems);
+    (void)build(entries, cols, problems, unchecked);
     return problems;
 }
 

@@ -91,8 +91,11 @@ struct partition_spec {
 
 /// Every problem of `partition_by` against the columns (one sentence each, naming the entry
 /// and, for an unknown transform or column, the accepted ones); empty when it is valid.
+/// `unchecked`: names of columns left out of `cols` because they have problems of their own
+/// (check-config lists those): an entry on one is checked for its syntax only.
 [[nodiscard]] std::vector<std::string> check_partition_by(std::span<const std::string> entries,
-                                                          std::span<const format::column> cols);
+                                                          std::span<const format::column> cols,
+                                                          std::span<const std::string> unchecked = {});
 
 /// The spec of `partition_by` over `schema`; errc::bad_partition_spec with the problems of
 /// `check_partition_by` joined by "; ".

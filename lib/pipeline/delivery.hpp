@@ -417,9 +417,10 @@ private:
     [[nodiscard]] retry_budget operation_budget();
     /// After a failed attempt: waits the budget's next wait and returns true, or returns false
     /// when the budget is spent (logged).
-    /// `check`: what a fatal failure's log line tells the operator to check.
+    /// `check`: what a fatal failure's log line tells the operator to check; `attempt`: the
+    /// attempt number the line gives (0: the budget's own count).
     task<bool> retry_or_give_up(retry_budget& budget, std::string_view what, std::string_view detail, bool fatal,
-                                std::string_view check = "the s3 settings and permissions");
+                                std::string_view check = "the s3 settings and permissions", unsigned attempt = 0);
     open_object& open(const message& m, const encoded_partition& e);
     [[nodiscard]] open_object_state rotation_state(const open_object& o) const;
 

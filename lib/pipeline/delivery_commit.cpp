@@ -53,7 +53,7 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
             }
             const bool again =
                 co_await retry_or_give_up(budget, "the table step", t.detail, t.status == table_status::fatal,
-                                          "the table's settings and permissions");
+                                          "the table's settings and permissions", t.attempt);
             if (!again) co_return false;
             continue;
         }

@@ -240,7 +240,7 @@ retry_budget partition_writer::operation_budget() {
 }
 
 task<bool> partition_writer::retry_or_give_up(retry_budget& budget, std::string_view what, std::string_view detail,
-                                              bool fatal, std::string_view check) {
+                                              bool fatal, std::string_view check, unsigned attempt) {
     const auto delay = budget.next_wait();
     if (!delay) {
         log_.warn("{} failed ({}); {}: giving up, the partition is re-read from its committed offset", what, detail,
@@ -248,7 +248,7 @@ task<bool> partition_writer::retry_or_give_up(retry_budget& budget, std::string_
         co_return false;
     }
     counters_.retries += 1;
-    const auto attempt = budget.attempts();
+    if (attempt == 0) attempt = budget.attempts();
     if (fatal) {
         log_.error("{} failed ({}): check {}; retrying in {} ms (attempt {})", what, detail, check, delay->count(),
                    attempt);

@@ -254,6 +254,9 @@ enum class table_status {
 struct table_result {
     table_status status = table_status::ok;
     std::string detail;  ///< why, for the log (never a secret)
+    /// A failure: the step's failed attempts in a row for this object's table, this one
+    /// included (1 for the first); 0 when the step does not count them.
+    unsigned attempt = 0;
 };
 
 /// The step between "object durable" and "offset stored" (invariant 7 of delivery.hpp): a

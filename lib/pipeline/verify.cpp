@@ -162,7 +162,8 @@ std::string render_verify_table(const std::vector<partition_report>& rs) {
     return render_text_table(cells, align);
 }
 
-std::string render_verify_json(const std::vector<partition_report>& rs, std::size_t max_problems) {
+std::string render_verify_json(const std::vector<partition_report>& rs, std::size_t max_problems,
+                               const std::vector<std::string>& notes) {
     const auto num = [](const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : std::string{"null"}; };
     const auto spans = [](const std::vector<offset_span>& v) {
         std::string s = "[";
@@ -194,7 +195,13 @@ std::string render_verify_json(const std::vector<partition_report>& rs, std::siz
         iss::log::append_json_escaped(out, problems[i]);
         out += "\"";
     }
-    out += fmt::format("],\"problem_count\":{},\"ok\":{}}}\n", problems.size(), all ? "true" : "false");
+    out += fmt::format("],\"problem_count\":{},\"notes\":[", problems.size());
+    for (std::size_t i = 0; i < notes.size() && i < max_problems; ++i) {
+        out += i ? ",\"" : "\"";
+        iss::log::append_json_escaped(out, notes[i]);
+        out += "\"";
+    }
+    out += fmt::format("],\"note_count\":{},\"ok\":{}}}\n", notes.size(), all ? "true" : "false");
     return out;
 }
 

@@ -121,7 +121,10 @@ struct verified_table_file {
 /// `{"partitions":[{"stream":..,"topic":..,"partition":..,"objects":..,"lowest":..|null,
 /// "highest":..|null,"committed":..|null,"gaps":[[a,b],..],"overlaps":[[a,b],..],"refused":N,
 /// "ok":true}],
-/// "problems":[".."],"ok":true}` on one line (problems: the first `max_problems`).
-[[nodiscard]] std::string render_verify_json(const std::vector<partition_report>& rs, std::size_t max_problems);
+/// "problems":[".."],"problem_count":N,"notes":[".."],"note_count":N,"ok":true}` on one line
+/// (problems and notes: the first `max_problems` of each). `notes`: what is reported without
+/// being a problem (an Iceberg table's data files another writer added, by `s3://` path).
+[[nodiscard]] std::string render_verify_json(const std::vector<partition_report>& rs, std::size_t max_problems,
+                                             const std::vector<std::string>& notes = {});
 
 }  // namespace iss::pipeline

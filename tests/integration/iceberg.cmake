@@ -38,3 +38,11 @@ foreach(case kills_two_daemons bucket_mismatch many_partition_values column_stat
     ICEBERG_READ_TABLE=${CMAKE_CURRENT_LIST_DIR}/iceberg/read_table.py)
   set_tests_properties(e2e.iceberg.${case} PROPERTIES FIXTURES_REQUIRED "rgw;iceberg")
 endforeach()
+# verify on a table several topics share (a skipped bad message, another writer's append), and
+# a catalog refusing commits for a while (tests/integration/e2e/iceberg_verify_cases.py).
+foreach(case shared_table catalog_refuses)
+  iss_e2e_test(e2e.iceberg.${case} iceberg_verify_cases.py ${case} 600 EXTRA_LABELS iceberg
+    EXTRA_ENV ICEBERG_DIR=${ISS_ICEBERG_CATALOG_DIR} ICEBERG_PYTHON=${ISS_ICEBERG_PYTHON}
+    ICEBERG_READ_TABLE=${CMAKE_CURRENT_LIST_DIR}/iceberg/read_table.py)
+  set_tests_properties(e2e.iceberg.${case} PROPERTIES FIXTURES_REQUIRED "rgw;iceberg")
+endforeach()

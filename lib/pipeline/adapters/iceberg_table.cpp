@@ -36,7 +36,8 @@ struct iceberg_table_step::table_state {
     std::map<partition_ref, std::uint64_t> committed_through;  ///< what this process committed
     std::set<std::string> committing;                          ///< keys of the batch being committed
     std::optional<iss::clock::steady_time> since;              ///< the batch's first object
-    unsigned failures = 0;                                     ///< failed commits in a row
+    unsigned failures = 0;                                     ///< failed commits in a row (backoff step, at most 30)
+    unsigned failed_in_row = 0;                                ///< failed commits in a row (the log's attempt)
     std::optional<iss::clock::steady_time> retry_at;           ///< after a failure: not before
 };
 
@@ -126,8 +127,13 @@ task<table_result> iceberg_table_step::commit_due(table_state& st, const iceberg
         co_return failed(st, t, batch.objects.size(), r.error());
     }
     st.failures = 0;
+    st.failed_in_row = 0;
     st.retry_at.reset();
     catalog_answered();
+    if (stats_.catalog_refusing) {
+        logger().info("the catalog accepts commits again ({})", opts_.catalog_host);
+        stats_.catalog_refusing.reset();
+    }
     stats_.conflicts += r->conflicts;
     stats_.unknown_outcomes += r->unknown_outcomes;
     if (r->found_committed) ++stats_.commits_found;
@@ -155,7 +161,17 @@ table_result iceberg_table_step::failed(table_state& st, const iceberg::table_id
                                         const iss::error& e) {
     ++stats_.commits_failed;
     catalog_failed(e);
+    if (const auto code = refusal_code(e)) {
+        auto now = fmt::format("{}: {}", *code, e.message());
+        if (!stats_.catalog_refusing || !stats_.catalog_refusing->starts_with(fmt::format("{}:", *code)))
+            logger().error(
+                "the catalog refuses commits ({}): the batches wait and are tried again at a backoff up to "
+                "s3.retry.cap; nothing is lost",
+                now);
+        stats_.catalog_refusing = std::move(now);
+    }
     const auto wait = full_jitter_delay(opts_.retry_backoff, st.failures, rng_);
+    ++st.failed_in_row;
     st.failures = std::min(st.failures + 1, 30u);
     st.retry_at = clk_.steady_now() + wait;
     // A missing table (never created, or dropped while running): what happens next depends on
@@ -169,7 +185,19 @@ table_result iceberg_table_step::failed(table_state& st, const iceberg::table_id
                     : "; iceberg.create is false: create the table, or set iceberg.create: true";
     logger().warn("table {}: commit of {} objects failed: {}; trying again in {} ms", t.to_string(), objects, what,
                   wait.count());
-    return table_result{recreated ? table_status::retryable : status_of(e), what};
+    return table_result{recreated ? table_status::retryable : status_of(e), what, st.failed_in_row};
+}
+
+std::optional<std::string_view> iceberg_table_step::refusal_code(const iss::error& e) const {
+    if (e.code().category() != iceberg::catalog_category()) return std::nullopt;
+    switch (static_cast<iceberg::catalog_errc>(e.code().value())) {
+        case iceberg::catalog_errc::unauthorized: return "unauthorized";
+        case iceberg::catalog_errc::forbidden: return "forbidden";
+        // a table dropped under iceberg.create: true is created again, not refused
+        case iceberg::catalog_errc::not_found: return opts_.create_missing ? std::nullopt : std::optional<std::string_view>{"not_found"};
+        case iceberg::catalog_errc::bad_request: return "bad_request";
+        default: return std::nullopt;
+    }
 }
 
 void iceberg_table_step::catalog_failed(const iss::error& e) {

@@ -93,6 +93,12 @@ struct iceberg_table_stats {
     /// meanwhile; nothing is lost.
     std::optional<std::string> catalog_unreachable;
     std::uint64_t catalog_unreachable_total = 0;  ///< attempts that could not reach the catalog
+    /// The catalog refused the last commit attempt (an answer no retry changes by itself:
+    /// 401/419 `unauthorized`, 403 `forbidden`, 404 `not_found`, other 4xx `bad_request`):
+    /// `CODE: the error` (the error names the HTTP status), from that attempt until a commit
+    /// succeeds (/readyz `catalog: refusing commits: ...`, `iggy_s3_sink_iceberg_catalog_refusing`).
+    /// The batches wait and are tried at the backoff meanwhile; nothing is lost.
+    std::optional<std::string> catalog_refusing;
 };
 
 class iceberg_table_step final : public table_step {
@@ -115,6 +121,9 @@ public:
     void catalog_failed(const iss::error& e);
     /// The catalog answered: ends an unreachable spell (logged once).
     void catalog_answered();
+    /// The catalog's code for a refusal (`forbidden`, ...; iceberg_table_stats::catalog_refusing),
+    /// nullopt for any other error.
+    [[nodiscard]] std::optional<std::string_view> refusal_code(const iss::error& e) const;
 
 private:
     struct table_state;

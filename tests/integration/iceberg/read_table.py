@@ -6,7 +6,7 @@ the venv scripts/install-deps makes: .cache/iceberg-rest/venv) and prints one JS
  "files": [[path, record_count, [partition values]], ...] or null, "select": [[v, ...], ...] or null}.
 
 usage: read_table.py CATALOG_URI NAMESPACE TABLE [--rows] [--files] [--select=COL,COL...] [--add-again=PATH]
-                     [--stats] [--plan=FILTER]...
+                     [--append-copy=N] [--stats] [--plan=FILTER]...
 S3 settings from the environment: RGW_ENDPOINT, RGW_ACCESS_KEY, RGW_SECRET_KEY, RGW_REGION.
 --rows also scans the current snapshot's data files (they must exist); --files lists the
 current snapshot's data files as PyIceberg's scan planning finds them (it reads the manifest
@@ -15,7 +15,8 @@ entry has them (a day transform's as days since 1970-01-01); --select scans the 
 snapshot and lists every row's values of the given columns (timestamps as microseconds since
 the epoch). --add-again=PATH first appends the data file PATH (one the table holds) once more,
 in a new snapshot (PyIceberg's add_files without its duplicate check): its rows are then twice
-in the table, which is what `verify` must find.
+in the table, which is what `verify` must find. --append-copy=N first appends a copy of N of the
+table's rows as another writer would (PyIceberg's append writes a data file of its own name).
 --stats lists, per data file of the current snapshot, its manifest entry's column statistics
 (column_sizes, value_counts, null_value_counts, nan_value_counts, lower_bounds, upper_bounds;
 bounds decoded by PyIceberg's single-value deserialization, timestamps as microseconds) by
@@ -112,6 +113,10 @@ def main() -> int:
     again = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--add-again=")]
     if again:
         t.add_files(file_paths=again, check_duplicate_files=False)
+        t = catalog.load_table((*namespace.split("."), table))
+    copies = [int(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--append-copy=")]
+    if copies:
+        t.append(t.scan(limit=copies[0]).to_arrow())
         t = catalog.load_table((*namespace.split("."), table))
     snap = t.current_snapshot()
     out = {

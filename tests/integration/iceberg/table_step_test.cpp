@@ -14,6 +14,7 @@
 #include "pipeline/adapters/iceberg_resume.hpp"
 #include "pipeline/adapters/iceberg_table.hpp"
 #include "s3/client.hpp"
+#include "s3/fault_front.hpp"
 #include "support.hpp"
 #include "tests/support/fixture_env.hpp"
 
@@ -264,6 +265,42 @@ TEST_CASE("a catalog that is down is asked again after a backoff wait up to its 
     CHECK(step->stats().catalog_unreachable_total == step->stats().commits_failed);
     step->catalog_answered();
     CHECK_FALSE(step->stats().catalog_unreachable.has_value());
+}
+
+TEST_CASE("a catalog that refuses commits is named by its code until one is accepted; the attempts are counted",
+          "[iceberg]") {
+    // Issue 36 (issue 40's rule): a 403 on the commit left /readyz ready and catalog_up 1, and
+    // the pipeline's line always said "attempt 1".
+    step_harness h;
+    test::fault_front front{h.ioc.get_executor(), *http::parse_url(cat().at("ICEBERG_URI"))};
+    catalog_options o;
+    o.uri = front.url();
+    o.warehouse = cat().at("ICEBERG_WAREHOUSE");
+    catalog_client fronted{h.ioc.get_executor(), h.http, std::move(o), h.clk};
+    test::fault_rule deny{"POST", "/tables/app_orders", test::fault::access_denied_403};
+    deny.times = 2;  // the commit, not the table's creation (POST .../tables)
+    front.add_rule(deny);
+    auto step = h.make_step(fronted, {1000ms, 4000ms});
+    const pl::partition_ref p0{"app", "orders", 0};
+    const std::vector<pl::durable_object> objs{object(p0, 0, 9)};
+    const auto call = [&] { return run<pl::table_result>(h.ioc, [&]() { return step->commit(p0, objs, 9); }); };
+    CHECK(call().status == pl::table_status::deferred);
+    h.clk.advance(61s);
+    for (unsigned attempt = 1; attempt <= 2; ++attempt) {
+        const auto r = call();
+        CHECK(r.status == pl::table_status::fatal);
+        CHECK(r.attempt == attempt);
+        REQUIRE(step->stats().catalog_refusing.has_value());
+        CHECK_THAT(*step->stats().catalog_refusing, Catch::Matchers::StartsWith("forbidden: "));
+        CHECK_THAT(*step->stats().catalog_refusing, Catch::Matchers::ContainsSubstring("HTTP 403"));
+        CHECK_FALSE(step->stats().catalog_unreachable.has_value());  // it answers
+        h.clk.advance(4000ms);                                       // past the backoff's cap
+    }
+    // Lifted (the rule's two times are spent): the next attempt goes in and ends the refusal.
+    CHECK(call().status == pl::table_status::ok);
+    CHECK_FALSE(step->stats().catalog_refusing.has_value());
+    CHECK(step->stats().commits_failed == 2);
+    CHECK(table_offsets(h.load(p0)) == std::map<std::string, std::int64_t>{{"app/orders/0", 10}});
 }
 
 TEST_CASE("a table that is missing without iceberg.create is a fatal step, naming the key", "[iceberg]") {

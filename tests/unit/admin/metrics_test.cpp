@@ -190,6 +190,7 @@ TEST_CASE("metrics: docs/operations.md documents every metric, and only those", 
         "iggy_s3_sink_iceberg_last_commit_age_seconds",
         "iggy_s3_sink_iceberg_catalog_up",
         "iggy_s3_sink_iceberg_catalog_unreachable_total",
+        "iggy_s3_sink_iceberg_catalog_refusing",
     };
     const auto table_at = doc.find("\n## Metrics\n");
     REQUIRE(table_at != std::string::npos);
@@ -539,6 +540,17 @@ TEST_CASE("metrics: the Iceberg table step's commits, conflicts, duration and la
     CHECK(iss::admin::unmet_conditions(in) == lines);
     st.catalog_unreachable.reset();
     st.catalog_unreachable_total = 0;
+
+    // The catalog refusing commits (issue 36, issue 40's rule): the gauge is 1, /readyz names
+    // the code; both clear when a commit is accepted (the step resets it).
+    CHECK_THAT(text, ContainsSubstring("iggy_s3_sink_iceberg_catalog_refusing 0"));
+    st.catalog_refusing = "forbidden: commit to ns.events at http://127.0.0.1:8181: HTTP 403: the principal may not";
+    CHECK_THAT(iss::admin::render_metrics(none), ContainsSubstring("iggy_s3_sink_iceberg_catalog_refusing 1"));
+    const auto refusing = iss::admin::catalog_problems(&st);
+    REQUIRE(refusing.size() == 1);
+    CHECK_THAT(refusing[0], Catch::Matchers::StartsWith("catalog: refusing commits: forbidden: commit to ns.events"));
+    CHECK_THAT(refusing[0], ContainsSubstring("HTTP 403"));
+    st.catalog_refusing.reset();
 
     // A reload rebuilds the step: its counters are carried, never going down.
     iss::admin::carried_totals carried;

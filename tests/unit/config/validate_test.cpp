@@ -749,6 +749,66 @@ TEST_CASE("iceberg: every problem is listed with its key", "[config][validate][i
     CHECK(ps.size() == 12);
 }
 
+TEST_CASE("iceberg: partition_by's syntax is checked even when a format.schema column is bad",
+          "[config][validate][iceberg]") {
+    // Issue 36: one bad column hid every partition_by problem, even `day(ts` and `bucket(0, x)`.
+    auto l = parse(test::minimal_yaml() +
+                       "format: {type: parquet, schema: [{name: ts, type: timestamp_us, from: timestamp},\n"
+                       "                                 {name: broken, type: nope, from: 'payload:x'}]}\n"
+                       "iceberg: {catalog: {uri: 'http://c'},\n"
+                       "          partition_by: ['day(ts', 'bucket(0, ts)', 'identity(broken)', 'identity(nope)',\n"
+                       "                         'hour(ts)']}\n",
+                   test::fixed_env({}));
+    REQUIRE(l.problems.empty());
+    const auto ps = validate(l.config);
+    std::string all;
+    for (const auto& p : ps) all += to_string(p) + "\n";
+    INFO(all);
+    std::vector<std::string> partition_by;
+    for (const auto& p : ps)
+        if (p.path == "iceberg.partition_by") partition_by.push_back(to_string(p));
+    CHECK(partition_by.size() == 3);  // day(ts, bucket(0, ...), no column nope; broken: its own problem
+    CHECK(all.find("`day(ts`") != std::string::npos);
+    CHECK(all.find("`bucket(0, ts)`") != std::string::npos);
+    CHECK(all.find("no column `nope`") != std::string::npos);
+    CHECK(all.find("no column `broken`") == std::string::npos);
+    CHECK(std::any_of(ps.begin(), ps.end(), [](const problem& p) { return p.path.starts_with("format.schema"); }));
+}
+
+TEST_CASE("iceberg: a table name with characters no table name has is refused, naming them",
+          "[config][validate][iceberg]") {
+    // Issue 36: "{stream}/{topic}" made a table named `app/events`.
+    auto l = iceberg_config("iceberg: {catalog: {uri: 'http://c'}, table: '{stream}/{topic}'}\n");
+    CHECK(mentions(only_problem(l.config), "iceberg.table", "has \"/\", not valid in a table name"));
+    l = iceberg_config("iceberg: {catalog: {uri: 'http://c'}, table: 'raw.{topic} x'}\n");
+    CHECK(mentions(only_problem(l.config), "iceberg.table", "has \". \""));
+    for (const char* ok : {"'{stream}_{topic}'", "everything", "'events-{topic}'"}) {
+        l = iceberg_config(std::string{"iceberg: {catalog: {uri: 'http://c'}, table: "} + ok + "}\n");
+        CHECK(validate(l.config).empty());
+    }
+}
+
+TEST_CASE("iceberg: s3.prefix and naming.key set by the user are unused: a warning names each",
+          "[config][validate][iceberg]") {
+    auto l = iceberg_config("iceberg: {catalog: {uri: 'http://c'}}\n");
+    CHECK(warnings(l.config).empty());  // their defaults: nothing to say
+    l = parse(test::minimal_yaml() + iceberg_format +
+                  "naming: {key: '{prefix}/{stream}/{topic}/{partition}/{start_offset:020}.{ext}'}\n"
+                  "iceberg: {catalog: {uri: 'http://c'}}\n",
+              test::fixed_env({}));
+    l.config.s3.prefix = "raw";
+    REQUIRE(l.problems.empty());
+    CHECK(validate(l.config).empty());
+    const auto w = warnings(l.config);
+    const auto has = [&](std::string_view path, std::string_view text) {
+        return std::any_of(w.begin(), w.end(), [&](const problem& p) { return mentions(p, path, text); });
+    };
+    CHECK(has("s3.prefix", "is not used with iceberg set"));
+    CHECK(has("naming.key", "is not used with iceberg set"));
+    l.config.iceberg.enabled = false;
+    CHECK(warnings(l.config).empty());
+}
+
 TEST_CASE("iceberg: an auth key of another type than auth.type is a problem naming the key",
           "[config][validate][iceberg]") {
     // Issue 36: a token under type none (or oauth2 keys under bearer) was accepted and unused.

@@ -73,7 +73,12 @@ TEST_CASE("verify: table and JSON", "[pipeline][verify]") {
           "\"highest\":29,\"committed\":29,\"gaps\":[[10,19]],\"overlaps\":[],\"refused\":0,\"ok\":false}],"
           "\"problems\":[\"app/"
           "events/0: "
-          "gap: offsets 10..19 are in no object (after a, before c)\"],\"problem_count\":1,\"ok\":false}\n");
+          "gap: offsets 10..19 are in no object (after a, before c)\"],\"problem_count\":1,\"notes\":[],"
+          "\"note_count\":0,\"ok\":false}\n");
+    // Notes (another writer's data files) are listed and counted, and are no problem.
+    std::vector<pl::partition_report> fine{pl::verify_partition(p0, {obj("a", 0, 9)}, 9)};
+    const auto json = pl::render_verify_json(fine, 1, {"s3://b/t/data/x.parquet", "s3://b/t/data/y.parquet"});
+    CHECK_THAT(json, ContainsSubstring("\"notes\":[\"s3://b/t/data/x.parquet\"],\"note_count\":2,\"ok\":true}"));
 }
 
 TEST_CASE("verify: offsets the format refused (skipped, dead-lettered) are accounted for; the rest stays a gap",
