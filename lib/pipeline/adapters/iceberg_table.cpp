@@ -194,7 +194,8 @@ std::optional<std::string_view> iceberg_table_step::refusal_code(const iss::erro
         case iceberg::catalog_errc::unauthorized: return "unauthorized";
         case iceberg::catalog_errc::forbidden: return "forbidden";
         // a table dropped under iceberg.create: true is created again, not refused
-        case iceberg::catalog_errc::not_found: return opts_.create_missing ? std::nullopt : std::optional<std::string_view>{"not_found"};
+        case iceberg::catalog_errc::not_found:
+            return opts_.create_missing ? std::nullopt : std::optional<std::string_view>{"not_found"};
         case iceberg::catalog_errc::bad_request: return "bad_request";
         default: return std::nullopt;
     }
