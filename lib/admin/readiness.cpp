@@ -21,10 +21,15 @@ std::vector<std::string> source_problems(const pipeline::consumer_loop& c) {
                                       r.partition.partition, r.found_at_load));
             continue;
         }
-        out.push_back(fmt::format(
-            "offset reset: {}/{} partition {}: the next offset {} lies past the newest offset "
-            "{} (the topic was created again); {}",
-            r.partition.stream, r.partition.topic, r.partition.partition, r.next_offset, r.head, r.stopped_by));
+        out.push_back(
+            r.creation_changed
+                ? fmt::format("offset reset: {}/{} partition {}: the topic's creation time changed (it was created "
+                              "again) while the partition was to go on from offset {}; {}",
+                              r.partition.stream, r.partition.topic, r.partition.partition, r.next_offset, r.stopped_by)
+                : fmt::format("offset reset: {}/{} partition {}: the next offset {} lies past the newest offset "
+                              "{} (the topic was created again); {}",
+                              r.partition.stream, r.partition.topic, r.partition.partition, r.next_offset, r.head,
+                              r.stopped_by));
     }
     return out;
 }

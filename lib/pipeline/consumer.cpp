@@ -98,6 +98,7 @@ bool consumer_loop::may_try(const topic_ref& t, std::optional<std::uint32_t> par
 void consumer_loop::source_failed(const topic_ref& t, std::optional<std::uint32_t> partition,
                                   const std::string& reason) {
     const auto now = clock_.steady_now();
+    if (o_.mode == consumer_mode::single) relist_.insert(t);  // deleted? its creation time is asked again
     auto [it, fresh] = unavailable_.try_emplace({t, partition});
     auto& u = it->second;
     // Several partitions of a round may fail the same try: count (and log) it once.
@@ -134,8 +135,10 @@ void consumer_loop::source_ok(const topic_ref& t, std::optional<std::uint32_t> p
 // grow, so the topic was deleted and created again (its offsets start at 0 again); polling on
 // would answer nothing for ever, and silently (consumer_assignment.cpp decides what follows).
 bool consumer_loop::offset_reset_seen(const partition_ref& p, const partition_writer& w, const poll_reply& r) const {
-    (void)p;
     const auto from = w.next_offset();
+    // The topic's creation time changed (recheck_creation): whatever the head, what the writer
+    // goes on from is the old topic's offset.
+    if (recreated_.count(p)) return from && *from > 0;
     if (!r.messages.empty() || !from || *from <= r.current_offset + 1) return false;
     // Group mode: `0, 0, no messages` is also the answer to a poll of partition 0 by a member
     // that does not own it (docs/protocol.md §7.1): not evidence of a new topic.
@@ -152,11 +155,22 @@ std::uint64_t stamped_head(poll_reply& r, std::optional<std::uint64_t> generatio
 }
 }  // namespace
 
+task<bool> consumer_loop::may_poll(partition_ref p) {
+    const topic_ref t{p.stream, p.topic};
+    if (!may_try(t, std::nullopt) || !may_try(t, p.partition) || resets_.count(p)) co_return false;
+    if (relist_.count(t)) {
+        const bool listed = co_await recheck_creation(t);
+        if (!listed) co_return false;
+    }
+    co_return !(o_.topic_generation && !generation_of(p));
+}
+
 task<bool> consumer_loop::head_answered(partition_ref p, const partition_writer& w, poll_reply& r) {
     // The partition's newest offset, as the server reports it with every poll (0 with no
     // messages is also what an empty partition answers: no head known then).
     if (r.current_offset > 0 || !r.messages.empty()) heads_[p] = r.current_offset;
     if (!offset_reset_seen(p, w, r)) {
+        recreated_.erase(p);  // it held nothing of the old topic: the new one is read from its start
         stamped_head(r, generation_of(p));
         co_return false;
     }
@@ -216,9 +230,9 @@ task<std::size_t> consumer_loop::poll_partition(partition_ref p, bool read_ahead
     }
     if (w->state() == writer_state::failed) co_return 0;
     const topic_ref t{p.stream, p.topic};
-    if (!may_try(t, std::nullopt) || !may_try(t, p.partition) || resets_.count(p)) co_return 0;
+    const bool may = co_await may_poll(p);  // (GCC 12: not in a condition)
+    if (!may) co_return 0;
     const auto generation = generation_of(p);
-    if (o_.topic_generation && !generation) co_return 0;
     // The memory budget (memory.hpp): make room when it is full, let the biggest holders
     // wait near it, and ask for no more messages than fit.
     auto& mem = router_.memory();

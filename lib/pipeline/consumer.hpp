@@ -133,6 +133,8 @@ struct offset_reset {
     /// loaded (an Iceberg table's summary records an older creation time of the topic:
     /// offset_result::reset), saying so; next_offset and head are then 0.
     std::string found_at_load;
+    /// found by the topic's creation time (GetTopic), not by `head` below `next_offset`
+    bool creation_changed = false;
 };
 
 /// Drives polls into the router until stopped. Runs on the event-loop thread; not thread-safe
@@ -221,10 +223,23 @@ private:
     /// is not fed from this answer. Otherwise stamps `p`'s generation on the messages
     /// (topic_generation; a partition is not polled before its generation is known).
     task<bool> head_answered(partition_ref p, const partition_writer& w, poll_reply& r);
+    /// Whether `p` may be polled now: its source not in a backoff (may_try), not stopped by an
+    /// offset reset, its topic listed again after a fatal answer (recheck_creation) and, with
+    /// topic_generation, its generation known. Takes `p` by value: a coroutine.
+    task<bool> may_poll(partition_ref p);
     /// After offset_reset_seen: `earliest` with a new creation time restarts `p` at offset 0
     /// (restart_generation); otherwise the partition is stopped (recorded in resets_, logged
     /// once) and not polled any more.
     task<void> offset_reset_found(partition_ref p, std::uint64_t next, std::uint64_t head);
+    /// Single mode, before polling a partition of `t` after `t` answered a fatal poll or listing
+    /// (relist_): lists `t` again (note_creation); a creation time other than the one listed
+    /// before means the topic was deleted and created again, even when the new topic already
+    /// holds more messages than the old one did, so no head lies below a next offset. False:
+    /// not listed (asked again before the next poll).
+    task<bool> recheck_creation(topic_ref t);
+    /// A listing of `t` answered `created_at` (0: not told): one other than the last one
+    /// listed marks each partition of `t` with a writer (recreated_) and logs it once.
+    void note_creation(const topic_ref& t, std::uint64_t created_at);
     /// The writer of `p` to poll (router::writer_for); nullptr: none now (its offset could not
     /// be loaded), or its load found an offset reset (offset_reset_at_load; then not loaded
     /// again). Takes `p` by value: a coroutine.
@@ -300,7 +315,15 @@ private:
     std::map<topic_ref, clock::steady_time> next_listing_;
     std::map<std::pair<topic_ref, std::optional<std::uint32_t>>, unavailable_source> unavailable_;
     std::map<partition_ref, offset_reset> resets_;
-    std::map<topic_ref, std::uint64_t> created_;         ///< topic_generation: each topic's creation time
+    std::map<topic_ref, std::uint64_t> created_;  ///< topic_generation: each topic's creation time
+    /// Each topic's creation time as its last listing answered it (any mode, any key).
+    std::map<topic_ref, std::uint64_t> listed_created_;
+    /// Single mode: topics that answered a fatal poll or listing (deleted?): listed again before
+    /// their next poll, to compare their creation time (recheck_creation).
+    std::set<topic_ref> relist_;
+    /// Partitions whose topic's creation time changed under them (recheck_creation): their next
+    /// poll answer is an offset reset whatever the partition's head.
+    std::set<partition_ref> recreated_;
     std::map<partition_ref, std::uint64_t> generation_;  ///< the generation each partition reads
     std::map<topic_ref, std::uint64_t> restarts_;        ///< earliest: partitions restarted at 0
     std::optional<std::uint64_t> session_;

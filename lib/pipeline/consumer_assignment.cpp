@@ -42,6 +42,8 @@ task<std::optional<std::vector<std::uint32_t>>> consumer_loop::partitions_of(con
         co_return std::nullopt;
     }
     source_ok(s.topic, std::nullopt);
+    relist_.erase(s.topic);  // listed: its creation time is known again
+    note_creation(s.topic, r.created_at);
     // The creation time as listed now; a partition keeps the generation it was bound to until
     // an offset reset moves it (a listing alone never moves it: what it reads is of one topic).
     if (o_.topic_generation) created_[s.topic] = r.created_at;
@@ -58,7 +60,32 @@ std::optional<std::uint64_t> consumer_loop::generation_of(const partition_ref& p
     return c->second;
 }
 
+task<bool> consumer_loop::recheck_creation(topic_ref t) {
+    auto r = co_await source_.partitions(t);
+    if (r.status != source_status::ok) {
+        if (r.status == source_status::fatal) source_failed(t, std::nullopt, r.detail);
+        co_return false;
+    }
+    relist_.erase(t);
+    source_ok(t, std::nullopt);
+    note_creation(t, r.created_at);
+    co_return true;
+}
+
+void consumer_loop::note_creation(const topic_ref& t, std::uint64_t created_at) {
+    if (created_at == 0) return;  // not told
+    const auto [before, first] = listed_created_.try_emplace(t, created_at);
+    if (first || before->second == created_at) return;
+    log_.warn({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)},
+              "the topic's creation time changed ({} -> {} µs): it was deleted and created again", before->second,
+              created_at);
+    before->second = created_at;
+    for (const auto& p : owned_)
+        if (p.stream == t.stream && p.topic == t.topic && router_.find(p)) recreated_.insert(p);
+}
+
 task<void> consumer_loop::offset_reset_found(partition_ref p, std::uint64_t next, std::uint64_t head) {
+    const bool by_creation = recreated_.erase(p) > 0;
     if (resets_.count(p)) co_return;
     std::string_view why =
         o_.iceberg_table
@@ -71,6 +98,7 @@ task<void> consumer_loop::offset_reset_found(partition_ref p, std::uint64_t next
     std::string_view stopped_by = "iggy.on_offset_reset: fail stopped the partition";
     if (o_.on_offset_reset == offset_reset_policy::earliest) {
         const auto outcome = co_await restart_generation(p, next, head);
+        if (outcome == restart_outcome::unknown && by_creation) recreated_.insert(p);  // asked again next poll
         if (outcome == restart_outcome::unknown || outcome == restart_outcome::restarted) co_return;
         const bool same = outcome == restart_outcome::same_topic;
         stopped_by = same ? "iggy.on_offset_reset: earliest stopped the partition: its topic's creation time did "
@@ -84,11 +112,19 @@ task<void> consumer_loop::offset_reset_found(partition_ref p, std::uint64_t next
                      "partition (what it holds is uploaded at the stop); restart the daemon to read the new topic "
                      "from its first message under its own keys";
     }
-    resets_.try_emplace(p, offset_reset{p, false, next, head, clock_.steady_now(), std::string(stopped_by)});
-    log_.error({iss::log::kv("partition", p)},
-               "offset reset: the next offset {} lies past the partition's newest offset {}: {} (docs/operations.md, "
-               "Faults)",
-               next, head, why);
+    offset_reset found{p, false, next, head, clock_.steady_now(), std::string(stopped_by)};
+    found.creation_changed = by_creation;
+    resets_.try_emplace(p, std::move(found));
+    if (by_creation)
+        log_.error({iss::log::kv("partition", p)},
+                   "offset reset: the topic's creation time changed while the partition was to go on from offset {} "
+                   "(the new topic's newest offset is {}): {} (docs/operations.md, Faults)",
+                   next, head, why);
+    else
+        log_.error({iss::log::kv("partition", p)},
+                   "offset reset: the next offset {} lies past the partition's newest offset {}: {} "
+                   "(docs/operations.md, Faults)",
+                   next, head, why);
 }
 
 task<partition_writer*> consumer_loop::writer_of(partition_ref p) {

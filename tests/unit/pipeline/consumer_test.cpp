@@ -862,6 +862,50 @@ TEST_CASE("consumer: with an Iceberg table, an offset reset's remedy is a new ic
     CHECK(run(loop.shutdown()));
 }
 
+TEST_CASE("consumer: a topic created again that already holds more than the old one is found by its creation time",
+          "[pipeline][consumer]") {
+    world w;
+    w.rotation.max_records = 4;
+    auto r = w.make_router();
+    fake_source src;
+    src.fill(0, 8);
+    src.fill(1, 8);
+    pl::consumer_loop loop{options(pl::consumer_mode::single), src, *r, w.sleeper, w.clock};
+    log_capture logs;
+    REQUIRE(run(loop.start()));
+    for (int i = 0; i < 3; ++i) run(loop.round());
+    CHECK(w.offsets.stored.at({"app", "requests", 0}) == 7);
+    // Deleted: the polls answer "not found" for a while...
+    src.missing.insert("requests");
+    for (int i = 0; i < 3; ++i) {
+        w.clock.advance(2s);
+        run(loop.round());
+    }
+    REQUIRE_FALSE(loop.unavailable_sources().empty());
+    // ...then created again, and 12 messages arrive in partition 0 before the next try: its
+    // head (11) is past the old next offset (8), so no head gives it away.
+    src.missing.clear();
+    src.created_at = 2000;
+    src.logs.clear();
+    src.fill(0, 12);
+    src.fill(1, 8);
+    for (int i = 0; i < 10; ++i) {
+        w.clock.advance(10s);
+        run(loop.round());
+    }
+    const auto resets = loop.offset_resets();
+    REQUIRE(resets.size() == 2);
+    CHECK(resets[0].creation_changed);
+    CHECK(resets[0].next_offset == 8);
+    CHECK(logs.count("creation time changed (1000 -> 2000") == 1);          // the topic, once
+    CHECK(logs.count("offset reset", "creation time changed while") == 2);  // each partition
+    CHECK(run(loop.shutdown()));
+    // Nothing of the new topic was read as if it followed the old one (offsets 8..11 of p0).
+    auto b = w.bucket_records();
+    CHECK(b.size() == 16);
+    CHECK(w.offsets.stored.at({"app", "requests", 0}) == 7);
+}
+
 TEST_CASE("consumer: on_offset_reset earliest reads a topic created again from 0 under its new generation",
           "[pipeline][consumer]") {
     world w;
