@@ -61,7 +61,9 @@ def silent_network(env: Env, rng) -> None:
     iggy = SwitchableProxy(bhost, int(bport), listen_sock=ns.listen_socket())
     cfg = env.config(bucket, f"127.0.0.1:{iggy.port}", consumer="sink", endpoint=f"http://127.0.0.1:{store.port}",
                      rotation={"max_records": 500, "idle": "1s"},
-                     retry={"attempts": 3, "base": "200ms", "cap": "1s", "deadline": "8s"},
+                     # s3.retry.deadline well above the 30 s bound below: only s3.timeouts.request
+                     # can end the silent PUT's read step in time.
+                     retry={"attempts": 3, "base": "200ms", "cap": "1s", "deadline": "60s"},
                      extra_s3={"timeouts": {"connect": "2s", "request": "3s"}})
     outside = env.config(bucket, broker.address, consumer="sink", name="outside")  # lag from outside
     d = env.start_daemon(cfg, prefix=ns.prefix())
