@@ -2,6 +2,7 @@
 // YAML -> sink_config: the loader visitor over the schema (schema.hpp).
 #include "config/config.hpp"
 #include "config/schema.hpp"
+#include "config/text_scan.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -21,45 +22,6 @@
 namespace iss::config {
 
 namespace {
-
-/// An unquoted `${...}` inside a flow collection (`{level: ${X}}`, `[${X}]`): there `{` and `}`
-/// are YAML syntax, so the reference breaks the collection. Returns the reference and its line
-/// (1-based), or nullopt. Quotes and comments are skipped; block context is fine (a plain
-/// scalar there may contain braces).
-std::optional<std::pair<std::string, int>> env_ref_in_flow(std::string_view yaml) {
-    int line = 1;
-    int depth = 0;
-    char quote = 0;
-    for (std::size_t i = 0; i < yaml.size(); ++i) {
-        const char c = yaml[i];
-        if (c == '\n') ++line;
-        if (quote != 0) {
-            if (quote == '"' && c == '\\') ++i;
-            else if (c == quote) quote = 0;
-            continue;
-        }
-        if (c == '#' && (i == 0 || yaml[i - 1] == ' ' || yaml[i - 1] == '\t' || yaml[i - 1] == '\n')) {
-            while (i + 1 < yaml.size() && yaml[i + 1] != '\n') ++i;
-            continue;
-        }
-        if (c == '"' || c == '\'') {
-            // A quote opens a quoted scalar only at the start of one (not inside `it's`).
-            const char prev = i == 0 ? ' ' : yaml[i - 1];
-            if (prev == ' ' || prev == '\t' || prev == '\n' || prev == ':' || prev == ',' || prev == '[' ||
-                prev == '{' || prev == '-')
-                quote = c;
-            continue;
-        }
-        if (c == '$' && i + 1 < yaml.size() && yaml[i + 1] == '{' && depth > 0) {
-            const auto close = yaml.find('}', i);
-            return std::make_pair(std::string{yaml.substr(i, close == std::string_view::npos ? 2 : close - i + 1)},
-                                  line);
-        }
-        if (c == '{' || c == '[') ++depth;
-        if ((c == '}' || c == ']') && depth > 0) --depth;
-    }
-    return std::nullopt;
-}
 
 int line_of(const YAML::Node& n) {
     const auto m = n.Mark();
@@ -473,6 +435,18 @@ private:
 
 loaded parse(std::string_view yaml, const env_lookup& env) {
     loaded out;
+    const detail::text_scan scan = detail::scan_text(yaml);
+    if (scan.unclosed_quote != 0) {
+        // Nothing of the file is read: the lines after the quote would be one value, and a
+        // message quoting it would print whatever secrets they hold.
+        out.problems.push_back(problem{
+            "",
+            fmt::format("YAML syntax: the quoted value that starts on line {} is never closed: add the closing {} "
+                        "on that line",
+                        scan.unclosed_quote_line, scan.unclosed_quote),
+            scan.unclosed_quote_line});
+        return out;
+    }
     YAML::Node root;
     try {
         root = YAML::Load(std::string{yaml});
@@ -481,7 +455,7 @@ loaded parse(std::string_view yaml, const env_lookup& env) {
         if (yaml.find("\n\t") != std::string_view::npos || yaml.starts_with('\t'))
             msg += " (YAML does not allow tabs for indentation; use spaces)";
         int at = e.mark.line >= 0 ? e.mark.line + 1 : 0;
-        if (auto ref = env_ref_in_flow(yaml)) {
+        if (const auto& ref = scan.env_ref_in_flow) {
             msg += fmt::format(
                 "; {} on line {} is inside a flow collection ({{...}} or [...]), where braces are YAML syntax: the "
                 "value must be quoted (\"{}\")",

@@ -195,6 +195,29 @@ TEST_CASE("an unquoted ${VAR} inside a flow map says that the value must be quot
     CHECK(other.problems[0].message.find("must be quoted") == std::string::npos);
 }
 
+TEST_CASE("a quoted value left open is a syntax error that quotes nothing of the file", "[config][load]") {
+    // yaml-cpp reads a quote never closed as running to the end of the file: the lines after it,
+    // secrets among them, became iggy.address and its message printed them.
+    const std::string yaml =
+        "iggy:\n  address: \"iggy.internal:8090\n  username: iggy\n  password: ${IGGY_PASSWORD}\n"
+        "s3:\n  bucket: lake\n  secret_access_key: wJalrXUtnFEMI-literal\n";
+    auto l = parse(yaml, test::fixed_env({{"IGGY_PASSWORD", "Pr0dSecret-from-env"}}));
+    REQUIRE(l.problems.size() == 1);
+    const auto& m = l.problems[0].message;
+    CHECK(m.find("YAML syntax") != std::string::npos);
+    CHECK(m.find("starts on line 2 is never closed") != std::string::npos);
+    CHECK(l.problems[0].line == 2);
+    CHECK(m.find("Pr0dSecret") == std::string::npos);
+    CHECK(m.find("wJalr") == std::string::npos);
+    // Closed quotes, an apostrophe inside a word, '' inside single quotes, quotes in comments and
+    // a multi-line quoted value that is closed: no such problem.
+    auto ok = parse(
+        "iggy:\n  address: \"127.0.0.1:8090\"  # it's \"here\n  username: 'it''s'\n"
+        "s3:\n  prefix: don't\n  bucket: \"a\n    b\"\n",
+        test::fixed_env({}));
+    for (const auto& p : ok.problems) CHECK(p.message.find("never closed") == std::string::npos);
+}
+
 TEST_CASE("YAML syntax errors carry the line", "[config][load]") {
     auto l = parse("iggy:\n  address: [unclosed\n", test::fixed_env({}));
     REQUIRE(l.problems.size() == 1);
