@@ -80,8 +80,12 @@ void consumer_loop::note_creation(const topic_ref& t, std::uint64_t created_at) 
               "the topic's creation time changed ({} -> {} µs): it was deleted and created again", before->second,
               created_at);
     before->second = created_at;
-    for (const auto& p : owned_)
-        if (p.stream == t.stream && p.topic == t.topic && router_.find(p)) recreated_.insert(p);
+    for (const auto& p : owned_) {
+        if (p.stream != t.stream || p.topic != t.topic || !router_.find(p)) continue;
+        // earliest restarted it on this topic already (restart_generation): it reads the new one.
+        if (const auto g = generation_.find(p); g != generation_.end() && g->second == created_at) continue;
+        recreated_.insert(p);
+    }
 }
 
 task<void> consumer_loop::offset_reset_found(partition_ref p, std::uint64_t next, std::uint64_t head) {
