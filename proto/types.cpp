@@ -14,6 +14,8 @@ std::string to_string(const identifier& id) {
     return "\"" + id.name() + "\"";
 }
 
+std::string field_text(const identifier& id) { return id.is_numeric() ? std::to_string(id.number()) : id.name(); }
+
 result<void> append_identifier(writer& w, const identifier& id, std::string_view field) {
     if (id.is_numeric()) {
         w.u8(1);

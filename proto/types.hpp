@@ -62,6 +62,8 @@ private:
 
 /// Text form for logs and errors: `7` or `"orders"`.
 std::string to_string(const identifier& id);
+/// Text form for a structured log field, which the log writer quotes itself: `7` or `orders`.
+std::string field_text(const identifier& id);
 
 result<void> append_identifier(writer& w, const identifier& id, std::string_view field = "identifier");
 /// Errors: unknown kind (`unknown_kind`, server 3), numeric with len != 4 or empty string

@@ -19,8 +19,8 @@ net::awaitable<result<bool>> g2_groups::sync(session& s, const identifier& strea
         co_return false;  // not a member
     }
     if ((*d)->generation != a.generation || (*d)->partitions != a.partitions)
-        log_.info({log::kv("stream", proto::to_string(stream)), log::kv("topic", proto::to_string(topic)),
-                   log::kv("group", proto::to_string(group)), log::kv("generation", (*d)->generation),
+        log_.info({log::kv("stream", proto::field_text(stream)), log::kv("topic", proto::field_text(topic)),
+                   log::kv("group", proto::field_text(group)), log::kv("generation", (*d)->generation),
                    log::kv("partitions", (*d)->partitions.size())},
                   "group assignment (SyncConsumerGroup)");
     a.generation = (*d)->generation;
@@ -32,8 +32,8 @@ iss::error g2_groups::not_a_member(const session& s, const identifier& stream, c
                                    const identifier& group, assignment& a) {
     a.synced = false;
     if (s.has_joined(stream, topic, group))
-        log_.warn({log::kv("stream", proto::to_string(stream)), log::kv("topic", proto::to_string(topic)),
-                   log::kv("group", proto::to_string(group))},
+        log_.warn({log::kv("stream", proto::field_text(stream)), log::kv("topic", proto::field_text(topic)),
+                   log::kv("group", proto::field_text(group))},
                   "SyncConsumerGroup: the server no longer counts this client as a member of the group; join again");
     return iss::error{make_error_code(proto::server_errc::consumer_group_member_not_found),
                       fmt::format("SyncConsumerGroup: not a member of consumer group {}", proto::to_string(group))};

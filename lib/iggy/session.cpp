@@ -135,8 +135,8 @@ net::awaitable<result<void>> session::rejoin() {
         auto r = co_await exchange(req, reply_slot::general);
         if (!r) {
             if (classify(r.error()) == outcome::not_found) {
-                log_.warn({log::kv("stream", proto::to_string(g.stream)), log::kv("topic", proto::to_string(g.topic)),
-                           log::kv("group", proto::to_string(g.group))},
+                log_.warn({log::kv("stream", proto::field_text(g.stream)), log::kv("topic", proto::field_text(g.topic)),
+                           log::kv("group", proto::field_text(g.group))},
                           "re-join after reconnect: {}; the group is forgotten", describe(r.error()));
                 groups_.erase(groups_.begin() + static_cast<std::ptrdiff_t>(i));
                 continue;

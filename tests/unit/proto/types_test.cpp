@@ -33,6 +33,9 @@ TEST_CASE("identifiers encode as kind, length, value (Rust get_stream wire_compa
     CHECK(identifier::named("abc").wire_size() == 5);
     CHECK(to_string(identifier::numeric(7)) == "7");
     CHECK(to_string(identifier::named("test")) == "\"test\"");
+    // A log field is quoted by the log writer: its text carries no quotes of its own.
+    CHECK(field_text(identifier::numeric(7)) == "7");
+    CHECK(field_text(identifier::named("test")) == "test");
 
     byte_buffer b;
     writer w{b};
