@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -517,6 +518,11 @@ loaded parse(std::string_view yaml, const env_lookup& env) {
 }
 
 loaded load_file(const std::string& file, const env_lookup& env) {
+    if (std::error_code ec; std::filesystem::is_directory(file, ec)) {
+        loaded out;  // an ifstream opens a directory and reads nothing: an empty file's problems
+        out.problems.push_back(problem{"", fmt::format("cannot read {}: it is a directory (give the file)", file), 0});
+        return out;
+    }
     std::ifstream in{file, std::ios::binary};
     if (!in) {
         loaded out;

@@ -73,6 +73,11 @@ grep -qx '  payload_signing: auto' <<<"$out" || fail "s3.payload_signing default
 # 3. A file that does not exist: 78; usage errors: 64 (EX_USAGE).
 env -i "${san_env[@]}" "$bin" check-config --config "$tmp/missing.yaml" >/dev/null 2>&1; rc=$?
 [ $rc -eq 78 ] || fail "missing file: exit $rc, want 78"
+# A directory: 78 naming it as such, not an empty file's "is required" problems.
+out=$(env -i "${san_env[@]}" "$bin" check-config --config "$tmp" 2>&1); rc=$?
+[ $rc -eq 78 ] || fail "a directory: exit $rc, want 78"
+grep -qF "cannot read $tmp: it is a directory" <<<"$out" || fail "a directory not named as one: $out"
+! grep -q "is required" <<<"$out" || fail "a directory read as an empty file: $out"
 "$bin" check-config >/dev/null 2>&1; rc=$?
 [ $rc -eq 64 ] || fail "no --config: exit $rc, want 64"
 "$bin" check-config --bogus >/dev/null 2>&1; rc=$?
