@@ -77,7 +77,7 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
                 log_.debug({iss::log::kv("offset", offset)}, "offset stored");
                 co_return true;
             case offset_status::not_owner:
-                // 3022/5006: the partition is someone else's now. What we delivered is
+                // 3022/5006/5000: the partition is someone else's now. What we delivered is
                 // durable; anything still held is dropped (invariant 5).
                 log_.warn({iss::log::kv("offset", offset)}, "offset refused, not the owner any more ({})", r.detail);
                 ledger_.clear_pending();
