@@ -196,10 +196,11 @@ std::optional<std::chrono::nanoseconds> partition_writer::time_to_due() const {
     if (state_ != writer_state::running || encoding_) return std::nullopt;
     std::optional<std::chrono::nanoseconds> best;
     if (ledger_.pending()) {
-        // A failed store (group mode) is tried when its backoff ends; a deferred table step after base.
-        best = store_retry_at_
-                   ? std::max(std::chrono::nanoseconds{0}, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                               *store_retry_at_ - ports_.clock.steady_now()))
+        // A failed store (group mode) is tried when its backoff ends; else (a deferred table
+        // step, or a backoff already over) after base: never 0, which would spin the loop.
+        const auto now = ports_.clock.steady_now();
+        best = store_retry_at_ && *store_retry_at_ > now
+                   ? std::chrono::duration_cast<std::chrono::nanoseconds>(*store_retry_at_ - now)
                    : std::chrono::nanoseconds{o_.retry_backoff.base};
     }
     objects_.for_each_open([&](open_object_entry& e) {

@@ -195,6 +195,7 @@ TEST_CASE("group mode: a failing offset store is retried at a backoff up to the 
     CHECK(run(wr->feed(b.span())) == pl::feed_status::ok);
     CHECK(w.offsets.stores == 1);
     REQUIRE(wr->pending_commit() == 1);
+    CHECK(wr->time_to_due() == std::chrono::nanoseconds{100ms});  // the loop wakes when the backoff ends
     // 100 ticks of 50 ms (5 s): attempts after waits of 100, 200, 400, 800 ms, then 1 s each.
     for (int i = 0; i < 100; ++i) {
         w.clock.advance(50ms);
@@ -205,6 +206,8 @@ TEST_CASE("group mode: a failing offset store is retried at a backoff up to the 
     CHECK(w.sleeper.sleeps == 0);  // group mode never waits inside an operation
     CHECK(wr->pending_commit() == 1);
     CHECK(w.offsets.stored.empty());
+    w.clock.advance(2000ms);  // the backoff over without a tick: the loop is woken at base, not spun
+    CHECK(wr->time_to_due() == std::chrono::nanoseconds{100ms});
     // The store answers again: the offset is stored at the next attempt, within the cap.
     w.offsets.fail_next = 0;
     for (int i = 0; i < 20 && wr->pending_commit(); ++i) {
