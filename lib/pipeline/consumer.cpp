@@ -186,7 +186,7 @@ bool consumer_loop::poll_answered(const partition_ref& p, partition_writer& w, c
         case source_status::ok: source_ok(t, p.partition); return true;
         case source_status::not_member:
             if (o_.mode == consumer_mode::group) {
-                w.drop("not a member of the consumer group (5006)");
+                w.drop("not a member of the consumer group (5006 or 5000)");
                 router_.forget(p);
                 owned_.erase(p);
                 next_discovery_ = {};

@@ -185,14 +185,15 @@ task<void> consumer_loop::discover(const source_topic& s) {
     for (std::size_t i = 0; i < polls; ++i) {
         const poll_result r = co_await source_.poll(s.topic, std::nullopt, std::nullopt, 0);
         if (r.status == source_status::not_member) {
-            // 5006: we are not a member (any more): drop what we hold for this topic, join again.
+            // 5006 (or 5000: the group went with the topic): we are not a member (any more): drop
+            // what we hold for this topic, join again.
             log_.warn({iss::log::kv("stream", s.topic.stream), iss::log::kv("topic", s.topic.topic)},
                       "not a member of the consumer group any more ({}): dropping what is held for the topic "
                       "(re-read from the committed offsets) and joining again",
                       r.detail);
             for (const auto& p : assignment()) {
                 if (p.stream == s.topic.stream && p.topic == s.topic.topic) {
-                    if (auto* w = router_.find(p)) w->drop("not a member of the consumer group (5006)");
+                    if (auto* w = router_.find(p)) w->drop("not a member of the consumer group (5006 or 5000)");
                     router_.forget(p);
                     owned_.erase(p);
                 }

@@ -194,8 +194,15 @@ std::uint64_t partition_writer::buffered_bytes() const noexcept {
 std::optional<std::chrono::nanoseconds> partition_writer::time_to_due() const {
     // (While a run is formatted the partition is in a step, which ends with the decisions.)
     if (state_ != writer_state::running || encoding_) return std::nullopt;
-    if (ledger_.pending()) return std::chrono::nanoseconds{o_.retry_backoff.base};
     std::optional<std::chrono::nanoseconds> best;
+    if (ledger_.pending()) {
+        // A failed store (group mode) is tried when its backoff ends; else (a deferred table
+        // step, or a backoff already over) after base: never 0, which would spin the loop.
+        const auto now = ports_.clock.steady_now();
+        best = store_retry_at_ && *store_retry_at_ > now
+                   ? std::chrono::duration_cast<std::chrono::nanoseconds>(*store_retry_at_ - now)
+                   : std::chrono::nanoseconds{o_.retry_backoff.base};
+    }
     objects_.for_each_open([&](open_object_entry& e) {
         const auto d =
             rotation_.time_to_due(rotation_state(as_object(e)), ports_.clock.steady_now(), ports_.clock.system_now());

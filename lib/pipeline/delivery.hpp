@@ -67,7 +67,10 @@
 ///    after a reconnect (`drop`). In group mode a store operation that fails (the adapter
 ///    bounds each one by `s3.retry.deadline`) is NOT retried here: the object is dropped and
 ///    the writer rewinds to the committed offset, well inside the server's 30 s hand-over
-///    timeout. In single-consumer mode it is retried without end (logged, counted).
+///    timeout. In single-consumer mode it is retried without end (logged, counted). A failed
+///    offset store in group mode keeps the offset pending (durable), tried again after a wait
+///    from s3.retry.base doubling up to s3.retry.cap (a hand-over or a stop tries at once),
+///    so a store that keeps failing is no tight loop (one warning per attempt).
 /// 6. **Nothing is lost on a clean stop** — `flush(stop)` closes and delivers every open
 ///    object and commits; the router calls it for every writer before the group is left.
 /// 7. **The table step between durability and the offset** — when a table step is set
@@ -452,6 +455,11 @@ private:
     std::uint64_t budget_shortfall_ = 0;          ///< budget_shortfall()
     std::optional<clock::steady_time> retry_at_;  ///< retry_at()
     unsigned refusals_in_row_ = 0;                ///< group mode: uploads refused since the last success
+    /// Group mode, after a failed offset store: the pending offset is not stored again before
+    /// this time (the waits grow from s3.retry.base by doubling up to s3.retry.cap with each
+    /// failure in a row; a hand-over or stop tries at once); nullopt: no wait.
+    std::optional<clock::steady_time> store_retry_at_;
+    unsigned store_failures_in_row_ = 0;  ///< group mode: offset stores failed since the last success
     /// The last upload or HEAD failed for good (a refusal, or a certificate that does not verify);
     /// cleared by a success. Group mode backs the partition off while it is set.
     bool last_fatal_ = false;

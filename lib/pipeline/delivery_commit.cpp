@@ -57,29 +57,47 @@ task<bool> partition_writer::commit_through(std::uint64_t offset) {
             if (!again) co_return false;
             continue;
         }
+        if (o_.mode == consumer_mode::group && store_retry_at_ && ports_.clock.steady_now() < *store_retry_at_) {
+            ledger_.store_pending(offset);  // durable; the store is tried again when its backoff ends
+            co_return true;
+        }
         const auto sent_at = ports_.clock.steady_now();
         const offset_result r = co_await ports_.offsets.store_offset(p_, offset);
         switch (r.status) {
             case offset_status::ok:
                 if (ports_.timings) ports_.timings->commit.observe(seconds_since(ports_.clock, sent_at));
                 ledger_.stored(offset);
+                if (store_failures_in_row_ > 0)
+                    log_.info({iss::log::kv("offset", offset)}, "offset stored again after {} failed attempts",
+                              store_failures_in_row_);
+                store_retry_at_.reset();
+                store_failures_in_row_ = 0;
                 last_commit_ = ports_.clock.system_now();
                 counters_.commits += 1;
                 log_.debug({iss::log::kv("offset", offset)}, "offset stored");
                 co_return true;
             case offset_status::not_owner:
-                // 3022/5006: the partition is someone else's now. What we delivered is
+                // 3022/5006/5000: the partition is someone else's now. What we delivered is
                 // durable; anything still held is dropped (invariant 5).
                 log_.warn({iss::log::kv("offset", offset)}, "offset refused, not the owner any more ({})", r.detail);
                 ledger_.clear_pending();
+                store_retry_at_.reset();
+                store_failures_in_row_ = 0;
                 if (holds_data()) drop("partition taken over by another group member");
                 state_ = writer_state::revoked;
                 co_return false;
             case offset_status::retryable:
             case offset_status::fatal:
                 if (o_.mode == consumer_mode::group) {
-                    ledger_.store_pending(offset);  // durable; retried at the next tick
-                    log_.warn({iss::log::kv("offset", offset)}, "storing the offset failed ({}); will retry", r.detail);
+                    // Durable; tried again (by a tick, or the next commit) after a backoff from
+                    // s3.retry.base doubling up to s3.retry.cap, not at every tick: a store that
+                    // keeps failing (4100 after the topic was created again) is no tight loop.
+                    ledger_.store_pending(offset);
+                    const auto wait = backoff_ceiling(o_.retry_backoff, store_failures_in_row_);
+                    store_failures_in_row_ = std::min(store_failures_in_row_ + 1, 30U);
+                    store_retry_at_ = ports_.clock.steady_now() + wait;
+                    log_.warn({iss::log::kv("offset", offset), iss::log::kv("attempt", store_failures_in_row_)},
+                              "storing the offset failed ({}); will retry in {} ms", r.detail, wait.count());
                     co_return true;
                 }
                 if (!co_await retry_or_give_up(budget, "storing the offset", r.detail, false)) co_return false;
@@ -116,6 +134,7 @@ task<bool> partition_writer::flush(rotate_reason why) {
         }
     } const scope{why == rotate_reason::hand_over ? ports_.table : nullptr, p_};
     if (scope.t) scope.t->handing_over(p_, true);
+    store_retry_at_.reset();  // a hand-over or a stop tries a pending store now, whatever its backoff
     if (const auto pending = ledger_.pending(); state_ == writer_state::running && pending) {
         const bool ok7 = co_await commit_through(*pending);
         if (!ok7) co_return !holds_data();

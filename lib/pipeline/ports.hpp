@@ -118,7 +118,9 @@ public:
 /// The outcome of storing or loading a consumer offset.
 enum class offset_status {
     ok,
-    not_owner,  ///< 3022 NotResolvedConsumer or 5006 ConsumerGroupMemberNotFound: not ours any more
+    /// 3022 NotResolvedConsumer, 5006 ConsumerGroupMemberNotFound or 5000 (the group is gone):
+    /// not ours any more
+    not_owner,
     retryable,  ///< connection trouble; the adapter reconnects
     fatal,
 };
@@ -162,7 +164,7 @@ struct poll_reply {
 
 enum class source_status {
     ok,
-    not_member,  ///< 5006: join again
+    not_member,  ///< 5006, or 5000 (the group went with its topic or stream): join again
     retryable,   ///< connection trouble; the adapter reconnects (see `session`)
     fatal,       ///< e.g. unknown stream or topic, permission denied
 };

@@ -105,15 +105,23 @@ endforeach()
 iss_e2e_test(e2e.monitoring_series monitoring_cases.py series 300 EXTRA_LABELS aws monitoring)
 
 # Issue 40 (docs/operations.md, Faults): point 4, the source changes under a running daemon
-# (a topic or its whole stream deleted and created again; topic_gone: one of two topics deleted, left
-# gone while the other goes on, then back);
+# (a topic or its whole stream deleted and created again, under a single consumer and under a
+# group member: the *_recreated_group cases, the member answered 5000 as by Iggy 0.8; topic_gone:
+# one of two topics deleted, left gone while the other goes on, then back);
 # point 1, the spool directory fails (spool_faults, as root: it mounts a tmpfs); point 3, the store
 # refuses writes (store_refuses); point 5, the clock steps 1 h forward and back (clock_steps,
 # libfaketime); point 7, the admin port under hostile clients (admin_hostile):
 # tests/integration/e2e/fault_cases.py.
-foreach(case partitions_added_single partitions_added_group topic_recreated_fail stream_recreated_fail topic_gone spool_faults
+foreach(case partitions_added_single partitions_added_group topic_recreated_fail stream_recreated_fail
+        topic_recreated_group stream_recreated_group topic_gone spool_faults
         store_refuses admin_hostile clock_steps)
   iss_e2e_test(e2e.faults.${case} fault_cases.py ${case} 300)
+endforeach()
+# The group cases over G1 (Iggy 0.8), where the member's polls of the topic created again answer
+# 5000 ConsumerGroupIdNotFound (G2 0.9 answers the member 5006): before the fix /readyz stayed 503
+# `poll: ConsumerGroupIdNotFound (5000)` for ever.
+foreach(case topic_recreated_group stream_recreated_group)
+  iss_e2e_test(e2e.g1.${case} fault_cases.py ${case} 300 EXTRA_ENV ISS_E2E_PROTOCOL=0.8)
 endforeach()
 # Point 4, iggy.on_offset_reset: earliest (the stream created again is read from 0 under new keys).
 iss_e2e_test(e2e.faults.stream_recreated_earliest reset_cases.py stream_recreated_earliest 300)

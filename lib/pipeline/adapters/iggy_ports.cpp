@@ -24,14 +24,19 @@ struct owned_batch {
 };
 }  // namespace
 
+// 5000 ConsumerGroupIdNotFound for a member: the group went with its topic or stream (deleted
+// and created again; Iggy 0.8 answers so where 0.9 answers 5006). Joining again creates it.
 source_status source_status_of(const iss::error& e) noexcept {
-    if (iggy::is_server_error(e, server_errc::consumer_group_member_not_found)) return source_status::not_member;
+    if (iggy::is_server_error(e, server_errc::consumer_group_member_not_found) ||
+        iggy::is_server_error(e, server_errc::consumer_group_id_not_found))
+        return source_status::not_member;
     return iggy::classify(e) == iggy::outcome::retry ? source_status::retryable : source_status::fatal;
 }
 
 offset_status offset_status_of(const iss::error& e) noexcept {
     if (iggy::is_server_error(e, server_errc::not_resolved_consumer) ||
-        iggy::is_server_error(e, server_errc::consumer_group_member_not_found))
+        iggy::is_server_error(e, server_errc::consumer_group_member_not_found) ||
+        iggy::is_server_error(e, server_errc::consumer_group_id_not_found))
         return offset_status::not_owner;
     return iggy::classify(e) == iggy::outcome::retry ? offset_status::retryable : offset_status::fatal;
 }
@@ -103,6 +108,8 @@ task<source_status> iggy_ports::join(const topic_ref& t) {
     if (!r) {
         log_.warn({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)}, "join {}: {}", o_.consumer_name,
                   iggy::describe(r.error()));
+        // Still no group after creating it (the creation refused): joining again would not help.
+        if (iggy::is_server_error(r.error(), server_errc::consumer_group_id_not_found)) co_return source_status::fatal;
         co_return source_status_of(r.error());
     }
     log_.info({iss::log::kv("stream", t.stream), iss::log::kv("topic", t.topic)}, "joined consumer group {}",

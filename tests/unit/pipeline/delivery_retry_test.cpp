@@ -180,3 +180,40 @@ TEST_CASE("a spool directory that is gone closes objects at one part instead; no
     for (const auto& [key, o] : w.store.objects) records += o.range.count;
     CHECK(records == 40);
 }
+
+TEST_CASE("group mode: a failing offset store is retried at a backoff up to the cap, not at every tick",
+          "[pipeline][retry][inv5]") {
+    world w;
+    w.options.mode = pl::consumer_mode::group;
+    w.options.retry_backoff = {100ms, 1000ms};
+    w.rotation.max_records = 2;
+    w.offsets.failure = pl::offset_status::fatal;  // InvalidOffset (4100): a topic created again
+    w.offsets.fail_next = 1000;
+    auto rp = w.policy();
+    auto wr = make_writer(w, rp);
+    auto b = batch::range(0, 1);
+    CHECK(run(wr->feed(b.span())) == pl::feed_status::ok);
+    CHECK(w.offsets.stores == 1);
+    REQUIRE(wr->pending_commit() == 1);
+    CHECK(wr->time_to_due() == std::chrono::nanoseconds{100ms});  // the loop wakes when the backoff ends
+    // 100 ticks of 50 ms (5 s): attempts after waits of 100, 200, 400, 800 ms, then 1 s each.
+    for (int i = 0; i < 100; ++i) {
+        w.clock.advance(50ms);
+        run(wr->tick());
+    }
+    CHECK(w.offsets.stores >= 5);  // still retried: nothing is lost
+    CHECK(w.offsets.stores <= 10);
+    CHECK(w.sleeper.sleeps == 0);  // group mode never waits inside an operation
+    CHECK(wr->pending_commit() == 1);
+    CHECK(w.offsets.stored.empty());
+    w.clock.advance(2000ms);  // the backoff over without a tick: the loop is woken at base, not spun
+    CHECK(wr->time_to_due() == std::chrono::nanoseconds{100ms});
+    // The store answers again: the offset is stored at the next attempt, within the cap.
+    w.offsets.fail_next = 0;
+    for (int i = 0; i < 20 && wr->pending_commit(); ++i) {
+        w.clock.advance(50ms);
+        run(wr->tick());
+    }
+    CHECK_FALSE(wr->pending_commit());
+    CHECK(w.offsets.stored.at(w.p) == 1);
+}

@@ -82,6 +82,9 @@ TEST_CASE("inv1: a failed commit is retried and never moves ahead of durable dat
     CHECK(run(wr->feed(b.span())) == pl::feed_status::ok);
     CHECK(w.offsets.stored.empty());
     CHECK(wr->pending_commit() == 1u);
+    run(wr->tick());  // within the backoff (s3.retry.base, 10 ms here): not tried again yet
+    CHECK(w.offsets.stores == 1);
+    w.clock.advance(std::chrono::milliseconds{10});
     run(wr->tick());
     CHECK(w.offsets.stored.at(w.p) == 1);  // not 2: offset 2 is only buffered
     CHECK_FALSE(wr->pending_commit());

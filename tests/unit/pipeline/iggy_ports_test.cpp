@@ -25,3 +25,11 @@ TEST_CASE("iggy adapter: 3022 and 5006 mean not the owner; transport errors retr
     CHECK(pl::source_status_of(iss::error{iss::iggy::errc::timeout}) == pl::source_status::retryable);
     CHECK(pl::source_status_of(server(2010)) == pl::source_status::fatal);
 }
+
+TEST_CASE("iggy adapter: 5000 (the group went with its topic or stream) means join again, and not the owner",
+          "[pipeline][iggy_ports][inv5]") {
+    // Iggy 0.8 answers a member's poll and store with ConsumerGroupIdNotFound once the topic
+    // (or its stream) was deleted and created again: joining again creates the group.
+    CHECK(pl::source_status_of(server(5000)) == pl::source_status::not_member);
+    CHECK(pl::offset_status_of(server(5000)) == pl::offset_status::not_owner);
+}

@@ -46,6 +46,9 @@ MUTANTS = [
     ("health: a refusing store is asked again at once in group mode (a retry storm)", "[health]",
      "lib/pipeline/delivery_upload.cpp", [
         ("partition_writer::deliver_front", "retry_at_ = ports_.clock.steady_now() + wait;", "")]),
+    ("inv5 a failed offset store tried again at every tick in group mode (a tight loop)", "[inv5]",
+     "lib/pipeline/delivery_commit.cpp", [
+        ("partition_writer::commit_through", "store_retry_at_ = ports_.clock.steady_now() + wait;", "")]),
     ("inv5 drop on hand-over", "[inv5]", "lib/pipeline/router.cpp", [
         ("router::release", "co_await w->flush(rotate_reason::hand_over);", "w->drop(\"mutant\");")]),
     ("inv6 stop without flush", "[inv6]", "lib/pipeline/router.cpp", [
